@@ -1,0 +1,274 @@
+// OUR side of the codec benchmark: the seam between the bench and the generated codecs.
+//
+// ┌─ DEPENDS ON CODE THAT DOES NOT EXIST YET ────────────────────────────────────────────┐
+// │ 1. ../generated/index.js — the generated registry. Expected named exports (DESIGN.md │
+// │    §2): ProduceRequest, MetadataResponse, FetchResponse, FindCoordinatorRequest,      │
+// │    EndTxnRequest, InitProducerIdRequest, TxnShareAcknowledgeRequest, RequestHeader,   │
+// │    each with encode(message, version): Uint8Array and decode(bytes, version).         │
+// │    loadOurs() also accepts them under a `codecs` or default-export object.            │
+// │ 2. Framing (workload 4): no generated `frameRequest` yet, so frameOurs() below does   │
+// │    RequestHeader.encode + body encode + int32 size prefix itself. If the codecs also  │
+// │    have size()/write() and runtime/ exports encodeFrame (it does today, in progress), │
+// │    an extra row "ours (runtime encodeFrame)" measures the one-allocation path.        │
+// │ 3. Record batches: runtime/ is to build and parse them (DESIGN.md §1) but has no such │
+// │    code yet. RECORD_BATCHES below points at the bench reference implementations; the │
+// │    rows that use them say "bench batch builder"/"bench record parser". When runtime/  │
+// │    has them, point RECORD_BATCHES at runtime's and update the labels.                 │
+// └──────────────────────────────────────────────────────────────────────────────────────┘
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildRecordBatch, parseRecordBatches, type BenchRecord } from './recordBatch.js';
+import { flatFromBatches } from './normalize.js';
+import { REQUEST_FLEXIBLE_FROM } from './reference.js';
+import type { DecodeCase, EncodeCase } from './types.js';
+import type {
+  FetchWorkload,
+  MetadataWorkload,
+  ProduceWorkload,
+  SmallRequest,
+  SmallRequestsWorkload,
+  TxnShareAckWorkload,
+} from './workloads.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/** What the bench needs from a generated codec (a subset of runtime/codec.ts MessageCodec). */
+export interface OursCodec {
+  encode(message: any, version: number): Uint8Array;
+  decode(bytes: Uint8Array, version: number): any;
+  /** A message with every field at its default, overridden by `fields` (top level). */
+  create?(fields?: any): any;
+  size?(message: any, version: number): number;
+  write?(writer: any, message: any, version: number): void;
+  /** ApiMessageCodec: RequestHeader version for an API version. */
+  headerVersion?(version: number): number;
+  flexibleVersions?: { lowest: number; highest: number } | null | string;
+}
+
+export const OUR_CODEC_NAMES = [
+  'ProduceRequest',
+  'MetadataResponse',
+  'FetchResponse',
+  'FindCoordinatorRequest',
+  'EndTxnRequest',
+  'InitProducerIdRequest',
+  'TxnShareAcknowledgeRequest',
+  'RequestHeader',
+] as const;
+export type OurCodecName = (typeof OUR_CODEC_NAMES)[number];
+export type OursRegistry = Record<OurCodecName, OursCodec>;
+
+/** Record-batch build/parse used by "ours" rows that need them. See box 3 above. */
+export const RECORD_BATCHES = {
+  build: buildRecordBatch as (records: BenchRecord[]) => Uint8Array,
+  parse: parseRecordBatches as (records: Uint8Array) => unknown[],
+  buildLabel: 'bench batch builder',
+  parseLabel: 'bench record parser',
+};
+
+const GENERATED_INDEX = new URL('../generated/index.js', import.meta.url).href;
+const RUNTIME_INDEX = new URL('../runtime/index.js', import.meta.url).href;
+
+export type LoadResult =
+  | { ok: true; registry: OursRegistry; encodeFrame: null | ((...a: any[]) => Uint8Array) }
+  | { ok: false; reason: string };
+
+/**
+ * Import ../generated/index.js (or `override`, a module path or URL given with --ours, e.g.
+ * to bench another build). A missing module is "not there yet"; any other failure is
+ * reported as is.
+ */
+export async function loadOurs(override?: string): Promise<LoadResult> {
+  let mod: any;
+  try {
+    // A computed specifier, so that typecheck does not need generated/ to exist.
+    mod = await import(override ? (override.startsWith('file:') ? override : pathToFileURL(resolve(override)).href) : GENERATED_INDEX);
+  } catch (e: any) {
+    const missing = !override && e?.code === 'ERR_MODULE_NOT_FOUND' && /generated[\\/]index/.test(String(e?.message));
+    return { ok: false, reason: missing ? 'generated/index.ts does not exist yet' : `importing ${override ?? 'generated/index.js'} failed: ${e?.stack ?? e}` };
+  }
+  const pick = (name: string) => mod[name] ?? mod.codecs?.[name] ?? mod.default?.[name];
+  const registry: Partial<OursRegistry> = {};
+  const absent: string[] = [];
+  for (const name of OUR_CODEC_NAMES) {
+    const c = pick(name);
+    if (c && typeof c.encode === 'function' && typeof c.decode === 'function') registry[name] = c;
+    else absent.push(name);
+  }
+  if (absent.length) return { ok: false, reason: `generated/index.js lacks codecs: ${absent.join(', ')}` };
+  let encodeFrame: any = null;
+  try {
+    const rt: any = await import(RUNTIME_INDEX);
+    if (typeof rt.encodeFrame === 'function') encodeFrame = rt.encodeFrame;
+  } catch {
+    /* runtime framing is optional */
+  }
+  return { ok: true, registry: registry as OursRegistry, encodeFrame };
+}
+
+/** RequestHeader version for an API version: the codec's own answer when it has one. */
+export function requestHeaderVersion(codec: OursCodec, apiKey: number, version: number): number {
+  if (typeof codec.headerVersion === 'function') return codec.headerVersion(version);
+  const fv = codec.flexibleVersions;
+  if (fv && typeof fv === 'object') return version >= fv.lowest && version <= fv.highest ? 2 : 1;
+  return version >= (REQUEST_FLEXIBLE_FROM[apiKey] ?? Infinity) ? 2 : 1;
+}
+
+/**
+ * Our framing for workload 4: RequestHeader.encode + body encode + int32 size prefix,
+ * copied into one output array. (Two intermediate arrays; a generated frameRequest that
+ * sizes first and writes once would avoid them.)
+ */
+export function frameOurs(
+  header: OursCodec,
+  headerMsg: unknown,
+  headerVersion: number,
+  body: OursCodec,
+  bodyMsg: unknown,
+  version: number,
+): Uint8Array {
+  const h = header.encode(headerMsg, headerVersion);
+  const b = body.encode(bodyMsg, version);
+  const size = h.length + b.length;
+  const out = new Uint8Array(4 + size);
+  out[0] = size >>> 24;
+  out[1] = (size >>> 16) & 0xff;
+  out[2] = (size >>> 8) & 0xff;
+  out[3] = size & 0xff;
+  out.set(h, 4);
+  out.set(b, 4 + h.length);
+  return out;
+}
+
+const sync = { async: false } as const;
+
+/**
+ * The workloads' message objects carry only the fields of the version they are built
+ * for; generated messages carry every field (an absent non-ignorable field reads as
+ * `undefined`, which the encoder rightly refuses as "non-default in this version").
+ * So our inputs go through the codec's own create(), once, outside the timed loop.
+ */
+const full = (codec: OursCodec, msg: unknown): any => (typeof codec.create === 'function' ? codec.create(msg as any) : msg);
+
+/** Ours, per workload. Each returns a ready case whose input is prepared outside the timed loop. */
+export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint8Array) | null) {
+  return {
+    producePrebuilt(w: ProduceWorkload, version: number): EncodeCase {
+      const msg = full(reg.ProduceRequest, w.message(version));
+      return { ...sync, version, encode: () => reg.ProduceRequest.encode(msg, version) };
+    },
+
+    /** Build the batches from the messages, then encode: the same work as the peers' own Produce encoders. */
+    produceFromMessages(w: ProduceWorkload, version: number): EncodeCase {
+      const { acks, timeoutMs, transactionalId, topics } = w;
+      return {
+        ...sync,
+        version,
+        encode: () =>
+          reg.ProduceRequest.encode(
+            {
+              transactionalId,
+              acks,
+              timeoutMs,
+              topicData: topics.map((t) => ({
+                name: t.name,
+                partitionData: t.partitions.map((p) => ({ index: p.index, records: RECORD_BATCHES.build(p.records) })),
+              })),
+            },
+            version,
+          ),
+        note: `batches built by the ${RECORD_BATCHES.buildLabel}, then ProduceRequest.encode`,
+      };
+    },
+
+    metadataDecode(_w: MetadataWorkload, version: number): DecodeCase {
+      return { ...sync, version, decode: (b) => reg.MetadataResponse.decode(b, version), normalize: (v) => v };
+    },
+
+    metadataEncode(w: MetadataWorkload, version: number): EncodeCase {
+      const msg = full(reg.MetadataResponse, w.message(version));
+      return { ...sync, version, encode: () => reg.MetadataResponse.encode(msg, version) };
+    },
+
+    /** FetchResponse.decode alone: records stay zero-copy Uint8Array views (less work than any peer). */
+    fetchDecodeRaw(_w: FetchWorkload, version: number): DecodeCase {
+      return {
+        ...sync,
+        version,
+        decode: (b) => reg.FetchResponse.decode(b, version),
+        normalize: (v: any) => ({
+          ...v,
+          responses: v.responses.map((t: any) => ({
+            ...t,
+            partitions: t.partitions.map((p: any) => ({ ...p, records: flatFromBatches(p.records === null ? [] : (parseRecordBatches(p.records) as any)) })),
+          })),
+        }),
+        note: 'records left as raw bytes (views); the peers parse every record',
+      };
+    },
+
+    /** FetchResponse.decode + parse every partition's record batches: the peers' amount of work. */
+    fetchDecodeParsed(_w: FetchWorkload, version: number): DecodeCase {
+      return {
+        ...sync,
+        version,
+        decode: (b) => {
+          const msg = reg.FetchResponse.decode(b, version);
+          const parsed: unknown[][] = [];
+          for (const t of msg.responses) for (const p of t.partitions) parsed.push(p.records === null ? [] : RECORD_BATCHES.parse(p.records));
+          return { msg, parsed };
+        },
+        normalize: ({ msg, parsed }: any) => {
+          let i = 0;
+          return {
+            ...msg,
+            responses: msg.responses.map((t: any) => ({
+              ...t,
+              partitions: t.partitions.map((p: any) => ({ ...p, records: flatFromBatches(parsed[i++] as any) })),
+            })),
+          };
+        },
+        note: `FetchResponse.decode, then the ${RECORD_BATCHES.parseLabel} on every partition's records`,
+      };
+    },
+
+    smallRequest(w: SmallRequestsWorkload, api: SmallRequest['api'], version: number): EncodeCase {
+      const req = w.requests[api];
+      const codec = reg[api];
+      const hv = requestHeaderVersion(codec, req.apiKey, version);
+      const header = full(reg.RequestHeader, { requestApiKey: req.apiKey, requestApiVersion: version, correlationId: w.correlationId, clientId: w.clientId });
+      const body = full(codec, req.message(version));
+      return {
+        ...sync,
+        version,
+        encode: () => frameOurs(reg.RequestHeader, header, hv, codec, body, version),
+        note: `bench framing: RequestHeader v${hv}.encode + body encode + int32 size, one extra copy`,
+      };
+    },
+
+    /** The same through runtime/framing.ts encodeFrame (size pass, one allocation), when available. */
+    smallRequestRuntime(w: SmallRequestsWorkload, api: SmallRequest['api'], version: number): EncodeCase | null {
+      const codec = reg[api];
+      if (!encodeFrame || typeof codec.size !== 'function' || typeof reg.RequestHeader.size !== 'function') return null;
+      const req = w.requests[api];
+      const hv = requestHeaderVersion(codec, req.apiKey, version);
+      const header = full(reg.RequestHeader, { requestApiKey: req.apiKey, requestApiVersion: version, correlationId: w.correlationId, clientId: w.clientId });
+      const body = full(codec, req.message(version));
+      return {
+        ...sync,
+        version,
+        encode: () => encodeFrame(reg.RequestHeader, header, hv, codec, body, version),
+        note: 'runtime encodeFrame: sizes header + body, writes once',
+      };
+    },
+
+    txnShareAckEncode(w: TxnShareAckWorkload, version: number): EncodeCase {
+      const msg = full(reg.TxnShareAcknowledgeRequest, w.message(version));
+      return { ...sync, version, encode: () => reg.TxnShareAcknowledgeRequest.encode(msg, version) };
+    },
+
+    txnShareAckDecode(_w: TxnShareAckWorkload, version: number): DecodeCase {
+      return { ...sync, version, decode: (b) => reg.TxnShareAcknowledgeRequest.decode(b, version), normalize: (v) => v };
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import { Command, Option } from 'commander';
+import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
+import { compareTree, generate, writeTree } from './generate.js';
+
+/** The `kipgen` command line. Exit codes: 0 success, 1 a check failed, 2 bad input. */
+
+const DEFAULT_SCHEMAS = ['message-schemas'];
+const DEFAULT_OUT = 'generated';
+
+function printDiagnostics(diagnostics: Diagnostic[]): void {
+  for (const d of diagnostics) console.error(formatDiagnostic(d));
+}
+
+export function buildCli(): Command {
+  const program = new Command('kipgen')
+    .description('Kafka message schemas → typed, versioned TypeScript codecs, and the KIP-1289 toolkit built on them')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('generate')
+    .description('validate the schemas and write one codec module per message, plus index.ts')
+    .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
+    .option('-o, --out <dir>', 'output folder', DEFAULT_OUT)
+    .option('--runtime-import <specifier>', 'module the generated code imports the runtime from (e.g. kipgen/runtime)')
+    .option('--no-typecheck', 'skip the in-memory type check of the emitted code')
+    .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; typecheck: boolean }) => {
+      const result = await generate({
+        schemas: options.schemas,
+        out: options.out,
+        runtimeImport: options.runtimeImport,
+        skipTypecheck: !options.typecheck,
+      });
+      printDiagnostics(result.diagnostics);
+      const errors = result.diagnostics.filter((d) => d.severity === 'error').length;
+      if (errors > 0) {
+        console.error(`kipgen generate: ${errors} error${errors === 1 ? '' : 's'}; nothing written`);
+        process.exitCode = 2;
+        return;
+      }
+      if (result.typeErrors.length > 0) {
+        for (const e of result.typeErrors.slice(0, 20)) console.error(e);
+        console.error(`kipgen generate: the emitted code does not type-check (${result.typeErrors.length} errors); nothing written`);
+        process.exitCode = 2;
+        return;
+      }
+      writeTree(options.out, result.files);
+      console.log(`kipgen generate: ${result.files.size - 1} codecs and index.ts in ${options.out}/`);
+    });
+
+  program
+    .command('check')
+    .description('fail when the generated folder is not what the schemas generate (stale or hand-edited)')
+    .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
+    .option('-o, --out <dir>', 'generated folder', DEFAULT_OUT)
+    .option('--runtime-import <specifier>', 'runtime module specifier used when generating')
+    .action(async (options: { schemas: string[]; out: string; runtimeImport?: string }) => {
+      const result = await generate({ schemas: options.schemas, out: options.out, runtimeImport: options.runtimeImport, skipTypecheck: true });
+      printDiagnostics(result.diagnostics);
+      if (result.diagnostics.some((d) => d.severity === 'error')) {
+        process.exitCode = 2;
+        return;
+      }
+      const report = compareTree(options.out, result.files);
+      const problems = [
+        ...report.changed.map((f) => `  changed: ${options.out}/${f}`),
+        ...report.missing.map((f) => `  missing: ${options.out}/${f}`),
+        ...report.extra.map((f) => `  no longer generated: ${options.out}/${f}`),
+      ];
+      if (problems.length > 0) {
+        console.error(`kipgen check: ${options.out}/ is stale (${problems.length} file${problems.length === 1 ? '' : 's'}):`);
+        for (const p of problems.slice(0, 20)) console.error(p);
+        if (problems.length > 20) console.error(`  … and ${problems.length - 20} more`);
+        console.error('Run `kipgen generate` and commit the result.');
+        process.exitCode = 1;
+        return;
+      }
+      console.log(`kipgen check: ${options.out}/ is up to date (${result.files.size} files)`);
+    });
+
+  program
+    .command('demo')
+    .description('encode and decode one message of every API in message-schemas at every version, and print a table')
+    .action(async () => {
+      const { runDemo } = await import('./demo.js');
+      await runDemo();
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildCli();
+  program.addOption(new Option('-v, --version').hideHelp());
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    const code = (error as { code?: string; exitCode?: number }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return;
+    if (typeof code === 'string' && code.startsWith('commander.')) {
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`kipgen: ${(error as Error).message}`);
+    process.exitCode = 2;
+  }
+}

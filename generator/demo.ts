@@ -1,0 +1,3 @@
+export async function runDemo(): Promise<void> {
+  console.log('demo: not yet');
+}

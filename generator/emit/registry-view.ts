@@ -1,0 +1,41 @@
+import type { MessageSpec } from '../spec.js';
+
+/** What templates/registry.hbs needs: every codec, and the APIs paired by key. */
+export interface RegistryView {
+  runtimeModule: string;
+  messages: { name: string; module: string }[];
+  apis: {
+    apiKey: number;
+    name: string;
+    request: string;
+    response: string;
+    listeners: string;
+    latestVersionUnstable: boolean;
+  }[];
+}
+
+export function registryView(specs: MessageSpec[], runtimeModule: string): RegistryView {
+  const byKey = new Map<number, { request?: MessageSpec; response?: MessageSpec }>();
+  for (const spec of specs) {
+    if ((spec.type !== 'request' && spec.type !== 'response') || spec.apiKey === undefined) continue;
+    const pair = byKey.get(spec.apiKey) ?? {};
+    pair[spec.type] = spec;
+    byKey.set(spec.apiKey, pair);
+  }
+  const apis = [...byKey.entries()]
+    .filter(([, pair]) => pair.request !== undefined && pair.response !== undefined)
+    .sort(([a], [b]) => a - b)
+    .map(([apiKey, pair]) => ({
+      apiKey,
+      name: pair.request!.name.replace(/Request$/, ''),
+      request: pair.request!.name,
+      response: pair.response!.name,
+      listeners: JSON.stringify(pair.request!.listeners),
+      latestVersionUnstable: pair.request!.latestVersionUnstable,
+    }));
+  return {
+    runtimeModule,
+    messages: [...specs].sort((a, b) => a.name.localeCompare(b.name)).map((s) => ({ name: s.name, module: `./${s.name}.js` })),
+    apis,
+  };
+}

@@ -1,0 +1,242 @@
+import type { FieldSpec, MessageSpec, StructSpec } from '../spec.js';
+import { Versions } from '../versions.js';
+import { and, choose, not, regularVersions, versionCondition, type Condition } from './conditions.js';
+import {
+  defaultExpression,
+  fromJsonExpression,
+  lowerFirst,
+  nonDefaultCondition,
+  readExpression,
+  sizeExpression,
+  toJsonExpression,
+  tsType,
+  writeStatement,
+  type RuntimeImports,
+} from './field-code.js';
+import { docText, localName, shorthand } from './names.js';
+
+/**
+ * The view of one struct that templates/message.hbs renders: its interface
+ * and the bodies of its create, read, size, write and JSON functions, as
+ * lines of TypeScript. The decisions live here; the layout in the template.
+ */
+export interface StructView {
+  name: string;
+  jsonName: string;
+  about: string;
+  exported: boolean;
+  readFlexible: string | undefined;
+  sizeFlexible: string | undefined;
+  writeFlexible: string | undefined;
+  hasTaggedSection: boolean;
+  properties: { name: string; type: string; doc: string; versions: string }[];
+  defaults: { name: string; value: string }[];
+  readLines: string[];
+  returnFields: string[];
+  sizeLines: string[];
+  writeLines: string[];
+  toJsonLines: string[];
+  fromJsonLines: string[];
+}
+
+interface FieldPlan {
+  field: FieldSpec;
+  local: string;
+  v: string;
+  regular: Condition;
+  tagged: Condition;
+  exists: Condition;
+  compact: Condition;
+  nullable: Condition;
+}
+
+export function structView(message: MessageSpec, struct: StructSpec, within: Versions, isTop: boolean, rt: RuntimeImports): StructView {
+  const flexibleCondition = versionCondition(message.flexibleVersions, within);
+  const flexible = flexibleCondition === 'true' || flexibleCondition === 'false' ? flexibleCondition : 'flexible';
+  const plans: FieldPlan[] = struct.fields.map((field) => {
+    const regular = versionCondition(regularVersions(field.versions, field.taggedVersions), within);
+    const exists = versionCondition(field.versions, within);
+    const compact = field.flexibleVersions === undefined ? flexible : versionCondition(field.flexibleVersions, within);
+    return {
+      field,
+      local: localName(field.propertyName),
+      v: `m.${field.propertyName}`,
+      regular,
+      tagged: versionCondition(field.taggedVersions, within),
+      exists,
+      compact,
+      nullable: versionCondition(field.nullableVersions, within),
+    };
+  });
+  const taggedPlans = plans.filter((p) => p.tagged !== 'false').sort((a, b) => a.field.tag! - b.field.tag!);
+  const hasTaggedSection = flexible !== 'false';
+
+  const declaration = flexible === 'flexible' ? `const flexible = ${flexibleCondition};` : undefined;
+  const needs = (lines: string[]): string | undefined => (lines.some((l) => /\bflexible\b/.test(l)) ? declaration : undefined);
+  const read = readLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
+  const size = sizeLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
+  const write = writeLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
+  return {
+    name: struct.name,
+    jsonName: lowerFirst(struct.name),
+    about: isTop ? '' : `Fields of ${struct.name}.`,
+    exported: true,
+    readFlexible: needs(read),
+    sizeFlexible: needs(size),
+    writeFlexible: needs(write),
+    hasTaggedSection,
+    properties: [
+      ...plans.map((p) => ({
+        name: p.field.propertyName,
+        type: tsType(p.field),
+        doc: docText(p.field.about),
+        versions: describeVersions(p.field),
+      })),
+    ],
+    defaults: plans.map((p) => ({ name: p.field.propertyName, value: defaultExpression(p.field, rt) })),
+    readLines: read,
+    returnFields: [...plans.map((p) => shorthand(p.field.propertyName, p.local)), ...(hasTaggedSection ? ['_unknownTaggedFields'] : [])],
+    sizeLines: size,
+    writeLines: write,
+    toJsonLines: toJsonLines(plans, rt),
+    fromJsonLines: fromJsonLines(plans, rt),
+  };
+}
+
+function describeVersions(field: FieldSpec): string {
+  const parts = [`versions ${field.versions}`];
+  if (!field.nullableVersions.empty) parts.push(`nullable ${field.nullableVersions}`);
+  if (!field.taggedVersions.empty) parts.push(`tagged ${field.taggedVersions} (tag ${field.tag})`);
+  if (field.ignorable) parts.push('ignorable');
+  return parts.join('; ');
+}
+
+function readLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
+  const lines: string[] = [];
+  for (const p of plans) {
+    const dflt = defaultExpression(p.field, rt);
+    if (p.regular === 'false') {
+      lines.push(`${p.tagged === 'false' ? 'const' : 'let'} ${p.local}: ${tsType(p.field)} = ${dflt};`);
+      continue;
+    }
+    lines.push(`at = '${p.field.propertyName}';`);
+    const read = readExpression(p.field, p.compact, p.nullable, rt);
+    lines.push(`${p.tagged === 'false' ? 'const' : 'let'} ${p.local}: ${tsType(p.field)} = ${choose(p.regular, read, dflt)};`);
+  }
+  if (!hasTagged) return lines;
+  lines.push('let _unknownTaggedFields: RawTaggedField[] | undefined;');
+  if (tagged.length === 0) {
+    lines.push(`if (${flexible}) {`, `at = '(tagged fields)';`, '_unknownTaggedFields = r.unknownTaggedFields();', '}');
+    return lines;
+  }
+  lines.push(
+    `if (${flexible}) {`,
+    `at = '(tagged fields)';`,
+    'const count = r.unsignedVarint();',
+    'for (let i = 0; i < count; i++) {',
+    'const tag = r.unsignedVarint();',
+    'const size = r.taggedFieldSize();',
+    'const start = r.pos;',
+  );
+  tagged.forEach((p, i) => {
+    const test = and(`tag === ${p.field.tag}`, p.tagged);
+    lines.push(`${i === 0 ? '' : '} else '}if (${test}) {`);
+    lines.push(`at = '${p.field.propertyName}';`);
+    lines.push(`${p.local} = ${readExpression(p.field, 'true', p.nullable, rt)};`);
+  });
+  lines.push('} else {', '_unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);', '}');
+  lines.push('r.endTaggedField(tag, start, size);', '}', '}');
+  return lines;
+}
+
+function unsupported(p: FieldPlan, rt: RuntimeImports): string {
+  return `throw new ${rt.use('UnsupportedVersionError')}(\`Attempted to write a non-default ${p.field.propertyName} at version \${version}\`);`;
+}
+
+function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
+  const lines: string[] = ['let size = 0;'];
+  const done = (): string[] => [...lines, 'return size;'];
+  for (const p of plans) {
+    const check = p.field.ignorable ? undefined : unsupported(p, rt);
+    const missing = not(p.exists);
+    if (p.regular !== 'false') {
+      const add = `size += ${sizeExpression(p.field, p.v, p.compact, p.nullable, rt)};`;
+      if (p.regular === 'true') lines.push(add);
+      else lines.push(`if (${p.regular}) {`, add, '}');
+    }
+    if (check !== undefined && missing !== 'false') {
+      lines.push(`if (${and(missing, nonDefaultCondition(p.field, p.v, rt))}) {`, check, '}');
+    }
+  }
+  if (!hasTagged) return done();
+  lines.push(`if (${flexible}) {`);
+  lines.push('const unknown = m._unknownTaggedFields;');
+  lines.push(`let count = unknown === undefined ? 0 : unknown.length;`);
+  lines.push(`size += ${rt.use('sizeOfRawTaggedFields')}(unknown);`);
+  for (const p of tagged) {
+    lines.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) {`);
+    lines.push(`const fieldSize = ${sizeExpression(p.field, p.v, 'true', p.nullable, rt)};`);
+    lines.push(`size += ${rt.use('sizeOfUnsignedVarint')}(${p.field.tag}) + ${rt.use('sizeOfUnsignedVarint')}(fieldSize) + fieldSize;`);
+    lines.push('count++;', '}');
+  }
+  lines.push(`size += ${rt.use('sizeOfUnsignedVarint')}(count);`, '}');
+  return done();
+}
+
+function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
+  const lines: string[] = [];
+  for (const p of plans) {
+    if (p.regular === 'false') continue;
+    const write = writeStatement(p.field, p.v, p.compact, p.nullable, rt);
+    if (p.regular === 'true') lines.push(write);
+    else lines.push(`if (${p.regular}) {`, write, '}');
+  }
+  if (!hasTagged) return lines;
+  if (tagged.length === 0) {
+    lines.push(`if (${flexible}) {`, `${rt.use('writeUnknownTaggedFields')}(w, m._unknownTaggedFields);`, '}');
+    return lines;
+  }
+  lines.push(`if (${flexible}) {`);
+  lines.push('const unknown = m._unknownTaggedFields ?? [];');
+  lines.push('let count = unknown.length;');
+  for (const p of tagged) lines.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) count++;`);
+  lines.push('w.unsignedVarint(count);', 'let next = 0;');
+  for (const p of tagged) {
+    lines.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) {`);
+    lines.push(`next = ${rt.use('writeRawTaggedFields')}(w, unknown, next, ${p.field.tag});`);
+    lines.push(`w.unsignedVarint(${p.field.tag});`);
+    lines.push(`w.unsignedVarint(${sizeExpression(p.field, p.v, 'true', p.nullable, rt)});`);
+    lines.push(writeStatement(p.field, p.v, 'true', p.nullable, rt));
+    lines.push('}');
+  }
+  lines.push(`${rt.use('writeRawTaggedFields')}(w, unknown, next, Infinity);`, '}');
+  return lines;
+}
+
+function toJsonLines(plans: FieldPlan[], rt: RuntimeImports): string[] {
+  const lines: string[] = [];
+  for (const p of plans) {
+    const assign = `json.${p.field.propertyName} = ${toJsonExpression(p.field, p.v, rt)};`;
+    // Tagged fields appear only when they differ from their default, like the binary form.
+    const whenTagged = and(p.tagged, nonDefaultCondition(p.field, p.v, rt));
+    if (p.regular === 'true') lines.push(assign);
+    else if (p.regular !== 'false' && whenTagged !== 'false') lines.push(`if (${p.regular} || (${whenTagged})) {`, assign, '}');
+    else if (p.regular !== 'false') lines.push(`if (${p.regular}) {`, assign, '}');
+    else if (whenTagged !== 'false') lines.push(`if (${whenTagged}) {`, assign, '}');
+  }
+  return lines;
+}
+
+function fromJsonLines(plans: FieldPlan[], rt: RuntimeImports): string[] {
+  const lines: string[] = [];
+  for (const p of plans) {
+    const key = p.field.propertyName;
+    const j = `o.${key}`;
+    const path = `${rt.use('jsonChild')}(path, '${key}')`;
+    lines.push(`if (${j} !== undefined) {`, `m.${key} = ${fromJsonExpression(p.field, j, path, rt)};`);
+    if (p.regular === 'true') lines.push('} else {', `throw ${rt.use('missingField')}(path, '${key}', version);`);
+    else if (p.regular !== 'false') lines.push(`} else if (${p.regular}) {`, `throw ${rt.use('missingField')}(path, '${key}', version);`);
+    lines.push('}');
+  }
+  return lines;
+}

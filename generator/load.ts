@@ -1,0 +1,71 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { SchemaError, type Diagnostic } from './diagnostics.js';
+import { parseSpec } from './parse-spec.js';
+import { checkShape } from './shape.js';
+import { SchemaSource } from './source.js';
+import type { MessageSpec } from './spec.js';
+
+/** Largest schema file read; Kafka's biggest is ~25 KB, so this only stops accidents and abuse. */
+export const MAX_SCHEMA_BYTES = 1 << 20;
+
+export interface LoadResult {
+  specs: MessageSpec[];
+  diagnostics: Diagnostic[];
+}
+
+/** Lists the .json schema files of folders or single files, sorted for deterministic output. */
+export function schemaFiles(paths: string[]): string[] {
+  const files: string[] = [];
+  for (const path of paths) {
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      for (const name of readdirSync(path).sort()) if (name.endsWith('.json')) files.push(join(path, name));
+    } else {
+      files.push(path);
+    }
+  }
+  return files;
+}
+
+/** Loads one schema file through both validation layers. Never throws for a bad schema: it reports. */
+export function loadSpec(file: string): { spec: MessageSpec | undefined; diagnostics: Diagnostic[] } {
+  const size = statSync(file).size;
+  if (size > MAX_SCHEMA_BYTES) {
+    return {
+      spec: undefined,
+      diagnostics: [{ severity: 'error', file, line: 1, column: 1, jsonPath: '', message: `schema file is ${size} bytes, more than the ${MAX_SCHEMA_BYTES}-byte limit` }],
+    };
+  }
+  let source: SchemaSource;
+  try {
+    source = SchemaSource.read(file);
+  } catch (error) {
+    if (error instanceof SchemaError) return { spec: undefined, diagnostics: error.diagnostics };
+    throw error;
+  }
+  const shape = checkShape(source);
+  if (shape.length > 0) return { spec: undefined, diagnostics: shape };
+  return parseSpec(source);
+}
+
+/** Loads every schema; specs with no valid versions are dropped, as Kafka generates nothing for them. */
+export function loadSpecs(paths: string[]): LoadResult {
+  const specs: MessageSpec[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const seen = new Map<string, string>();
+  for (const file of schemaFiles(paths)) {
+    const result = loadSpec(file);
+    diagnostics.push(...result.diagnostics);
+    const spec = result.spec;
+    if (spec === undefined || spec.validVersions.empty) continue;
+    const earlier = seen.get(spec.name);
+    if (earlier !== undefined) {
+      diagnostics.push({ severity: 'error', file, line: 1, column: 1, jsonPath: 'name', message: `message ${spec.name} is also defined in ${earlier}` });
+      continue;
+    }
+    seen.set(spec.name, file);
+    specs.push(spec);
+  }
+  return { specs, diagnostics };
+}

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import Handlebars from 'handlebars';
+import * as prettier from 'prettier';
+import type { MessageView } from './emit/message-view.js';
+import type { RegistryView } from './emit/registry-view.js';
+
+/** Renders views through the Handlebars templates in templates/ and formats the result with Prettier. */
+
+const templatesDir = fileURLToPath(new URL('../templates/', import.meta.url));
+
+function load(name: string): string {
+  return readFileSync(`${templatesDir}${name}.hbs`, 'utf8');
+}
+
+const handlebars = Handlebars.create();
+handlebars.registerHelper('join', (items: string[]) => items.join(', '));
+handlebars.registerPartial('structDeclarations', load('struct-declarations'));
+handlebars.registerPartial('structFunctions', load('struct-functions'));
+const messageTemplate = handlebars.compile<MessageView>(load('message'), { noEscape: true, strict: true });
+const registryTemplate = handlebars.compile<RegistryView>(load('registry'), { noEscape: true, strict: true });
+
+/** Formatting settings of the generated tree, fixed here so that output never depends on a user's Prettier config. */
+const PRETTIER_OPTIONS: prettier.Options = {
+  parser: 'typescript',
+  printWidth: 120,
+  singleQuote: true,
+  trailingComma: 'all',
+};
+
+export async function renderMessage(view: MessageView): Promise<string> {
+  const body = messageTemplate({ ...view, RUNTIME_IMPORTS: IMPORTS_PLACEHOLDER } as MessageView);
+  return format(body.replace(IMPORTS_PLACEHOLDER, runtimeImports(view, body)));
+}
+
+const IMPORTS_PLACEHOLDER = '/*@@runtime-imports@@*/';
+
+/** Imports exactly the runtime names the rendered body uses, values and types apart. */
+function runtimeImports(view: MessageView, body: string): string {
+  const candidates = new Set([...view.runtimeCandidates, ...view.typeOnlyRuntimeNames]);
+  const used = [...candidates].filter((name) => new RegExp(`\\b${name}\\b`).test(body)).sort();
+  const types = used.filter((n) => view.typeOnlyRuntimeNames.includes(n));
+  const values = used.filter((n) => !view.typeOnlyRuntimeNames.includes(n));
+  const lines: string[] = [];
+  if (values.length > 0) lines.push(`import { ${values.join(', ')} } from '${view.runtimeModule}';`);
+  if (types.length > 0) lines.push(`import type { ${types.join(', ')} } from '${view.runtimeModule}';`);
+  return lines.join('\n');
+}
+
+export async function renderRegistry(view: RegistryView): Promise<string> {
+  return format(registryTemplate(view));
+}
+
+async function format(source: string): Promise<string> {
+  try {
+    return await prettier.format(source, PRETTIER_OPTIONS);
+  } catch (error) {
+    // Unformattable output is a generator bug; show the source so it can be found.
+    throw new Error(`internal error: generated code does not parse: ${(error as Error).message}\n${source}`);
+  }
+}

@@ -1,0 +1,73 @@
+import { createRequire } from 'node:module';
+import AjvModule, { type ErrorObject } from 'ajv';
+import type { Diagnostic } from './diagnostics.js';
+import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
+
+/**
+ * The first validation layer: the document's shape against the JSON Schema of
+ * Kafka's spec format (spec-format.schema.json). Meaning is checked afterwards
+ * by parse-spec.ts, which can then trust the types of every key.
+ */
+
+const require = createRequire(import.meta.url);
+const specFormat = require('./spec-format.schema.json') as object;
+// ajv's CommonJS default export reaches ESM as the module object.
+const Ajv = (AjvModule as unknown as { default: typeof AjvModule }).default ?? AjvModule;
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+const validateShape = ajv.compile(specFormat);
+
+export function checkShape(source: SchemaSource): Diagnostic[] {
+  if (validateShape(source.value)) return [];
+  const errors = simplify(validateShape.errors ?? []);
+  return errors.map((error) => {
+    const path = pointerToPath(error.instancePath);
+    let message = describe(error);
+    let at: JsonPath = path;
+    if (error.keyword === 'additionalProperties') {
+      const key = String((error.params as { additionalProperty: string }).additionalProperty);
+      at = [...path, key];
+      message = `unknown key "${key}"`;
+    }
+    return {
+      severity: 'error' as const,
+      file: source.file,
+      ...source.locate(at),
+      jsonPath: formatJsonPath(at),
+      message,
+    };
+  });
+}
+
+/** Ajv reports every branch of an anyOf; keep one line per location, preferring the most specific. */
+function simplify(errors: ErrorObject[]): ErrorObject[] {
+  const byPath = new Map<string, ErrorObject>();
+  for (const error of errors) {
+    const key = error.instancePath + (error.keyword === 'additionalProperties' ? `/${String(error.params.additionalProperty)}` : '');
+    const seen = byPath.get(key);
+    if (seen === undefined || seen.keyword === 'anyOf') byPath.set(key, error);
+  }
+  return [...byPath.values()];
+}
+
+function describe(error: ErrorObject): string {
+  const where = error.instancePath === '' ? 'the document' : `"${error.instancePath.split('/').pop()}"`;
+  switch (error.keyword) {
+    case 'enum':
+      return `${where} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'required':
+      return `missing required key "${(error.params as { missingProperty: string }).missingProperty}"`;
+    case 'type':
+      return `${where} must be of type ${String((error.params as { type: string | string[] }).type)}`;
+    default:
+      return `${where} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+function pointerToPath(pointer: string): JsonPath {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}

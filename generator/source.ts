@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { parseTree, getNodeValue, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { SchemaError, type Diagnostic } from './diagnostics.js';
+
+/** A JSON path into a schema document, e.g. ['fields', 3, 'tag']. */
+export type JsonPath = (string | number)[];
+
+/**
+ * A schema file parsed with comments allowed, keeping the syntax tree so that
+ * every diagnostic can name file:line:column.
+ */
+export class SchemaSource {
+  private readonly lineStarts: number[];
+
+  private constructor(
+    readonly file: string,
+    readonly text: string,
+    readonly root: Node,
+    readonly value: unknown,
+  ) {
+    this.lineStarts = [0];
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+  }
+
+  static read(file: string): SchemaSource {
+    return SchemaSource.parse(file, readFileSync(file, 'utf8'));
+  }
+
+  /** Parses JSONC; a syntax error becomes a SchemaError pointing at the bad token. */
+  static parse(file: string, text: string): SchemaSource {
+    const errors: ParseError[] = [];
+    const root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
+    if (errors.length > 0 || root === undefined) {
+      const probe = new SchemaSource(file, text, { type: 'null', offset: 0, length: 0 } as Node, null);
+      const diagnostics: Diagnostic[] = errors.slice(0, 5).map((e) => ({
+        severity: 'error',
+        file,
+        ...probe.lineColumn(e.offset),
+        jsonPath: '',
+        message: `invalid JSON: ${printParseErrorCode(e.error)}`,
+      }));
+      if (diagnostics.length === 0) diagnostics.push({ severity: 'error', file, line: 1, column: 1, jsonPath: '', message: 'empty document' });
+      throw new SchemaError(diagnostics);
+    }
+    return new SchemaSource(file, text, root, getNodeValue(root));
+  }
+
+  /** 1-based line and column of a character offset. */
+  lineColumn(offset: number): { line: number; column: number } {
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.lineStarts[mid]! <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: offset - this.lineStarts[low]! + 1 };
+  }
+
+  /**
+   * Locates a JSON path: the value's node, or for a missing key the nearest
+   * enclosing node that exists. A key's position is that of its property name,
+   * which is where a reader looks.
+   */
+  locate(path: JsonPath): { line: number; column: number } {
+    let node: Node = this.root;
+    for (const segment of path) {
+      const next = child(node, segment);
+      if (next === undefined) break;
+      node = next;
+    }
+    const anchor = node.parent?.type === 'property' ? node.parent : node;
+    return this.lineColumn(anchor.offset);
+  }
+}
+
+function child(node: Node, segment: string | number): Node | undefined {
+  if (node.type === 'array' && typeof segment === 'number') return node.children?.[segment];
+  if (node.type === 'object' && typeof segment === 'string') {
+    for (const property of node.children ?? []) {
+      if (property.children?.[0]?.value === segment) return property.children[1];
+    }
+  }
+  return undefined;
+}
+
+/** Formats a JSON path as `fields[3].tag`. */
+export function formatJsonPath(path: JsonPath): string {
+  let out = '';
+  for (const segment of path) {
+    out += typeof segment === 'number' ? `[${segment}]` : out === '' ? segment : `.${segment}`;
+  }
+  return out;
+}

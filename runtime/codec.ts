@@ -1,0 +1,45 @@
+import type { Reader } from './reader.js';
+import type { Writer } from './writer.js';
+import type { JsonObject } from './json.js';
+
+/** The kinds of spec Kafka's generator knows. */
+export type SpecType = 'request' | 'response' | 'header' | 'data' | 'metadata' | 'coordinator-key' | 'coordinator-value';
+
+/** An inclusive version range; `null` where a spec says "none". */
+export interface VersionRange {
+  readonly lowest: number;
+  readonly highest: number;
+}
+
+/** What every generated message codec offers (DESIGN.md §2). */
+export interface MessageCodec<T> {
+  readonly name: string;
+  readonly type: SpecType;
+  /** The API key of requests and responses, the record type of coordinator records, else null. */
+  readonly apiKey: number | null;
+  readonly validVersions: VersionRange;
+  readonly flexibleVersions: VersionRange | null;
+  /** A message with every field set to its default, overridden by `fields`. */
+  create(fields?: Partial<T>): T;
+  encode(message: T, version: number): Uint8Array;
+  /** Decodes exactly `bytes` (trailing bytes are an error). */
+  decode(bytes: Uint8Array, version: number): T;
+  /** Size pass: the bytes `write` will produce. */
+  size(message: T, version: number): number;
+  /** Writes into a Writer sized by `size`, so that several parts can share one allocation. */
+  write(writer: Writer, message: T, version: number): void;
+  /** Reads one message at the reader's cursor. */
+  read(reader: Reader, version: number): T;
+  toJson(message: T, version: number): JsonObject;
+  fromJson(json: unknown, version: number): T;
+}
+
+/** A request or response codec, which also knows the header version each of its versions uses. */
+export interface ApiMessageCodec<T> extends MessageCodec<T> {
+  readonly apiKey: number;
+  headerVersion(version: number): number;
+}
+
+export function inRange(range: VersionRange | null, version: number): boolean {
+  return range !== null && version >= range.lowest && version <= range.highest;
+}

@@ -1,0 +1,79 @@
+import type { ApiMessageCodec, MessageCodec, SpecType, VersionRange } from './codec.js';
+import { decodeErrorAt, UnsupportedVersionError } from './errors.js';
+import type { JsonObject } from './json.js';
+import { Reader } from './reader.js';
+import { Writer } from './writer.js';
+
+/** What a generated module supplies; encode and decode are derived from it. */
+export interface CodecParts<T> {
+  name: string;
+  type: SpecType;
+  apiKey: number | null;
+  validVersions: VersionRange;
+  flexibleVersions: VersionRange | null;
+  create(fields?: Partial<T>): T;
+  size(message: T, version: number): number;
+  write(writer: Writer, message: T, version: number): void;
+  read(reader: Reader, version: number): T;
+  toJson(message: T, version: number): JsonObject;
+  fromJson(json: unknown, version: number): T;
+}
+
+/** Builds a codec from generated parts, adding version checks, encode and decode. */
+export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
+  const { name, validVersions } = parts;
+  const check = (version: number): void => {
+    if (!Number.isInteger(version) || version < validVersions.lowest || version > validVersions.highest) {
+      throw new UnsupportedVersionError(
+        `${name} has no version ${version} (valid: ${validVersions.lowest}-${validVersions.highest})`,
+      );
+    }
+  };
+  return {
+    ...parts,
+    size(message, version) {
+      check(version);
+      return parts.size(message, version);
+    },
+    encode(message, version) {
+      check(version);
+      const writer = new Writer(parts.size(message, version));
+      parts.write(writer, message, version);
+      return writer.finish();
+    },
+    decode(bytes, version) {
+      check(version);
+      const reader = new Reader(bytes);
+      try {
+        const message = parts.read(reader, version);
+        reader.expectEnd();
+        return message;
+      } catch (error) {
+        throw decodeErrorAt(error, name);
+      }
+    },
+    read(reader, version) {
+      check(version);
+      try {
+        return parts.read(reader, version);
+      } catch (error) {
+        throw decodeErrorAt(error, name);
+      }
+    },
+    toJson(message, version) {
+      check(version);
+      return parts.toJson(message, version);
+    },
+    fromJson(json, version) {
+      check(version);
+      return parts.fromJson(json, version);
+    },
+  };
+}
+
+/** A request or response codec, which also knows its header version. */
+export function defineApiCodec<T>(
+  parts: CodecParts<T> & { apiKey: number; headerVersion(version: number): number },
+): ApiMessageCodec<T> {
+  return { ...defineCodec(parts), apiKey: parts.apiKey, headerVersion: parts.headerVersion };
+}

@@ -1,0 +1,71 @@
+/**
+ * Errors raised by the codecs. Decoders only ever throw DecodeError for bad
+ * input; encoders throw EncodeError for values the wire format cannot carry and
+ * UnsupportedVersionError for a field the chosen version lacks.
+ */
+
+/** Malformed bytes. `path` names the field being read, e.g. `ProduceRequest.topicData[2].partitionData[0].records`. */
+export class DecodeError extends Error {
+  override name = 'DecodeError';
+  /** Path segments from the outermost message to the failing field. */
+  readonly segments: string[] = [];
+  readonly reason: string;
+
+  constructor(reason: string) {
+    super(reason);
+    this.reason = reason;
+  }
+
+  /** The dotted field path, e.g. `topicData[2].records`. */
+  get path(): string {
+    let out = '';
+    for (const segment of this.segments) {
+      out += segment.startsWith('[') || out === '' ? segment : `.${segment}`;
+    }
+    return out;
+  }
+
+  /**
+   * Prepends a path segment while the error unwinds through the generated
+   * readers. The message is rebuilt so that the final error reads naturally.
+   */
+  within(segment: string): this {
+    this.segments.unshift(segment);
+    this.message = `${this.path}: ${this.reason}`;
+    return this;
+  }
+}
+
+/** Wraps anything thrown while decoding into a DecodeError that carries the field path. */
+export function decodeErrorAt(error: unknown, segment: string): DecodeError {
+  if (error instanceof DecodeError) return error.within(segment);
+  // A RangeError from a typed-array view or a TextDecoder failure means the
+  // input was malformed in a way the reader did not anticipate: report it as such.
+  const reason = error instanceof Error ? error.message : String(error);
+  return new DecodeError(reason).within(segment);
+}
+
+/** A value that cannot be written, such as a null in a non-nullable field or an out-of-range number. */
+export class EncodeError extends Error {
+  override name = 'EncodeError';
+}
+
+/**
+ * Raised when a message sets a field that the requested version cannot carry,
+ * mirroring Kafka's UnsupportedVersionException. Ignorable fields are dropped
+ * silently instead.
+ */
+export class UnsupportedVersionError extends Error {
+  override name = 'UnsupportedVersionError';
+}
+
+/** A JSON document that does not describe a valid message; `path` is a JSON path such as `topics[0].name`. */
+export class JsonFormatError extends Error {
+  override name = 'JsonFormatError';
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+  }
+}

@@ -1,0 +1,98 @@
+import { EncodeError } from './errors.js';
+import type { MessageCodec } from './codec.js';
+import { Writer } from './writer.js';
+
+/**
+ * Kafka frames every request and response with a big-endian int32 size. These
+ * helpers build a frame from a header and a body in a single allocation, and
+ * split a byte stream back into frames.
+ */
+
+/** Encodes `int32 size | header | body` in one allocation. */
+export function encodeFrame<H, B>(
+  headerCodec: MessageCodec<H>,
+  header: H,
+  headerVersion: number,
+  bodyCodec: MessageCodec<B>,
+  body: B,
+  bodyVersion: number,
+): Uint8Array {
+  const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
+  const writer = new Writer(4 + size);
+  writer.int32(size);
+  headerCodec.write(writer, header, headerVersion);
+  bodyCodec.write(writer, body, bodyVersion);
+  return writer.finish();
+}
+
+/** Thrown by FrameReader for a frame the peer should never have sent; the connection is beyond repair. */
+export class FrameError extends Error {
+  override name = 'FrameError';
+}
+
+/**
+ * Reassembles size-prefixed frames from socket chunks. A frame that announces
+ * more than `maxFrameBytes` is refused as soon as its size prefix arrives, before
+ * any of it is buffered (DESIGN.md §3).
+ */
+export class FrameReader {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private expected = -1;
+
+  constructor(private readonly maxFrameBytes: number) {
+    if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) {
+      throw new EncodeError(`maxFrameBytes must be a positive integer, got ${maxFrameBytes}`);
+    }
+  }
+
+  /** Bytes received but not yet returned as a frame. */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
+
+  /** Adds a chunk and returns every frame it completes (without size prefixes). */
+  push(chunk: Uint8Array): Uint8Array[] {
+    this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    this.buffered += chunk.byteLength;
+    const frames: Uint8Array[] = [];
+    for (;;) {
+      if (this.expected < 0) {
+        if (this.buffered < 4) break;
+        const size = this.take(4).readInt32BE(0);
+        if (size < 0) throw new FrameError(`frame announces a negative size ${size}`);
+        if (size > this.maxFrameBytes) {
+          throw new FrameError(`frame of ${size} bytes exceeds the maximum of ${this.maxFrameBytes}`);
+        }
+        this.expected = size;
+      }
+      if (this.buffered < this.expected) break;
+      frames.push(this.take(this.expected));
+      this.expected = -1;
+    }
+    return frames;
+  }
+
+  private take(count: number): Buffer {
+    const first = this.chunks[0]!;
+    let out: Buffer;
+    if (first.length >= count) {
+      out = first.subarray(0, count);
+      if (first.length === count) this.chunks.shift();
+      else this.chunks[0] = first.subarray(count);
+    } else {
+      out = Buffer.allocUnsafe(count);
+      let filled = 0;
+      while (filled < count) {
+        const chunk = this.chunks[0]!;
+        const n = Math.min(chunk.length, count - filled);
+        chunk.copy(out, filled, 0, n);
+        filled += n;
+        if (n === chunk.length) this.chunks.shift();
+        else this.chunks[0] = chunk.subarray(n);
+      }
+    }
+    this.buffered -= count;
+    return out;
+  }
+}

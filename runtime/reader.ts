@@ -1,0 +1,243 @@
+import { DecodeError } from './errors.js';
+import { uuidToString } from './uuid.js';
+import type { RawTaggedField } from './tagged-fields.js';
+
+// ignoreBOM: a leading U+FEFF is part of the string, not a marker to strip.
+const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/**
+ * A bounds-checked cursor over a byte array. Every read checks the bytes left
+ * before touching them, and every length read from the wire is checked against
+ * the bytes left before anything is allocated from it (DESIGN.md §3).
+ */
+export class Reader {
+  private readonly buffer: Uint8Array;
+  private readonly view: DataView;
+  pos: number;
+  readonly end: number;
+
+  constructor(buffer: Uint8Array, start = 0, end = buffer.length) {
+    this.buffer = buffer;
+    this.view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    this.pos = start;
+    this.end = end;
+  }
+
+  get remaining(): number {
+    return this.end - this.pos;
+  }
+
+  private need(count: number): number {
+    const at = this.pos;
+    if (at + count > this.end) {
+      throw new DecodeError(`needs ${count} byte${count === 1 ? '' : 's'} at offset ${at}, only ${this.end - at} left`);
+    }
+    this.pos = at + count;
+    return at;
+  }
+
+  bool(): boolean {
+    return this.buffer[this.need(1)] !== 0;
+  }
+
+  int8(): number {
+    return this.view.getInt8(this.need(1));
+  }
+
+  int16(): number {
+    return this.view.getInt16(this.need(2));
+  }
+
+  uint16(): number {
+    return this.view.getUint16(this.need(2));
+  }
+
+  int32(): number {
+    return this.view.getInt32(this.need(4));
+  }
+
+  uint32(): number {
+    return this.view.getUint32(this.need(4));
+  }
+
+  int64(): bigint {
+    return this.view.getBigInt64(this.need(8));
+  }
+
+  float64(): number {
+    return this.view.getFloat64(this.need(8));
+  }
+
+  uuid(): string {
+    return uuidToString(this.buffer, this.need(16));
+  }
+
+  unsignedVarint(): number {
+    const bytes = this.buffer;
+    let value = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      if (this.pos >= this.end) throw new DecodeError(`varint runs past the end at offset ${this.pos}`);
+      const b = bytes[this.pos++]!;
+      if (shift === 28 && b > 0x0f) throw new DecodeError('unsigned varint is longer than 32 bits');
+      value |= (b & 0x7f) << shift;
+      if (b < 0x80) return value >>> 0;
+    }
+    throw new DecodeError('unsigned varint is longer than 5 bytes');
+  }
+
+  varint(): number {
+    const raw = this.unsignedVarint();
+    return (raw >>> 1) ^ -(raw & 1);
+  }
+
+  varlong(): bigint {
+    const bytes = this.buffer;
+    let value = 0n;
+    for (let shift = 0n; shift < 70n; shift += 7n) {
+      if (this.pos >= this.end) throw new DecodeError(`varlong runs past the end at offset ${this.pos}`);
+      const b = bytes[this.pos++]!;
+      value |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) {
+        if (value >> 64n !== 0n) throw new DecodeError('varlong is longer than 64 bits');
+        return (value >> 1n) ^ -(value & 1n);
+      }
+    }
+    throw new DecodeError('varlong is longer than 10 bytes');
+  }
+
+  /** Reads `length` raw bytes as a zero-copy view of the input. */
+  raw(length: number): Uint8Array {
+    if (length < 0) throw new DecodeError(`negative length ${length}`);
+    const at = this.need(length);
+    return this.buffer.subarray(at, at + length);
+  }
+
+  private utf8(length: number): string {
+    const at = this.need(length);
+    const bytes = this.buffer;
+    if (length < 48) {
+      // Short strings dominate Kafka messages (topic names, ids); decoding
+      // ASCII by hand avoids the fixed cost of TextDecoder.
+      let out = '';
+      for (let i = at, end = at + length; i < end; i++) {
+        const b = bytes[i]!;
+        if (b >= 0x80) return textDecoder.decode(bytes.subarray(at, at + length));
+        out += String.fromCharCode(b);
+      }
+      return out;
+    }
+    return textDecoder.decode(bytes.subarray(at, at + length));
+  }
+
+  /** A string: int16 length (classic) or unsigned varint length + 1 (compact), then UTF-8. */
+  string(compact: boolean): string {
+    const value = this.nullableString(compact);
+    if (value === null) throw new DecodeError('non-nullable string is null');
+    return value;
+  }
+
+  nullableString(compact: boolean): string | null {
+    let length: number;
+    if (compact) {
+      length = this.unsignedVarint() - 1;
+      if (length > 0x7fff) throw new DecodeError(`string length ${length} exceeds 32767`);
+    } else {
+      length = this.int16();
+      if (length < -1) throw new DecodeError(`string has invalid length ${length}`);
+    }
+    return length < 0 ? null : this.utf8(length);
+  }
+
+  /** Bytes: int32 length (classic) or unsigned varint length + 1 (compact); a zero-copy view. */
+  bytes(compact: boolean): Uint8Array {
+    const value = this.nullableBytes(compact);
+    if (value === null) throw new DecodeError('non-nullable bytes are null');
+    return value;
+  }
+
+  nullableBytes(compact: boolean): Uint8Array | null {
+    let length: number;
+    if (compact) {
+      length = this.unsignedVarint() - 1;
+    } else {
+      length = this.int32();
+      if (length < -1) throw new DecodeError(`bytes have invalid length ${length}`);
+    }
+    return length < 0 ? null : this.raw(length);
+  }
+
+  /** The presence marker of a nullable struct: -1 for null, anything else (Kafka writes 1) for present. */
+  structPresent(): boolean {
+    return this.int8() >= 0;
+  }
+
+  /**
+   * An array length, int32 (classic) or unsigned varint + 1 (compact); -1 for
+   * null. A count larger than the bytes left cannot be honest, since every
+   * element takes at least one byte, so it is refused before anything is allocated.
+   */
+  arrayLength(compact: boolean): number {
+    let length: number;
+    if (compact) {
+      length = this.unsignedVarint() - 1;
+    } else {
+      length = this.int32();
+      if (length < -1) throw new DecodeError(`array has invalid length ${length}`);
+    }
+    if (length > this.end - this.pos) {
+      throw new DecodeError(`array claims ${length} elements but only ${this.end - this.pos} bytes are left`);
+    }
+    return length;
+  }
+
+  /**
+   * Checks that `count` elements of `elementSize` bytes each fit in what is left,
+   * for arrays of fixed-size primitives where a one-byte bound is too loose.
+   */
+  expectElements(count: number, elementSize: number): void {
+    if (count * elementSize > this.end - this.pos) {
+      throw new DecodeError(`array of ${count} elements needs ${count * elementSize} bytes, only ${this.end - this.pos} left`);
+    }
+  }
+
+  /** The byte count of a tagged field, checked against the bytes left. */
+  taggedFieldSize(): number {
+    const size = this.unsignedVarint();
+    if (size > this.end - this.pos) {
+      throw new DecodeError(`tagged field claims ${size} bytes but only ${this.end - this.pos} are left`);
+    }
+    return size;
+  }
+
+  /** Reads a whole tagged-field section of a struct with no known tags. */
+  unknownTaggedFields(): RawTaggedField[] | undefined {
+    const count = this.unsignedVarint();
+    let fields: RawTaggedField[] | undefined;
+    for (let i = 0; i < count; i++) {
+      const tag = this.unsignedVarint();
+      fields = this.unknownTaggedField(fields, tag, this.taggedFieldSize());
+    }
+    return fields;
+  }
+
+  /** Reads an unknown tagged field's body and appends it to `into` (created on first use). */
+  unknownTaggedField(into: RawTaggedField[] | undefined, tag: number, size: number): RawTaggedField[] {
+    const list = into ?? [];
+    list.push({ tag, data: this.raw(size) });
+    return list;
+  }
+
+  /** Fails unless a known tagged field consumed exactly the bytes its header declared. */
+  endTaggedField(tag: number, start: number, size: number): void {
+    if (this.pos - start !== size) {
+      throw new DecodeError(`tagged field ${tag} declares ${size} bytes but its value takes ${this.pos - start}`);
+    }
+  }
+
+  /** Fails unless the whole input was consumed: trailing bytes mean a version mismatch or corruption. */
+  expectEnd(): void {
+    if (this.pos !== this.end) {
+      throw new DecodeError(`${this.end - this.pos} unread bytes after the message`);
+    }
+  }
+}
