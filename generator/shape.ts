@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import AjvModule, { type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import type { Diagnostic } from './diagnostics.js';
 import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
 
@@ -11,8 +11,6 @@ import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
 
 const require = createRequire(import.meta.url);
 const specFormat = require('./spec-format.schema.json') as object;
-// ajv's CommonJS default export reaches ESM as the module object.
-const Ajv = (AjvModule as unknown as { default: typeof AjvModule }).default ?? AjvModule;
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 const validateShape = ajv.compile(specFormat);
 
