@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { apis, EndTxnRequest, FetchRequest, InitProducerIdRequest, messages, RequestHeader, TransactionLogValue } from '../../generated/index.js';
+import { EncodeError, UnsupportedVersionError } from '../../runtime/index.js';
+
+// The generated code's contract (DESIGN.md §2).
+describe('generated codec contract', () => {
+  it('create() fills every field with its schema default, in schema order', () => {
+    const m = TransactionLogValue.create();
+    expect(Object.keys(m)).toEqual([
+      'producerId',
+      'previousProducerId',
+      'nextProducerId',
+      'producerEpoch',
+      'nextProducerEpoch',
+      'transactionTimeoutMs',
+      'transactionStatus',
+      'transactionPartitions',
+      'transactionLastUpdateTimestampMs',
+      'transactionStartTimestampMs',
+      'clientTransactionVersion',
+    ]);
+    expect(m.previousProducerId).toBe(-1n);
+    expect(FetchRequest.create().replicaId).toBe(-1);
+  });
+
+  it('throws UnsupportedVersionError for a non-default field the version lacks, drops an ignorable one', () => {
+    // InitProducerId v6 adds Enable2Pc (not ignorable).
+    expect(() => InitProducerIdRequest.encode(InitProducerIdRequest.create({ enable2Pc: true }), 5)).toThrowError(UnsupportedVersionError);
+    expect(() => InitProducerIdRequest.encode(InitProducerIdRequest.create({ enable2Pc: true }), 6)).not.toThrow();
+    // FetchRequest.ClusterId is tagged and ignorable from v12: dropped below it.
+    expect(() => FetchRequest.encode(FetchRequest.create({ clusterId: 'c' }), 11)).not.toThrow();
+  });
+
+  it('rejects a version outside validVersions and values the wire cannot carry', () => {
+    expect(() => EndTxnRequest.encode(EndTxnRequest.create(), 99)).toThrowError(UnsupportedVersionError);
+    expect(() => EndTxnRequest.decode(new Uint8Array(0), -1)).toThrowError(UnsupportedVersionError);
+    expect(() => EndTxnRequest.encode(EndTxnRequest.create({ producerEpoch: 40000 }), 0)).toThrowError(EncodeError);
+    expect(() => EndTxnRequest.encode(EndTxnRequest.create({ transactionalId: null as unknown as string }), 0)).toThrowError(EncodeError);
+  });
+
+  it('header versions follow flexibility, with the ApiVersionsResponse exception', () => {
+    const endTxn = apis.get(26)!;
+    expect(endTxn.request.headerVersion(2)).toBe(1);
+    expect(endTxn.request.headerVersion(3)).toBe(2);
+    expect(endTxn.response.headerVersion(3)).toBe(1);
+    expect(apis.get(18)!.response.headerVersion(4)).toBe(0);
+    // RequestHeader.ClientId keeps its int16 length even in the flexible header v2.
+    const header = RequestHeader.encode(RequestHeader.create({ requestApiKey: 18, requestApiVersion: 3, correlationId: 7, clientId: 'é' }), 2);
+    expect(Buffer.from(header).toString('hex')).toBe('0012000300000007' + '0002c3a9' + '00');
+  });
+
+  it('registers every API by key with request and response codecs', () => {
+    expect(apis.get(96)?.name).toBe('TxnShareAcknowledge');
+    expect(apis.get(95)?.request).toBe(messages.AddShareAcksToTxnRequest);
+    for (const api of apis.values()) {
+      expect(api.request.validVersions).toEqual(api.response.validVersions);
+    }
+  });
+});
