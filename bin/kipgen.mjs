@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// Runs the compiled CLI when the package is built (dist/), else the TypeScript
-// sources through tsx, so that a fresh clone works without a build step.
+// In a checkout the TypeScript sources run directly through tsx, so that the
+// CLI never lags behind an edit; an installed package runs its compiled dist/.
 import { existsSync } from 'node:fs';
 
-const compiled = new URL('../dist/generator/cli.js', import.meta.url);
+const source = new URL('../generator/cli.ts', import.meta.url);
 let cli;
-if (existsSync(compiled)) {
-  cli = await import(compiled.href);
-} else {
+if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');
   register();
-  cli = await import(new URL('../generator/cli.ts', import.meta.url).href);
+  cli = await import(source.href);
+} else {
+  cli = await import(new URL('../dist/generator/cli.js', import.meta.url).href);
 }
 await cli.main(process.argv);

@@ -25,6 +25,7 @@ export interface GenerateResult {
   typeErrors: string[];
 }
 
+// The runtime beside this module: runtime/ from the sources, dist/runtime/ from the build.
 const RUNTIME_ENTRY = fileURLToPath(new URL('../runtime/index.js', import.meta.url));
 
 export function defaultRuntimeImport(out: string): string {

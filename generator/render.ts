@@ -1,16 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Handlebars from 'handlebars';
 import * as prettier from 'prettier';
 import type { MessageView } from './emit/message-view.js';
 import type { RegistryView } from './emit/registry-view.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 /** Renders views through the Handlebars templates in templates/ and formats the result with Prettier. */
 
-const templatesDir = fileURLToPath(new URL('../templates/', import.meta.url));
-
 function load(name: string): string {
-  return readFileSync(`${templatesDir}${name}.hbs`, 'utf8');
+  return readFileSync(join(PACKAGE_ROOT, 'templates', `${name}.hbs`), 'utf8');
 }
 
 const handlebars = Handlebars.create();

@@ -1,6 +1,8 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { Diagnostic } from './diagnostics.js';
+import { PACKAGE_ROOT } from './package-root.js';
 import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
 
 /**
@@ -9,8 +11,7 @@ import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
  * by parse-spec.ts, which can then trust the types of every key.
  */
 
-const require = createRequire(import.meta.url);
-const specFormat = require('./spec-format.schema.json') as object;
+const specFormat = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'generator', 'spec-format.schema.json'), 'utf8')) as object;
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 const validateShape = ajv.compile(specFormat);
 
