@@ -8,9 +8,8 @@ import {
   jsonObject,
   jsonString,
   missingField,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -28,7 +27,7 @@ export interface AddOffsetsToTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddOffsetsToTxnRequest with every field at its default, overridden by `fields`. */
+/** An AddOffsetsToTxnRequest with every field at its default, overridden by `fields`. */
 export function createAddOffsetsToTxnRequest(fields?: Partial<AddOffsetsToTxnRequest>): AddOffsetsToTxnRequest {
   return {
     transactionalId: '',
@@ -66,14 +65,10 @@ function sizeOfAddOffsetsToTxnRequest(m: AddOffsetsToTxnRequest, version: number
   const flexible = version >= 3;
   let size = 0;
   size += sizeOfString(m.transactionalId, flexible);
-  size += 8;
-  size += 2;
+  size += 10; // producerId, producerEpoch
   size += sizeOfString(m.groupId, flexible);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -6,8 +6,7 @@ import {
   jsonInt,
   jsonObject,
   missingField,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -21,7 +20,7 @@ export interface AddOffsetsToTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddOffsetsToTxnResponse with every field at its default, overridden by `fields`. */
+/** An AddOffsetsToTxnResponse with every field at its default, overridden by `fields`. */
 export function createAddOffsetsToTxnResponse(fields?: Partial<AddOffsetsToTxnResponse>): AddOffsetsToTxnResponse {
   return {
     throttleTimeMs: 0,
@@ -52,13 +51,9 @@ function readAddOffsetsToTxnResponse(r: Reader, version: number): AddOffsetsToTx
 function sizeOfAddOffsetsToTxnResponse(m: AddOffsetsToTxnResponse, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -15,9 +15,8 @@ import {
   readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeUnknownTaggedFields,
@@ -39,7 +38,7 @@ export interface AddPartitionsToTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnRequest with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnRequest with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnRequest(
   fields?: Partial<AddPartitionsToTxnRequest>,
 ): AddPartitionsToTxnRequest {
@@ -62,7 +61,7 @@ export interface AddPartitionsToTxnTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnTopic with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnTopic with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnTopic(fields?: Partial<AddPartitionsToTxnTopic>): AddPartitionsToTxnTopic {
   return {
     name: '',
@@ -86,7 +85,7 @@ export interface AddPartitionsToTxnTransaction {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnTransaction with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnTransaction with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnTransaction(
   fields?: Partial<AddPartitionsToTxnTransaction>,
 ): AddPartitionsToTxnTransaction {
@@ -170,10 +169,7 @@ function sizeOfAddPartitionsToTxnRequest(m: AddPartitionsToTxnRequest, version: 
     throw new UnsupportedVersionError(`Attempted to write a non-default v3AndBelowTopics at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -280,10 +276,7 @@ function sizeOfAddPartitionsToTxnTopic(m: AddPartitionsToTxnTopic, version: numb
   size += sizeOfString(m.name, flexible);
   size += sizeOfFixedArray(m.partitions, flexible, 4);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -349,15 +342,10 @@ function readAddPartitionsToTxnTransaction(r: Reader, version: number): AddParti
 function sizeOfAddPartitionsToTxnTransaction(m: AddPartitionsToTxnTransaction, version: number): number {
   let size = 0;
   size += sizeOfString(m.transactionalId, true);
-  size += 8;
-  size += 2;
-  size += 1;
+  size += 11; // producerId, producerEpoch, verifyOnly
   size += sizeOfArray(m.topics, version, true, sizeOfAddPartitionsToTxnTopic);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -11,9 +11,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -32,7 +31,7 @@ export interface AddPartitionsToTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnResponse with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnResponse with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnResponse(
   fields?: Partial<AddPartitionsToTxnResponse>,
 ): AddPartitionsToTxnResponse {
@@ -54,7 +53,7 @@ export interface AddPartitionsToTxnTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnTopicResult with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnTopicResult with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnTopicResult(
   fields?: Partial<AddPartitionsToTxnTopicResult>,
 ): AddPartitionsToTxnTopicResult {
@@ -74,7 +73,7 @@ export interface AddPartitionsToTxnPartitionResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnPartitionResult with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnPartitionResult with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnPartitionResult(
   fields?: Partial<AddPartitionsToTxnPartitionResult>,
 ): AddPartitionsToTxnPartitionResult {
@@ -94,7 +93,7 @@ export interface AddPartitionsToTxnResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddPartitionsToTxnResult with every field at its default, overridden by `fields`. */
+/** An AddPartitionsToTxnResult with every field at its default, overridden by `fields`. */
 export function createAddPartitionsToTxnResult(fields?: Partial<AddPartitionsToTxnResult>): AddPartitionsToTxnResult {
   return {
     transactionalId: '',
@@ -131,7 +130,7 @@ function readAddPartitionsToTxnResponse(r: Reader, version: number): AddPartitio
 function sizeOfAddPartitionsToTxnResponse(m: AddPartitionsToTxnResponse, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
+  size += 4; // throttleTimeMs
   if (version >= 4) {
     size += 2;
   }
@@ -150,10 +149,7 @@ function sizeOfAddPartitionsToTxnResponse(m: AddPartitionsToTxnResponse, version
     );
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -253,10 +249,7 @@ function sizeOfAddPartitionsToTxnTopicResult(m: AddPartitionsToTxnTopicResult, v
   size += sizeOfString(m.name, flexible);
   size += sizeOfArray(m.resultsByPartition, version, flexible, sizeOfAddPartitionsToTxnPartitionResult);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -321,13 +314,9 @@ function readAddPartitionsToTxnPartitionResult(r: Reader, version: number): AddP
 function sizeOfAddPartitionsToTxnPartitionResult(m: AddPartitionsToTxnPartitionResult, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partitionIndex, partitionErrorCode
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -400,10 +389,7 @@ function sizeOfAddPartitionsToTxnResult(m: AddPartitionsToTxnResult, version: nu
   size += sizeOfString(m.transactionalId, true);
   size += sizeOfArray(m.topicResults, version, true, sizeOfAddPartitionsToTxnTopicResult);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -13,9 +13,8 @@ import {
   readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeUnknownTaggedFields,
@@ -37,7 +36,7 @@ export interface AddShareAcksToTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddShareAcksToTxnRequest with every field at its default, overridden by `fields`. */
+/** An AddShareAcksToTxnRequest with every field at its default, overridden by `fields`. */
 export function createAddShareAcksToTxnRequest(fields?: Partial<AddShareAcksToTxnRequest>): AddShareAcksToTxnRequest {
   return {
     transactionalId: '',
@@ -58,7 +57,7 @@ export interface AddShareAcksToTxnTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddShareAcksToTxnTopic with every field at its default, overridden by `fields`. */
+/** An AddShareAcksToTxnTopic with every field at its default, overridden by `fields`. */
 export function createAddShareAcksToTxnTopic(fields?: Partial<AddShareAcksToTxnTopic>): AddShareAcksToTxnTopic {
   return {
     name: '',
@@ -94,15 +93,11 @@ function readAddShareAcksToTxnRequest(r: Reader, version: number): AddShareAcksT
 function sizeOfAddShareAcksToTxnRequest(m: AddShareAcksToTxnRequest, version: number): number {
   let size = 0;
   size += sizeOfString(m.transactionalId, true);
-  size += 8;
-  size += 2;
+  size += 10; // producerId, producerEpoch
   size += sizeOfString(m.groupId, true);
   size += sizeOfArray(m.topics, version, true, sizeOfAddShareAcksToTxnTopic);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -184,10 +179,7 @@ function sizeOfAddShareAcksToTxnTopic(m: AddShareAcksToTxnTopic, version: number
   size += sizeOfString(m.name, true);
   size += sizeOfFixedArray(m.partitions, true, 4);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -10,9 +10,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -29,7 +28,7 @@ export interface AddShareAcksToTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddShareAcksToTxnResponse with every field at its default, overridden by `fields`. */
+/** An AddShareAcksToTxnResponse with every field at its default, overridden by `fields`. */
 export function createAddShareAcksToTxnResponse(
   fields?: Partial<AddShareAcksToTxnResponse>,
 ): AddShareAcksToTxnResponse {
@@ -50,7 +49,7 @@ export interface AddShareAcksToTxnTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddShareAcksToTxnTopicResult with every field at its default, overridden by `fields`. */
+/** An AddShareAcksToTxnTopicResult with every field at its default, overridden by `fields`. */
 export function createAddShareAcksToTxnTopicResult(
   fields?: Partial<AddShareAcksToTxnTopicResult>,
 ): AddShareAcksToTxnTopicResult {
@@ -70,7 +69,7 @@ export interface AddShareAcksToTxnPartitionResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AddShareAcksToTxnPartitionResult with every field at its default, overridden by `fields`. */
+/** An AddShareAcksToTxnPartitionResult with every field at its default, overridden by `fields`. */
 export function createAddShareAcksToTxnPartitionResult(
   fields?: Partial<AddShareAcksToTxnPartitionResult>,
 ): AddShareAcksToTxnPartitionResult {
@@ -108,14 +107,10 @@ function readAddShareAcksToTxnResponse(r: Reader, version: number): AddShareAcks
 
 function sizeOfAddShareAcksToTxnResponse(m: AddShareAcksToTxnResponse, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   size += sizeOfArray(m.results, version, true, sizeOfAddShareAcksToTxnTopicResult);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -188,10 +183,7 @@ function sizeOfAddShareAcksToTxnTopicResult(m: AddShareAcksToTxnTopicResult, ver
   size += sizeOfString(m.name, true);
   size += sizeOfArray(m.partitions, version, true, sizeOfAddShareAcksToTxnPartitionResult);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -253,13 +245,9 @@ function readAddShareAcksToTxnPartitionResult(r: Reader, version: number): AddSh
 
 function sizeOfAddShareAcksToTxnPartitionResult(m: AddShareAcksToTxnPartitionResult, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partitionIndex, partitionErrorCode
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

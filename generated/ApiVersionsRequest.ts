@@ -8,9 +8,8 @@ import {
   jsonString,
   missingField,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -28,7 +27,7 @@ export interface ApiVersionsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ApiVersionsRequest with every field at its default, overridden by `fields`. */
+/** An ApiVersionsRequest with every field at its default, overridden by `fields`. */
 export function createApiVersionsRequest(fields?: Partial<ApiVersionsRequest>): ApiVersionsRequest {
   return {
     clientSoftwareName: '',
@@ -79,10 +78,7 @@ function sizeOfApiVersionsRequest(m: ApiVersionsRequest, version: number): numbe
     size += 4;
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

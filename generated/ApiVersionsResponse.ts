@@ -14,6 +14,7 @@ import {
   sizeOfArray,
   sizeOfRawTaggedFields,
   sizeOfString,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeRawTaggedFields,
@@ -40,7 +41,7 @@ export interface ApiVersionsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ApiVersionsResponse with every field at its default, overridden by `fields`. */
+/** An ApiVersionsResponse with every field at its default, overridden by `fields`. */
 export function createApiVersionsResponse(fields?: Partial<ApiVersionsResponse>): ApiVersionsResponse {
   return {
     errorCode: 0,
@@ -65,7 +66,7 @@ export interface ApiVersion {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ApiVersion with every field at its default, overridden by `fields`. */
+/** An ApiVersion with every field at its default, overridden by `fields`. */
 export function createApiVersion(fields?: Partial<ApiVersion>): ApiVersion {
   return {
     apiKey: 0,
@@ -175,7 +176,7 @@ function readApiVersionsResponse(r: Reader, version: number): ApiVersionsRespons
 function sizeOfApiVersionsResponse(m: ApiVersionsResponse, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 2;
+  size += 2; // errorCode
   size += sizeOfArray(m.apiKeys, version, flexible, sizeOfApiVersion);
   if (version >= 1) {
     size += 4;
@@ -338,14 +339,9 @@ function readApiVersion(r: Reader, version: number): ApiVersion {
 function sizeOfApiVersion(m: ApiVersion, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 2;
-  size += 2;
-  size += 2;
+  size += 6; // apiKey, minVersion, maxVersion
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -412,13 +408,9 @@ function readSupportedFeatureKey(r: Reader, version: number): SupportedFeatureKe
 function sizeOfSupportedFeatureKey(m: SupportedFeatureKey, version: number): number {
   let size = 0;
   size += sizeOfString(m.name, true);
-  size += 2;
-  size += 2;
+  size += 4; // minVersion, maxVersion
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -484,13 +476,9 @@ function readFinalizedFeatureKey(r: Reader, version: number): FinalizedFeatureKe
 function sizeOfFinalizedFeatureKey(m: FinalizedFeatureKey, version: number): number {
   let size = 0;
   size += sizeOfString(m.name, true);
-  size += 2;
-  size += 2;
+  size += 4; // maxVersionLevel, minVersionLevel
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

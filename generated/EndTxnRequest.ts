@@ -9,9 +9,8 @@ import {
   jsonObject,
   jsonString,
   missingField,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -29,7 +28,7 @@ export interface EndTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A EndTxnRequest with every field at its default, overridden by `fields`. */
+/** An EndTxnRequest with every field at its default, overridden by `fields`. */
 export function createEndTxnRequest(fields?: Partial<EndTxnRequest>): EndTxnRequest {
   return {
     transactionalId: '',
@@ -67,14 +66,9 @@ function sizeOfEndTxnRequest(m: EndTxnRequest, version: number): number {
   const flexible = version >= 3;
   let size = 0;
   size += sizeOfString(m.transactionalId, flexible);
-  size += 8;
-  size += 2;
-  size += 1;
+  size += 11; // producerId, producerEpoch, committed
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -7,8 +7,7 @@ import {
   jsonInt64,
   jsonObject,
   missingField,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -26,7 +25,7 @@ export interface EndTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A EndTxnResponse with every field at its default, overridden by `fields`. */
+/** An EndTxnResponse with every field at its default, overridden by `fields`. */
 export function createEndTxnResponse(fields?: Partial<EndTxnResponse>): EndTxnResponse {
   return {
     throttleTimeMs: 0,
@@ -63,8 +62,7 @@ function readEndTxnResponse(r: Reader, version: number): EndTxnResponse {
 function sizeOfEndTxnResponse(m: EndTxnResponse, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   if (version >= 5) {
     size += 8;
   }
@@ -72,10 +70,7 @@ function sizeOfEndTxnResponse(m: EndTxnResponse, version: number): number {
     size += 2;
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

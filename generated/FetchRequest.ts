@@ -19,6 +19,7 @@ import {
   sizeOfNullableString,
   sizeOfRawTaggedFields,
   sizeOfString,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeInt32Element,
@@ -250,10 +251,7 @@ function sizeOfFetchRequest(m: FetchRequest, version: number): number {
   if (!(version >= 15) && !deepEqual(m.replicaState, createReplicaState())) {
     throw new UnsupportedVersionError(`Attempted to write a non-default replicaState at version ${version}`);
   }
-  size += 4;
-  size += 4;
-  size += 4;
-  size += 1;
+  size += 13; // maxWaitMs, minBytes, maxBytes, isolationLevel
   if (version >= 7) {
     size += 4;
   }
@@ -451,13 +449,9 @@ function readReplicaState(r: Reader, version: number): ReplicaState {
 
 function sizeOfReplicaState(m: ReplicaState, version: number): number {
   let size = 0;
-  size += 4;
-  size += 8;
+  size += 12; // replicaId, replicaEpoch
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -525,10 +519,7 @@ function sizeOfFetchTopic(m: FetchTopic, version: number): number {
   }
   size += sizeOfArray(m.partitions, version, flexible, sizeOfFetchPartition);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -639,11 +630,11 @@ function readFetchPartition(r: Reader, version: number): FetchPartition {
 function sizeOfFetchPartition(m: FetchPartition, version: number): number {
   const flexible = version >= 12;
   let size = 0;
-  size += 4;
+  size += 4; // partition
   if (version >= 9) {
     size += 4;
   }
-  size += 8;
+  size += 8; // fetchOffset
   if (version >= 12) {
     size += 4;
   }
@@ -653,7 +644,7 @@ function sizeOfFetchPartition(m: FetchPartition, version: number): number {
   if (version >= 5) {
     size += 8;
   }
-  size += 4;
+  size += 4; // partitionMaxBytes
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
@@ -807,10 +798,7 @@ function sizeOfForgottenTopic(m: ForgottenTopic, version: number): number {
   }
   size += sizeOfFixedArray(m.partitions, flexible, 4);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -22,6 +22,7 @@ import {
   sizeOfNullableString,
   sizeOfRawTaggedFields,
   sizeOfString,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeRawTaggedFields,
@@ -131,7 +132,7 @@ export interface EpochEndOffset {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A EpochEndOffset with every field at its default, overridden by `fields`. */
+/** An EpochEndOffset with every field at its default, overridden by `fields`. */
 export function createEpochEndOffset(fields?: Partial<EpochEndOffset>): EpochEndOffset {
   return {
     epoch: -1,
@@ -185,7 +186,7 @@ export interface AbortedTransaction {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AbortedTransaction with every field at its default, overridden by `fields`. */
+/** An AbortedTransaction with every field at its default, overridden by `fields`. */
 export function createAbortedTransaction(fields?: Partial<AbortedTransaction>): AbortedTransaction {
   return {
     producerId: 0n,
@@ -262,7 +263,7 @@ function readFetchResponse(r: Reader, version: number): FetchResponse {
 function sizeOfFetchResponse(m: FetchResponse, version: number): number {
   const flexible = version >= 12;
   let size = 0;
-  size += 4;
+  size += 4; // throttleTimeMs
   if (version >= 7) {
     size += 2;
   }
@@ -397,10 +398,7 @@ function sizeOfFetchableTopicResponse(m: FetchableTopicResponse, version: number
   }
   size += sizeOfArray(m.partitions, version, flexible, sizeOfPartitionData);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -527,10 +525,7 @@ function readPartitionData(r: Reader, version: number): PartitionData {
 function sizeOfPartitionData(m: PartitionData, version: number): number {
   const flexible = version >= 12;
   let size = 0;
-  size += 4;
-  size += 2;
-  size += 8;
-  size += 8;
+  size += 22; // partitionIndex, errorCode, highWatermark, lastStableOffset
   if (version >= 5) {
     size += 8;
   }
@@ -726,13 +721,9 @@ function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
 
 function sizeOfEpochEndOffset(m: EpochEndOffset, version: number): number {
   let size = 0;
-  size += 4;
-  size += 8;
+  size += 12; // epoch, endOffset
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -788,13 +779,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
-  size += 4;
-  size += 4;
+  size += 8; // leaderId, leaderEpoch
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -850,13 +837,9 @@ function readSnapshotId(r: Reader, version: number): SnapshotId {
 
 function sizeOfSnapshotId(m: SnapshotId, version: number): number {
   let size = 0;
-  size += 8;
-  size += 4;
+  size += 12; // endOffset, epoch
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -914,13 +897,9 @@ function readAbortedTransaction(r: Reader, version: number): AbortedTransaction 
 function sizeOfAbortedTransaction(m: AbortedTransaction, version: number): number {
   const flexible = version >= 12;
   let size = 0;
-  size += 8;
-  size += 8;
+  size += 16; // producerId, firstOffset
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -981,15 +960,12 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
 
 function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // nodeId
   size += sizeOfString(m.host, true);
-  size += 4;
+  size += 4; // port
   size += sizeOfNullableString(m.rack, true);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -14,10 +14,9 @@ import {
   readStringElement,
   sizeOfArray,
   sizeOfCompactStringElement,
-  sizeOfRawTaggedFields,
   sizeOfString,
   sizeOfStringElement,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeCompactStringElement,
   writeStringElement,
@@ -97,10 +96,7 @@ function sizeOfFindCoordinatorRequest(m: FindCoordinatorRequest, version: number
     throw new UnsupportedVersionError(`Attempted to write a non-default coordinatorKeys at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

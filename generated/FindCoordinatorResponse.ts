@@ -12,9 +12,8 @@ import {
   readArray,
   sizeOfArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -161,10 +160,7 @@ function sizeOfFindCoordinatorResponse(m: FindCoordinatorResponse, version: numb
     throw new UnsupportedVersionError(`Attempted to write a non-default coordinators at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -295,16 +291,12 @@ function readCoordinator(r: Reader, version: number): Coordinator {
 function sizeOfCoordinator(m: Coordinator, version: number): number {
   let size = 0;
   size += sizeOfString(m.key, true);
-  size += 4;
+  size += 4; // nodeId
   size += sizeOfString(m.host, true);
-  size += 4;
-  size += 2;
+  size += 6; // port, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

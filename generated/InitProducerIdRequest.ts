@@ -11,8 +11,7 @@ import {
   jsonString,
   missingField,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -34,7 +33,7 @@ export interface InitProducerIdRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A InitProducerIdRequest with every field at its default, overridden by `fields`. */
+/** An InitProducerIdRequest with every field at its default, overridden by `fields`. */
 export function createInitProducerIdRequest(fields?: Partial<InitProducerIdRequest>): InitProducerIdRequest {
   return {
     transactionalId: '',
@@ -86,7 +85,7 @@ function sizeOfInitProducerIdRequest(m: InitProducerIdRequest, version: number):
   const flexible = version >= 2;
   let size = 0;
   size += sizeOfNullableString(m.transactionalId, flexible);
-  size += 4;
+  size += 4; // transactionTimeoutMs
   if (version >= 3) {
     size += 8;
   }
@@ -112,10 +111,7 @@ function sizeOfInitProducerIdRequest(m: InitProducerIdRequest, version: number):
     throw new UnsupportedVersionError(`Attempted to write a non-default keepPreparedTxn at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

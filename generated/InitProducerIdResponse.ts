@@ -8,8 +8,7 @@ import {
   jsonInt64,
   jsonObject,
   missingField,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -31,7 +30,7 @@ export interface InitProducerIdResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A InitProducerIdResponse with every field at its default, overridden by `fields`. */
+/** An InitProducerIdResponse with every field at its default, overridden by `fields`. */
 export function createInitProducerIdResponse(fields?: Partial<InitProducerIdResponse>): InitProducerIdResponse {
   return {
     throttleTimeMs: 0,
@@ -82,10 +81,7 @@ function readInitProducerIdResponse(r: Reader, version: number): InitProducerIdR
 function sizeOfInitProducerIdResponse(m: InitProducerIdResponse, version: number): number {
   const flexible = version >= 2;
   let size = 0;
-  size += 4;
-  size += 2;
-  size += 8;
-  size += 2;
+  size += 16; // throttleTimeMs, errorCode, producerId, producerEpoch
   if (version >= 6) {
     size += 8;
   }
@@ -99,10 +95,7 @@ function sizeOfInitProducerIdResponse(m: InitProducerIdResponse, version: number
     throw new UnsupportedVersionError(`Attempted to write a non-default ongoingTxnProducerEpoch at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

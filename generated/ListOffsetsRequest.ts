@@ -12,9 +12,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -109,7 +108,7 @@ function readListOffsetsRequest(r: Reader, version: number): ListOffsetsRequest 
 function sizeOfListOffsetsRequest(m: ListOffsetsRequest, version: number): number {
   const flexible = version >= 6;
   let size = 0;
-  size += 4;
+  size += 4; // replicaId
   if (version >= 2) {
     size += 1;
   }
@@ -121,10 +120,7 @@ function sizeOfListOffsetsRequest(m: ListOffsetsRequest, version: number): numbe
     size += 4;
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -210,10 +206,7 @@ function sizeOfListOffsetsTopic(m: ListOffsetsTopic, version: number): number {
   size += sizeOfString(m.name, flexible);
   size += sizeOfArray(m.partitions, version, flexible, sizeOfListOffsetsPartition);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -276,16 +269,13 @@ function readListOffsetsPartition(r: Reader, version: number): ListOffsetsPartit
 function sizeOfListOffsetsPartition(m: ListOffsetsPartition, version: number): number {
   const flexible = version >= 6;
   let size = 0;
-  size += 4;
+  size += 4; // partitionIndex
   if (version >= 4) {
     size += 4;
   }
-  size += 8;
+  size += 8; // timestamp
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -12,9 +12,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -117,10 +116,7 @@ function sizeOfListOffsetsResponse(m: ListOffsetsResponse, version: number): num
   }
   size += sizeOfArray(m.topics, version, flexible, sizeOfListOffsetsTopicResponse);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -193,10 +189,7 @@ function sizeOfListOffsetsTopicResponse(m: ListOffsetsTopicResponse, version: nu
   size += sizeOfString(m.name, flexible);
   size += sizeOfArray(m.partitions, version, flexible, sizeOfListOffsetsPartitionResponse);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -263,10 +256,7 @@ function readListOffsetsPartitionResponse(r: Reader, version: number): ListOffse
 function sizeOfListOffsetsPartitionResponse(m: ListOffsetsPartitionResponse, version: number): number {
   const flexible = version >= 6;
   let size = 0;
-  size += 4;
-  size += 2;
-  size += 8;
-  size += 8;
+  size += 22; // partitionIndex, errorCode, timestamp, offset
   if (version >= 4) {
     size += 4;
   }
@@ -274,10 +264,7 @@ function sizeOfListOffsetsPartitionResponse(m: ListOffsetsPartitionResponse, ver
     throw new UnsupportedVersionError(`Attempted to write a non-default leaderEpoch at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -15,9 +15,8 @@ import {
   sizeOfArray,
   sizeOfNullableArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -127,10 +126,7 @@ function sizeOfMetadataRequest(m: MetadataRequest, version: number): number {
     );
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -231,10 +227,7 @@ function sizeOfMetadataRequestTopic(m: MetadataRequestTopic, version: number): n
   }
   size += version >= 10 ? sizeOfNullableString(m.name, flexible) : sizeOfString(m.name, flexible);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -16,9 +16,8 @@ import {
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeUnknownTaggedFields,
@@ -217,10 +216,7 @@ function sizeOfMetadataResponse(m: MetadataResponse, version: number): number {
     size += 2;
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -346,17 +342,14 @@ function readMetadataResponseBroker(r: Reader, version: number): MetadataRespons
 function sizeOfMetadataResponseBroker(m: MetadataResponseBroker, version: number): number {
   const flexible = version >= 9;
   let size = 0;
-  size += 4;
+  size += 4; // nodeId
   size += sizeOfString(m.host, flexible);
-  size += 4;
+  size += 4; // port
   if (version >= 1) {
     size += version >= 1 ? sizeOfNullableString(m.rack, flexible) : sizeOfString(m.rack, flexible);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -446,7 +439,7 @@ function readMetadataResponseTopic(r: Reader, version: number): MetadataResponse
 function sizeOfMetadataResponseTopic(m: MetadataResponseTopic, version: number): number {
   const flexible = version >= 9;
   let size = 0;
-  size += 2;
+  size += 2; // errorCode
   size += version >= 12 ? sizeOfNullableString(m.name, flexible) : sizeOfString(m.name, flexible);
   if (version >= 10) {
     size += 16;
@@ -464,10 +457,7 @@ function sizeOfMetadataResponseTopic(m: MetadataResponseTopic, version: number):
     );
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -592,9 +582,7 @@ function readMetadataResponsePartition(r: Reader, version: number): MetadataResp
 function sizeOfMetadataResponsePartition(m: MetadataResponsePartition, version: number): number {
   const flexible = version >= 9;
   let size = 0;
-  size += 2;
-  size += 4;
-  size += 4;
+  size += 10; // errorCode, partitionIndex, leaderId
   if (version >= 7) {
     size += 4;
   }
@@ -604,10 +592,7 @@ function sizeOfMetadataResponsePartition(m: MetadataResponsePartition, version: 
     size += sizeOfFixedArray(m.offlineReplicas, flexible, 4);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -18,9 +18,8 @@ import {
   sizeOfFixedArray,
   sizeOfNullableArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeUnknownTaggedFields,
@@ -40,7 +39,7 @@ export interface OffsetFetchRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchRequest with every field at its default, overridden by `fields`. */
+/** An OffsetFetchRequest with every field at its default, overridden by `fields`. */
 export function createOffsetFetchRequest(fields?: Partial<OffsetFetchRequest>): OffsetFetchRequest {
   return {
     groupId: '',
@@ -60,7 +59,7 @@ export interface OffsetFetchRequestTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchRequestTopic with every field at its default, overridden by `fields`. */
+/** An OffsetFetchRequestTopic with every field at its default, overridden by `fields`. */
 export function createOffsetFetchRequestTopic(fields?: Partial<OffsetFetchRequestTopic>): OffsetFetchRequestTopic {
   return {
     name: '',
@@ -82,7 +81,7 @@ export interface OffsetFetchRequestGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchRequestGroup with every field at its default, overridden by `fields`. */
+/** An OffsetFetchRequestGroup with every field at its default, overridden by `fields`. */
 export function createOffsetFetchRequestGroup(fields?: Partial<OffsetFetchRequestGroup>): OffsetFetchRequestGroup {
   return {
     groupId: '',
@@ -104,7 +103,7 @@ export interface OffsetFetchRequestTopics {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchRequestTopics with every field at its default, overridden by `fields`. */
+/** An OffsetFetchRequestTopics with every field at its default, overridden by `fields`. */
 export function createOffsetFetchRequestTopics(fields?: Partial<OffsetFetchRequestTopics>): OffsetFetchRequestTopics {
   return {
     name: '',
@@ -174,10 +173,7 @@ function sizeOfOffsetFetchRequest(m: OffsetFetchRequest, version: number): numbe
     throw new UnsupportedVersionError(`Attempted to write a non-default requireStable at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -276,10 +272,7 @@ function sizeOfOffsetFetchRequestTopic(m: OffsetFetchRequestTopic, version: numb
   size += sizeOfString(m.name, flexible);
   size += sizeOfFixedArray(m.partitionIndexes, flexible, 4);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -356,10 +349,7 @@ function sizeOfOffsetFetchRequestGroup(m: OffsetFetchRequestGroup, version: numb
   }
   size += sizeOfNullableArray(m.topics, version, true, sizeOfOffsetFetchRequestTopics);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -452,10 +442,7 @@ function sizeOfOffsetFetchRequestTopics(m: OffsetFetchRequestTopics, version: nu
   }
   size += sizeOfFixedArray(m.partitionIndexes, true, 4);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -14,9 +14,8 @@ import {
   readArray,
   sizeOfArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -35,7 +34,7 @@ export interface OffsetFetchResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchResponse with every field at its default, overridden by `fields`. */
+/** An OffsetFetchResponse with every field at its default, overridden by `fields`. */
 export function createOffsetFetchResponse(fields?: Partial<OffsetFetchResponse>): OffsetFetchResponse {
   return {
     throttleTimeMs: 0,
@@ -55,7 +54,7 @@ export interface OffsetFetchResponseTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchResponseTopic with every field at its default, overridden by `fields`. */
+/** An OffsetFetchResponseTopic with every field at its default, overridden by `fields`. */
 export function createOffsetFetchResponseTopic(fields?: Partial<OffsetFetchResponseTopic>): OffsetFetchResponseTopic {
   return {
     name: '',
@@ -79,7 +78,7 @@ export interface OffsetFetchResponsePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchResponsePartition with every field at its default, overridden by `fields`. */
+/** An OffsetFetchResponsePartition with every field at its default, overridden by `fields`. */
 export function createOffsetFetchResponsePartition(
   fields?: Partial<OffsetFetchResponsePartition>,
 ): OffsetFetchResponsePartition {
@@ -104,7 +103,7 @@ export interface OffsetFetchResponseGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchResponseGroup with every field at its default, overridden by `fields`. */
+/** An OffsetFetchResponseGroup with every field at its default, overridden by `fields`. */
 export function createOffsetFetchResponseGroup(fields?: Partial<OffsetFetchResponseGroup>): OffsetFetchResponseGroup {
   return {
     groupId: '',
@@ -125,7 +124,7 @@ export interface OffsetFetchResponseTopics {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchResponseTopics with every field at its default, overridden by `fields`. */
+/** An OffsetFetchResponseTopics with every field at its default, overridden by `fields`. */
 export function createOffsetFetchResponseTopics(
   fields?: Partial<OffsetFetchResponseTopics>,
 ): OffsetFetchResponseTopics {
@@ -152,7 +151,7 @@ export interface OffsetFetchResponsePartitions {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A OffsetFetchResponsePartitions with every field at its default, overridden by `fields`. */
+/** An OffsetFetchResponsePartitions with every field at its default, overridden by `fields`. */
 export function createOffsetFetchResponsePartitions(
   fields?: Partial<OffsetFetchResponsePartitions>,
 ): OffsetFetchResponsePartitions {
@@ -213,10 +212,7 @@ function sizeOfOffsetFetchResponse(m: OffsetFetchResponse, version: number): num
     throw new UnsupportedVersionError(`Attempted to write a non-default groups at version ${version}`);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -317,10 +313,7 @@ function sizeOfOffsetFetchResponseTopic(m: OffsetFetchResponseTopic, version: nu
   size += sizeOfString(m.name, flexible);
   size += sizeOfArray(m.partitions, version, flexible, sizeOfOffsetFetchResponsePartition);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -387,18 +380,14 @@ function readOffsetFetchResponsePartition(r: Reader, version: number): OffsetFet
 function sizeOfOffsetFetchResponsePartition(m: OffsetFetchResponsePartition, version: number): number {
   const flexible = version >= 6;
   let size = 0;
-  size += 4;
-  size += 8;
+  size += 12; // partitionIndex, committedOffset
   if (version >= 5) {
     size += 4;
   }
   size += sizeOfNullableString(m.metadata, flexible);
-  size += 2;
+  size += 2; // errorCode
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -493,12 +482,9 @@ function sizeOfOffsetFetchResponseGroup(m: OffsetFetchResponseGroup, version: nu
   let size = 0;
   size += sizeOfString(m.groupId, true);
   size += sizeOfArray(m.topics, version, true, sizeOfOffsetFetchResponseTopics);
-  size += 2;
+  size += 2; // errorCode
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -578,10 +564,7 @@ function sizeOfOffsetFetchResponseTopics(m: OffsetFetchResponseTopics, version: 
   }
   size += sizeOfArray(m.partitions, version, true, sizeOfOffsetFetchResponsePartitions);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -660,16 +643,11 @@ function readOffsetFetchResponsePartitions(r: Reader, version: number): OffsetFe
 
 function sizeOfOffsetFetchResponsePartitions(m: OffsetFetchResponsePartitions, version: number): number {
   let size = 0;
-  size += 4;
-  size += 8;
-  size += 4;
+  size += 16; // partitionIndex, committedOffset, committedLeaderEpoch
   size += sizeOfNullableString(m.metadata, true);
-  size += 2;
+  size += 2; // errorCode
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -15,9 +15,8 @@ import {
   sizeOfArray,
   sizeOfNullableBytes,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -113,14 +112,10 @@ function sizeOfProduceRequest(m: ProduceRequest, version: number): number {
   const flexible = version >= 9;
   let size = 0;
   size += sizeOfNullableString(m.transactionalId, flexible);
-  size += 2;
-  size += 4;
+  size += 6; // acks, timeoutMs
   size += sizeOfArray(m.topicData, version, flexible, sizeOfTopicProduceData);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -211,10 +206,7 @@ function sizeOfTopicProduceData(m: TopicProduceData, version: number): number {
   }
   size += sizeOfArray(m.partitionData, version, flexible, sizeOfPartitionProduceData);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -290,13 +282,10 @@ function readPartitionProduceData(r: Reader, version: number): PartitionProduceD
 function sizeOfPartitionProduceData(m: PartitionProduceData, version: number): number {
   const flexible = version >= 9;
   let size = 0;
-  size += 4;
+  size += 4; // index
   size += sizeOfNullableBytes(m.records, flexible);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

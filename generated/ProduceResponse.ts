@@ -17,6 +17,7 @@ import {
   sizeOfNullableString,
   sizeOfRawTaggedFields,
   sizeOfString,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeRawTaggedFields,
@@ -200,7 +201,7 @@ function sizeOfProduceResponse(m: ProduceResponse, version: number): number {
   const flexible = version >= 9;
   let size = 0;
   size += sizeOfArray(m.responses, version, flexible, sizeOfTopicProduceResponse);
-  size += 4;
+  size += 4; // throttleTimeMs
   if (!(version >= 10) && m.nodeEndpoints.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default nodeEndpoints at version ${version}`);
   }
@@ -308,10 +309,7 @@ function sizeOfTopicProduceResponse(m: TopicProduceResponse, version: number): n
   }
   size += sizeOfArray(m.partitionResponses, version, flexible, sizeOfPartitionProduceResponse);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -422,10 +420,7 @@ function readPartitionProduceResponse(r: Reader, version: number): PartitionProd
 function sizeOfPartitionProduceResponse(m: PartitionProduceResponse, version: number): number {
   const flexible = version >= 9;
   let size = 0;
-  size += 4;
-  size += 2;
-  size += 8;
-  size += 8;
+  size += 22; // index, errorCode, baseOffset, logAppendTimeMs
   if (version >= 5) {
     size += 8;
   }
@@ -572,13 +567,10 @@ function readBatchIndexAndErrorMessage(r: Reader, version: number): BatchIndexAn
 function sizeOfBatchIndexAndErrorMessage(m: BatchIndexAndErrorMessage, version: number): number {
   const flexible = version >= 9;
   let size = 0;
-  size += 4;
+  size += 4; // batchIndex
   size += sizeOfNullableString(m.batchIndexErrorMessage, flexible);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -638,13 +630,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
-  size += 4;
-  size += 4;
+  size += 8; // leaderId, leaderEpoch
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -704,15 +692,12 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
 
 function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // nodeId
   size += sizeOfString(m.host, true);
-  size += 4;
+  size += 4; // port
   size += sizeOfNullableString(m.rack, true);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -8,8 +8,7 @@ import {
   jsonString,
   missingField,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -64,15 +63,10 @@ function readRequestHeader(r: Reader, version: number): RequestHeader {
 function sizeOfRequestHeader(m: RequestHeader, version: number): number {
   const flexible = version >= 2;
   let size = 0;
-  size += 2;
-  size += 2;
-  size += 4;
+  size += 8; // requestApiKey, requestApiVersion, correlationId
   size += sizeOfNullableString(m.clientId, false);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -6,8 +6,7 @@ import {
   jsonInt,
   jsonObject,
   missingField,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -47,12 +46,9 @@ function readResponseHeader(r: Reader, version: number): ResponseHeader {
 function sizeOfResponseHeader(m: ResponseHeader, version: number): number {
   const flexible = version >= 1;
   let size = 0;
-  size += 4;
+  size += 4; // correlationId
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -17,8 +17,7 @@ import {
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt8Element,
   writeUnknownTaggedFields,
@@ -61,7 +60,7 @@ export interface AcknowledgeTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AcknowledgeTopic with every field at its default, overridden by `fields`. */
+/** An AcknowledgeTopic with every field at its default, overridden by `fields`. */
 export function createAcknowledgeTopic(fields?: Partial<AcknowledgeTopic>): AcknowledgeTopic {
   return {
     topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
@@ -79,7 +78,7 @@ export interface AcknowledgePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AcknowledgePartition with every field at its default, overridden by `fields`. */
+/** An AcknowledgePartition with every field at its default, overridden by `fields`. */
 export function createAcknowledgePartition(fields?: Partial<AcknowledgePartition>): AcknowledgePartition {
   return {
     partitionIndex: 0,
@@ -99,7 +98,7 @@ export interface AcknowledgementBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AcknowledgementBatch with every field at its default, overridden by `fields`. */
+/** An AcknowledgementBatch with every field at its default, overridden by `fields`. */
 export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch>): AcknowledgementBatch {
   return {
     firstOffset: 0n,
@@ -137,7 +136,7 @@ function sizeOfShareAcknowledgeRequest(m: ShareAcknowledgeRequest, version: numb
   let size = 0;
   size += sizeOfNullableString(m.groupId, true);
   size += sizeOfNullableString(m.memberId, true);
-  size += 4;
+  size += 4; // shareSessionEpoch
   if (version >= 2) {
     size += 1;
   }
@@ -146,10 +145,7 @@ function sizeOfShareAcknowledgeRequest(m: ShareAcknowledgeRequest, version: numb
   }
   size += sizeOfArray(m.topics, version, true, sizeOfAcknowledgeTopic);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -232,13 +228,10 @@ function readAcknowledgeTopic(r: Reader, version: number): AcknowledgeTopic {
 
 function sizeOfAcknowledgeTopic(m: AcknowledgeTopic, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfAcknowledgePartition);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -301,13 +294,10 @@ function readAcknowledgePartition(r: Reader, version: number): AcknowledgePartit
 
 function sizeOfAcknowledgePartition(m: AcknowledgePartition, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // partitionIndex
   size += sizeOfArray(m.acknowledgementBatches, version, true, sizeOfAcknowledgementBatch);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -367,14 +357,10 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
 
 function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): number {
   let size = 0;
-  size += 8;
-  size += 8;
+  size += 16; // firstOffset, lastOffset
   size += sizeOfFixedArray(m.acknowledgeTypes, true, 1);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -12,9 +12,8 @@ import {
   readArray,
   sizeOfArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -177,8 +176,7 @@ function readShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowle
 
 function sizeOfShareAcknowledgeResponse(m: ShareAcknowledgeResponse, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   if (version >= 2) {
     size += 4;
@@ -186,10 +184,7 @@ function sizeOfShareAcknowledgeResponse(m: ShareAcknowledgeResponse, version: nu
   size += sizeOfArray(m.responses, version, true, sizeOfShareAcknowledgeTopicResponse);
   size += sizeOfArray(m.nodeEndpoints, version, true, sizeOfNodeEndpoint);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -285,13 +280,10 @@ function readShareAcknowledgeTopicResponse(r: Reader, version: number): ShareAck
 
 function sizeOfShareAcknowledgeTopicResponse(m: ShareAcknowledgeTopicResponse, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfPartitionData);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -357,15 +349,11 @@ function readPartitionData(r: Reader, version: number): PartitionData {
 
 function sizeOfPartitionData(m: PartitionData, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partitionIndex, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   size += sizeOfLeaderIdAndEpoch(m.currentLeader, version);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -435,13 +423,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
-  size += 4;
-  size += 4;
+  size += 8; // leaderId, leaderEpoch
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -501,15 +485,12 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
 
 function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // nodeId
   size += sizeOfString(m.host, true);
-  size += 4;
+  size += 4; // port
   size += sizeOfNullableString(m.rack, true);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -18,8 +18,7 @@ import {
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeInt8Element,
@@ -125,7 +124,7 @@ export interface AcknowledgementBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AcknowledgementBatch with every field at its default, overridden by `fields`. */
+/** An AcknowledgementBatch with every field at its default, overridden by `fields`. */
 export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch>): AcknowledgementBatch {
   return {
     firstOffset: 0n,
@@ -209,12 +208,7 @@ function sizeOfShareFetchRequest(m: ShareFetchRequest, version: number): number 
   let size = 0;
   size += sizeOfNullableString(m.groupId, true);
   size += sizeOfNullableString(m.memberId, true);
-  size += 4;
-  size += 4;
-  size += 4;
-  size += 4;
-  size += 4;
-  size += 4;
+  size += 24; // shareSessionEpoch, maxWaitMs, minBytes, maxBytes, maxRecords, batchSize
   if (version >= 2) {
     size += 1;
   }
@@ -227,10 +221,7 @@ function sizeOfShareFetchRequest(m: ShareFetchRequest, version: number): number 
   size += sizeOfArray(m.topics, version, true, sizeOfFetchTopic);
   size += sizeOfArray(m.forgottenTopicsData, version, true, sizeOfForgottenTopic);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -368,13 +359,10 @@ function readFetchTopic(r: Reader, version: number): FetchTopic {
 
 function sizeOfFetchTopic(m: FetchTopic, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfFetchPartition);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -438,16 +426,13 @@ function readFetchPartition(r: Reader, version: number): FetchPartition {
 
 function sizeOfFetchPartition(m: FetchPartition, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // partitionIndex
   if (m.partitionMaxBytes !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default partitionMaxBytes at version ${version}`);
   }
   size += sizeOfArray(m.acknowledgementBatches, version, true, sizeOfAcknowledgementBatch);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -510,14 +495,10 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
 
 function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): number {
   let size = 0;
-  size += 8;
-  size += 8;
+  size += 16; // firstOffset, lastOffset
   size += sizeOfFixedArray(m.acknowledgeTypes, true, 1);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -582,13 +563,10 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
 
 function sizeOfForgottenTopic(m: ForgottenTopic, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfFixedArray(m.partitions, true, 4);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -16,9 +16,8 @@ import {
   sizeOfArray,
   sizeOfBytes,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -139,7 +138,7 @@ export interface AcquiredRecords {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AcquiredRecords with every field at its default, overridden by `fields`. */
+/** An AcquiredRecords with every field at its default, overridden by `fields`. */
 export function createAcquiredRecords(fields?: Partial<AcquiredRecords>): AcquiredRecords {
   return {
     firstOffset: 0n,
@@ -214,17 +213,13 @@ function readShareFetchResponse(r: Reader, version: number): ShareFetchResponse 
 
 function sizeOfShareFetchResponse(m: ShareFetchResponse, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
-  size += 4;
+  size += 4; // acquisitionLockTimeoutMs
   size += sizeOfArray(m.responses, version, true, sizeOfShareFetchableTopicResponse);
   size += sizeOfArray(m.nodeEndpoints, version, true, sizeOfNodeEndpoint);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -316,13 +311,10 @@ function readShareFetchableTopicResponse(r: Reader, version: number): ShareFetch
 
 function sizeOfShareFetchableTopicResponse(m: ShareFetchableTopicResponse, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfPartitionData);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -406,19 +398,15 @@ function readPartitionData(r: Reader, version: number): PartitionData {
 
 function sizeOfPartitionData(m: PartitionData, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partitionIndex, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
-  size += 2;
+  size += 2; // acknowledgeErrorCode
   size += sizeOfNullableString(m.acknowledgeErrorMessage, true);
   size += sizeOfLeaderIdAndEpoch(m.currentLeader, version);
   size += sizeOfBytes(m.records, true);
   size += sizeOfArray(m.acquiredRecords, version, true, sizeOfAcquiredRecords);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -521,13 +509,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
-  size += 4;
-  size += 4;
+  size += 8; // leaderId, leaderEpoch
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -585,14 +569,9 @@ function readAcquiredRecords(r: Reader, version: number): AcquiredRecords {
 
 function sizeOfAcquiredRecords(m: AcquiredRecords, version: number): number {
   let size = 0;
-  size += 8;
-  size += 8;
-  size += 2;
+  size += 18; // firstOffset, lastOffset, deliveryCount
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -659,15 +638,12 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
 
 function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // nodeId
   size += sizeOfString(m.host, true);
-  size += 4;
+  size += 4; // port
   size += sizeOfNullableString(m.rack, true);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

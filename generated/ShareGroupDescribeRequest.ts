@@ -12,8 +12,7 @@ import {
   readCompactStringElement,
   sizeOfArray,
   sizeOfCompactStringElement,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeCompactStringElement,
   writeUnknownTaggedFields,
@@ -61,12 +60,9 @@ function readShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDe
 function sizeOfShareGroupDescribeRequest(m: ShareGroupDescribeRequest, version: number): number {
   let size = 0;
   size += sizeOfArray(m.groupIds, version, true, sizeOfCompactStringElement);
-  size += 1;
+  size += 1; // includeAuthorizedOperations
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

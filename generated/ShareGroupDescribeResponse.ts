@@ -16,9 +16,8 @@ import {
   sizeOfCompactStringElement,
   sizeOfFixedArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeCompactStringElement,
   writeInt32Element,
@@ -74,7 +73,7 @@ export interface Assignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A Assignment with every field at its default, overridden by `fields`. */
+/** An Assignment with every field at its default, overridden by `fields`. */
 export function createAssignment(fields?: Partial<Assignment>): Assignment {
   return {
     topicPartitions: [],
@@ -174,13 +173,10 @@ function readShareGroupDescribeResponse(r: Reader, version: number): ShareGroupD
 
 function sizeOfShareGroupDescribeResponse(m: ShareGroupDescribeResponse, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // throttleTimeMs
   size += sizeOfArray(m.groups, version, true, sizeOfDescribedGroup);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -240,14 +236,11 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
 
 function sizeOfTopicPartitions(m: TopicPartitions, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfString(m.topicName, true);
   size += sizeOfFixedArray(m.partitions, true, 4);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -312,10 +305,7 @@ function sizeOfAssignment(m: Assignment, version: number): number {
   let size = 0;
   size += sizeOfArray(m.topicPartitions, version, true, sizeOfTopicPartitions);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -391,20 +381,16 @@ function readDescribedGroup(r: Reader, version: number): DescribedGroup {
 
 function sizeOfDescribedGroup(m: DescribedGroup, version: number): number {
   let size = 0;
-  size += 2;
+  size += 2; // errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   size += sizeOfString(m.groupId, true);
   size += sizeOfString(m.groupState, true);
-  size += 4;
-  size += 4;
+  size += 8; // groupEpoch, assignmentEpoch
   size += sizeOfString(m.assignorName, true);
   size += sizeOfArray(m.members, version, true, sizeOfMember);
-  size += 4;
+  size += 4; // authorizedOperations
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -532,16 +518,13 @@ function sizeOfMember(m: Member, version: number): number {
   let size = 0;
   size += sizeOfString(m.memberId, true);
   size += sizeOfNullableString(m.rackId, true);
-  size += 4;
+  size += 4; // memberEpoch
   size += sizeOfString(m.clientId, true);
   size += sizeOfString(m.clientHost, true);
   size += sizeOfArray(m.subscribedTopicNames, version, true, sizeOfCompactStringElement);
   size += sizeOfAssignment(m.assignment, version);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

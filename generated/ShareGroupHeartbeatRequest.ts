@@ -13,9 +13,8 @@ import {
   sizeOfCompactStringElement,
   sizeOfNullableArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeCompactStringElement,
   writeUnknownTaggedFields,
@@ -84,14 +83,11 @@ function sizeOfShareGroupHeartbeatRequest(m: ShareGroupHeartbeatRequest, version
   let size = 0;
   size += sizeOfString(m.groupId, true);
   size += sizeOfString(m.memberId, true);
-  size += 4;
+  size += 4; // memberEpoch
   size += sizeOfNullableString(m.rackId, true);
   size += sizeOfNullableArray(m.subscribedTopicNames, version, true, sizeOfCompactStringElement);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -14,8 +14,7 @@ import {
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeNullableStruct,
@@ -83,7 +82,7 @@ export interface Assignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A Assignment with every field at its default, overridden by `fields`. */
+/** An Assignment with every field at its default, overridden by `fields`. */
 export function createAssignment(fields?: Partial<Assignment>): Assignment {
   return {
     topicPartitions: [],
@@ -130,18 +129,13 @@ function readShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroup
 
 function sizeOfShareGroupHeartbeatResponse(m: ShareGroupHeartbeatResponse, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   size += sizeOfNullableString(m.memberId, true);
-  size += 4;
-  size += 4;
+  size += 8; // memberEpoch, heartbeatIntervalMs
   size += m.assignment === null ? 1 : 1 + sizeOfAssignment(m.assignment, version);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -237,13 +231,10 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
 
 function sizeOfTopicPartitions(m: TopicPartitions, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfFixedArray(m.partitions, true, 4);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -301,10 +292,7 @@ function sizeOfAssignment(m: Assignment, version: number): number {
   let size = 0;
   size += sizeOfArray(m.topicPartitions, version, true, sizeOfTopicPartitions);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -49,8 +49,7 @@ function readShareSnapshotKey(r: Reader, version: number): ShareSnapshotKey {
 function sizeOfShareSnapshotKey(m: ShareSnapshotKey, version: number): number {
   let size = 0;
   size += sizeOfString(m.groupId, false);
-  size += 16;
-  size += 4;
+  size += 20; // topicId, partition
   return size;
 }
 

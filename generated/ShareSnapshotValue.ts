@@ -11,6 +11,7 @@ import {
   readArray,
   sizeOfArray,
   sizeOfRawTaggedFields,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeRawTaggedFields,
@@ -131,12 +132,7 @@ function readShareSnapshotValue(r: Reader, version: number): ShareSnapshotValue 
 
 function sizeOfShareSnapshotValue(m: ShareSnapshotValue, version: number): number {
   let size = 0;
-  size += 4;
-  size += 4;
-  size += 4;
-  size += 8;
-  size += 8;
-  size += 8;
+  size += 36; // snapshotEpoch, stateEpoch, leaderEpoch, startOffset, createTimestamp, writeTimestamp
   size += sizeOfArray(m.stateBatches, version, true, sizeOfStateBatch);
   if (true) {
     const unknown = m._unknownTaggedFields;
@@ -261,15 +257,9 @@ function readStateBatch(r: Reader, version: number): StateBatch {
 
 function sizeOfStateBatch(m: StateBatch, version: number): number {
   let size = 0;
-  size += 8;
-  size += 8;
-  size += 1;
-  size += 2;
+  size += 19; // firstOffset, lastOffset, deliveryState, deliveryCount
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

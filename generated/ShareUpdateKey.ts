@@ -49,8 +49,7 @@ function readShareUpdateKey(r: Reader, version: number): ShareUpdateKey {
 function sizeOfShareUpdateKey(m: ShareUpdateKey, version: number): number {
   let size = 0;
   size += sizeOfString(m.groupId, false);
-  size += 16;
-  size += 4;
+  size += 20; // topicId, partition
   return size;
 }
 

@@ -11,6 +11,7 @@ import {
   readArray,
   sizeOfArray,
   sizeOfRawTaggedFields,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeRawTaggedFields,
@@ -106,9 +107,7 @@ function readShareUpdateValue(r: Reader, version: number): ShareUpdateValue {
 
 function sizeOfShareUpdateValue(m: ShareUpdateValue, version: number): number {
   let size = 0;
-  size += 4;
-  size += 4;
-  size += 8;
+  size += 16; // snapshotEpoch, leaderEpoch, startOffset
   size += sizeOfArray(m.stateBatches, version, true, sizeOfStateBatch);
   if (true) {
     const unknown = m._unknownTaggedFields;
@@ -212,15 +211,9 @@ function readStateBatch(r: Reader, version: number): StateBatch {
 
 function sizeOfStateBatch(m: StateBatch, version: number): number {
   let size = 0;
-  size += 8;
-  size += 8;
-  size += 1;
-  size += 2;
+  size += 19; // firstOffset, lastOffset, deliveryState, deliveryCount
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -17,6 +17,7 @@ import {
   sizeOfNullableArray,
   sizeOfRawTaggedFields,
   sizeOfString,
+  sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
   writeInt32Element,
@@ -163,22 +164,20 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
 function sizeOfTransactionLogValue(m: TransactionLogValue, version: number): number {
   const flexible = version >= 1;
   let size = 0;
-  size += 8;
+  size += 8; // producerId
   if (!(version >= 1) && m.previousProducerId !== -1n) {
     throw new UnsupportedVersionError(`Attempted to write a non-default previousProducerId at version ${version}`);
   }
   if (!(version >= 1) && m.nextProducerId !== -1n) {
     throw new UnsupportedVersionError(`Attempted to write a non-default nextProducerId at version ${version}`);
   }
-  size += 2;
+  size += 2; // producerEpoch
   if (!(version >= 1) && m.nextProducerEpoch !== -1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default nextProducerEpoch at version ${version}`);
   }
-  size += 4;
-  size += 1;
+  size += 5; // transactionTimeoutMs, transactionStatus
   size += sizeOfNullableArray(m.transactionPartitions, version, flexible, sizeOfPartitionsSchema);
-  size += 8;
-  size += 8;
+  size += 16; // transactionLastUpdateTimestampMs, transactionStartTimestampMs
   if (!(version >= 1) && m.clientTransactionVersion !== 0) {
     throw new UnsupportedVersionError(
       `Attempted to write a non-default clientTransactionVersion at version ${version}`,
@@ -377,10 +376,7 @@ function sizeOfPartitionsSchema(m: PartitionsSchema, version: number): number {
   size += sizeOfString(m.topic, flexible);
   size += sizeOfFixedArray(m.partitionIds, flexible, 4);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

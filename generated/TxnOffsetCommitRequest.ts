@@ -14,9 +14,8 @@ import {
   readArray,
   sizeOfArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -159,8 +158,7 @@ function sizeOfTxnOffsetCommitRequest(m: TxnOffsetCommitRequest, version: number
   let size = 0;
   size += sizeOfString(m.transactionalId, flexible);
   size += sizeOfString(m.groupId, flexible);
-  size += 8;
-  size += 2;
+  size += 10; // producerId, producerEpoch
   if (version >= 3) {
     size += 4;
   }
@@ -184,10 +182,7 @@ function sizeOfTxnOffsetCommitRequest(m: TxnOffsetCommitRequest, version: number
   }
   size += sizeOfArray(m.topics, version, flexible, sizeOfTxnOffsetCommitRequestTopic);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -322,10 +317,7 @@ function sizeOfTxnOffsetCommitRequestTopic(m: TxnOffsetCommitRequestTopic, versi
   }
   size += sizeOfArray(m.partitions, version, flexible, sizeOfTxnOffsetCommitRequestPartition);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -409,17 +401,13 @@ function readTxnOffsetCommitRequestPartition(r: Reader, version: number): TxnOff
 function sizeOfTxnOffsetCommitRequestPartition(m: TxnOffsetCommitRequestPartition, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
-  size += 8;
+  size += 12; // partitionIndex, committedOffset
   if (version >= 2) {
     size += 4;
   }
   size += sizeOfNullableString(m.committedMetadata, flexible);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

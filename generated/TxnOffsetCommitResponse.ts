@@ -11,9 +11,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -107,13 +106,10 @@ function readTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommi
 function sizeOfTxnOffsetCommitResponse(m: TxnOffsetCommitResponse, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
+  size += 4; // throttleTimeMs
   size += sizeOfArray(m.topics, version, flexible, sizeOfTxnOffsetCommitResponseTopic);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -189,10 +185,7 @@ function sizeOfTxnOffsetCommitResponseTopic(m: TxnOffsetCommitResponseTopic, ver
   }
   size += sizeOfArray(m.partitions, version, flexible, sizeOfTxnOffsetCommitResponsePartition);
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -272,13 +265,9 @@ function readTxnOffsetCommitResponsePartition(r: Reader, version: number): TxnOf
 function sizeOfTxnOffsetCommitResponsePartition(m: TxnOffsetCommitResponsePartition, version: number): number {
   const flexible = version >= 3;
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partitionIndex, errorCode
   if (flexible) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

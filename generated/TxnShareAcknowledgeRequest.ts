@@ -13,9 +13,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -105,7 +104,7 @@ export interface AcknowledgementBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A AcknowledgementBatch with every field at its default, overridden by `fields`. */
+/** An AcknowledgementBatch with every field at its default, overridden by `fields`. */
 export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch>): AcknowledgementBatch {
   return {
     firstOffset: 0n,
@@ -156,8 +155,7 @@ function sizeOfTxnShareAcknowledgeRequest(m: TxnShareAcknowledgeRequest, version
   let size = 0;
   size += sizeOfString(m.groupId, true);
   size += sizeOfString(m.transactionalId, true);
-  size += 8;
-  size += 2;
+  size += 10; // producerId, producerEpoch
   if (version >= 1) {
     size += sizeOfString(m.memberId, true);
   }
@@ -172,10 +170,7 @@ function sizeOfTxnShareAcknowledgeRequest(m: TxnShareAcknowledgeRequest, version
   }
   size += sizeOfArray(m.topics, version, true, sizeOfTxnShareAcknowledgeTopic);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -281,13 +276,10 @@ function readTxnShareAcknowledgeTopic(r: Reader, version: number): TxnShareAckno
 
 function sizeOfTxnShareAcknowledgeTopic(m: TxnShareAcknowledgeTopic, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfTxnShareAcknowledgePartition);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -350,13 +342,10 @@ function readTxnShareAcknowledgePartition(r: Reader, version: number): TxnShareA
 
 function sizeOfTxnShareAcknowledgePartition(m: TxnShareAcknowledgePartition, version: number): number {
   let size = 0;
-  size += 4;
+  size += 4; // partition
   size += sizeOfArray(m.acknowledgementBatches, version, true, sizeOfAcknowledgementBatch);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -420,14 +409,9 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
 
 function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): number {
   let size = 0;
-  size += 8;
-  size += 8;
-  size += 1;
+  size += 17; // firstOffset, lastOffset, acknowledgeType
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

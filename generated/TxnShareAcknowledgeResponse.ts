@@ -12,8 +12,7 @@ import {
   readArray,
   sizeOfArray,
   sizeOfNullableString,
-  sizeOfRawTaggedFields,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -112,14 +111,10 @@ function readTxnShareAcknowledgeResponse(r: Reader, version: number): TxnShareAc
 
 function sizeOfTxnShareAcknowledgeResponse(m: TxnShareAcknowledgeResponse, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // throttleTimeMs, errorCode
   size += sizeOfArray(m.topics, version, true, sizeOfTxnShareAcknowledgeTopicResponse);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -193,13 +188,10 @@ function readTxnShareAcknowledgeTopicResponse(r: Reader, version: number): TxnSh
 
 function sizeOfTxnShareAcknowledgeTopicResponse(m: TxnShareAcknowledgeTopicResponse, version: number): number {
   let size = 0;
-  size += 16;
+  size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfTxnShareAcknowledgePartitionResponse);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -263,14 +255,10 @@ function readTxnShareAcknowledgePartitionResponse(r: Reader, version: number): T
 
 function sizeOfTxnShareAcknowledgePartitionResponse(m: TxnShareAcknowledgePartitionResponse, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partition, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -14,9 +14,8 @@ import {
   readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeInt32Element,
   writeUnknownTaggedFields,
@@ -106,10 +105,7 @@ function sizeOfWriteTxnMarkersRequest(m: WriteTxnMarkersRequest, version: number
   let size = 0;
   size += sizeOfArray(m.markers, version, true, sizeOfWritableTxnMarker);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -176,19 +172,14 @@ function readWritableTxnMarker(r: Reader, version: number): WritableTxnMarker {
 
 function sizeOfWritableTxnMarker(m: WritableTxnMarker, version: number): number {
   let size = 0;
-  size += 8;
-  size += 2;
-  size += 1;
+  size += 11; // producerId, producerEpoch, transactionResult
   size += sizeOfArray(m.topics, version, true, sizeOfWritableTxnMarkerTopic);
-  size += 4;
+  size += 4; // coordinatorEpoch
   if (version >= 2) {
     size += 1;
   }
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -281,10 +272,7 @@ function sizeOfWritableTxnMarkerTopic(m: WritableTxnMarkerTopic, version: number
   size += sizeOfString(m.name, true);
   size += sizeOfFixedArray(m.partitionIndexes, true, 4);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -11,9 +11,8 @@ import {
   missingField,
   readArray,
   sizeOfArray,
-  sizeOfRawTaggedFields,
   sizeOfString,
-  sizeOfUnsignedVarint,
+  sizeOfUnknownTaggedFields,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -112,10 +111,7 @@ function sizeOfWriteTxnMarkersResponse(m: WriteTxnMarkersResponse, version: numb
   let size = 0;
   size += sizeOfArray(m.markers, version, true, sizeOfWritableTxnMarkerResult);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -171,13 +167,10 @@ function readWritableTxnMarkerResult(r: Reader, version: number): WritableTxnMar
 
 function sizeOfWritableTxnMarkerResult(m: WritableTxnMarkerResult, version: number): number {
   let size = 0;
-  size += 8;
+  size += 8; // producerId
   size += sizeOfArray(m.topics, version, true, sizeOfWritableTxnMarkerTopicResult);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -243,10 +236,7 @@ function sizeOfWritableTxnMarkerTopicResult(m: WritableTxnMarkerTopicResult, ver
   size += sizeOfString(m.name, true);
   size += sizeOfArray(m.partitions, version, true, sizeOfWritableTxnMarkerPartitionResult);
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }
@@ -308,13 +298,9 @@ function readWritableTxnMarkerPartitionResult(r: Reader, version: number): Writa
 
 function sizeOfWritableTxnMarkerPartitionResult(m: WritableTxnMarkerPartitionResult, version: number): number {
   let size = 0;
-  size += 4;
-  size += 2;
+  size += 6; // partitionIndex, errorCode
   if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    size += sizeOfUnsignedVarint(count);
+    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   }
   return size;
 }

@@ -14,6 +14,7 @@ function load(name: string): string {
 
 const handlebars = Handlebars.create();
 handlebars.registerHelper('join', (items: string[]) => items.join(', '));
+handlebars.registerHelper('article', (word: string) => (/^[AEIOU]/.test(word) ? 'An' : 'A'));
 handlebars.registerPartial('structDeclarations', load('struct-declarations'));
 handlebars.registerPartial('structFunctions', load('struct-functions'));
 const messageTemplate = handlebars.compile<MessageView>(load('message'), { noEscape: true, strict: true });

@@ -17,6 +17,11 @@ export function sizeOfRawTaggedFields(fields: readonly RawTaggedField[] | undefi
   return size;
 }
 
+/** Size of a tagged-field section that holds only unknown fields: the count, then each field. */
+export function sizeOfUnknownTaggedFields(fields: readonly RawTaggedField[] | undefined): number {
+  return fields === undefined ? 1 : sizeOfUnsignedVarint(fields.length) + sizeOfRawTaggedFields(fields);
+}
+
 /**
  * Writes the unknown tagged fields whose tag is below `belowTag`, starting at
  * `next`, and returns the index of the first one not written. The generated

@@ -155,20 +155,41 @@ function unsupported(p: FieldPlan, rt: RuntimeImports): string {
 
 function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
   const lines: string[] = ['let size = 0;'];
-  const done = (): string[] => [...lines, 'return size;'];
+  // Consecutive fixed-width fields are added as one sum, named in a comment.
+  let fixed: { bytes: number; names: string[] } | undefined;
+  const flushFixed = (): void => {
+    if (fixed === undefined) return;
+    lines.push(`size += ${fixed.bytes}; // ${fixed.names.join(', ')}`);
+    fixed = undefined;
+  };
   for (const p of plans) {
     const check = p.field.ignorable ? undefined : unsupported(p, rt);
     const missing = not(p.exists);
     if (p.regular !== 'false') {
-      const add = `size += ${sizeExpression(p.field, p.v, p.compact, p.nullable, rt)};`;
-      if (p.regular === 'true') lines.push(add);
-      else lines.push(`if (${p.regular}) {`, add, '}');
+      const expr = sizeExpression(p.field, p.v, p.compact, p.nullable, rt);
+      if (p.regular === 'true' && /^\d+$/.test(expr)) {
+        fixed ??= { bytes: 0, names: [] };
+        fixed.bytes += Number(expr);
+        fixed.names.push(p.field.propertyName);
+      } else {
+        flushFixed();
+        const add = `size += ${expr};`;
+        if (p.regular === 'true') lines.push(add);
+        else lines.push(`if (${p.regular}) {`, add, '}');
+      }
     }
     if (check !== undefined && missing !== 'false') {
+      flushFixed();
       lines.push(`if (${and(missing, nonDefaultCondition(p.field, p.v, rt))}) {`, check, '}');
     }
   }
+  flushFixed();
+  const done = (): string[] => [...lines, 'return size;'];
   if (!hasTagged) return done();
+  if (tagged.length === 0) {
+    lines.push(`if (${flexible}) {`, `size += ${rt.use('sizeOfUnknownTaggedFields')}(m._unknownTaggedFields);`, '}');
+    return done();
+  }
   lines.push(`if (${flexible}) {`);
   lines.push('const unknown = m._unknownTaggedFields;');
   lines.push(`let count = unknown === undefined ? 0 : unknown.length;`);
