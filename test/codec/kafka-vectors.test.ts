@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate, writeTree } from '../../generator/generate.js';
 import type { MessageCodec } from '../../runtime/index.js';
-import { checkVector, readVectors, sharedDir } from '../support/vectors.js';
+import fc from 'fast-check';
+import { loadSpecs } from '../../generator/load.js';
+import { messageArbitrary } from '../support/arbitraries.js';
+import { checkVector, jsonDifference, readVectors, sharedDir, toHex } from '../support/vectors.js';
 
 // Every spec of Apache Kafka (clients and the three coordinators) plus the
 // KIP-1289 specs, generated into a temporary folder, against all 2,115 vectors
@@ -49,5 +52,28 @@ describe.runIf(shared !== undefined)('conformance vectors of every Apache Kafka 
     }
     expect(failures.slice(0, 20)).toEqual([]);
     expect(count).toBeGreaterThanOrEqual(2115);
+  });
+
+  it('round-trips random messages of every spec at every version', () => {
+    const k = join(shared!, 'kafka-schemas');
+    const { specs } = loadSpecs(['clients', 'group-coordinator', 'share-coordinator', 'transaction-coordinator'].map((d) => join(k, d)));
+    let runs = 0;
+    for (const spec of specs) {
+      const codec = codecs[spec.name]!;
+      for (const version of spec.validVersions) {
+        fc.assert(
+          fc.property(messageArbitrary(spec, version), (json) => {
+            runs++;
+            const message = codec.fromJson(json, version);
+            const bytes = codec.encode(message, version);
+            const decoded = codec.decode(bytes, version);
+            expect(jsonDifference(codec.toJson(decoded, version), codec.toJson(message, version))).toBeUndefined();
+            expect(toHex(codec.encode(decoded, version))).toBe(toHex(bytes));
+          }),
+          { numRuns: 8, seed: version },
+        );
+      }
+    }
+    expect(runs).toBeGreaterThan(5000);
   });
 });
