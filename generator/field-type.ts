@@ -30,7 +30,12 @@ const STRUCT_NAME = /^[A-Z][A-Za-z0-9]*$/;
 /** Parses a type string, or throws a RangeError saying why it is not one. */
 export function parseFieldType(text: string): FieldType {
   if (text.startsWith('[]')) {
-    const element = parseFieldType(text.slice(2));
+    let element: FieldType;
+    try {
+      element = parseFieldType(text.slice(2));
+    } catch {
+      throw new RangeError(`Can't parse type ${text}`);
+    }
     if (element.kind === 'array') throw new RangeError(`Can't parse type ${text}: arrays of arrays are not supported`);
     if (element.kind === 'primitive' && element.name === 'records') {
       throw new RangeError(`Can't parse type ${text}: records cannot be an array element`);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parseTree, getNodeValue, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { createScanner, parseTree, getNodeValue, printParseErrorCode, SyntaxKind, type Node, type ParseError } from 'jsonc-parser';
 import { SchemaError, type Diagnostic } from './diagnostics.js';
 
 /** A JSON path into a schema document, e.g. ['fields', 3, 'tag']. */
@@ -28,6 +28,13 @@ export class SchemaSource {
 
   /** Parses JSONC; a syntax error becomes a SchemaError pointing at the bad token. */
   static parse(file: string, text: string): SchemaSource {
+    const tooDeep = firstTooDeep(text);
+    if (tooDeep !== undefined) {
+      const probe = new SchemaSource(file, text, { type: 'null', offset: 0, length: 0 } as Node, null);
+      throw new SchemaError([
+        { severity: 'error', file, ...probe.lineColumn(tooDeep), jsonPath: '', message: `nesting deeper than ${MAX_NESTING} levels (Kafka's deepest schema nests under 20)` },
+      ]);
+    }
     const errors: ParseError[] = [];
     const root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
     if (errors.length > 0 || root === undefined) {
@@ -91,4 +98,21 @@ export function formatJsonPath(path: JsonPath): string {
     out += typeof segment === 'number' ? `[${segment}]` : out === '' ? segment : `.${segment}`;
   }
   return out;
+}
+
+/** JSON nesting a schema may have; far beyond any real schema, well within the parser's recursion. */
+export const MAX_NESTING = 128;
+
+/** The offset where nesting first exceeds MAX_NESTING, found with the scanner (no recursion). */
+function firstTooDeep(text: string): number | undefined {
+  const scanner = createScanner(text, false);
+  let depth = 0;
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) {
+      if (++depth > MAX_NESTING) return scanner.getTokenOffset();
+    } else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) {
+      depth--;
+    }
+  }
+  return undefined;
 }

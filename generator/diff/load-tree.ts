@@ -20,6 +20,8 @@ export interface LoadedSpec {
   spec: MessageSpec;
   /** Where the spec came from, as shown to people (a path, or git:REF:path). */
   file: string;
+  /** The schema's text, as read. */
+  text: string;
   /** Line and column of a JSON path in the spec's source. */
   locate(path: JsonPath): { line: number; column: number };
 }
@@ -60,7 +62,7 @@ export function loadSpecText(file: string, text: string): { loaded: LoadedSpec |
   if (shape.length > 0) return { loaded: undefined, diagnostics: shape };
   const result = parseSpec(source);
   if (result.spec === undefined) return { loaded: undefined, diagnostics: result.diagnostics };
-  return { loaded: { spec: result.spec, file, locate: (path) => source.locate(path) }, diagnostics: result.diagnostics };
+  return { loaded: { spec: result.spec, file, text, locate: (path) => source.locate(path) }, diagnostics: result.diagnostics };
 }
 
 /** Loads one tree argument (see the module comment). Throws TreeArgumentError for an unusable argument. */
