@@ -1,0 +1,218 @@
+/**
+ * The contract between the broker (coordinator/) and the share coordinator
+ * (coordinator/share/). The share coordinator is given a BrokerContext and
+ * returns a ShareCoordinator; the broker dispatches its APIs, feeds it
+ * transaction markers and shows its dump. Keep this file stable: the two sides
+ * are built by different people at the same time (coordinator/README.md).
+ *
+ * Nothing here depends on how the broker is built; only types and small
+ * helpers live in this module.
+ */
+import type { RecordBatch } from '../runtime/index.js';
+
+// ---------------------------------------------------------------------------
+// Requests
+
+/** What a handler learns about the request besides its body. */
+export interface RequestContext {
+  readonly apiKey: number;
+  /** The version the client sent; the handler must answer in the same version. */
+  readonly apiVersion: number;
+  readonly header: { readonly clientId: string | null; readonly correlationId: number };
+  /** Stable for the lifetime of one TCP connection, unique within this process. */
+  readonly connectionId: number;
+  /** `host:port` of the peer, for logs. */
+  readonly peer: string;
+  /**
+   * Calls `callback` once when this connection closes (or at once if it is
+   * already closed). Share sessions release their locks this way.
+   */
+  onClose(callback: () => void): void;
+}
+
+/**
+ * Handles one decoded request body and returns the response body (a plain
+ * object as the generated codec's `create` makes). Errors are answered in the
+ * response; a thrown KafkaError (coordinator/errors.ts) becomes a top-level
+ * error response where the API has one, anything else is logged and closes the
+ * connection, as a Kafka broker does for an unexpected failure.
+ */
+export type Handler = (request: any, ctx: RequestContext) => Promise<any>;
+
+// ---------------------------------------------------------------------------
+// Cluster and topics
+
+export interface NodeEndpoint {
+  readonly nodeId: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface TopicInfo {
+  readonly name: string;
+  /** Kafka's 22-character base64url uuid; stable across restarts. */
+  readonly topicId: string;
+  readonly partitions: number;
+  /** `__transaction_state`, `__consumer_offsets`, `__share_group_state`. */
+  readonly internal: boolean;
+}
+
+export interface ClusterView {
+  /** This node. */
+  readonly nodeId: number;
+  readonly nodes: readonly NodeEndpoint[];
+  node(nodeId: number): NodeEndpoint | undefined;
+  topics(): readonly TopicInfo[];
+  topicByName(name: string): TopicInfo | undefined;
+  topicById(topicId: string): TopicInfo | undefined;
+  /** The node leading a partition of any topic (static: `nodes[partition % nodes.length]`, see README). */
+  leaderOf(topic: string, partition: number): number;
+  /**
+   * The `__share_group_state` partition holding the share state of
+   * `groupId:topicId:partition`: the one led by the data partition's leader
+   * (DESIGN §6), so `leaderOf('__share_group_state', p) === leaderOf(topic, partition)`.
+   */
+  shareStatePartitionFor(topic: string, partition: number): number;
+}
+
+// ---------------------------------------------------------------------------
+// Partition logs
+
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
+
+export interface AbortedTransaction {
+  readonly producerId: bigint;
+  readonly firstOffset: bigint;
+}
+
+export interface ReadResult {
+  /** Whole RecordBatch v2 batches, raw as stored; empty when there is nothing to read. */
+  readonly records: Uint8Array;
+  readonly highWatermark: bigint;
+  readonly lastStableOffset: bigint;
+  readonly logStartOffset: bigint;
+  /** Only for read_committed: transactions aborted within the returned range (FetchResponse.AbortedTransactions). */
+  readonly abortedTransactions: readonly AbortedTransaction[];
+}
+
+/** Read access to one partition this node leads. */
+export interface PartitionReader {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  logStartOffset(): bigint;
+  /** Offset of the next record to be appended. */
+  logEndOffset(): bigint;
+  /** Single replica: equals the log end offset. */
+  highWatermark(): bigint;
+  /** First offset of the earliest open transaction, else the high watermark. */
+  lastStableOffset(): bigint;
+  /**
+   * Batches from the one containing `fromOffset` (so the first batch may start
+   * before it: skip its earlier records), up to `maxBytes`, but always at least
+   * one whole batch when one exists, as Kafka does. read_committed stops at the
+   * last stable offset. Throws KafkaError OFFSET_OUT_OF_RANGE outside
+   * [logStartOffset, logEndOffset].
+   */
+  read(fromOffset: bigint, maxBytes: number, isolation?: IsolationLevel): ReadResult;
+  /** Calls `listener` after every append (for long polls); returns the unsubscribe function. */
+  onAppend(listener: () => void): () => void;
+}
+
+/** A record for a coordinator log: Kafka's coordinator key/value bytes (see coordinator-records.ts). */
+export interface CoordinatorRecord {
+  readonly key: Uint8Array;
+  /** null is a tombstone. */
+  readonly value: Uint8Array | null;
+}
+
+/** The producer of a transactional coordinator write (TxnShareAcknowledge carries these). */
+export interface TransactionalProducer {
+  readonly transactionalId: string;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+}
+
+export interface AppendResult {
+  readonly baseOffset: bigint;
+  readonly lastOffset: bigint;
+}
+
+/** This node's partition of `__share_group_state` (DESIGN §6: one per node, led by it). */
+export interface CoordinatorLog extends PartitionReader {
+  /**
+   * Appends one batch and fsyncs it before resolving. With `transaction`, the
+   * batch is transactional: the broker first checks with the transaction
+   * coordinator that this partition is in that producer's ongoing transaction
+   * (AddShareAcksToTxn added it) and rejects with KafkaError INVALID_TXN_STATE
+   * if not, PRODUCER_FENCED / INVALID_PRODUCER_EPOCH for an old epoch. The
+   * records stay pending until a COMMIT or ABORT marker, which the broker
+   * appends before calling ShareCoordinator.completeTransaction.
+   */
+  append(records: readonly CoordinatorRecord[], transaction?: TransactionalProducer): Promise<AppendResult>;
+  /**
+   * Every batch from `fromOffset` (default: the log start) to the end, decoded,
+   * control batches (transaction markers) included, in offset order. Used by
+   * ShareCoordinator.recover to replay state and resolve pending records.
+   */
+  batches(fromOffset?: bigint): Iterable<RecordBatch>;
+}
+
+// ---------------------------------------------------------------------------
+// What the share coordinator receives
+
+/** KIP-932 settings from the broker config, passed through unchanged. */
+export interface ShareGroupSettings {
+  /** group.share.record.lock.duration.ms */
+  readonly recordLockDurationMs: number;
+  /** group.share.delivery.count.limit */
+  readonly deliveryCountLimit: number;
+  /** group.share.session.timeout.ms */
+  readonly sessionTimeoutMs: number;
+  /** group.share.heartbeat.interval.ms */
+  readonly heartbeatIntervalMs: number;
+  /** group.share.partition.max.record.locks */
+  readonly maxRecordLocks: number;
+}
+
+export interface BrokerContext {
+  readonly nodeId: number;
+  readonly cluster: ClusterView;
+  readonly shareGroup: ShareGroupSettings;
+  /** Directory the share coordinator may use for files of its own (already created). */
+  readonly dataDir: string;
+  /** A data partition this node leads, by topic name or topic id; undefined if unknown or led elsewhere. */
+  partition(topicNameOrId: string, partition: number): PartitionReader | undefined;
+  /** This node's `__share_group_state` partition. */
+  readonly shareStateLog: CoordinatorLog;
+  /** One line to the broker log (stderr), prefixed with the node id. */
+  log(line: string): void;
+}
+
+/**
+ * What the share coordinator gives the broker. APIs 76-79 and 96 are
+ * advertised and dispatched only for keys present in `handlers`; versions are
+ * the generated codec's full range unless `versions` narrows them.
+ */
+export interface ShareCoordinator {
+  readonly handlers: ReadonlyMap<number, Handler>;
+  readonly versions?: ReadonlyMap<number, { readonly min: number; readonly max: number }>;
+  /** Replays shareStateLog.batches(); called once before the broker serves requests. */
+  recover(): Promise<void>;
+  /**
+   * A COMMIT (commit = true) or ABORT marker for this producer has been
+   * appended and fsynced to shareStateLog: apply or discard its pending acks
+   * (DESIGN §5.2). Must be idempotent: after a crash the broker may deliver the
+   * same marker again (the coordinator resends until acknowledged).
+   */
+  completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void>;
+  /** Human-readable share-partition states for `kipgen dump-log` / debugging. */
+  dump(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * The module `coordinator/share/index.ts` exports `createShareCoordinator` of
+ * this type; startBroker loads it when present (see broker.ts).
+ */
+export type ShareCoordinatorFactory = (ctx: BrokerContext) => ShareCoordinator | Promise<ShareCoordinator>;

@@ -1,0 +1,224 @@
+/**
+ * startBroker: assembles one node — recovered partition logs, the offset
+ * store, the transaction coordinator, the share coordinator (from share/,
+ * when present) and the TCP server — in the order recovery needs:
+ *
+ *   logs recovered → offsets replayed → share coordinator recovers →
+ *   transaction coordinator replays and resumes PREPARE_* markers → port opens.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
+import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
+import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
+import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
+import { OffsetStore } from './group/offset-store.js';
+import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
+import { fetchHandler } from './handlers/fetch.js';
+import { listOffsetsHandler } from './handlers/list-offsets.js';
+import { produceHandler } from './handlers/produce.js';
+import { writeTxnMarkersHandler } from './handlers/write-txn-markers.js';
+import { LogManager } from './log/log-manager.js';
+import { Metrics, type MetricsSnapshot } from './metrics.js';
+import { PeerConnections } from './net/peers.js';
+import { ApiRegistry } from './server/api-registry.js';
+import { KafkaServer } from './server/server.js';
+import { ShareStateLog } from './share-state-log.js';
+import { transactionHandlers } from './txn/handlers.js';
+import { MarkerSender } from './txn/marker-sender.js';
+import { MarkerWriter } from './txn/marker-writer.js';
+import { ProducerIdManager } from './txn/producer-id-manager.js';
+import { TransactionCoordinator } from './txn/transaction-coordinator.js';
+import { TransactionLog } from './txn/transaction-log.js';
+import { describePartitions, txnStateName } from './txn/transaction-metadata.js';
+import { TransactionVerifier } from './txn/verifier.js';
+
+/** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
+const SHARE_APIS = [76, 77, 78, 79, 96];
+const KIP1289_APIS = new Set([95, 96]);
+/** InitProducerId v6 (KIP-939 two-phase commit) is marked unstable by Kafka and not implemented. */
+const INIT_PRODUCER_ID_MAX_VERSION = 5;
+
+export interface StartOptions {
+  /**
+   * The share coordinator to run: a factory, `null` for none, or undefined to
+   * load `coordinator/share/index.ts` (`createShareCoordinator`) when it exists.
+   */
+  shareCoordinator?: ShareCoordinatorFactory | null;
+  /** Where log lines go; default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface Broker {
+  readonly nodeId: number;
+  readonly host: string;
+  /** The bound port (useful with port 0). */
+  readonly port: number;
+  readonly config: BrokerConfig;
+  metrics(): MetricsSnapshot;
+  /** Transactions, partition logs and share-partition states, human-readable. */
+  dump(): string;
+  /** Registers (or replaces) the share coordinator: recovers it, then serves its APIs. */
+  registerShareCoordinator(coordinator: ShareCoordinator): Promise<void>;
+  readonly transactions: TransactionCoordinator;
+  /** Graceful stop: closes connections, stops marker retries, flushes and closes the logs. */
+  close(): Promise<void>;
+}
+
+export async function startBroker(input: BrokerConfigInput, options: StartOptions = {}): Promise<Broker> {
+  const config = resolveConfig(input);
+  const write = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const log = (line: string): void => write(`[kipgen node ${config.nodeId}] ${line}`);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+
+  const nodes = config.cluster.map((n) => ({ ...n }));
+  const cluster = new Cluster({
+    nodeId: config.nodeId,
+    nodes,
+    clusterId: config.clusterId,
+    dataDir: config.dataDir,
+    topics: config.topics,
+    transactionStatePartitions: config.transactionStatePartitions,
+    consumerOffsetsPartitions: config.consumerOffsetsPartitions,
+  });
+  const logs = new LogManager(cluster, config.dataDir, config.segmentBytes, log);
+  const metrics = new Metrics();
+  const registry = new ApiRegistry();
+  const peers = new PeerConnections(cluster, config.requestTimeoutMs);
+
+  const offsets = new OffsetStore(cluster, logs);
+  offsets.recover();
+
+  let share: ShareCoordinator | null = null;
+  const markerWriter = new MarkerWriter(logs, offsets, () => share, log);
+  const markerSender = new MarkerSender(cluster, peers, markerWriter, config.markerRetryBackoffMs, metrics, log);
+  const nodeIndex = nodes.findIndex((n) => n.nodeId === config.nodeId);
+  const tc = new TransactionCoordinator({
+    cluster,
+    txnLog: new TransactionLog(cluster, logs),
+    producerIds: new ProducerIdManager(config.dataDir, nodeIndex, nodes.length),
+    markers: markerSender,
+    maxTimeoutMs: config.transactionMaxTimeoutMs,
+    abortCheckIntervalMs: config.transactionAbortCheckIntervalMs,
+    retryBackoffMs: config.markerRetryBackoffMs,
+    metrics,
+    log,
+  });
+  const verifier = new TransactionVerifier(cluster, tc, peers);
+
+  // APIs of the broker itself.
+  registry.register(18, apiVersionsHandler(registry));
+  registry.register(3, metadataHandler(cluster));
+  registry.register(10, findCoordinatorHandler(cluster, () => share));
+  registry.register(0, produceHandler(cluster, logs, verifier, log));
+  registry.register(1, fetchHandler(cluster, logs));
+  registry.register(2, listOffsetsHandler(cluster, logs));
+  registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
+  registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
+  registry.register(9, offsetFetchHandler(cluster, offsets));
+  for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
+    if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
+    registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
+  }
+
+  const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
+  const context: BrokerContext = {
+    nodeId: config.nodeId,
+    cluster,
+    shareGroup: config.shareGroup,
+    dataDir: ensureDir(path.join(config.dataDir, 'share-coordinator')),
+    partition: (topicNameOrId, partition) => {
+      const found = logs.find(topicNameOrId, partition);
+      return found !== undefined && !cluster.topicByName(found.topic)!.internal ? found : undefined;
+    },
+    shareStateLog: new ShareStateLog(shareLog, verifier),
+    log: (line) => log(`share: ${line}`),
+  };
+
+  const registerShareCoordinator = async (coordinator: ShareCoordinator): Promise<void> => {
+    await coordinator.recover();
+    for (const apiKey of SHARE_APIS) registry.unregister(apiKey);
+    share = coordinator;
+    for (const [apiKey, handler] of coordinator.handlers) {
+      if (!SHARE_APIS.includes(apiKey)) throw new Error(`the share coordinator may serve APIs ${SHARE_APIS.join(', ')}, not ${apiKey}`);
+      if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
+      const range = coordinator.versions?.get(apiKey);
+      registry.register(apiKey, handler as Handler, range ? { min: range.min, max: range.max } : undefined);
+    }
+  };
+
+  const factory = options.shareCoordinator === undefined ? await loadShareCoordinatorFactory() : options.shareCoordinator;
+  if (factory !== null) await registerShareCoordinator(await factory(context));
+
+  tc.recover();
+  tc.start();
+
+  const server = new KafkaServer({ host: config.host, port: config.port, maxFrameBytes: config.maxFrameBytes, registry, metrics, log });
+  const port = await server.listen();
+  const self = nodes[nodeIndex]!;
+  if (self.port === 0) (self as { port: number }).port = port;
+  log(
+    `listening on ${config.host}:${port} (cluster ${nodes.map((n) => `${n.nodeId}@${n.host}:${n.port}`).join(', ')}; data ${config.dataDir}` +
+      `; KIP-1289 ${config.kip1289 ? 'on' : 'off'}; share coordinator ${share ? 'on' : 'off'})`,
+  );
+
+  let closed = false;
+  return {
+    nodeId: config.nodeId,
+    host: config.host,
+    port,
+    config,
+    transactions: tc,
+    metrics: () => metrics.snapshot(),
+    registerShareCoordinator,
+    dump: () => dumpBroker(cluster, logs, tc, share),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await server.close();
+      await tc.close();
+      await peers.close();
+      if (share) await share.close();
+      logs.close();
+      log('stopped');
+    },
+  };
+}
+
+/** Loads coordinator/share/index.{ts,js} when it exists; its createShareCoordinator is the factory. */
+async function loadShareCoordinatorFactory(): Promise<ShareCoordinatorFactory | null> {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = ['index.ts', 'index.js'].map((f) => path.join(here, 'share', f));
+  const file = candidates.find((f) => fs.existsSync(f));
+  if (file === undefined) return null;
+  const module = (await import(pathToFileURL(file).href)) as { createShareCoordinator?: ShareCoordinatorFactory };
+  if (typeof module.createShareCoordinator !== 'function') {
+    throw new Error(`${file} does not export createShareCoordinator(ctx: BrokerContext)`);
+  }
+  return module.createShareCoordinator;
+}
+
+function ensureDir(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function dumpBroker(cluster: Cluster, logs: LogManager, tc: TransactionCoordinator, share: ShareCoordinator | null): string {
+  const lines: string[] = [`node ${cluster.nodeId}`, 'transactions:'];
+  for (const t of tc.all()) {
+    lines.push(
+      `  ${t.transactionalId}: producer ${t.producerId} epoch ${t.producerEpoch} ${txnStateName(t.state)} timeout ${t.timeoutMs} ms partitions ${describePartitions(t.partitions)}`,
+    );
+  }
+  lines.push('partitions:');
+  for (const l of logs.all()) {
+    if (l.logEndOffset() === 0n) continue;
+    lines.push(`  ${l.name}: log start ${l.logStartOffset()} end ${l.logEndOffset()} LSO ${l.lastStableOffset()} segments ${l.segmentCount()}`);
+    for (const p of l.producers.describe()) {
+      lines.push(`    producer ${p.producerId} epoch ${p.epoch} last sequence ${p.lastSequence}${p.txnFirstOffset !== null ? ` open transaction from ${p.txnFirstOffset}` : ''}`);
+    }
+  }
+  if (share) lines.push('share coordinator:', ...share.dump().split('\n').map((l) => `  ${l}`));
+  return lines.join('\n');
+}

@@ -1,0 +1,82 @@
+/**
+ * `kipgen broker` and `kipgen dump-log`. The lead wires registerBrokerCommand
+ * into the kipgen CLI; `node --import tsx coordinator/cli.ts broker …` runs
+ * the same commands standalone.
+ */
+import { Command } from 'commander';
+import { pathToFileURL } from 'node:url';
+import { startBroker } from './broker.js';
+import { loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
+import { dumpLog } from './log/dump.js';
+
+interface BrokerOptions {
+  config?: string;
+  nodeId?: string;
+  port?: string;
+  dataDir?: string;
+  topic: string[];
+  kip1289: boolean;
+}
+
+export function registerBrokerCommand(program: Command): void {
+  program
+    .command('broker')
+    .description('run a node of a kipgen cluster: Kafka protocol on 127.0.0.1, transactions, KIP-1289')
+    .option('-c, --config <file>', 'JSON config file (see coordinator/README.md); flags override it')
+    .option('--node-id <n>', 'this node id (must be in the config cluster)')
+    .option('--port <p>', 'listener port (0: any free port, single node only)')
+    .option('--data-dir <dir>', 'data directory (default ./.kipgen-data)')
+    .option('--topic <name:partitions>', 'create a data topic at start (repeatable)', (value: string, all: string[]) => [...all, value], [])
+    .option('--no-kip1289', 'leave out AddShareAcksToTxn (95) and TxnShareAcknowledge (96)')
+    .action(async (options: BrokerOptions) => {
+      const input: BrokerConfigInput = options.config ? loadConfigFile(options.config) : {};
+      if (options.nodeId !== undefined) input.nodeId = parseInteger(options.nodeId, '--node-id');
+      if (options.port !== undefined) input.port = parseInteger(options.port, '--port');
+      if (options.dataDir !== undefined) input.dataDir = options.dataDir;
+      if (options.topic.length > 0) {
+        const extra = options.topic.map(parseTopicArg);
+        input.topics = [...(input.topics ?? []).filter((t) => !extra.some((e) => e.name === t.name)), ...extra];
+      }
+      if (options.kip1289 === false) input.kip1289 = false;
+      const broker = await startBroker(input);
+      // stdout carries one machine-readable line, for scripts and tests that spawn the broker.
+      process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port })}\n`);
+      const stop = (signal: string): void => {
+        process.stderr.write(`[kipgen node ${broker.nodeId}] ${signal}: stopping\n`);
+        broker.close().then(
+          () => process.exit(0),
+          (error: Error) => {
+            process.stderr.write(`shutdown failed: ${error.message}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+
+  program
+    .command('dump-log')
+    .description('print the batches, records, markers and coordinator records of a segment, partition dir or data dir')
+    .argument('<path>', 'a .log segment, a <topic>-<partition> directory, or a data directory')
+    .option('--no-records', 'batch headers only')
+    .action((target: string, options: { records: boolean }) => {
+      process.stdout.write(dumpLog(target, { records: options.records }) + '\n');
+    });
+}
+
+function parseInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new Error(`${flag} must be an integer, got ${value}`);
+  return n;
+}
+
+// Standalone: `node --import tsx coordinator/cli.ts broker --port 9092`.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const program = new Command('kipgen');
+  registerBrokerCommand(program);
+  program.parseAsync(process.argv).catch((error: Error) => {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  });
+}

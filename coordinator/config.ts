@@ -1,0 +1,159 @@
+/**
+ * Broker configuration: defaults, validation, and loading from a JSON file.
+ * Names follow Kafka's settings where there is one (in the comments).
+ */
+import * as fs from 'node:fs';
+import type { NodeEndpoint, ShareGroupSettings } from './broker-context.js';
+
+export interface TopicConfig {
+  name: string;
+  partitions: number;
+}
+
+export interface BrokerConfig {
+  /** node.id */
+  nodeId: number;
+  /** Listener host; tests use 127.0.0.1 only. */
+  host: string;
+  /** Listener port; 0 picks a free one (single-node only: peers need to know it). */
+  port: number;
+  /** Every node of the static cluster, this one included. Default: this node alone. */
+  cluster: NodeEndpoint[];
+  /** Reported in Metadata and used to derive topic ids. */
+  clusterId: string;
+  /** log.dirs (one). */
+  dataDir: string;
+  /** Data topics created at start. */
+  topics: TopicConfig[];
+  /** transaction.state.log.num.partitions (Kafka: 50). */
+  transactionStatePartitions: number;
+  /** offsets.topic.num.partitions (Kafka: 50). */
+  consumerOffsetsPartitions: number;
+  /** transaction.max.timeout.ms */
+  transactionMaxTimeoutMs: number;
+  /** transaction.abort.timed.out.transaction.cleanup.interval.ms (Kafka: 10 s). */
+  transactionAbortCheckIntervalMs: number;
+  /** request.timeout.ms, for broker-to-broker requests. */
+  requestTimeoutMs: number;
+  /** Backoff between WriteTxnMarkers retries. */
+  markerRetryBackoffMs: number;
+  /** socket.request.max.bytes */
+  maxFrameBytes: number;
+  /** log.segment.bytes */
+  segmentBytes: number;
+  /** KIP-932 settings, passed to the share coordinator. */
+  shareGroup: ShareGroupSettings;
+  /** When false, AddShareAcksToTxn (95) and TxnShareAcknowledge (96) are neither advertised nor served. */
+  kip1289: boolean;
+}
+
+export const DEFAULT_DATA_DIR = './.kipgen-data';
+
+export function defaultConfig(): BrokerConfig {
+  return {
+    nodeId: 0,
+    host: '127.0.0.1',
+    port: 9092,
+    cluster: [],
+    clusterId: 'kipgen-cluster',
+    dataDir: DEFAULT_DATA_DIR,
+    topics: [],
+    transactionStatePartitions: 8,
+    consumerOffsetsPartitions: 8,
+    transactionMaxTimeoutMs: 900_000,
+    transactionAbortCheckIntervalMs: 1_000,
+    requestTimeoutMs: 30_000,
+    markerRetryBackoffMs: 100,
+    maxFrameBytes: 104_857_600,
+    segmentBytes: 16 * 1024 * 1024,
+    shareGroup: {
+      recordLockDurationMs: 30_000,
+      deliveryCountLimit: 5,
+      sessionTimeoutMs: 45_000,
+      heartbeatIntervalMs: 5_000,
+      maxRecordLocks: 200,
+    },
+    kip1289: true,
+  };
+}
+
+export type BrokerConfigInput = Partial<Omit<BrokerConfig, 'shareGroup'>> & { shareGroup?: Partial<ShareGroupSettings> };
+
+/** Fills defaults and checks every value; throws an Error naming the bad setting. */
+export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
+  const base = defaultConfig();
+  const config: BrokerConfig = {
+    ...base,
+    ...stripUndefined(input),
+    shareGroup: { ...base.shareGroup, ...stripUndefined(input.shareGroup ?? {}) },
+  } as BrokerConfig;
+  if (config.cluster.length === 0) config.cluster = [{ nodeId: config.nodeId, host: config.host, port: config.port }];
+  const self = config.cluster.find((n) => n.nodeId === config.nodeId);
+  if (self === undefined) throw new Error(`config: nodeId ${config.nodeId} is not in cluster [${config.cluster.map((n) => n.nodeId).join(', ')}]`);
+  if (input.port === undefined) config.port = self.port;
+  if (config.cluster.length > 1 && config.port === 0) throw new Error('config: port 0 (any free port) works only for a single node');
+  const ids = new Set<number>();
+  for (const node of config.cluster) {
+    intIn(node.nodeId, 0, 0x7fffffff, 'cluster[].nodeId');
+    intIn(node.port, 0, 65535, `cluster[node ${node.nodeId}].port`);
+    if (ids.has(node.nodeId)) throw new Error(`config: node id ${node.nodeId} appears twice in cluster`);
+    ids.add(node.nodeId);
+  }
+  intIn(config.transactionStatePartitions, 1, 1000, 'transactionStatePartitions');
+  intIn(config.consumerOffsetsPartitions, 1, 1000, 'consumerOffsetsPartitions');
+  intIn(config.transactionMaxTimeoutMs, 1, 0x7fffffff, 'transactionMaxTimeoutMs');
+  intIn(config.transactionAbortCheckIntervalMs, 1, 0x7fffffff, 'transactionAbortCheckIntervalMs');
+  intIn(config.requestTimeoutMs, 1, 0x7fffffff, 'requestTimeoutMs');
+  intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
+  intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
+  intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
+  const seen = new Set<string>();
+  for (const topic of config.topics) {
+    if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic.name) || topic.name === '.' || topic.name === '..') {
+      throw new Error(`config: invalid topic name ${JSON.stringify(topic.name)} (letters, digits, '.', '_', '-'; at most 249)`);
+    }
+    if (topic.name.startsWith('__')) throw new Error(`config: topic ${topic.name}: names starting with '__' are internal`);
+    if (seen.has(topic.name)) throw new Error(`config: topic ${topic.name} is listed twice`);
+    seen.add(topic.name);
+    intIn(topic.partitions, 1, 10_000, `topics[${topic.name}].partitions`);
+  }
+  const sg = config.shareGroup;
+  intIn(sg.recordLockDurationMs, 1, 0x7fffffff, 'shareGroup.recordLockDurationMs');
+  intIn(sg.deliveryCountLimit, 1, 100, 'shareGroup.deliveryCountLimit');
+  intIn(sg.sessionTimeoutMs, 1, 0x7fffffff, 'shareGroup.sessionTimeoutMs');
+  intIn(sg.heartbeatIntervalMs, 1, 0x7fffffff, 'shareGroup.heartbeatIntervalMs');
+  intIn(sg.maxRecordLocks, 1, 0x7fffffff, 'shareGroup.maxRecordLocks');
+  return config;
+}
+
+/** Reads a JSON config file (same shape as BrokerConfigInput). */
+export function loadConfigFile(file: string): BrokerConfigInput {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read config file ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as BrokerConfigInput;
+  } catch (error) {
+    throw new Error(`config file ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** `orders:3` → { name: 'orders', partitions: 3 } (partitions default to 1). */
+export function parseTopicArg(arg: string): TopicConfig {
+  const match = /^([^:]+)(?::(\d+))?$/.exec(arg);
+  if (!match) throw new Error(`--topic ${arg}: expected name or name:partitions`);
+  return { name: match[1]!, partitions: match[2] === undefined ? 1 : Number(match[2]) };
+}
+
+function intIn(value: unknown, min: number, max: number, what: string): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`config: ${what} must be an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

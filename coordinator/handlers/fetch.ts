@@ -1,0 +1,119 @@
+/**
+ * Fetch (consumer fetches): sessionless, read_uncommitted up to the high
+ * watermark or read_committed up to the last stable offset with the aborted
+ * transactions the consumer needs to skip. Waits up to MaxWaitMs for MinBytes
+ * as Kafka's delayed fetch does.
+ *
+ * Fetch sessions (KIP-227): a request to open one (SessionId 0, epoch 0) is
+ * answered in full with SessionId 0, which tells the client no session was
+ * created, so it keeps sending full requests; a request naming a session
+ * gets FETCH_SESSION_ID_NOT_FOUND.
+ */
+import { FetchResponse } from '../../generated/index.js';
+import { createPartitionData } from '../../generated/FetchResponse.js';
+import type { Handler, IsolationLevel } from '../broker-context.js';
+import type { Cluster } from '../cluster.js';
+import { ErrorCode, KafkaError, errorCodeOf } from '../errors.js';
+import type { LogManager } from '../log/log-manager.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import { resolveTopic } from './topics.js';
+
+/** Upper bound on MaxWaitMs, so a broken client cannot park a connection forever. */
+const MAX_WAIT_CAP_MS = 30_000;
+
+export function fetchHandler(cluster: Cluster, logs: LogManager): Handler {
+  return async (req, ctx) => {
+    const v = ctx.apiVersion;
+    if (v >= 7 && (req.sessionId !== 0 || (req.sessionEpoch !== 0 && req.sessionEpoch !== -1))) {
+      return FetchResponse.create({ errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] });
+    }
+    const isolation: IsolationLevel = req.isolationLevel === 1 ? 'read_committed' : 'read_uncommitted';
+    const targets: { topic: any; partition: any; log: PartitionLog | null; error: number; topicName: string }[] = [];
+    for (const topic of req.topics) {
+      for (const partition of topic.partitions) {
+        const resolved = resolveTopic(cluster, v >= 13 ? { topicId: topic.topicId } : { name: topic.topic }, partition.partition);
+        if ('error' in resolved) {
+          targets.push({ topic, partition, log: null, error: resolved.error, topicName: topic.topic });
+          continue;
+        }
+        const log = logs.get(resolved.info.name, partition.partition) ?? null;
+        targets.push({ topic, partition, log, error: log === null ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE, topicName: resolved.info.name });
+      }
+    }
+
+    const readAll = () => {
+      let remaining = req.maxBytes as number;
+      let total = 0;
+      const results = targets.map((t) => {
+        const base = createPartitionData({
+          partitionIndex: t.partition.partition,
+          errorCode: t.error,
+          highWatermark: -1n,
+          lastStableOffset: -1n,
+          logStartOffset: -1n,
+          abortedTransactions: null,
+          preferredReadReplica: -1,
+          records: new Uint8Array(0),
+        });
+        if (t.log === null) return base;
+        base.highWatermark = t.log.highWatermark();
+        base.lastStableOffset = t.log.lastStableOffset();
+        base.logStartOffset = t.log.logStartOffset();
+        try {
+          // Kafka returns at least one batch of the first non-empty partition, even past MaxBytes.
+          const limit = Math.max(0, Math.min(t.partition.partitionMaxBytes, remaining));
+          const read = t.log.read(t.partition.fetchOffset, total === 0 ? Math.max(limit, 1) : limit, isolation);
+          const records = read.records.length > 0 && (total === 0 || read.records.length <= limit) ? read.records : new Uint8Array(0);
+          total += records.length;
+          remaining -= records.length;
+          base.records = records;
+          base.highWatermark = read.highWatermark;
+          base.lastStableOffset = read.lastStableOffset;
+          if (isolation === 'read_committed') base.abortedTransactions = records.length > 0 ? [...read.abortedTransactions] : [];
+        } catch (error) {
+          if (!(error instanceof KafkaError)) throw error;
+          base.errorCode = errorCodeOf(error);
+        }
+        return base;
+      });
+      return { results, total };
+    };
+
+    let { results, total } = readAll();
+    const waitMs = Math.min(req.maxWaitMs as number, MAX_WAIT_CAP_MS);
+    const anyError = results.some((r) => r.errorCode !== ErrorCode.NONE);
+    if (total < req.minBytes && waitMs > 0 && !anyError) {
+      const deadline = Date.now() + waitMs;
+      while (total < req.minBytes && Date.now() < deadline) {
+        await waitForAppend(targets.map((t) => t.log).filter((l): l is PartitionLog => l !== null), deadline - Date.now());
+        ({ results, total } = readAll());
+      }
+    }
+
+    const byTopic = new Map<any, any[]>();
+    targets.forEach((t, i) => {
+      let list = byTopic.get(t.topic);
+      if (list === undefined) byTopic.set(t.topic, (list = []));
+      list.push(results[i]);
+    });
+    return FetchResponse.create({
+      errorCode: ErrorCode.NONE,
+      sessionId: 0,
+      responses: [...byTopic].map(([topic, partitions]) => ({ topic: topic.topic, topicId: topic.topicId, partitions })),
+    });
+  };
+}
+
+/** Resolves at the next append to any of `logs`, or after `ms`. */
+function waitForAppend(logs: PartitionLog[], ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const unsubscribe: (() => void)[] = [];
+    const done = (): void => {
+      clearTimeout(timer);
+      for (const u of unsubscribe) u();
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    for (const log of logs) unsubscribe.push(log.onAppend(done));
+  });
+}

@@ -1,0 +1,311 @@
+/**
+ * The log of one partition: segment files of RecordBatch v2 batches in
+ * `<dataDir>/<topic>-<partition>/`, the producer state, the last stable offset
+ * and the aborted-transaction index. One replica per partition, so the high
+ * watermark is the log end offset.
+ *
+ * Writes go to the page cache at once (so they survive `kill -9`); `durable`
+ * logs (the coordinators' internal topics) also fdatasync before an append
+ * resolves, so that what a coordinator acknowledged survives a power failure.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  controlRecordBatch,
+  decodeRecordBatch,
+  readBatchHeader,
+  readControlRecord,
+  setBatchBaseOffset,
+  type RecordBatch,
+  type RecordBatchHeader,
+} from '../../runtime/index.js';
+import type { IsolationLevel, PartitionReader, ReadResult } from '../broker-context.js';
+import { ErrorCode, KafkaError } from '../errors.js';
+import { ProducerState, type Duplicate } from './producer-state.js';
+import { Segment, SEGMENT_SUFFIX, syncDirectory } from './segment.js';
+
+export interface PartitionLogOptions {
+  /** Roll to a new segment when the active one would grow past this. */
+  segmentBytes: number;
+  /** fdatasync before every append resolves. */
+  durable: boolean;
+  log: (line: string) => void;
+}
+
+export interface AppendInfo {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  /** True when the batch was a retry of one already in the log (nothing was written). */
+  duplicate: boolean;
+  logAppendTime: bigint;
+}
+
+export class PartitionLog implements PartitionReader {
+  readonly name: string;
+  private readonly segments: Segment[] = [];
+  readonly producers = new ProducerState();
+  private nextOffset = 0n;
+  private readonly listeners = new Set<() => void>();
+
+  private constructor(
+    readonly dir: string,
+    readonly topic: string,
+    readonly topicId: string,
+    readonly partition: number,
+    private readonly options: PartitionLogOptions,
+  ) {
+    this.name = `${topic}-${partition}`;
+  }
+
+  /**
+   * Opens (creating if needed) and recovers the log: every batch is CRC-checked
+   * and replayed into the producer state; the first bad batch and everything
+   * after it, in its segment and any later one, is dropped, with a log line.
+   */
+  static open(dataDir: string, topic: string, topicId: string, partition: number, options: PartitionLogOptions): PartitionLog {
+    const dir = path.join(dataDir, `${topic}-${partition}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const log = new PartitionLog(dir, topic, topicId, partition, options);
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(SEGMENT_SUFFIX) && /^\d{20}\.log$/.test(f))
+      .sort();
+    let dropping = false;
+    for (const file of files) {
+      const full = path.join(dir, file);
+      if (dropping) {
+        const size = fs.statSync(full).size;
+        fs.rmSync(full);
+        options.log(`${log.name}: recovery dropped segment ${file} (${size} bytes) after a corrupt batch`);
+        continue;
+      }
+      const baseOffset = BigInt(file.slice(0, 20));
+      const { segment, report } = Segment.recover(full, baseOffset, log.nextOffset, (bytes, header) => log.replay(bytes, header));
+      if (report.droppedBytes > 0) {
+        options.log(`${log.name}: recovery truncated ${file} at byte ${segment.size}, dropping ${report.droppedBytes} bytes (${report.reason})`);
+        dropping = true;
+      }
+      if (segment.entries.length === 0 && log.segments.length > 0) {
+        segment.delete();
+        continue;
+      }
+      log.segments.push(segment);
+      log.nextOffset = segment.nextOffset ?? (segment.baseOffset > log.nextOffset ? segment.baseOffset : log.nextOffset);
+    }
+    if (log.segments.length === 0) log.segments.push(Segment.create(dir, 0n, options.durable));
+    return log;
+  }
+
+  private replay(bytes: Uint8Array, header: RecordBatchHeader): void {
+    if (header.isControl) {
+      const marker = markerOf(bytes);
+      if (marker !== null) this.producers.onMarker(header.producerId, header.producerEpoch, marker === 'COMMIT', header.baseOffset);
+    } else {
+      this.producers.onBatch(header);
+    }
+  }
+
+  get durable(): boolean {
+    return this.options.durable;
+  }
+
+  logStartOffset(): bigint {
+    return this.segments[0]!.baseOffset;
+  }
+
+  logEndOffset(): bigint {
+    return this.nextOffset;
+  }
+
+  highWatermark(): bigint {
+    return this.nextOffset;
+  }
+
+  lastStableOffset(): bigint {
+    return this.producers.firstUnstableOffset() ?? this.nextOffset;
+  }
+
+  /**
+   * Appends one batch, from a producer or built by a coordinator (the caller
+   * has checked its framing and CRC, and that a transactional producer added
+   * this partition to its transaction). Enforces sequences and epochs,
+   * assigns offsets and writes it; a retried batch gets its first offsets back.
+   */
+  async append(batch: Uint8Array): Promise<AppendInfo> {
+    const header = readBatchHeader(batch);
+    const duplicate: Duplicate | null = this.producers.check(header);
+    if (duplicate !== null) {
+      return { baseOffset: duplicate.firstOffset, lastOffset: duplicate.lastOffset, duplicate: true, logAppendTime: -1n };
+    }
+    return this.write(batch);
+  }
+
+  /** Appends a COMMIT or ABORT marker for a producer; fsyncs (markers decide what is visible). */
+  async appendMarker(producerId: bigint, producerEpoch: number, commit: boolean, coordinatorEpoch: number): Promise<AppendInfo> {
+    this.producers.checkMarker(producerId, producerEpoch);
+    const batch = controlRecordBatch({
+      type: commit ? 'COMMIT' : 'ABORT',
+      producerId,
+      producerEpoch,
+      coordinatorEpoch,
+      timestamp: BigInt(Date.now()),
+    });
+    return this.write(batch, true);
+  }
+
+  private async write(batch: Uint8Array, forceSync = false): Promise<AppendInfo> {
+    // Own copy: the request buffer is a view of a socket chunk and the offset is rewritten in place.
+    const bytes = Buffer.from(batch);
+    const baseOffset = this.nextOffset;
+    setBatchBaseOffset(bytes, 0, baseOffset);
+    const header = readBatchHeader(bytes);
+    let segment = this.segments[this.segments.length - 1]!;
+    if (segment.size > 0 && segment.size + bytes.length > this.options.segmentBytes) segment = this.roll();
+    segment.append(bytes, header);
+    this.nextOffset = header.lastOffset + 1n;
+    this.replay(bytes, header);
+    if (this.options.durable || forceSync) await segment.flush();
+    for (const listener of this.listeners) listener();
+    return { baseOffset, lastOffset: header.lastOffset, duplicate: false, logAppendTime: -1n };
+  }
+
+  private roll(): Segment {
+    const old = this.segments[this.segments.length - 1]!;
+    old.flushSync();
+    const segment = Segment.create(this.dir, this.nextOffset, true);
+    this.segments.push(segment);
+    this.options.log(`${this.name}: rolled to a new segment at offset ${this.nextOffset} (${old.size} bytes in the previous one)`);
+    return segment;
+  }
+
+  read(fromOffset: bigint, maxBytes: number, isolation: IsolationLevel = 'read_uncommitted'): ReadResult {
+    const start = this.logStartOffset();
+    const end = this.nextOffset;
+    if (fromOffset < start || fromOffset > end) {
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `offset ${fromOffset} is outside ${this.name}'s range [${start}, ${end}]`,
+      );
+    }
+    const lso = this.lastStableOffset();
+    const upTo = isolation === 'read_committed' ? lso : end;
+    const result = (records: Uint8Array, lastOffset: bigint): ReadResult => ({
+      records,
+      highWatermark: end,
+      lastStableOffset: lso,
+      logStartOffset: start,
+      abortedTransactions: isolation === 'read_committed' && records.length > 0 ? this.producers.abortedWithin(fromOffset, lastOffset + 1n) : [],
+    });
+    if (fromOffset >= upTo) return result(new Uint8Array(0), fromOffset);
+    const segment = this.segmentFor(fromOffset);
+    if (segment === undefined) return result(new Uint8Array(0), fromOffset);
+    let index = segment.search(fromOffset);
+    const first = segment.entries[index];
+    if (first === undefined) return result(new Uint8Array(0), fromOffset);
+    let bytes = 0;
+    let lastOffset = first.baseOffset;
+    for (; index < segment.entries.length; index++) {
+      const entry = segment.entries[index]!;
+      if (entry.baseOffset >= upTo) break;
+      if (bytes > 0 && bytes + entry.size > maxBytes) break;
+      bytes += entry.size;
+      lastOffset = entry.lastOffset;
+    }
+    return result(bytes === 0 ? new Uint8Array(0) : segment.read(first.position, bytes), lastOffset);
+  }
+
+  private segmentFor(offset: bigint): Segment | undefined {
+    let found: Segment | undefined;
+    for (const segment of this.segments) {
+      if (segment.baseOffset <= offset) found = segment;
+      else break;
+    }
+    // The offset may fall after the last batch of its segment (e.g. an empty active segment).
+    if (found !== undefined && found.search(offset) >= found.entries.length) {
+      const next = this.segments[this.segments.indexOf(found) + 1];
+      if (next !== undefined) return next;
+    }
+    return found;
+  }
+
+  /**
+   * ListOffsets by timestamp: the first record with a timestamp at or after
+   * `timestamp` (exact for the codecs the runtime can read, else the batch's
+   * base offset), or null when there is none.
+   */
+  offsetForTimestamp(timestamp: bigint): { offset: bigint; timestamp: bigint } | null {
+    for (const segment of this.segments) {
+      for (const entry of segment.entries) {
+        if (entry.maxTimestamp < timestamp) continue;
+        const bytes = segment.read(entry.position, entry.size);
+        const header = readBatchHeader(bytes);
+        if (header.isControl) continue;
+        if (header.compression !== 'none' && header.compression !== 'gzip') return { offset: entry.baseOffset, timestamp: entry.maxTimestamp };
+        for (const record of decodeRecordBatch(bytes, 0, { checkCrc: false }).records) {
+          if (record.timestamp >= timestamp) return { offset: record.offset, timestamp: record.timestamp };
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The record with the largest timestamp (ListOffsets MAX_TIMESTAMP, -3), or null for an empty log. */
+  maxTimestampOffset(): { offset: bigint; timestamp: bigint } | null {
+    let best: { offset: bigint; timestamp: bigint } | null = null;
+    for (const segment of this.segments) {
+      for (const entry of segment.entries) {
+        if (best === null || entry.maxTimestamp > best.timestamp) best = { offset: entry.baseOffset, timestamp: entry.maxTimestamp };
+      }
+    }
+    if (best === null) return null;
+    return this.offsetForTimestamp(best.timestamp) ?? best;
+  }
+
+  /** Every batch from `fromOffset` to the end, decoded (control batches included). */
+  *batches(fromOffset = 0n): Iterable<RecordBatch> {
+    for (const segment of this.segments) {
+      for (const entry of segment.entries) {
+        if (entry.lastOffset < fromOffset) continue;
+        yield decodeRecordBatch(segment.read(entry.position, entry.size), 0, { checkCrc: false });
+      }
+    }
+  }
+
+  /** Raw batches from every segment, for the dump tool and replays that decode lazily. */
+  *rawBatches(): Iterable<{ segment: string; position: number; bytes: Uint8Array }> {
+    for (const segment of this.segments) {
+      for (const entry of segment.entries) {
+        yield { segment: path.basename(segment.file), position: entry.position, bytes: segment.read(entry.position, entry.size) };
+      }
+    }
+  }
+
+  onAppend(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** fdatasync the active segment (at shutdown). */
+  flushSync(): void {
+    this.segments[this.segments.length - 1]!.flushSync();
+  }
+
+  close(): void {
+    for (const segment of this.segments) segment.close();
+  }
+
+  segmentCount(): number {
+    return this.segments.length;
+  }
+}
+
+/** The marker type of a control batch (COMMIT/ABORT), or null for other control records. */
+export function markerOf(batch: Uint8Array): 'COMMIT' | 'ABORT' | null {
+  const decoded = decodeRecordBatch(batch, 0, { checkCrc: false });
+  const record = decoded.records[0];
+  if (record === undefined) return null;
+  const control = readControlRecord(record);
+  return control.type === 'COMMIT' || control.type === 'ABORT' ? control.type : null;
+}
+
+export { syncDirectory };

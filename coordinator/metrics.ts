@@ -1,0 +1,65 @@
+/**
+ * In-memory broker counters: requests per API, error codes seen in responses,
+ * frames rejected, and transaction outcomes. Read with `broker.metrics()`.
+ */
+import { errorName } from './errors.js';
+
+export interface MetricsSnapshot {
+  /** API name → requests handled. */
+  requests: Record<string, number>;
+  /** `NAME (code)` → times that code appeared anywhere in a response (top level or per partition). */
+  errors: Record<string, number>;
+  /** Frames refused (oversize, malformed, unsupported API or version) — each closed its connection. */
+  rejectedFrames: number;
+  connectionsOpened: number;
+  transactions: { committed: number; aborted: number; timedOut: number; fenced: number };
+  markersSent: number;
+}
+
+export class Metrics {
+  private readonly requests = new Map<string, number>();
+  private readonly errors = new Map<number, number>();
+  rejectedFrames = 0;
+  connectionsOpened = 0;
+  readonly transactions = { committed: 0, aborted: 0, timedOut: 0, fenced: 0 };
+  markersSent = 0;
+
+  countRequest(apiName: string): void {
+    this.requests.set(apiName, (this.requests.get(apiName) ?? 0) + 1);
+  }
+
+  countError(code: number): void {
+    this.errors.set(code, (this.errors.get(code) ?? 0) + 1);
+  }
+
+  /** Counts every non-zero `errorCode` / `partitionErrorCode` field in a response body. */
+  countResponseErrors(body: unknown): void {
+    walk(body, (code) => this.countError(code));
+  }
+
+  snapshot(): MetricsSnapshot {
+    return {
+      requests: Object.fromEntries(this.requests),
+      errors: Object.fromEntries([...this.errors].map(([code, n]) => [errorName(code), n])),
+      rejectedFrames: this.rejectedFrames,
+      connectionsOpened: this.connectionsOpened,
+      transactions: { ...this.transactions },
+      markersSent: this.markersSent,
+    };
+  }
+}
+
+function walk(value: unknown, onError: (code: number) => void): void {
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return;
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, onError);
+    return;
+  }
+  for (const [key, field] of Object.entries(value)) {
+    if (typeof field === 'number') {
+      if (field !== 0 && (key === 'errorCode' || key === 'partitionErrorCode')) onError(field);
+    } else if (typeof field === 'object') {
+      walk(field, onError);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The transaction coordinator's state in `__transaction_state`: one
+ * TransactionLogKey/TransactionLogValue record per state change, written as
+ * Kafka writes them (value version 0, the classic transaction protocol) and
+ * fsynced before the coordinator acts on it. Replaying the partitions this
+ * node leads, last record per key wins, rebuilds every transaction's state.
+ */
+import { TransactionLogKey, TransactionLogValue } from '../../generated/index.js';
+import { encodeRecordBatch } from '../../runtime/index.js';
+import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
+import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-records.js';
+import type { LogManager } from '../log/log-manager.js';
+import { TxnState, type TransactionMetadata, type TxnStateCode } from './transaction-metadata.js';
+
+const VALUE_VERSION = 0;
+
+export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8Array; value: Uint8Array } {
+  const key = encodeCoordinatorKey(TransactionLogKey, TransactionLogKey.create({ transactionalId: meta.transactionalId }));
+  const value = encodeCoordinatorValue(
+    TransactionLogValue,
+    TransactionLogValue.create({
+      producerId: meta.producerId,
+      producerEpoch: meta.producerEpoch,
+      transactionTimeoutMs: meta.timeoutMs,
+      transactionStatus: meta.state,
+      // Kafka writes no partition list for EMPTY.
+      transactionPartitions:
+        meta.state === TxnState.EMPTY
+          ? null
+          : [...meta.partitions].map(([topic, set]) => ({ topic, partitionIds: [...set].sort((a, b) => a - b) })),
+      transactionLastUpdateTimestampMs: BigInt(meta.lastUpdateTimestamp),
+      transactionStartTimestampMs: BigInt(meta.startTimestamp),
+    }),
+    VALUE_VERSION,
+  );
+  return { key, value };
+}
+
+export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | null): TransactionMetadata | { tombstone: string } {
+  const { transactionalId } = decodeCoordinatorKey(TransactionLogKey, key);
+  if (value === null) return { tombstone: transactionalId };
+  const { value: v } = decodeCoordinatorValue(TransactionLogValue, value);
+  const partitions = new Map<string, Set<number>>();
+  for (const entry of v.transactionPartitions ?? []) partitions.set(entry.topic, new Set(entry.partitionIds));
+  return {
+    transactionalId,
+    producerId: v.producerId,
+    producerEpoch: v.producerEpoch,
+    timeoutMs: v.transactionTimeoutMs,
+    state: v.transactionStatus as TxnStateCode,
+    partitions,
+    startTimestamp: Number(v.transactionStartTimestampMs),
+    lastUpdateTimestamp: Number(v.transactionLastUpdateTimestampMs),
+    pending: false,
+  };
+}
+
+export class TransactionLog {
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly logs: LogManager,
+  ) {}
+
+  /** Appends the state of `meta` to its partition and fsyncs. */
+  async write(meta: TransactionMetadata): Promise<void> {
+    const partition = this.cluster.transactionPartitionFor(meta.transactionalId);
+    const log = this.logs.get(TRANSACTION_STATE_TOPIC, partition);
+    if (log === undefined) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition} is not led by node ${this.cluster.nodeId}`);
+    const { key, value } = encodeTransactionRecord(meta);
+    const now = BigInt(Date.now());
+    await log.append(encodeRecordBatch({ baseTimestamp: now, records: [{ key, value, timestamp: now }] }));
+  }
+
+  /** Every transactional id's latest state in the partitions this node leads. */
+  replay(): Map<string, TransactionMetadata> {
+    const out = new Map<string, TransactionMetadata>();
+    const topic = this.cluster.topicByName(TRANSACTION_STATE_TOPIC)!;
+    for (const partition of this.cluster.localPartitions(topic)) {
+      const log = this.logs.get(TRANSACTION_STATE_TOPIC, partition)!;
+      for (const batch of log.batches()) {
+        if (batch.isControl) continue;
+        for (const record of batch.records) {
+          if (record.key === null || coordinatorRecordType(record.key) !== TransactionLogKey.apiKey) continue;
+          const decoded = decodeTransactionRecord(record.key, record.value);
+          if ('tombstone' in decoded) out.delete(decoded.tombstone);
+          else out.set(decoded.transactionalId, decoded);
+        }
+      }
+    }
+    return out;
+  }
+}

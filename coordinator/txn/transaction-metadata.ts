@@ -1,0 +1,87 @@
+/**
+ * What the transaction coordinator knows about one transactional id, and the
+ * legal moves of its state machine (Kafka's TransactionState):
+ *
+ *   EMPTY ──AddPartitions──▶ ONGOING ──EndTxn──▶ PREPARE_COMMIT ──markers acked──▶ COMPLETE_COMMIT
+ *     ▲                        │     ╲ (abort, timeout, fencing)                         │
+ *     │                        │      ▶ PREPARE_ABORT ──markers acked──▶ COMPLETE_ABORT  │
+ *     └──────── InitProducerId (epoch bump) ◀────────────────────────────────────────────┘
+ *
+ * COMPLETE_* accept a new transaction (→ ONGOING) or InitProducerId (→ EMPTY).
+ */
+
+/** TransactionLogValue.TransactionStatus (kafka-facts/semantics.md). */
+export const TxnState = {
+  EMPTY: 0,
+  ONGOING: 1,
+  PREPARE_COMMIT: 2,
+  PREPARE_ABORT: 3,
+  COMPLETE_COMMIT: 4,
+  COMPLETE_ABORT: 5,
+  DEAD: 6,
+  PREPARE_EPOCH_FENCE: 7,
+} as const;
+export type TxnStateCode = (typeof TxnState)[keyof typeof TxnState];
+
+const NAMES = ['EMPTY', 'ONGOING', 'PREPARE_COMMIT', 'PREPARE_ABORT', 'COMPLETE_COMMIT', 'COMPLETE_ABORT', 'DEAD', 'PREPARE_EPOCH_FENCE'];
+
+export function txnStateName(state: number): string {
+  return NAMES[state] ?? `UNKNOWN(${state})`;
+}
+
+/** Which states may follow each state. */
+const TRANSITIONS: Record<number, readonly number[]> = {
+  [TxnState.EMPTY]: [TxnState.EMPTY, TxnState.ONGOING],
+  [TxnState.ONGOING]: [TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT],
+  [TxnState.PREPARE_COMMIT]: [TxnState.COMPLETE_COMMIT],
+  [TxnState.PREPARE_ABORT]: [TxnState.COMPLETE_ABORT],
+  [TxnState.COMPLETE_COMMIT]: [TxnState.EMPTY, TxnState.ONGOING],
+  [TxnState.COMPLETE_ABORT]: [TxnState.EMPTY, TxnState.ONGOING],
+};
+
+export function canTransition(from: number, to: number): boolean {
+  return TRANSITIONS[from]?.includes(to) ?? false;
+}
+
+export interface TransactionMetadata {
+  readonly transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  timeoutMs: number;
+  state: TxnStateCode;
+  /** topic → partitions in the transaction. */
+  partitions: Map<string, Set<number>>;
+  /** When the transaction became ONGOING (drives the timeout); -1 outside one. */
+  startTimestamp: number;
+  lastUpdateTimestamp: number;
+  /**
+   * A state write is in flight for this id: any other request for it gets
+   * CONCURRENT_TRANSACTIONS until it lands (Kafka's pendingState).
+   */
+  pending: boolean;
+}
+
+export function isPrepare(state: number): boolean {
+  return state === TxnState.PREPARE_COMMIT || state === TxnState.PREPARE_ABORT;
+}
+
+export function isComplete(state: number): boolean {
+  return state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT;
+}
+
+export function partitionCount(partitions: Map<string, Set<number>>): number {
+  let n = 0;
+  for (const set of partitions.values()) n += set.size;
+  return n;
+}
+
+export function clonePartitions(partitions: Map<string, Set<number>>): Map<string, Set<number>> {
+  return new Map([...partitions].map(([topic, set]) => [topic, new Set(set)]));
+}
+
+/** `topic-0, topic-1, other-3` for logs. */
+export function describePartitions(partitions: Map<string, Set<number>>): string {
+  const out: string[] = [];
+  for (const [topic, set] of partitions) for (const p of [...set].sort((a, b) => a - b)) out.push(`${topic}-${p}`);
+  return out.join(', ') || '(none)';
+}

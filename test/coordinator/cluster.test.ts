@@ -1,0 +1,107 @@
+/**
+ * A three-node static cluster in three processes. The transaction
+ * coordinator and the partition leaders are on different nodes, so
+ * transaction verification (AddPartitionsToTxn v4 VerifyOnly) and
+ * WriteTxnMarkers cross the wire; a partition leader killed with -9 before
+ * the commit gets its marker once it is back.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partitionForKey } from '../../coordinator/cluster.js';
+import { ErrorCode } from '../../coordinator/errors.js';
+import type { BrokerConfigInput } from '../../coordinator/config.js';
+import {
+  TestClient,
+  addPartitions,
+  batch,
+  endTxn,
+  eventually,
+  fetchAll,
+  freePorts,
+  initProducer,
+  produce,
+  spawnBroker,
+  tempDir,
+  type BrokerProcess,
+} from './support/broker-harness.js';
+
+const TXN_PARTITIONS = 3;
+let nodes: BrokerProcess[] = [];
+let clients: TestClient[] = [];
+let configs: BrokerConfigInput[] = [];
+
+/** A transactional id whose coordinator is node 0 (`__transaction_state` partition 0). */
+function txnIdOnNode0(prefix: string): string {
+  for (let i = 0; ; i++) if (partitionForKey(`${prefix}-${i}`, TXN_PARTITIONS) === 0) return `${prefix}-${i}`;
+}
+
+beforeAll(async () => {
+  const ports = await freePorts(3);
+  const cluster = ports.map((port, nodeId) => ({ nodeId, host: '127.0.0.1', port }));
+  configs = cluster.map((n) => ({
+    nodeId: n.nodeId,
+    port: n.port,
+    cluster,
+    dataDir: tempDir(`kipgen-node${n.nodeId}-`),
+    topics: [{ name: 'out', partitions: 3 }],
+    transactionStatePartitions: TXN_PARTITIONS,
+    consumerOffsetsPartitions: 3,
+  }));
+  nodes = await Promise.all(configs.map((c) => spawnBroker(c)));
+  clients = await Promise.all(nodes.map((n) => TestClient.connect(n.port)));
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await Promise.all(nodes.map((n) => n.kill9()));
+});
+
+describe('three-node cluster', () => {
+  it('agrees on leaders and topic ids; FindCoordinator points at the owning node', async () => {
+    const views = await Promise.all(clients.map((c) => c.call(3, { topics: [{ name: 'out', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }, 12)));
+    for (const v of views) {
+      expect(v.brokers).toHaveLength(3);
+      expect(v.topics[0].partitions.map((p: any) => p.leaderId)).toEqual([0, 1, 2]);
+      expect(v.topics[0].topicId).toBe(views[0].topics[0].topicId);
+    }
+    const id = txnIdOnNode0('tx-find');
+    for (const c of clients) expect((await c.call(10, { key: id, keyType: 1 }, 3)).nodeId).toBe(0);
+    expect((await clients[1]!.call(22, { transactionalId: id, transactionTimeoutMs: 5000 }, 4)).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+  });
+
+  it('commits a transaction whose partitions live on other nodes: markers cross the wire', async () => {
+    const id = txnIdOnNode0('tx-cluster');
+    const [tc, leader1, leader2] = clients as [TestClient, TestClient, TestClient];
+    const { producerId, producerEpoch } = await initProducer(tc, id, 20_000);
+    // Not added yet: node 1 asks node 0 (AddPartitionsToTxn VerifyOnly) and refuses.
+    const early = await produce(leader1, 'out', 1, batch({ values: ['early'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id);
+    expect(early.errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await addPartitions(tc, id, producerId, producerEpoch, 'out', [1, 2])).toEqual([0, 0]);
+    expect((await produce(leader1, 'out', 1, batch({ values: ['one'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
+    expect((await produce(leader2, 'out', 2, batch({ values: ['two'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
+    // KIP-1289: share acks for out-2 go to __share_group_state-2, on node 2.
+    const share = await tc.call(95, { transactionalId: id, producerId, producerEpoch, groupId: 'sg', topics: [{ name: 'out', partitions: [2] }] }, 0);
+    expect(share.errorCode).toBe(0);
+    expect((await fetchAll(leader1, 'out', 1, 'read_committed')).records).toEqual([]);
+    expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(0);
+    await eventually(async () => (await fetchAll(leader1, 'out', 1, 'read_committed')).records.length === 1, 5000, 'node 1 commit');
+    await eventually(async () => (await fetchAll(leader2, 'out', 2, 'read_committed')).records.length === 1, 5000, 'node 2 commit');
+    await eventually(async () => (await endTxn(tc, id, producerId, producerEpoch, true)) === 0, 5000, 'COMPLETE_COMMIT');
+  });
+
+  it('keeps resending markers to a leader killed with -9 until it is back', async () => {
+    const id = txnIdOnNode0('tx-down');
+    const tc = clients[0]!;
+    const { producerId, producerEpoch } = await initProducer(tc, id, 20_000);
+    await addPartitions(tc, id, producerId, producerEpoch, 'out', [2]);
+    expect((await produce(clients[2]!, 'out', 2, batch({ values: ['survives'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
+    await clients[2]!.close().catch(() => undefined);
+    await nodes[2]!.kill9();
+    expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(ErrorCode.CONCURRENT_TRANSACTIONS); // still PREPARE_COMMIT
+    nodes[2] = await spawnBroker(configs[2]!);
+    clients[2] = await TestClient.connect(nodes[2].port);
+    await eventually(async () => (await fetchAll(clients[2]!, 'out', 2, 'read_committed')).records.some((r) => r.value === 'survives'), 8000, 'marker after restart');
+    await eventually(async () => (await endTxn(tc, id, producerId, producerEpoch, true)) === 0, 5000, 'COMPLETE_COMMIT');
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * Test harness for the broker: in-process brokers (fast), brokers as child
+ * processes (for kill -9), a thin typed request helper over the shared
+ * KafkaConnection, and record-batch helpers. 127.0.0.1 only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { apiByKey } from '../../../generated/index.js';
+import { createFetchPartition, createFetchTopic } from '../../../generated/FetchRequest.js';
+import { KafkaConnection } from '../../../runtime/connection.js';
+import { decodeRecordBatches, encodeRecordBatch, type ApiMessageCodec } from '../../../runtime/index.js';
+import { startBroker, type Broker } from '../../../coordinator/broker.js';
+import type { BrokerConfigInput } from '../../../coordinator/config.js';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+
+const createdDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory under the OS temp dir, removed when the test process exits. */
+export function tempDir(prefix = 'kipgen-coord-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  createdDirs.push(dir);
+  return dir;
+}
+
+/** Short timeouts so the whole set runs quickly. */
+export const FAST: BrokerConfigInput = {
+  transactionAbortCheckIntervalMs: 200,
+  markerRetryBackoffMs: 50,
+  requestTimeoutMs: 3_000,
+};
+
+export async function startTestBroker(config: BrokerConfigInput, lines?: string[]): Promise<Broker> {
+  return startBroker(
+    { host: '127.0.0.1', port: 0, ...FAST, ...config },
+    { shareCoordinator: null, log: (line) => lines?.push(line) },
+  );
+}
+
+/** Free ports for a static cluster (bound then released: fine on a quiet loopback). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<net.Server>((resolve) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => resolve(s)); })),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+export interface BrokerProcess {
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** SIGKILL, then wait for the exit. */
+  kill9(): Promise<void>;
+  /** SIGTERM (graceful), then wait for the exit. */
+  stop(): Promise<void>;
+  /** Resolves with the exit signal/code once the process is gone (e.g. after a KIPGEN_FAULT). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs `coordinator/cli.ts broker` with a JSON config file, as a real deployment would. */
+export async function spawnBroker(config: BrokerConfigInput, env: Record<string, string> = {}): Promise<BrokerProcess> {
+  const dir = config.dataDir!;
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'broker-config.json');
+  fs.writeFileSync(file, JSON.stringify({ host: '127.0.0.1', ...FAST, ...config }));
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', file], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`broker did not start within 15 s:\n${stderr}`)), 15_000);
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n').find((l) => l.includes('"listening"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { port: number }).port);
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited (${code ?? signal}) before listening:\n${stderr}`));
+    });
+  });
+  return {
+    port,
+    child,
+    stderr: () => stderr,
+    exited,
+    async kill9() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A connection with one-line typed calls: `await c.call(22, {...}, 4)`. */
+export class TestClient {
+  private constructor(readonly connection: KafkaConnection) {}
+
+  static async connect(port: number): Promise<TestClient> {
+    return new TestClient(await KafkaConnection.connect({ host: '127.0.0.1', port, clientId: 'kipgen-test', requestTimeoutMs: 10_000 }));
+  }
+
+  /** Sends API `apiKey` at `version` with the given fields (defaults filled by the codec's create). */
+  call(apiKey: number, fields: Record<string, unknown>, version: number): Promise<any> {
+    const api = apiByKey(apiKey)!;
+    const codec = api.request as ApiMessageCodec<any>;
+    return this.connection.send(codec, codec.create(fields), version, api.response as ApiMessageCodec<any>);
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+}
+
+export const ENC = new TextEncoder();
+export const DEC = new TextDecoder();
+
+export interface BatchSpec {
+  values: string[];
+  producerId?: bigint;
+  producerEpoch?: number;
+  baseSequence?: number;
+  transactional?: boolean;
+}
+
+export function batch(spec: BatchSpec): Uint8Array {
+  const now = BigInt(Date.now());
+  return encodeRecordBatch({
+    baseTimestamp: now,
+    producerId: spec.producerId ?? -1n,
+    producerEpoch: spec.producerEpoch ?? -1,
+    baseSequence: spec.baseSequence ?? -1,
+    isTransactional: spec.transactional ?? false,
+    records: spec.values.map((v) => ({ value: ENC.encode(v), timestamp: now })),
+  });
+}
+
+/** Produce v9 to one partition; returns the partition response. */
+export async function produce(c: TestClient, topic: string, partition: number, records: Uint8Array, transactionalId: string | null = null, acks = -1): Promise<any> {
+  const response = await c.call(0, { transactionalId, acks, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }, 9);
+  return response.responses[0].partitionResponses[0];
+}
+
+export interface Fetched {
+  errorCode: number;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null;
+  /** Values of data records (control batches left out), with their offsets and producer ids. */
+  records: { offset: bigint; value: string; producerId: bigint; transactional: boolean }[];
+}
+
+/**
+ * Fetch v11 from offset 0, then apply read_committed filtering the way a
+ * consumer does with AbortedTransactions (so tests see what a client sees).
+ */
+export async function fetchAll(c: TestClient, topic: string, partition: number, isolation: 'read_committed' | 'read_uncommitted'): Promise<Fetched> {
+  const response = await c.call(
+    1,
+    {
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1 << 20,
+      isolationLevel: isolation === 'read_committed' ? 1 : 0,
+      topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition, fetchOffset: 0n, partitionMaxBytes: 1 << 20 })] })],
+    },
+    11,
+  );
+  const p = response.responses[0].partitions[0];
+  const batches = p.records ? decodeRecordBatches(p.records).batches : [];
+  const abortedRanges: { pid: bigint; first: bigint }[] = (p.abortedTransactions ?? []).map((a: any) => ({ pid: a.producerId, first: a.firstOffset }));
+  const records: Fetched['records'] = [];
+  // As Kafka's consumer does: a producer enters the aborted set when one of its
+  // aborted transactions starts at or before the batch, and leaves it at its ABORT marker.
+  const skipping = new Set<bigint>();
+  abortedRanges.sort((a, b) => (a.first < b.first ? -1 : 1));
+  for (const b of batches) {
+    if (isolation === 'read_committed') {
+      while (abortedRanges.length > 0 && abortedRanges[0]!.first <= b.lastOffset) skipping.add(abortedRanges.shift()!.pid);
+      if (b.isControl) {
+        skipping.delete(b.producerId);
+        continue;
+      }
+      if (b.isTransactional && skipping.has(b.producerId)) continue;
+    }
+    if (b.isControl) continue;
+    for (const r of b.records) records.push({ offset: r.offset, value: DEC.decode(r.value!), producerId: b.producerId, transactional: b.isTransactional });
+  }
+  return { errorCode: p.errorCode, highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, abortedTransactions: p.abortedTransactions, records };
+}
+
+/** Transactional-producer steps, over the wire. */
+export async function initProducer(c: TestClient, transactionalId: string, timeoutMs = 10_000): Promise<{ errorCode: number; producerId: bigint; producerEpoch: number }> {
+  return c.call(22, { transactionalId, transactionTimeoutMs: timeoutMs }, 4);
+}
+
+export async function addPartitions(c: TestClient, transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partitions: number[]): Promise<number[]> {
+  const response = await c.call(
+    24,
+    { v3AndBelowTransactionalId: transactionalId, v3AndBelowProducerId: producerId, v3AndBelowProducerEpoch: producerEpoch, v3AndBelowTopics: [{ name: topic, partitions }] },
+    3,
+  );
+  return response.resultsByTopicV3AndBelow[0].resultsByPartition.map((r: any) => r.partitionErrorCode);
+}
+
+export async function endTxn(c: TestClient, transactionalId: string, producerId: bigint, producerEpoch: number, committed: boolean): Promise<number> {
+  return (await c.call(26, { transactionalId, producerId, producerEpoch, committed }, 3)).errorCode;
+}
+
+/** Polls `check` until it returns true (or fails after `ms`). */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 8_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
