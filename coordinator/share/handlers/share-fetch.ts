@@ -1,0 +1,138 @@
+import { ShareFetchRequest, ShareFetchResponse } from '../../../generated/index.js';
+import type { Handler, RequestContext } from '../../broker-context.js';
+import { ErrorCode, ShareError } from '../error-codes.js';
+import type { ShareRuntime } from '../share-runtime.js';
+import { FINAL_EPOCH, INITIAL_EPOCH, partitionKey, type ShareSession } from '../share-sessions.js';
+import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRef } from '../share-partitions.js';
+import { byTopic, currentLeader, nodeEndpoints, refKey } from './partition-responses.js';
+
+/**
+ * ShareFetch (API 78, v1–2). In order: session (epoch 0 opens, −1 closes,
+ * else must match and moves on), piggybacked acknowledgements, forgotten
+ * partitions, then acquisition from every partition of the session, read_committed.
+ *
+ * Long poll: when nothing could be acquired the request waits up to MaxWaitMs
+ * (capped by maxFetchWaitMs) for an append to one of its partitions or for
+ * records to become available again (released, expired, aborted), then tries
+ * once more per wake-up. MinBytes is treated as 1: any acquired record answers.
+ */
+export function shareFetchHandler(rt: ShareRuntime): Handler {
+  return async (request: ShareFetchRequest, ctx: RequestContext): Promise<ShareFetchResponse> => {
+    const fail = (code: number, message: string): ShareFetchResponse =>
+      ShareFetchResponse.create({ errorCode: code, errorMessage: message, acquisitionLockTimeoutMs: rt.config.recordLockDurationMs });
+    const groupId = request.groupId ?? '';
+    const memberId = request.memberId ?? '';
+    if (groupId === '') return fail(ErrorCode.INVALID_GROUP_ID, 'GroupId can not be empty');
+    if (memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty');
+
+    const acks: AckRequestPartition[] = [];
+    const requested: PartitionRef[] = [];
+    for (const topic of request.topics) {
+      for (const p of topic.partitions) {
+        requested.push({ topicId: topic.topicId, partition: p.partitionIndex });
+        if (p.acknowledgementBatches.length > 0)
+          acks.push({ topicId: topic.topicId, partition: p.partitionIndex, batches: p.acknowledgementBatches });
+      }
+    }
+    const epoch = request.shareSessionEpoch;
+
+    let session: ShareSession;
+    try {
+      if (epoch === INITIAL_EPOCH) {
+        if (acks.length > 0)
+          return fail(ErrorCode.INVALID_REQUEST, 'a request that opens a share session (epoch 0) cannot carry acknowledgements');
+        const opened = rt.sessions.open(groupId, memberId, ctx.connectionId);
+        session = opened.session;
+        if (opened.replaced !== undefined) await rt.partitions.releaseMember(groupId, memberId);
+        rt.watchConnection(ctx);
+      } else {
+        session = rt.sessions.find(groupId, memberId, epoch);
+      }
+    } catch (caught) {
+      if (caught instanceof ShareError) return fail(caught.code, caught.message);
+      throw caught;
+    }
+
+    const ackResults = new Map<string, PartitionError>();
+    if (acks.length > 0) {
+      const results = await rt.partitions.acknowledge(groupId, memberId, acks, request.isRenewAck);
+      acks.forEach((a, i) => ackResults.set(refKey(a), results[i]!));
+    }
+
+    if (epoch === FINAL_EPOCH) {
+      rt.sessions.remove(session);
+      await rt.partitions.releaseMember(groupId, memberId);
+      return respond(rt, requested, ackResults, []);
+    }
+
+    for (const ref of requested) session.partitions.set(partitionKey(ref.topicId, ref.partition), ref);
+    const forgotten: PartitionRef[] = [];
+    for (const topic of request.forgottenTopicsData) {
+      for (const partition of topic.partitions) {
+        if (session.partitions.delete(partitionKey(topic.topicId, partition))) forgotten.push({ topicId: topic.topicId, partition });
+      }
+    }
+    // The member will not acknowledge records of partitions it forgot: give them to others now rather than at lock expiry.
+    if (forgotten.length > 0) await rt.partitions.releaseMember(groupId, memberId, forgotten);
+    if (epoch !== INITIAL_EPOCH) rt.sessions.advance(session);
+
+    let fetched: FetchedPartition[] = [];
+    if (!request.isRenewAck) {
+      const refs = [...session.partitions.values()];
+      const maxRecords = request.maxRecords > 0 ? request.maxRecords : rt.config.defaultMaxRecords;
+      const deadline = Date.now() + Math.min(Math.max(request.maxWaitMs, 0), rt.config.maxFetchWaitMs);
+      for (;;) {
+        fetched = await rt.partitions.fetch(groupId, memberId, refs, maxRecords, request.maxBytes);
+        const left = deadline - Date.now();
+        if (fetched.some((f) => f.acquired.length > 0 || f.errorCode !== ErrorCode.NONE) || left <= 0 || refs.length === 0) break;
+        if (rt.sessions.ofMember(groupId, memberId) !== session) break; // closed or replaced while waiting
+        await rt.waitForRecords(refs, left);
+      }
+    }
+    return respond(rt, requested, ackResults, fetched);
+  };
+}
+
+/** Every requested partition (with its acknowledgement result) and every session partition that acquired records or failed. */
+function respond(
+  rt: ShareRuntime,
+  requested: readonly PartitionRef[],
+  ackResults: ReadonlyMap<string, PartitionError>,
+  fetched: readonly FetchedPartition[],
+): ShareFetchResponse {
+  const fetchedByKey = new Map(fetched.map((f) => [refKey(f), f]));
+  const included = new Map<string, PartitionRef>();
+  for (const ref of requested) included.set(refKey(ref), ref);
+  for (const f of fetched) if (f.acquired.length > 0 || f.errorCode !== ErrorCode.NONE) included.set(refKey(f), f);
+
+  const leaders: number[] = [];
+  const responses = byTopic([...included.values()]).map(({ topicId, items }) => ({
+    topicId,
+    partitions: items.map((ref) => {
+      const f = fetchedByKey.get(refKey(ref));
+      const ack = ackResults.get(refKey(ref));
+      const errorCode = f?.errorCode ?? ErrorCode.NONE;
+      const leader = currentLeader(rt, ref, errorCode !== ErrorCode.NONE ? errorCode : (ack?.errorCode ?? ErrorCode.NONE));
+      if (leader.leaderId >= 0) leaders.push(leader.leaderId);
+      return {
+        partitionIndex: ref.partition,
+        errorCode,
+        errorMessage: f?.errorMessage ?? null,
+        acknowledgeErrorCode: ack?.errorCode ?? ErrorCode.NONE,
+        acknowledgeErrorMessage: ack?.errorMessage ?? null,
+        currentLeader: leader,
+        records: f?.records ?? new Uint8Array(0),
+        acquiredRecords: (f?.acquired ?? []).map((r) => ({
+          firstOffset: r.firstOffset,
+          lastOffset: r.lastOffset,
+          deliveryCount: r.deliveryCount,
+        })),
+      };
+    }),
+  }));
+  return ShareFetchResponse.create({
+    acquisitionLockTimeoutMs: rt.config.recordLockDurationMs,
+    responses,
+    nodeEndpoints: nodeEndpoints(rt, leaders),
+  });
+}

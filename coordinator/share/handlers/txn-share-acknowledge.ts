@@ -1,0 +1,76 @@
+import { TxnShareAcknowledgeRequest, TxnShareAcknowledgeResponse } from '../../../generated/index.js';
+import type { Handler, RequestContext } from '../../broker-context.js';
+import { ErrorCode } from '../error-codes.js';
+import type { TxnAckRequestPartition } from '../share-partitions.js';
+import type { ShareRuntime } from '../share-runtime.js';
+
+/**
+ * TxnShareAcknowledge (API 96, KIP-1289, v0–1): stores acknowledgements as
+ * pending in the producer's transaction (DESIGN §5). A request-level error
+ * (bad ids, unknown member, fenced producer, a transaction that does not hold
+ * this partition) is set at the top and on every partition it concerns, as
+ * TxnOffsetCommit reports errors per partition.
+ *
+ * v1 names the member: only records ACQUIRED by it may be acknowledged, and
+ * when this node coordinates the group the member must be known
+ * (UNKNOWN_MEMBER_ID) and its GenerationId not ahead of the member's epoch
+ * (ILLEGAL_GENERATION). An older epoch is accepted: share groups have no
+ * revocation, so a member keeps its acquired records across assignment
+ * changes, and record ownership is checked anyway. v0 (or an empty MemberId)
+ * checks only that the records are ACQUIRED.
+ */
+export function txnShareAcknowledgeHandler(rt: ShareRuntime): Handler {
+  return async (request: TxnShareAcknowledgeRequest, ctx: RequestContext): Promise<TxnShareAcknowledgeResponse> => {
+    const partitions: TxnAckRequestPartition[] = request.topics.flatMap((topic) =>
+      topic.partitions.map((p) => ({ topicId: topic.topicId, partition: p.partition, batches: p.acknowledgementBatches })),
+    );
+    const respond = (
+      errorCode: number,
+      results: readonly { errorCode: number; errorMessage: string | null }[],
+    ): TxnShareAcknowledgeResponse => {
+      let i = 0;
+      return TxnShareAcknowledgeResponse.create({
+        errorCode,
+        topics: request.topics.map((topic) => ({
+          topicId: topic.topicId,
+          partitions: topic.partitions.map((p) => ({ partition: p.partition, ...results[i++]! })),
+        })),
+      });
+    };
+    const failAll = (errorCode: number, errorMessage: string): TxnShareAcknowledgeResponse =>
+      respond(
+        errorCode,
+        partitions.map(() => ({ errorCode, errorMessage })),
+      );
+
+    if (request.groupId === '') return failAll(ErrorCode.INVALID_GROUP_ID, 'GroupId can not be empty');
+    if (request.transactionalId === '') return failAll(ErrorCode.INVALID_REQUEST, 'TransactionalId can not be empty');
+    if (request.producerId < 0n || request.producerEpoch < 0) {
+      return failAll(
+        ErrorCode.INVALID_REQUEST,
+        `producer id ${request.producerId} epoch ${request.producerEpoch} is not a transactional producer`,
+      );
+    }
+
+    const memberId = ctx.apiVersion >= 1 && request.memberId !== '' ? request.memberId : null;
+    if (memberId !== null && rt.isGroupCoordinator(request.groupId)) {
+      const memberEpoch = rt.groups.memberEpoch(request.groupId, memberId);
+      if (memberEpoch === undefined)
+        return failAll(ErrorCode.UNKNOWN_MEMBER_ID, `member ${memberId} is not in share group ${request.groupId}`);
+      if (request.generationId !== -1 && request.generationId > memberEpoch) {
+        return failAll(
+          ErrorCode.ILLEGAL_GENERATION,
+          `generation ${request.generationId} is ahead of member ${memberId}'s epoch ${memberEpoch}`,
+        );
+      }
+    }
+
+    const result = await rt.partitions.stageTransactional(
+      { transactionalId: request.transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch },
+      request.groupId,
+      memberId,
+      partitions,
+    );
+    return respond(result.errorCode, result.partitions);
+  };
+}

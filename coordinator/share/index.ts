@@ -1,0 +1,16 @@
+import type { BrokerContext } from '../broker-context.js';
+import { KipgenShareCoordinator, type ShareCoordinatorOptions } from './share-coordinator.js';
+
+/**
+ * The share coordinator's entry point, as coordinator/README.md asks:
+ * startBroker loads this module and calls createShareCoordinator with the
+ * node's BrokerContext.
+ */
+export function createShareCoordinator(ctx: BrokerContext, options?: ShareCoordinatorOptions): KipgenShareCoordinator {
+  return new KipgenShareCoordinator(ctx, options);
+}
+
+export { KipgenShareCoordinator, type ShareCoordinatorOptions } from './share-coordinator.js';
+export { DEFAULT_SHARE_CONFIG, shareConfig, type ShareConfig } from './config.js';
+export { ManualClock, systemClock, type Clock } from './clock.js';
+export { FileStateLog } from './file-state-log.js';

@@ -1,0 +1,191 @@
+import type { BrokerContext, Handler, RequestContext, ShareCoordinator } from '../broker-context.js';
+import { CONSUMER_OFFSETS_TOPIC, partitionForKey } from '../cluster.js';
+import { systemClock, type Clock } from './clock.js';
+import { shareConfig, type ShareConfig } from './config.js';
+import { formatShareDump } from './dump.js';
+import { shareAcknowledgeHandler } from './handlers/share-acknowledge.js';
+import { shareFetchHandler } from './handlers/share-fetch.js';
+import { shareGroupDescribeHandler, shareGroupHeartbeatHandler } from './handlers/share-groups.js';
+import { txnShareAcknowledgeHandler } from './handlers/txn-share-acknowledge.js';
+import { ShareGroups } from './share-groups.js';
+import { SharePartitions } from './share-partitions.js';
+import type { ShareRuntime } from './share-runtime.js';
+import { ShareSessions } from './share-sessions.js';
+import type { StateLog } from './state-log.js';
+
+export const API_SHARE_GROUP_HEARTBEAT = 76;
+export const API_SHARE_GROUP_DESCRIBE = 77;
+export const API_SHARE_FETCH = 78;
+export const API_SHARE_ACKNOWLEDGE = 79;
+export const API_TXN_SHARE_ACKNOWLEDGE = 96;
+
+export interface ShareCoordinatorOptions {
+  /** Overrides of the settings; the broker's ShareGroupSettings come first. */
+  config?: Partial<ShareConfig>;
+  /** Time for locks and session timeouts (tests pass a ManualClock). */
+  clock?: Clock;
+  /** The `__share_group_state` log; default the broker's. */
+  stateLog?: StateLog;
+  /** Run lock expiry and member expiry every housekeepingIntervalMs (default true; tests call housekeeping()). */
+  housekeeping?: boolean;
+}
+
+/**
+ * The share coordinator of one node: share groups (membership and
+ * assignment), share sessions, and the share partitions this node leads with
+ * their durable state, behind the five APIs of KIP-932 and KIP-1289.
+ */
+export class KipgenShareCoordinator implements ShareCoordinator {
+  readonly handlers: ReadonlyMap<number, Handler>;
+  readonly config: ShareConfig;
+  private readonly runtime: ShareRuntime;
+  private readonly partitions: SharePartitions;
+  private readonly groups: ShareGroups;
+  private readonly sessions: ShareSessions;
+  private readonly clock: Clock;
+  private readonly watchedConnections = new Set<number>();
+  private readonly wakeOnClose = new Set<() => void>();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly broker: BrokerContext,
+    options: ShareCoordinatorOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    const settings = broker.shareGroup;
+    this.config = shareConfig({
+      recordLockDurationMs: settings.recordLockDurationMs,
+      deliveryCountLimit: settings.deliveryCountLimit,
+      sessionTimeoutMs: settings.sessionTimeoutMs,
+      heartbeatIntervalMs: settings.heartbeatIntervalMs,
+      maxRecordLocks: settings.maxRecordLocks,
+      ...options.config,
+    });
+    this.partitions = new SharePartitions({
+      broker,
+      stateLog: options.stateLog ?? broker.shareStateLog,
+      clock: this.clock,
+      config: this.config,
+    });
+    this.groups = new ShareGroups(this.clock, { topicByName: (name) => subscribableTopic(broker, name) }, this.config.sessionTimeoutMs);
+    this.sessions = new ShareSessions(this.config.maxShareSessions);
+    this.runtime = {
+      nodeId: broker.nodeId,
+      cluster: broker.cluster,
+      config: this.config,
+      clock: this.clock,
+      partitions: this.partitions,
+      groups: this.groups,
+      sessions: this.sessions,
+      isGroupCoordinator: (groupId) => this.isGroupCoordinator(groupId),
+      watchConnection: (ctx) => this.watchConnection(ctx),
+      waitForRecords: (refs, ms) => this.waitForRecords(refs, ms),
+    };
+    this.handlers = new Map<number, Handler>([
+      [API_SHARE_GROUP_HEARTBEAT, shareGroupHeartbeatHandler(this.runtime)],
+      [API_SHARE_GROUP_DESCRIBE, shareGroupDescribeHandler(this.runtime)],
+      [API_SHARE_FETCH, shareFetchHandler(this.runtime)],
+      [API_SHARE_ACKNOWLEDGE, shareAcknowledgeHandler(this.runtime)],
+      [API_TXN_SHARE_ACKNOWLEDGE, txnShareAcknowledgeHandler(this.runtime)],
+    ]);
+    if (options.housekeeping !== false) {
+      this.timer = setInterval(() => void this.housekeeping(), this.config.housekeepingIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  async recover(): Promise<void> {
+    await this.partitions.recover();
+  }
+
+  completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void> {
+    return this.partitions.completeTransaction(producerId, producerEpoch, commit);
+  }
+
+  /** Expires record locks and silent members (releasing their records). Runs on a timer; tests call it after moving their clock. */
+  async housekeeping(): Promise<void> {
+    try {
+      await this.partitions.expireLocks();
+      for (const { groupId, memberId } of this.groups.expireMembers()) {
+        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.config.sessionTimeoutMs} ms`);
+        await this.partitions.releaseMember(groupId, memberId);
+      }
+    } catch (error) {
+      this.broker.log(`share coordinator housekeeping failed: ${(error as Error).message}`);
+    }
+  }
+
+  dump(): string {
+    return formatShareDump({
+      nodeId: this.broker.nodeId,
+      now: this.clock.now(),
+      cluster: this.broker.cluster,
+      groups: this.groups.allGroups(),
+      sessions: this.sessions.all(),
+      partitions: this.partitions.describe(),
+    });
+  }
+
+  /** The structured state behind dump(), for tests. */
+  describe(): ReturnType<SharePartitions['describe']> {
+    return this.partitions.describe();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    for (const wake of this.wakeOnClose) wake();
+    await this.partitions.drain();
+  }
+
+  // -------------------------------------------------------------------------
+
+  /** Share groups are coordinated, as consumer groups are, by the leader of the group's `__consumer_offsets` partition. */
+  private isGroupCoordinator(groupId: string): boolean {
+    const offsets = this.broker.cluster.topicByName(CONSUMER_OFFSETS_TOPIC);
+    if (offsets === undefined) return true;
+    return this.broker.cluster.leaderOf(CONSUMER_OFFSETS_TOPIC, partitionForKey(groupId, offsets.partitions)) === this.broker.nodeId;
+  }
+
+  private watchConnection(ctx: RequestContext): void {
+    if (this.watchedConnections.has(ctx.connectionId)) return;
+    this.watchedConnections.add(ctx.connectionId);
+    ctx.onClose(() => {
+      this.watchedConnections.delete(ctx.connectionId);
+      for (const session of this.sessions.onConnection(ctx.connectionId)) {
+        this.sessions.remove(session);
+        void this.partitions
+          .releaseMember(session.groupId, session.memberId)
+          .catch((error: Error) =>
+            this.broker.log(`share coordinator: releasing the records of ${session.memberId} failed: ${error.message}`),
+          );
+      }
+    });
+  }
+
+  private waitForRecords(refs: readonly { topicId: string; partition: number }[], ms: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const unsubscribe: (() => void)[] = [];
+      const done = (): void => {
+        clearTimeout(timer);
+        for (const u of unsubscribe) u();
+        this.wakeOnClose.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      for (const ref of refs) {
+        const reader = this.broker.partition(ref.topicId, ref.partition);
+        if (reader !== undefined) unsubscribe.push(reader.onAppend(done));
+      }
+      unsubscribe.push(this.partitions.onAvailable(done));
+      this.wakeOnClose.add(done);
+    });
+  }
+}
+
+function subscribableTopic(broker: BrokerContext, name: string): { topicId: string; partitions: number } | undefined {
+  const topic = broker.cluster.topicByName(name);
+  return topic === undefined || topic.internal ? undefined : { topicId: topic.topicId, partitions: topic.partitions };
+}

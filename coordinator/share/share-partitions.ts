@@ -1,0 +1,384 @@
+import type { BrokerContext, PartitionReader, TransactionalProducer } from '../broker-context.js';
+import { KafkaError } from '../errors.js';
+import { validateAckBatches, validateTxnAckBatches, type WireAckBatch } from './acknowledgements.js';
+import type { Clock } from './clock.js';
+import type { ShareConfig } from './config.js';
+import { ErrorCode, ShareError } from './error-codes.js';
+import { FetchedLog } from './log-window.js';
+import { SerialQueue } from './serial-queue.js';
+import {
+  SharePartition,
+  sharePartitionKeyString,
+  type AcquiredRange,
+  type SharePartitionKey,
+  type StagedAck,
+  type StateChange,
+} from './share-partition.js';
+import { ShareStateStore } from './share-state-store.js';
+import type { StateLog } from './state-log.js';
+
+/**
+ * The share partitions this node leads, and every operation on them that the
+ * share APIs need: it finds the data partition, runs the state machine, writes
+ * what changed (fsynced) and only then answers. All of it runs on one
+ * SerialQueue, so each operation sees and leaves a consistent state. If a
+ * write fails, the in-memory state is rebuilt from the log, as after a
+ * restart, so that memory never claims what the disk does not hold.
+ */
+
+export interface PartitionRef {
+  topicId: string;
+  partition: number;
+}
+
+export interface PartitionError {
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface FetchedPartition extends PartitionRef, PartitionError {
+  records: Uint8Array | null;
+  acquired: AcquiredRange[];
+}
+
+export interface AckRequestPartition extends PartitionRef {
+  batches: readonly WireAckBatch[];
+}
+
+export interface TxnAckRequestPartition extends PartitionRef {
+  batches: readonly { firstOffset: bigint; lastOffset: bigint; acknowledgeType: number }[];
+}
+
+export type ShareBroker = Pick<BrokerContext, 'nodeId' | 'cluster' | 'partition' | 'log'>;
+
+export interface SharePartitionsOptions {
+  broker: ShareBroker;
+  stateLog: StateLog;
+  clock: Clock;
+  config: ShareConfig;
+}
+
+const OK: PartitionError = { errorCode: ErrorCode.NONE, errorMessage: null };
+
+export class SharePartitions {
+  private readonly partitions = new Map<string, SharePartition>();
+  private readonly store: ShareStateStore;
+  private readonly queue = new SerialQueue();
+  private readonly availabilityListeners = new Set<() => void>();
+  private readonly broker: ShareBroker;
+  private readonly clock: Clock;
+  private readonly config: ShareConfig;
+
+  constructor(options: SharePartitionsOptions) {
+    this.broker = options.broker;
+    this.clock = options.clock;
+    this.config = options.config;
+    this.store = new ShareStateStore(options.stateLog, {
+      snapshotUpdateRecords: options.config.snapshotUpdateRecords,
+      deliveryCountLimit: options.config.deliveryCountLimit,
+      now: () => options.clock.now(),
+    });
+  }
+
+  /** Rebuilds every share partition from `__share_group_state`: committed state, plus pending acks as TX_PENDING. */
+  recover(): Promise<void> {
+    return this.queue.run(() => this.reload());
+  }
+
+  /** Where the data partition of `ref` lives: its reader here, or the error to answer with. */
+  locate(ref: PartitionRef): { reader: PartitionReader } | PartitionError {
+    const topic = this.broker.cluster.topicById(ref.topicId);
+    if (topic === undefined || topic.internal) return error(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${ref.topicId}`);
+    if (!Number.isInteger(ref.partition) || ref.partition < 0 || ref.partition >= topic.partitions) {
+      return error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic.name} has no partition ${ref.partition}`);
+    }
+    const reader = this.broker.partition(ref.topicId, ref.partition);
+    if (reader === undefined) {
+      return error(ErrorCode.NOT_LEADER_OR_FOLLOWER, `node ${this.broker.nodeId} does not lead ${topic.name}-${ref.partition}`);
+    }
+    return { reader };
+  }
+
+  /** The node leading a data partition (for CurrentLeader), or −1. */
+  leaderOf(ref: PartitionRef): number {
+    const topic = this.broker.cluster.topicById(ref.topicId);
+    return topic === undefined ? -1 : this.broker.cluster.leaderOf(topic.name, ref.partition);
+  }
+
+  /**
+   * ShareAcknowledge / the acknowledgements of a ShareFetch: each partition
+   * all or nothing, each partition answered on its own.
+   */
+  acknowledge(groupId: string, memberId: string, requests: readonly AckRequestPartition[], allowRenew: boolean): Promise<PartitionError[]> {
+    return this.queue.run(async () => {
+      const now = this.clock.now();
+      const results: PartitionError[] = [];
+      const writes: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[]; index: number }[] = [];
+      for (const [index, request] of requests.entries()) {
+        const located = this.locate(request);
+        if (!('reader' in located)) {
+          results.push(located);
+          continue;
+        }
+        const key = { groupId, topicId: request.topicId, partition: request.partition };
+        try {
+          const ranges = validateAckBatches(request.batches, allowRenew);
+          const sp = this.partitions.get(sharePartitionKeyString(key));
+          if (sp === undefined) throw new ShareError(ErrorCode.INVALID_RECORD_STATE, 'no records of this partition were acquired');
+          const changes = [...sp.expireLocks(now), ...sp.acknowledge(memberId, ranges, now)];
+          writes.push({ key, sp, changes, index });
+          results.push(OK);
+        } catch (caught) {
+          results.push(errorOf(caught));
+        }
+      }
+      const failure = await this.persist(writes);
+      if (failure !== null) for (const { index } of writes) results[index] = failure;
+      if (writes.some((w) => w.changes.some((c) => c.state === 'AVAILABLE'))) this.announceAvailable();
+      return results;
+    });
+  }
+
+  /**
+   * Acquires records for `memberId` from each partition, at most `maxRecords`
+   * in all and about `maxBytes` of batches (at least one batch per partition
+   * that has records, as Kafka's fetch does).
+   */
+  fetch(
+    groupId: string,
+    memberId: string,
+    refs: readonly PartitionRef[],
+    maxRecords: number,
+    maxBytes: number,
+  ): Promise<FetchedPartition[]> {
+    return this.queue.run(async () => {
+      const now = this.clock.now();
+      const results: FetchedPartition[] = [];
+      const expired: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
+      let recordsLeft = maxRecords;
+      let bytesLeft = maxBytes;
+      for (const ref of refs) {
+        const result: FetchedPartition = { ...ref, ...OK, records: null, acquired: [] };
+        results.push(result);
+        const located = this.locate(ref);
+        if (!('reader' in located)) {
+          Object.assign(result, located);
+          continue;
+        }
+        if (recordsLeft <= 0) continue;
+        const { reader } = located;
+        const key = { groupId, topicId: ref.topicId, partition: ref.partition };
+        try {
+          const sp = this.partitionFor(key, reader);
+          expired.push({ key, sp, changes: sp.expireLocks(now) });
+          sp.moveStartTo(reader.logStartOffset());
+          const from = sp.nextFetchOffset();
+          if (from >= reader.lastStableOffset()) continue;
+          const fetched = FetchedLog.index(reader.read(from, Math.max(bytesLeft, 1), 'read_committed'), from);
+          const acquired = sp.acquire(memberId, fetched.window, recordsLeft, now);
+          result.acquired = acquired;
+          result.records = fetched.recordsFor(acquired);
+          for (const r of acquired) recordsLeft -= Number(r.lastOffset - r.firstOffset + 1n);
+          bytesLeft -= result.records?.length ?? 0;
+        } catch (caught) {
+          Object.assign(result, errorOf(caught));
+        }
+      }
+      // Expired locks are state changes like any other; a failure to persist them does not fail the fetch.
+      if ((await this.persist(expired)) !== null) for (const r of results) Object.assign(r, { records: null, acquired: [] });
+      return results;
+    });
+  }
+
+  /**
+   * TxnShareAcknowledge: checks each partition, writes the acceptable ones as
+   * one transactional batch (the broker checks the producer's transaction),
+   * and only then pins the records TX_PENDING. Returns per-partition errors,
+   * and a request-level error when the write itself was refused.
+   */
+  stageTransactional(
+    producer: TransactionalProducer,
+    groupId: string,
+    memberId: string | null,
+    requests: readonly TxnAckRequestPartition[],
+  ): Promise<{ errorCode: number; errorMessage: string | null; partitions: PartitionError[] }> {
+    return this.queue.run(async () => {
+      const now = this.clock.now();
+      try {
+        this.store.checkProducerEpoch(producer.producerId, producer.producerEpoch);
+      } catch (caught) {
+        const failure = errorOf(caught);
+        return { ...failure, partitions: requests.map(() => failure) };
+      }
+      const results: PartitionError[] = [];
+      const seen = new Set<string>();
+      const plans: { key: SharePartitionKey; sp: SharePartition; staged: StagedAck[]; index: number }[] = [];
+      const expired: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
+      for (const [index, request] of requests.entries()) {
+        const located = this.locate(request);
+        if (!('reader' in located)) {
+          // The share state of a partition lives with its leader (DESIGN §6): elsewhere, this node is not its coordinator.
+          results.push(
+            located.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER ? { ...located, errorCode: ErrorCode.NOT_COORDINATOR } : located,
+          );
+          continue;
+        }
+        const key = { groupId, topicId: request.topicId, partition: request.partition };
+        try {
+          const id = sharePartitionKeyString(key);
+          if (seen.has(id)) throw new ShareError(ErrorCode.INVALID_REQUEST, 'the partition appears twice in the request');
+          seen.add(id);
+          const ranges = validateTxnAckBatches(request.batches);
+          const sp = this.partitions.get(sharePartitionKeyString(key));
+          if (sp === undefined) throw new ShareError(ErrorCode.INVALID_RECORD_STATE, 'no records of this partition were acquired');
+          expired.push({ key, sp, changes: sp.expireLocks(now) });
+          plans.push({ key, sp, staged: sp.planTransactional(memberId, ranges, now), index });
+          results.push(OK);
+        } catch (caught) {
+          results.push(errorOf(caught));
+        }
+      }
+      const expiryFailure = await this.persist(expired);
+      if (expiryFailure !== null) return { ...expiryFailure, partitions: results.map((r) => (r === OK ? expiryFailure : r)) };
+      try {
+        await this.store.writeTransactional(
+          producer,
+          plans.map((p) => ({ key: p.key, startOffset: p.sp.startOffset, staged: p.staged })),
+        );
+      } catch (caught) {
+        const failure = errorOf(caught);
+        if (!(caught instanceof KafkaError)) this.reload(); // an I/O failure: trust only the log
+        for (const { index } of plans) results[index] = failure;
+        return { ...failure, partitions: results };
+      }
+      for (const { sp, staged } of plans) sp.applyTransactional(producer, staged);
+      return { ...OK, partitions: results };
+    });
+  }
+
+  /**
+   * A COMMIT/ABORT marker for this producer is in the log: resolve its pending
+   * acks. Abort makes records AVAILABLE, which is written as an ordinary
+   * update (so that the delivery counts survive a restart); commit needs no
+   * write, the marker made the transactional update count. Idempotent.
+   */
+  completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void> {
+    return this.queue.run(async () => {
+      this.store.completeTransaction(producerId, producerEpoch, commit);
+      const writes: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
+      for (const sp of this.partitions.values()) {
+        if (!sp.hasPendingFor(producerId)) continue;
+        const changes = sp.completeTransaction(producerId, producerEpoch, commit);
+        if (!commit) writes.push({ key: sp.key, sp, changes });
+      }
+      const failure = await this.persist(writes);
+      if (failure !== null) throw new ShareError(failure.errorCode, failure.errorMessage ?? 'writing the aborted acknowledgements failed');
+      this.announceAvailable();
+    });
+  }
+
+  /**
+   * Releases the member's acquired records (it left, timed out, closed its
+   * share session or lost its connection); only in `refs` when given
+   * (partitions forgotten by a ShareFetch).
+   */
+  releaseMember(groupId: string, memberId: string, refs?: readonly PartitionRef[]): Promise<void> {
+    return this.queue.run(async () => {
+      const wanted = refs === undefined ? null : new Set(refs.map((r) => sharePartitionKeyString({ groupId, ...r })));
+      const writes: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
+      for (const [id, sp] of this.partitions) {
+        if (sp.key.groupId !== groupId || (wanted !== null && !wanted.has(id))) continue;
+        writes.push({ key: sp.key, sp, changes: sp.releaseMember(memberId) });
+      }
+      await this.persist(writes);
+      if (writes.some((w) => w.changes.length > 0)) this.announceAvailable();
+    });
+  }
+
+  /** Lock expiry for every share partition (the background task). */
+  expireLocks(): Promise<void> {
+    return this.queue.run(async () => {
+      const now = this.clock.now();
+      const writes = [...this.partitions.values()].map((sp) => ({ key: sp.key, sp, changes: sp.expireLocks(now) }));
+      await this.persist(writes);
+      if (writes.some((w) => w.changes.length > 0)) this.announceAvailable();
+    });
+  }
+
+  /** Calls `listener` whenever records may have become AVAILABLE (released, expired, aborted); returns the unsubscribe function. */
+  onAvailable(listener: () => void): () => void {
+    this.availabilityListeners.add(listener);
+    return () => this.availabilityListeners.delete(listener);
+  }
+
+  /** A snapshot of every share partition's state, and the transactions with pending acks. */
+  describe(): {
+    partitions: { key: SharePartitionKey; state: ReturnType<SharePartition['describe']> }[];
+    pendingTransactions: ReturnType<ShareStateStore['pendingProducers']>;
+  } {
+    const partitions = [...this.partitions.values()]
+      .map((sp) => ({ key: sp.key, state: sp.describe() }))
+      .sort((a, b) => sharePartitionKeyString(a.key).localeCompare(sharePartitionKeyString(b.key)));
+    return { partitions, pendingTransactions: this.store.pendingProducers() };
+  }
+
+  /** Waits for queued work (tests and shutdown). */
+  drain(): Promise<void> {
+    return this.queue.drain();
+  }
+
+  // -------------------------------------------------------------------------
+
+  /** The share partition of `key`, created on first fetch at the log start or end (autoOffsetReset). */
+  private partitionFor(key: SharePartitionKey, reader: PartitionReader): SharePartition {
+    const id = sharePartitionKeyString(key);
+    let sp = this.partitions.get(id);
+    if (sp === undefined) {
+      const start = this.config.autoOffsetReset === 'latest' ? reader.lastStableOffset() : reader.logStartOffset();
+      sp = new SharePartition(key, this.config, start);
+      this.partitions.set(id, sp);
+    }
+    return sp;
+  }
+
+  /** Writes the changes of an operation; on failure rebuilds from the log and returns the error to answer with. */
+  private async persist(
+    writes: readonly { key: SharePartitionKey; sp: SharePartition; changes: readonly StateChange[] }[],
+  ): Promise<PartitionError | null> {
+    // A partition never written before needs a write only once something changed; a known one also
+    // when only its start offset moved (the store skips it if it did not).
+    const partitions = writes
+      .filter((w) => w.changes.length > 0 || this.store.view(w.key) !== undefined)
+      .map((w) => ({ key: w.key, startOffset: w.sp.startOffset, changes: w.changes }));
+    if (partitions.length === 0) return null;
+    try {
+      await this.store.writeChanges(partitions);
+      return null;
+    } catch (caught) {
+      this.broker.log(`share coordinator: writing share state failed, reloading it from the log: ${(caught as Error).message}`);
+      this.reload();
+      return errorOf(caught, ErrorCode.KAFKA_STORAGE_ERROR);
+    }
+  }
+
+  private reload(): void {
+    this.partitions.clear();
+    for (const { key, state, pending } of this.store.recover()) {
+      const sp = SharePartition.restore(key, this.config, state.startOffset, state.restoredRanges(), pending);
+      this.partitions.set(sharePartitionKeyString(key), sp);
+    }
+  }
+
+  private announceAvailable(): void {
+    for (const listener of this.availabilityListeners) listener();
+  }
+}
+
+function error(errorCode: number, errorMessage: string): PartitionError {
+  return { errorCode, errorMessage };
+}
+
+function errorOf(caught: unknown, fallback: number = ErrorCode.UNKNOWN_SERVER_ERROR): PartitionError {
+  if (caught instanceof KafkaError) return { errorCode: caught.code, errorMessage: caught.message };
+  return { errorCode: fallback, errorMessage: caught instanceof Error ? caught.message : String(caught) };
+}

@@ -1,0 +1,23 @@
+import type { ClusterView, RequestContext } from '../broker-context.js';
+import type { Clock } from './clock.js';
+import type { ShareConfig } from './config.js';
+import type { ShareGroups } from './share-groups.js';
+import type { SharePartitions } from './share-partitions.js';
+import type { ShareSessions } from './share-sessions.js';
+
+/** What the API handlers share: the state holders and a few facts about the node. */
+export interface ShareRuntime {
+  readonly nodeId: number;
+  readonly cluster: ClusterView;
+  readonly config: ShareConfig;
+  readonly clock: Clock;
+  readonly partitions: SharePartitions;
+  readonly groups: ShareGroups;
+  readonly sessions: ShareSessions;
+  /** True when this node coordinates the share group (FindCoordinator GROUP answers this node). */
+  isGroupCoordinator(groupId: string): boolean;
+  /** Arranges for the connection's share sessions to close, and their locks to be released, when it drops. */
+  watchConnection(ctx: RequestContext): void;
+  /** Resolves after `ms` of real time, or earlier when records may have arrived or become available, or on close. */
+  waitForRecords(refs: readonly { topicId: string; partition: number }[], ms: number): Promise<void>;
+}

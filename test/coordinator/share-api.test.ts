@@ -1,0 +1,652 @@
+/**
+ * The share APIs over TCP against an in-process broker (startBroker) whose
+ * share coordinator runs on a ManualClock: share groups, share sessions,
+ * ShareFetch/ShareAcknowledge with KIP-932's record states, read_committed
+ * acquisition, and KIP-1289's TxnShareAcknowledge through real transactions.
+ * Each test uses its own topic and group.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrokerContext } from '../../coordinator/broker-context.js';
+import { startBroker, type Broker } from '../../coordinator/broker.js';
+import { AckType } from '../../coordinator/share/acknowledgements.js';
+import { ManualClock } from '../../coordinator/share/clock.js';
+import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { createShareCoordinator, type KipgenShareCoordinator } from '../../coordinator/share/index.js';
+import { FAST, TestClient, addPartitions, batch, endTxn, eventually, initProducer, produce, tempDir } from './support/broker-harness.js';
+import { addShareAcksToTxn, delivered, heartbeat, partitionOf, shareAcknowledge, shareFetch, txnShareAcknowledge } from './share-wire.js';
+
+const LOCK_MS = 30_000;
+const TOPICS = [
+  'groups',
+  'fetch',
+  'acks',
+  'committed',
+  'locks',
+  'limit',
+  'conn',
+  'txn-commit',
+  'txn-abort',
+  'txn-errors',
+  'txn-fence',
+  'restart',
+];
+
+let dataDir: string;
+let broker: Broker;
+let ctx: BrokerContext;
+let sc: KipgenShareCoordinator;
+let c: TestClient;
+const clock = new ManualClock(Date.now());
+const lines: string[] = [];
+
+async function start(): Promise<void> {
+  broker = await startBroker(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      ...FAST,
+      dataDir,
+      topics: TOPICS.map((name) => ({ name, partitions: name === 'groups' ? 2 : 1 })),
+      shareGroup: {
+        recordLockDurationMs: LOCK_MS,
+        deliveryCountLimit: 3,
+        sessionTimeoutMs: 45_000,
+        heartbeatIntervalMs: 5_000,
+        maxRecordLocks: 200,
+      },
+    },
+    {
+      shareCoordinator: (context) => {
+        ctx = context;
+        sc = createShareCoordinator(context, { clock, housekeeping: false, config: { maxFetchWaitMs: 2_000 } });
+        return sc;
+      },
+      log: (line) => lines.push(line),
+    },
+  );
+}
+
+beforeAll(async () => {
+  dataDir = tempDir('kipgen-share-api-');
+  await start();
+  c = await TestClient.connect(broker.port);
+});
+
+afterAll(async () => {
+  await c?.close();
+  await broker?.close();
+});
+
+const topicId = (name: string): string => ctx.cluster.topicByName(name)!.topicId;
+
+async function produceValues(topic: string, values: string[]): Promise<bigint> {
+  const p = await produce(c, topic, 0, batch({ values }));
+  expect(p.errorCode).toBe(0);
+  return p.baseOffset;
+}
+
+/** Opens a share session for a member on a topic's partition 0 and returns the first fetch and the next epoch. */
+async function open(
+  client: TestClient,
+  groupId: string,
+  memberId: string,
+  topic: string,
+  maxRecords = 500,
+): Promise<{ response: any; records: ReturnType<typeof delivered> }> {
+  const response = await shareFetch(client, {
+    groupId,
+    memberId,
+    epoch: 0,
+    partitions: [{ topicId: topicId(topic), partition: 0 }],
+    maxRecords,
+  });
+  expect(response.errorCode).toBe(0);
+  return { response, records: delivered(partitionOf(response, topicId(topic), 0)) };
+}
+
+describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
+  it('joins, spreads partitions, bumps epochs, fences stale epochs, leaves', async () => {
+    const a = await heartbeat(c, 'g-groups', 'member-a', 0, ['groups']);
+    expect(a.errorCode).toBe(0);
+    expect(a.memberEpoch).toBe(1);
+    expect(a.heartbeatIntervalMs).toBe(5_000);
+    expect(a.assignment.topicPartitions).toEqual([{ topicId: topicId('groups'), partitions: [0, 1] }]);
+
+    const b = await heartbeat(c, 'g-groups', 'member-b', 0, ['groups']);
+    expect(b.memberEpoch).toBe(2);
+    expect(b.assignment.topicPartitions).toEqual([{ topicId: topicId('groups'), partitions: [1] }]);
+    // member-a moves to the new epoch and assignment on its next heartbeat.
+    const a2 = await heartbeat(c, 'g-groups', 'member-a', 1, null);
+    expect(a2.memberEpoch).toBe(2);
+    expect(a2.assignment.topicPartitions).toEqual([{ topicId: topicId('groups'), partitions: [0] }]);
+    // Unchanged: no assignment in the response.
+    expect((await heartbeat(c, 'g-groups', 'member-a', 2, null)).assignment).toBeNull();
+
+    // More members than partitions: partitions are shared.
+    const third = await heartbeat(c, 'g-groups', 'member-c', 0, ['groups']);
+    expect(third.assignment.topicPartitions[0].partitions).toHaveLength(1);
+
+    expect((await heartbeat(c, 'g-groups', 'member-a', 7, null)).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
+    expect((await heartbeat(c, 'g-groups', 'nobody', 1, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect((await heartbeat(c, 'g-groups', 'member-d', 0, null)).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect((await heartbeat(c, 'g-groups', '', 0, ['groups'])).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+
+    const described = await c.call(77, { groupIds: ['g-groups', 'g-none'], includeAuthorizedOperations: false }, 1);
+    const [group, none] = described.groups;
+    expect(group.errorCode).toBe(0);
+    expect(group.groupState).toBe('Stable');
+    expect(group.members.map((m: any) => m.memberId).sort()).toEqual(['member-a', 'member-b', 'member-c']);
+    expect(group.members.find((m: any) => m.memberId === 'member-a').assignment.topicPartitions[0].topicName).toBe('groups');
+    expect(group.authorizedOperations).toBe(-2147483648);
+    expect(none.errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+
+    const left = await heartbeat(c, 'g-groups', 'member-c', -1, null);
+    expect(left.memberEpoch).toBe(-1);
+    expect((await heartbeat(c, 'g-groups', 'member-c', 3, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+  });
+
+  it('removes a member silent for the session timeout and releases its records', async () => {
+    await produceValues('groups', ['s0']);
+    await heartbeat(c, 'g-timeout', 'quiet', 0, ['groups']);
+    const { records } = await open(c, 'g-timeout', 'quiet', 'groups');
+    expect(records.map((r) => r.value)).toContain('s0');
+    clock.advance(45_000);
+    await sc.housekeeping();
+    expect((await heartbeat(c, 'g-timeout', 'quiet', 1, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    const other = await open(await TestClient.connect(broker.port), 'g-timeout', 'other', 'groups');
+    expect(other.records.find((r) => r.value === 's0')?.deliveryCount).toBe(2);
+  });
+});
+
+describe('ShareFetch and share sessions', () => {
+  it('acquires records for one member at a time, with the raw batches and AcquisitionLockTimeoutMs', async () => {
+    await produceValues('fetch', ['a', 'b', 'c', 'd', 'e']);
+    const first = await open(c, 'g-fetch', 'm1', 'fetch', 3);
+    expect(first.response.acquisitionLockTimeoutMs).toBe(LOCK_MS);
+    expect(first.records.map((r) => [r.offset, r.value, r.deliveryCount])).toEqual([
+      [0n, 'a', 1],
+      [1n, 'b', 1],
+      [2n, 'c', 1],
+    ]);
+    const c2 = await TestClient.connect(broker.port);
+    const second = await open(c2, 'g-fetch', 'm2', 'fetch');
+    expect(second.records.map((r) => r.value)).toEqual(['d', 'e']);
+    // Another group has its own share partition.
+    expect((await open(c2, 'g-fetch-other', 'm1', 'fetch')).records).toHaveLength(5);
+    await c2.close();
+  });
+
+  it('enforces session epochs: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, acks on open → INVALID_REQUEST', async () => {
+    const t = topicId('fetch');
+    expect(
+      (await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 3, partitions: [{ topicId: t, partition: 0 }] })).errorCode,
+    ).toBe(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    const withAcks = await shareFetch(c, {
+      groupId: 'g-sess',
+      memberId: 'm',
+      epoch: 0,
+      partitions: [{ topicId: t, partition: 0, acks: [{ first: 0n, last: 0n, types: [1] }] }],
+    });
+    expect(withAcks.errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect(
+      (await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 0, partitions: [{ topicId: t, partition: 0 }], maxRecords: 1 }))
+        .errorCode,
+    ).toBe(0);
+    expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 2, partitions: [] })).errorCode).toBe(
+      ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+    );
+    expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 1, partitions: [], maxRecords: 1 })).errorCode).toBe(0);
+    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 1, partitions: [] })).errorCode).toBe(
+      ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+    );
+    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 0, partitions: [] })).errorCode).toBe(
+      ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+    );
+    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 2, partitions: [] })).errorCode).toBe(0);
+    // The session remembers its partitions: an incremental fetch with no topics still fetches.
+    const next = await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 3, partitions: [], maxRecords: 1 });
+    expect(delivered(partitionOf(next, t, 0))).toHaveLength(1);
+    // Forgetting the partition releases this member's records in it.
+    const forgot = await shareFetch(c, {
+      groupId: 'g-sess',
+      memberId: 'm',
+      epoch: 4,
+      partitions: [],
+      forget: [{ topicId: t, partitions: [0] }],
+    });
+    expect(forgot.responses).toEqual([]);
+    expect(
+      sc
+        .describe()
+        .partitions.find((p) => p.key.groupId === 'g-sess')!
+        .state.ranges.every((r) => r.state !== 'ACQUIRED'),
+    ).toBe(true);
+    expect((await shareFetch(c, { groupId: '', memberId: 'm', epoch: 0, partitions: [] })).errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
+  });
+
+  it('answers unknown topics and partitions per partition', async () => {
+    const response = await shareFetch(c, {
+      groupId: 'g-unknown',
+      memberId: 'm',
+      epoch: 0,
+      partitions: [
+        { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partition: 0 },
+        { topicId: topicId('fetch'), partition: 9 },
+      ],
+    });
+    expect(partitionOf(response, 'AAAAAAAAAAAAAAAAAAAAAQ', 0).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
+    expect(partitionOf(response, topicId('fetch'), 9).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
+  it('long-polls up to MaxWaitMs and answers as soon as records arrive', async () => {
+    const t = topicId('fetch');
+    const c2 = await TestClient.connect(broker.port);
+    await open(c2, 'g-poll', 'm', 'fetch'); // takes everything there is
+    const started = Date.now();
+    const empty = await shareFetch(c2, { groupId: 'g-poll', memberId: 'm', epoch: 1, partitions: [], maxWaitMs: 300 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(empty.responses).toEqual([]);
+    const waiting = shareFetch(c2, { groupId: 'g-poll', memberId: 'm', epoch: 2, partitions: [], maxWaitMs: 1_500 });
+    await new Promise((r) => setTimeout(r, 100));
+    const at = Date.now();
+    await produceValues('fetch', ['late']);
+    const got = await waiting;
+    expect(Date.now() - at).toBeLessThan(1_000);
+    expect(delivered(partitionOf(got, t, 0)).map((r) => r.value)).toEqual(['late']);
+    await c2.close();
+  });
+});
+
+describe('acknowledgements (KIP-932)', () => {
+  it('ACCEPT, RELEASE, REJECT piggybacked on ShareFetch and by ShareAcknowledge; released records come back', async () => {
+    const t = topicId('acks');
+    await produceValues('acks', ['0', '1', '2', '3', '4', '5']);
+    await open(c, 'g-acks', 'm1', 'acks');
+    const fetch = await shareFetch(c, {
+      groupId: 'g-acks',
+      memberId: 'm1',
+      epoch: 1,
+      partitions: [{ topicId: t, partition: 0, acks: [{ first: 0n, last: 2n, types: [AckType.ACCEPT, AckType.RELEASE, AckType.REJECT] }] }],
+    });
+    const p = partitionOf(fetch, t, 0);
+    expect(p.acknowledgeErrorCode).toBe(0);
+    expect(delivered(p).map((r) => [r.offset, r.deliveryCount])).toEqual([[1n, 2]]); // the released record, redelivered
+    const ack = await shareAcknowledge(c, {
+      groupId: 'g-acks',
+      memberId: 'm1',
+      epoch: 2,
+      partitions: [
+        {
+          topicId: t,
+          partition: 0,
+          acks: [
+            { first: 1n, last: 1n, types: [AckType.ACCEPT] },
+            { first: 3n, last: 5n, types: [AckType.ACCEPT] },
+          ],
+        },
+      ],
+    });
+    expect(ack.errorCode).toBe(0);
+    expect(ack.acquisitionLockTimeoutMs).toBe(LOCK_MS);
+    expect(partitionOf(ack, t, 0).errorCode).toBe(0);
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-acks')!.state.startOffset).toBe(6n);
+  });
+
+  it('INVALID_RECORD_STATE for records not acquired by the member; INVALID_REQUEST for malformed batches', async () => {
+    const t = topicId('acks');
+    const c2 = await TestClient.connect(broker.port);
+    await open(c, 'g-ack-errors', 'm1', 'acks', 3); // offsets 0-2
+    await open(c2, 'g-ack-errors', 'm2', 'acks', 3); // offsets 3-5
+    const ack = (acks: { first: bigint; last: bigint; types: number[] }[], epoch: number) =>
+      shareAcknowledge(c, { groupId: 'g-ack-errors', memberId: 'm1', epoch, partitions: [{ topicId: t, partition: 0, acks }] });
+    expect(partitionOf(await ack([{ first: 3n, last: 3n, types: [1] }], 1), t, 0).errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(partitionOf(await ack([{ first: 2n, last: 1n, types: [1] }], 2), t, 0).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect(partitionOf(await ack([{ first: 0n, last: 2n, types: [1, 1] }], 3), t, 0).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect(partitionOf(await ack([{ first: 0n, last: 0n, types: [9] }], 4), t, 0).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect(
+      partitionOf(
+        await ack(
+          [
+            { first: 1n, last: 2n, types: [1] },
+            { first: 0n, last: 0n, types: [1] },
+          ],
+          5,
+        ),
+        t,
+        0,
+      ).errorCode,
+    ).toBe(ErrorCode.INVALID_REQUEST);
+    // Nothing was applied by the failed requests.
+    expect(partitionOf(await ack([{ first: 0n, last: 2n, types: [1] }], 6), t, 0).errorCode).toBe(0);
+    await c2.close();
+  });
+
+  it('RENEW (v2, IsRenewAck) extends the lock and fetches nothing', async () => {
+    const t = topicId('acks');
+    await open(c, 'g-renew', 'm1', 'acks', 1);
+    clock.advance(LOCK_MS - 1_000);
+    const renew = await shareFetch(c, {
+      groupId: 'g-renew',
+      memberId: 'm1',
+      epoch: 1,
+      isRenewAck: true,
+      partitions: [{ topicId: t, partition: 0, acks: [{ first: 0n, last: 0n, types: [AckType.RENEW] }] }],
+    });
+    expect(partitionOf(renew, t, 0).acknowledgeErrorCode).toBe(0);
+    expect(partitionOf(renew, t, 0).acquiredRecords).toEqual([]);
+    clock.advance(5_000);
+    await sc.housekeeping();
+    const ok = await shareAcknowledge(c, {
+      groupId: 'g-renew',
+      memberId: 'm1',
+      epoch: 2,
+      partitions: [{ topicId: t, partition: 0, acks: [{ first: 0n, last: 0n, types: [1] }] }],
+    });
+    expect(partitionOf(ok, t, 0).errorCode).toBe(0);
+  });
+});
+
+describe('read_committed acquisition', () => {
+  it('acquires only committed records: not open transactions, not aborted data, not control records', async () => {
+    const t = topicId('committed');
+    await produceValues('committed', ['plain']); // 0
+    const a = await initProducer(c, 'rc-abort');
+    await addPartitions(c, 'rc-abort', a.producerId, a.producerEpoch, 'committed', [0]);
+    await produce(
+      c,
+      'committed',
+      0,
+      batch({ values: ['aborted'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 0, transactional: true }),
+      'rc-abort',
+    ); // 1
+    const k = await initProducer(c, 'rc-commit');
+    await addPartitions(c, 'rc-commit', k.producerId, k.producerEpoch, 'committed', [0]);
+    await produce(
+      c,
+      'committed',
+      0,
+      batch({ values: ['committed'], producerId: k.producerId, producerEpoch: k.producerEpoch, baseSequence: 0, transactional: true }),
+      'rc-commit',
+    ); // 2
+
+    // Both transactions open: only the record before them is acquirable.
+    expect((await open(c, 'g-rc', 'm', 'committed')).records.map((r) => r.value)).toEqual(['plain']);
+    expect(await endTxn(c, 'rc-abort', a.producerId, a.producerEpoch, false)).toBe(0);
+    expect(await endTxn(c, 'rc-commit', k.producerId, k.producerEpoch, true)).toBe(0);
+    await eventually(
+      () => ctx.partition('committed', 0)!.lastStableOffset() === ctx.partition('committed', 0)!.logEndOffset(),
+      5_000,
+      'markers',
+    );
+
+    const next = await shareFetch(c, { groupId: 'g-rc', memberId: 'm', epoch: 1, partitions: [] });
+    const p = partitionOf(next, t, 0);
+    expect(delivered(p).map((r) => [r.offset, r.value])).toEqual([[2n, 'committed']]);
+    expect(p.acquiredRecords).toEqual([{ firstOffset: 2n, lastOffset: 2n, deliveryCount: 1 }]);
+    // Accepting it moves the start offset past the aborted record and both markers.
+    await shareAcknowledge(c, {
+      groupId: 'g-rc',
+      memberId: 'm',
+      epoch: 2,
+      partitions: [
+        {
+          topicId: t,
+          partition: 0,
+          acks: [
+            { first: 0n, last: 0n, types: [1] },
+            { first: 2n, last: 2n, types: [1] },
+          ],
+        },
+      ],
+    });
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-rc')!.state.startOffset).toBe(5n);
+  });
+});
+
+describe('locks and delivery counts', () => {
+  it('an expired lock makes the record available again, redelivered with its count; the limit archives it', async () => {
+    await produceValues('limit', ['poison']);
+    for (let delivery = 1; delivery <= 3; delivery++) {
+      const client = await TestClient.connect(broker.port);
+      const { records } = await open(client, 'g-limit', `m${delivery}`, 'limit');
+      expect(records.map((r) => [r.value, r.deliveryCount])).toEqual([['poison', delivery]]);
+      clock.advance(LOCK_MS);
+      await sc.housekeeping();
+      await client.close();
+    }
+    // Delivered 3 times (the limit): archived, never again.
+    expect((await open(c, 'g-limit', 'm4', 'limit')).records).toEqual([]);
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-limit')!.state.startOffset).toBe(1n);
+  });
+
+  it('a dropped connection and a closing fetch (epoch −1) release the member’s records at once', async () => {
+    await produceValues('conn', ['x', 'y']);
+    const c1 = await TestClient.connect(broker.port);
+    expect((await open(c1, 'g-conn', 'm1', 'conn')).records).toHaveLength(2);
+    await c1.close();
+    await eventually(
+      () =>
+        sc
+          .describe()
+          .partitions.find((x) => x.key.groupId === 'g-conn')!
+          .state.ranges.every((r) => r.state === 'AVAILABLE'),
+      3_000,
+      'release on close',
+    );
+    const c2 = await TestClient.connect(broker.port);
+    const again = await open(c2, 'g-conn', 'm2', 'conn');
+    expect(again.records.map((r) => r.deliveryCount)).toEqual([2, 2]);
+    const closed = await shareFetch(c2, { groupId: 'g-conn', memberId: 'm2', epoch: -1, partitions: [] });
+    expect(closed.errorCode).toBe(0);
+    expect((await shareFetch(c2, { groupId: 'g-conn', memberId: 'm2', epoch: 1, partitions: [] })).errorCode).toBe(
+      ErrorCode.SHARE_SESSION_NOT_FOUND,
+    );
+    expect(
+      sc
+        .describe()
+        .partitions.find((x) => x.key.groupId === 'g-conn')!
+        .state.ranges.every((r) => r.state === 'AVAILABLE'),
+    ).toBe(true);
+    await c2.close();
+  });
+});
+
+describe('TxnShareAcknowledge (KIP-1289)', () => {
+  async function txnSetup(topic: string, transactionalId: string, groupId: string, memberId: string) {
+    await heartbeat(c, groupId, memberId, 0, [topic]);
+    const member = await heartbeat(c, groupId, memberId, 1, null);
+    const producer = await initProducer(c, transactionalId);
+    expect(producer.errorCode).toBe(0);
+    const added = await addShareAcksToTxn(c, transactionalId, producer.producerId, producer.producerEpoch, groupId, topic, [0]);
+    expect(added.errorCode).toBe(0);
+    return { producer, memberEpoch: member.memberEpoch as number };
+  }
+
+  it('pins acknowledged records until COMMIT, which applies them', async () => {
+    const t = topicId('txn-commit');
+    await produceValues('txn-commit', ['a', 'b', 'c']);
+    const { producer, memberEpoch } = await txnSetup('txn-commit', 'tx-commit', 'g-txc', 'm1');
+    expect((await open(c, 'g-txc', 'm1', 'txn-commit')).records).toHaveLength(3);
+    const r = await txnShareAcknowledge(c, {
+      groupId: 'g-txc',
+      transactionalId: 'tx-commit',
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      memberId: 'm1',
+      generationId: memberEpoch,
+      partitions: [
+        {
+          topicId: t,
+          partition: 0,
+          batches: [
+            { first: 0n, last: 1n, type: AckType.ACCEPT },
+            { first: 2n, last: 2n, type: AckType.RELEASE },
+          ],
+        },
+      ],
+    });
+    expect(r.errorCode).toBe(0);
+    expect(r.topics[0].partitions[0]).toMatchObject({ partition: 0, errorCode: 0 });
+    // Locks do not run out while pending, and nobody else gets the records.
+    clock.advance(LOCK_MS * 10);
+    await sc.housekeeping();
+    const c2 = await TestClient.connect(broker.port);
+    expect((await open(c2, 'g-txc', 'm2', 'txn-commit')).records).toEqual([]);
+    expect(sc.dump()).toContain('TX_PENDING');
+
+    expect(await endTxn(c, 'tx-commit', producer.producerId, producer.producerEpoch, true)).toBe(0);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'commit marker');
+    const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txc')!.state;
+    expect(state.startOffset).toBe(2n);
+    // The released record (Release in the committed transaction) is delivered again.
+    const after = await shareFetch(c2, { groupId: 'g-txc', memberId: 'm2', epoch: 1, partitions: [] });
+    expect(delivered(partitionOf(after, t, 0)).map((x) => [x.offset, x.deliveryCount])).toEqual([[2n, 2]]);
+    await c2.close();
+  });
+
+  it('ABORT makes the records available at once, delivery count kept', async () => {
+    const t = topicId('txn-abort');
+    await produceValues('txn-abort', ['a', 'b']);
+    const { producer } = await txnSetup('txn-abort', 'tx-abort', 'g-txa', 'm1');
+    await open(c, 'g-txa', 'm1', 'txn-abort');
+    const r = await txnShareAcknowledge(c, {
+      groupId: 'g-txa',
+      transactionalId: 'tx-abort',
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      memberId: 'm1',
+      partitions: [{ topicId: t, partition: 0, batches: [{ first: 0n, last: 1n, type: AckType.ACCEPT }] }],
+    });
+    expect(r.errorCode).toBe(0);
+    expect(await endTxn(c, 'tx-abort', producer.producerId, producer.producerEpoch, false)).toBe(0);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'abort marker');
+    const c2 = await TestClient.connect(broker.port);
+    expect((await open(c2, 'g-txa', 'm2', 'txn-abort')).records.map((x) => [x.value, x.deliveryCount])).toEqual([
+      ['a', 2],
+      ['b', 2],
+    ]);
+    await c2.close();
+  });
+
+  it('refuses what it must: no AddShareAcksToTxn, another member’s records, pending twice, unknown member, generation ahead, v0', async () => {
+    const t = topicId('txn-errors');
+    await produceValues('txn-errors', ['a', 'b', 'c', 'd']);
+    const { producer, memberEpoch } = await txnSetup('txn-errors', 'tx-errors', 'g-txe', 'm1');
+    const c2 = await TestClient.connect(broker.port);
+    await open(c, 'g-txe', 'm1', 'txn-errors', 2); // 0-1
+    await open(c2, 'g-txe', 'm2', 'txn-errors', 2); // 2-3
+    const base = {
+      groupId: 'g-txe',
+      transactionalId: 'tx-errors',
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      memberId: 'm1',
+      generationId: memberEpoch,
+    };
+    const on = (first: bigint, last: bigint, type: number = AckType.ACCEPT) => [
+      { topicId: t, partition: 0, batches: [{ first, last, type }] },
+    ];
+
+    const notAdded = await initProducer(c, 'tx-not-added');
+    const r0 = await txnShareAcknowledge(c, {
+      ...base,
+      transactionalId: 'tx-not-added',
+      producerId: notAdded.producerId,
+      producerEpoch: notAdded.producerEpoch,
+      partitions: on(0n, 0n),
+    });
+    expect(r0.errorCode).toBe(48); // INVALID_TXN_STATE: the transaction does not hold the partition
+    expect(r0.topics[0].partitions[0].errorCode).toBe(48);
+
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(2n, 2n) })).topics[0].partitions[0].errorCode).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 0n) })).errorCode).toBe(0);
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 1n) })).topics[0].partitions[0].errorCode).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(1n, 1n, AckType.GAP) })).topics[0].partitions[0].errorCode).toBe(
+      ErrorCode.INVALID_REQUEST,
+    );
+    expect((await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: on(1n, 1n) })).errorCode).toBe(
+      ErrorCode.UNKNOWN_MEMBER_ID,
+    );
+    expect((await txnShareAcknowledge(c, { ...base, generationId: memberEpoch + 5, partitions: on(1n, 1n) })).errorCode).toBe(
+      ErrorCode.ILLEGAL_GENERATION,
+    );
+    // v0 cannot name the member: any ACQUIRED record is accepted, even m2's.
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(2n, 2n) }, 0)).errorCode).toBe(0);
+    const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txe')!.state;
+    expect(state.ranges.map((r) => [r.firstOffset, r.state])).toEqual([
+      [0n, 'TX_PENDING'],
+      [1n, 'ACQUIRED'],
+      [2n, 'TX_PENDING'],
+      [3n, 'ACQUIRED'],
+    ]);
+    expect(await endTxn(c, 'tx-errors', producer.producerId, producer.producerEpoch, false)).toBe(0);
+    await c2.close();
+  });
+
+  it('a fenced producer gets PRODUCER_FENCED, and its pending acks are aborted with its transaction', async () => {
+    const t = topicId('txn-fence');
+    await produceValues('txn-fence', ['a', 'b']);
+    const { producer } = await txnSetup('txn-fence', 'tx-fence', 'g-txf', 'm1');
+    await open(c, 'g-txf', 'm1', 'txn-fence');
+    const base = { groupId: 'g-txf', transactionalId: 'tx-fence', producerId: producer.producerId, memberId: 'm1' };
+    expect(
+      (
+        await txnShareAcknowledge(c, {
+          ...base,
+          producerEpoch: producer.producerEpoch,
+          partitions: [{ topicId: t, partition: 0, batches: [{ first: 0n, last: 0n, type: 1 }] }],
+        })
+      ).errorCode,
+    ).toBe(0);
+    // A new instance with the same transactional id: the TC bumps the epoch and aborts the old transaction.
+    const zombie = producer.producerEpoch;
+    // The TC answers CONCURRENT_TRANSACTIONS while it aborts the old transaction; a client retries.
+    let fresh = await initProducer(c, 'tx-fence');
+    await eventually(async () => (fresh = await initProducer(c, 'tx-fence')).errorCode === 0, 5_000, 'InitProducerId');
+    expect(fresh.producerEpoch).toBeGreaterThan(zombie);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'fencing abort');
+    const late = await txnShareAcknowledge(c, {
+      ...base,
+      producerEpoch: zombie,
+      partitions: [{ topicId: t, partition: 0, batches: [{ first: 1n, last: 1n, type: 1 }] }],
+    });
+    expect([ErrorCode.PRODUCER_FENCED, 47]).toContain(late.errorCode); // PRODUCER_FENCED here, INVALID_PRODUCER_EPOCH from the TC
+    const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txf')!.state;
+    expect(state.ranges.find((r) => r.firstOffset === 0n)!.state).toBe('AVAILABLE');
+  });
+
+  it('keeps pending acks pending across a broker restart, then the commit applies them', async () => {
+    const t = topicId('restart');
+    await produceValues('restart', ['a', 'b', 'c']);
+    const { producer } = await txnSetup('restart', 'tx-restart', 'g-rs', 'm1');
+    await open(c, 'g-rs', 'm1', 'restart');
+    const r = await txnShareAcknowledge(c, {
+      groupId: 'g-rs',
+      transactionalId: 'tx-restart',
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      memberId: 'm1',
+      partitions: [{ topicId: t, partition: 0, batches: [{ first: 0n, last: 1n, type: AckType.ACCEPT }] }],
+    });
+    expect(r.errorCode).toBe(0);
+    await c.close();
+    await broker.close();
+    await start();
+    c = await TestClient.connect(broker.port);
+    // Offset 2 was only ACQUIRED (not persisted): back to AVAILABLE. 0-1 are still pinned.
+    const after = await open(c, 'g-rs', 'm2', 'restart');
+    expect(after.records.map((x) => x.offset)).toEqual([2n]);
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-rs')!.state.ranges[0]).toMatchObject({
+      firstOffset: 0n,
+      lastOffset: 1n,
+      state: 'TX_PENDING',
+    });
+    expect(await endTxn(c, 'tx-restart', producer.producerId, producer.producerEpoch, true)).toBe(0);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'commit after restart');
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-rs')!.state.startOffset).toBe(2n);
+  });
+});
