@@ -1,6 +1,8 @@
 import { Command, Option } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 import { compareTree, generate, writeTree } from './generate.js';
+import { checkBaseline, DEFAULT_BASELINE, type BaselineResult } from './diff/baseline.js';
+import { registerDiffCommands } from './diff/cli.js';
 
 /** The `kipgen` command line. Exit codes: 0 success, 1 a check failed, 2 bad input. */
 
@@ -54,7 +56,8 @@ export function buildCli(): Command {
     .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
     .option('-o, --out <dir>', 'generated folder', DEFAULT_OUT)
     .option('--runtime-import <specifier>', 'runtime module specifier used when generating')
-    .action(async (options: { schemas: string[]; out: string; runtimeImport?: string }) => {
+    .option('-b, --baseline <file>', `also fail on a breaking change against this baseline of released wire layouts (default ${DEFAULT_BASELINE} with the default schemas)`)
+    .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; baseline?: string }) => {
       const result = await generate({ schemas: options.schemas, out: options.out, runtimeImport: options.runtimeImport, skipTypecheck: true });
       printDiagnostics(result.diagnostics);
       if (result.diagnostics.some((d) => d.severity === 'error')) {
@@ -76,6 +79,8 @@ export function buildCli(): Command {
         return;
       }
       console.log(`kipgen check: ${options.out}/ is up to date (${result.files.size} files)`);
+      const baseline = options.baseline ?? (options.schemas === DEFAULT_SCHEMAS ? DEFAULT_BASELINE : undefined);
+      if (baseline !== undefined) process.exitCode = reportBaseline(checkBaseline({ schemas: options.schemas, baseline }), baseline);
     });
 
   program
@@ -86,11 +91,32 @@ export function buildCli(): Command {
       await runDemo();
     });
 
+  registerDiffCommands(program);
   return program;
+}
+
+/** Prints a baseline check for `kipgen check`; returns its exit code. */
+function reportBaseline(result: BaselineResult, baseline: string): number {
+  printDiagnostics(result.diagnostics);
+  if (result.error !== undefined) {
+    console.error(`kipgen check: ${result.error}`);
+    return 2;
+  }
+  const breaking = result.report?.breaking ?? 0;
+  if (breaking > 0) {
+    console.error(`kipgen check: ${breaking} breaking change${breaking === 1 ? '' : 's'} against ${baseline}; see \`kipgen baseline --check\``);
+    return 1;
+  }
+  console.log(`kipgen check: no breaking change against ${baseline}`);
+  return 0;
 }
 
 export async function main(argv: string[]): Promise<void> {
   const program = buildCli();
+  // The broker commands are composed in here, at the one entry point, rather
+  // than imported by the generator: generator/ never depends on coordinator/.
+  const { registerBrokerCommand } = await import('../coordinator/cli.js');
+  registerBrokerCommand(program);
   program.addOption(new Option('-v, --version').hideHelp());
   try {
     await program.parseAsync(argv);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createScanner, parseTree, getNodeValue, printParseErrorCode, SyntaxKind, type Node, type ParseError } from 'jsonc-parser';
+import { createScanner, parseTree, getNodeValue, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import { SchemaError, type Diagnostic } from './diagnostics.js';
 
 /** A JSON path into a schema document, e.g. ['fields', 3, 'tag']. */
@@ -107,12 +107,15 @@ export const MAX_NESTING = 128;
 function firstTooDeep(text: string): number | undefined {
   const scanner = createScanner(text, false);
   let depth = 0;
-  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
-    if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) {
+  for (let token = scanner.scan(); token !== TOKEN.EOF; token = scanner.scan()) {
+    if (token === TOKEN.OpenBrace || token === TOKEN.OpenBracket) {
       if (++depth > MAX_NESTING) return scanner.getTokenOffset();
-    } else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) {
+    } else if (token === TOKEN.CloseBrace || token === TOKEN.CloseBracket) {
       depth--;
     }
   }
   return undefined;
 }
+
+// jsonc-parser's SyntaxKind is a const enum, which isolated modules cannot read; its values are part of its API.
+const TOKEN = { OpenBrace: 1, CloseBrace: 2, OpenBracket: 3, CloseBracket: 4, EOF: 17 } as const;

@@ -131,9 +131,14 @@ export function diffApi(oldFiles: ReadonlyMap<string, string>, newFiles: Readonl
         add('breaking', 'export-renamed', module, symbolName(key), `${decl.kind} ${symbolName(key)} renamed to ${symbolName(renamed)}`);
         continue;
       }
-      add('breaking', 'export-removed', module, symbolName(key), `exported ${decl.kind} ${symbolName(key)} removed`);
+      const what = decl.kind === 're-export' ? `export ${symbolName(key)} (re-exported from ${decl.from})` : `exported ${decl.kind} ${symbolName(key)}`;
+      add('breaking', 'export-removed', module, symbolName(key), `${what} removed`);
     }
-    for (const key of added) add('compatible', 'export-added', module, symbolName(key), `new exported ${newDecls.get(key)!.kind} ${symbolName(key)}`);
+    for (const key of added) {
+      const decl = newDecls.get(key)!;
+      const what = decl.kind === 're-export' ? `export ${symbolName(key)} (re-exported from ${decl.from})` : `exported ${decl.kind} ${symbolName(key)}`;
+      add('compatible', 'export-added', module, symbolName(key), `new ${what}`);
+    }
     for (const [key, o] of oldDecls) {
       const n = newDecls.get(key);
       if (n !== undefined) compareDeclaration(add, module, symbolName(key), o, n);

@@ -375,6 +375,16 @@ function compareStruct(ctx: Ctx, path: string, o: StructLayout, n: StructLayout)
   }
   const oByTag = new Map(oTagged.map((f) => [f.tag!, f]));
   const nByTag = new Map(nTagged.map((f) => [f.tag!, f]));
+  // A tagged field that kept its name but not its tag.
+  const retagged = new Set<string>();
+  if (ctx.mode === 'evolution') {
+    for (const [fieldName, of] of names.oldTagged) {
+      const nf = names.newTagged.get(fieldName);
+      if (nf === undefined || nf.tag === of.tag) continue;
+      retagged.add(fieldName);
+      emit(ctx, 'tag-changed', join(path, fieldName), `tag ${of.tag} → ${nf.tag}`, nf);
+    }
+  }
   const tags = [...new Set([...oByTag.keys(), ...nByTag.keys()])].sort((a, b) => a - b);
   for (const tag of tags) {
     const of = oByTag.get(tag);
@@ -388,20 +398,12 @@ function compareStruct(ctx: Ctx, path: string, o: StructLayout, n: StructLayout)
         compareField(ctx, path, of, nf, true);
       }
     } else if (of !== undefined) {
-      if (ctx.mode === 'evolution' && names.newTagged.has(of.name)) {
-        const moved = names.newTagged.get(of.name)!;
-        emit(ctx, 'tag-changed', join(path, of.name), `tag ${of.tag} → ${moved.tag}`, moved);
-      } else if (ctx.mode === 'evolution' && names.newRegular.has(of.name)) {
-        // reported with the regular fields
-      } else {
-        emit(ctx, 'tagged-field-removed', tagPath(path, of), `tagged ${typeText(of)} field ${of.name} (tag ${of.tag}) removed`);
-      }
+      // A field that moved to another tag or out of the tagged section is reported once, above or with the regular fields.
+      if (ctx.mode === 'evolution' && (retagged.has(of.name) || names.newRegular.has(of.name))) continue;
+      emit(ctx, 'tagged-field-removed', tagPath(path, of), `tagged ${typeText(of)} field ${of.name} (tag ${of.tag}) removed`);
     } else if (nf !== undefined) {
-      if (ctx.mode === 'evolution' && (names.oldTagged.has(nf.name) || names.oldRegular.has(nf.name))) {
-        // reported as tag-changed or tagging-changed
-      } else {
-        emit(ctx, 'tagged-field-added', tagPath(path, nf), `tagged ${typeText(nf)} field ${nf.name} (tag ${nf.tag}) added to a released version`, nf);
-      }
+      if (ctx.mode === 'evolution' && (retagged.has(nf.name) || names.oldRegular.has(nf.name))) continue;
+      emit(ctx, 'tagged-field-added', tagPath(path, nf), `tagged ${typeText(nf)} field ${nf.name} (tag ${nf.tag}) added to a released version`, nf);
     }
   }
 }
@@ -510,16 +512,32 @@ function compareField(ctx: Ctx, path: string, o: FieldLayout, n: FieldLayout, ta
     const plain = n.type;
     emit(ctx, 'encoding-changed', p, o.compact ? `compact ${plain} → classic ${plain}` : `classic ${plain} → compact ${plain}`, n);
   }
-  if (o.default !== n.default) emit(ctx, 'default-changed', p, `default ${show(o.default)} → ${show(n.default)}`, n);
+  if (o.default !== n.default) emit(ctx, 'default-changed', p, `default ${showDefault(o)} → ${showDefault(n)}`, n);
   if (oStruct) {
     const child = isArray(n) ? `${join(path, n.name)}[]` : join(path, n.name);
     compareStruct(ctx, child, { fields: o.fields!, tagged: o.tagged }, { fields: n.fields!, tagged: n.tagged });
   }
 }
 
-function show(value: string | undefined): string {
-  return value === undefined ? '(zero)' : JSON.stringify(value);
+/** A field's default as a schema would write it; layouts leave out the type's zero, so it is put back here. */
+function showDefault(field: FieldLayout): string {
+  const text = field.default ?? (isStruct(field) || isArray(field) ? 'empty' : ZERO[field.type] ?? '');
+  return field.type === 'string' && field.default !== undefined && field.default !== 'null' ? JSON.stringify(text) : text === '' ? '""' : text;
 }
+
+const ZERO: Record<string, string> = {
+  bool: 'false',
+  int8: '0',
+  int16: '0',
+  uint16: '0',
+  int32: '0',
+  uint32: '0',
+  int64: '0',
+  float64: '0',
+  uuid: 'AAAAAAAAAAAAAAAAAAAAAA',
+  records: 'null',
+  bytes: 'empty',
+};
 
 /**
  * A tag number keeps its meaning forever: a NEW version that is not in OLD may

@@ -224,13 +224,9 @@ export function fieldSignature(field: FieldLayout): string {
   return text;
 }
 
-/** How a field's type reads in a report: `nullable compact string`, `[]Topic`, `int32`. */
+/** How a field's type reads in a report: `nullable string`, `[]Topic`, `int32` (the encoding is reported on its own). */
 export function typeText(field: FieldLayout): string {
-  const parts: string[] = [];
-  if (field.nullable) parts.push('nullable');
-  if (field.compact) parts.push('compact');
-  parts.push(field.type);
-  return parts.join(' ');
+  return field.nullable ? `nullable ${field.type}` : field.type;
 }
 
 /** Formats a set of versions as ranges: `0-2, 5`. */

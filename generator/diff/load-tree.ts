@@ -33,8 +33,6 @@ export interface LoadedTree {
   diagnostics: Diagnostic[];
   /** True when the argument named exactly one file. */
   singleFile: boolean;
-  /** Folders on disk the tree came from (git trees are materialised nowhere). */
-  roots: string[];
 }
 
 /** A problem with an argument itself (no such path, not a git checkout, unknown ref): bad input. */
@@ -65,16 +63,19 @@ export function loadSpecText(file: string, text: string): { loaded: LoadedSpec |
   return { loaded: { spec: result.spec, file, text, locate: (path) => source.locate(path) }, diagnostics: result.diagnostics };
 }
 
-/** Loads one tree argument (see the module comment). Throws TreeArgumentError for an unusable argument. */
-export function loadTree(argument: string, options: { cwd?: string; defaultGitPath?: string } = {}): LoadedTree {
+/**
+ * Loads one tree argument (see the module comment), or a list of paths taken
+ * as they are (no comma splitting). Throws TreeArgumentError for an unusable argument.
+ */
+export function loadTree(argument: string | readonly string[], options: { cwd?: string; defaultGitPath?: string } = {}): LoadedTree {
   const cwd = options.cwd ?? process.cwd();
-  const parts = argument.split(',').filter((p) => p.length > 0);
+  const parts = (typeof argument === 'string' ? argument.split(',') : [...argument]).filter((p) => p.length > 0);
   if (parts.length === 0) throw new TreeArgumentError(`'${argument}' names no schema folder or file`);
-  const tree: LoadedTree = { label: argument, specs: [], diagnostics: [], singleFile: false, roots: [] };
+  const tree: LoadedTree = { label: typeof argument === 'string' ? argument : argument.join(','), specs: [], diagnostics: [], singleFile: false };
   const texts: { file: string; text: () => string }[] = [];
   for (const part of parts) {
     if (part.startsWith('git:')) texts.push(...gitFiles(part, cwd, options.defaultGitPath));
-    else texts.push(...diskFiles(part, cwd, tree));
+    else texts.push(...diskFiles(part, cwd));
   }
   const only = parts.length === 1 ? parts[0]! : undefined;
   tree.singleFile = only !== undefined && (only.startsWith('git:') ? only.endsWith('.json') : statSync(resolve(cwd, only)).isFile());
@@ -95,7 +96,7 @@ export function loadTree(argument: string, options: { cwd?: string; defaultGitPa
   return tree;
 }
 
-function diskFiles(path: string, cwd: string, tree: LoadedTree): { file: string; text: () => string }[] {
+function diskFiles(path: string, cwd: string): { file: string; text: () => string }[] {
   const absolute = resolve(cwd, path);
   if (!existsSync(absolute)) throw new TreeArgumentError(`${path}: no such file or folder`);
   const files: string[] = [];
@@ -107,7 +108,6 @@ function diskFiles(path: string, cwd: string, tree: LoadedTree): { file: string;
     }
   };
   if (statSync(absolute).isDirectory()) {
-    tree.roots.push(absolute);
     walk(absolute);
     if (files.length === 0) throw new TreeArgumentError(`${path}: no .json schema files in this folder`);
   } else {
@@ -118,7 +118,8 @@ function diskFiles(path: string, cwd: string, tree: LoadedTree): { file: string;
 
 function displayPath(file: string, cwd: string): string {
   const rel = relative(cwd, file);
-  return rel === '' || rel.startsWith('..' + sep + '..' + sep + '..') || isAbsolute(rel) ? file : rel;
+  // Paths under the working folder or its parent read best relative; anything further away, absolute.
+  return rel === '' || rel.startsWith(`..${sep}..${sep}`) || isAbsolute(rel) ? file : rel;
 }
 
 /** `git:REF[:PATH]`: the .json files under PATH (default: the other side's folder, else message-schemas) at REF. */

@@ -1,0 +1,121 @@
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, kipgen } from './support.js';
+
+// `node bin/kipgen.mjs diff …` as a developer and CI run it: exit 0 compatible,
+// 1 breaking, 2 bad input, with the loader's file:line:column on bad schemas.
+const fx = (path: string): string => join(FIXTURES, path);
+
+describe('kipgen diff exit codes and output', () => {
+  it('exits 0 on a compatible change and says so', () => {
+    const r = kipgen(['diff', fx('field-added/old.json'), fx('field-added/fine.json')]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('compatible  version-added');
+    expect(r.stdout).toContain('Compatible: 1 compatible change, no breaking change.');
+  });
+
+  it('exits 1 on a breaking change, naming rule, versions, field, location and reason', () => {
+    const r = kipgen(['diff', fx('field-type-changed/old.json'), fx('field-type-changed/broken.json')]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/WidgetRequest\n {2}BREAKING {4}field-type-changed {2}v0-1 {2}MemberEpoch: int32 → int64\n/);
+    expect(r.stdout).toMatch(/at .*field-type-changed\/broken\.json:18:5\n/);
+    expect(r.stdout).toContain('why: the peer reads a different number or kind of bytes');
+    expect(r.stdout).toContain('BREAKING: 1 breaking change in 1 message');
+  });
+
+  it('exits 2 when the new schema is not JSON, with file:line:column', () => {
+    const r = kipgen(['diff', fx('field-added/old.json'), fx('bad-input/syntax.json')]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/bad-input\/syntax\.json:6:3: error: invalid JSON: CommaExpected/);
+    expect(r.stderr).toContain('kipgen diff: 1 schema error: nothing compared');
+    expect(r.stdout).toBe('');
+  });
+
+  it("exits 2 when the new schema does not load, with the loader's located diagnostic", () => {
+    const r = kipgen(['diff', '--json', fx('field-added/old.json'), fx('bad-input/semantic.json')]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/bad-input\/semantic\.json:30:7: error: WidgetRequest: Type int32 cannot be nullable\. \(at fields\[2\]\.nullableVersions\)/);
+    const json = JSON.parse(r.stdout) as { diagnostics: { line: number; jsonPath: string }[] };
+    expect(json.diagnostics[0]).toMatchObject({ line: 30, jsonPath: 'fields[2].nullableVersions' });
+  });
+
+  it('exits 2 on a path that does not exist', () => {
+    const r = kipgen(['diff', fx('no-such.json'), fx('field-added/old.json')]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('no-such.json: no such file or folder');
+  });
+
+  it('prints a JSON report with --json and the same exit code', () => {
+    const r = kipgen(['diff', '--json', fx('tree/old'), fx('tree/api-pairing/broken')]);
+    expect(r.status).toBe(1);
+    const json = JSON.parse(r.stdout) as { verdict: string; breaking: number; changes: { rule: string; message: string }[] };
+    expect(json.verdict).toBe('breaking');
+    expect(json.breaking).toBe(1);
+    expect(json.changes.map((c) => `${c.message}:${c.rule}`)).toEqual(['WidgetRequest:api-pairing', 'WidgetRequest:version-added']);
+  });
+
+  it('--wire-equal: 0 when equal (listing what is not upstream), 1 when a version differs or is not upstream', () => {
+    const equal = kipgen(['diff', '--wire-equal', fx('wire-equal/upstream'), fx('wire-equal/ours-equal')]);
+    expect(equal.status).toBe(0);
+    expect(equal.stdout).toContain('Not upstream (1): KipThingRequest');
+    expect(equal.stdout).toContain('Wire-equal');
+    const different = kipgen(['diff', '--wire-equal', '--json', fx('wire-equal/upstream'), fx('wire-equal/ours-different')]);
+    expect(different.status).toBe(1);
+    const json = JSON.parse(different.stdout) as { changes: { message: string; rule: string; versions: string }[] };
+    expect(json.changes.map((c) => `${c.message}:${c.rule}@${c.versions}`)).toEqual([
+      'WidgetRequest:field-type-changed@0-1',
+      'WidgetRequest:version-not-upstream@2',
+      'WidgetResponse:version-not-upstream@2',
+    ]);
+  });
+});
+
+describe('kipgen diff git:REF[:PATH]', () => {
+  let repo: string;
+  let outside: string;
+  const git = (...args: string[]): void => {
+    execFileSync('git', ['-c', 'user.name=kipgen', '-c', 'user.email=kipgen@example.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: repo, stdio: 'ignore' });
+  };
+
+  beforeAll(() => {
+    repo = mkdtempSync(join(tmpdir(), 'kipgen-diff-git-'));
+    outside = mkdtempSync(join(tmpdir(), 'kipgen-diff-nogit-'));
+    mkdirSync(join(repo, 'schemas'));
+    cpSync(fx('field-type-changed/old.json'), join(repo, 'schemas', 'WidgetRequest.json'));
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-q', '-m', 'released');
+    cpSync(fx('field-type-changed/broken.json'), join(repo, 'schemas', 'WidgetRequest.json'));
+  });
+  afterAll(() => {
+    rmSync(repo, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('compares the working tree with a commit (the path defaults to the other side)', () => {
+    const r = kipgen(['diff', 'git:HEAD', 'schemas'], repo);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('MemberEpoch: int32 → int64');
+    expect(r.stdout).toContain('kipgen diff: git:HEAD → schemas');
+  });
+
+  it('reads an explicit path, and a single file, from history', () => {
+    expect(kipgen(['diff', 'git:HEAD:schemas', 'git:HEAD:schemas'], repo).status).toBe(0);
+    const file = kipgen(['diff', 'git:HEAD:schemas/WidgetRequest.json', 'schemas/WidgetRequest.json'], repo);
+    expect(file.status).toBe(1);
+    expect(file.stdout).toContain('at schemas/WidgetRequest.json:18:5');
+  });
+
+  it('exits 2 with a clear error for an unknown revision or outside a git checkout', () => {
+    const unknown = kipgen(['diff', 'git:no-such-branch', 'schemas'], repo);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("git:no-such-branch: unknown git revision 'no-such-branch'");
+    writeFileSync(join(outside, 'WidgetRequest.json'), '{}');
+    const noGit = kipgen(['diff', 'git:HEAD', 'WidgetRequest.json'], outside);
+    expect(noGit.status).toBe(2);
+    expect(noGit.stderr).toMatch(/git:HEAD: .* is not inside a git checkout/);
+  });
+});
