@@ -135,7 +135,11 @@ export class KafkaConnection extends EventEmitter {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (error) =>
-      this.fail(new NetworkError(`connection to ${this.address} failed: ${error.message}`, this.host, this.port, { cause: error })),
+      this.fail(
+        new NetworkError(`connection to ${this.address} failed: ${error.message}`, this.host, this.port, {
+          cause: error,
+        }),
+      ),
     );
     socket.on('close', () => {
       const pending = this.pendingCount;
@@ -179,7 +183,9 @@ export class KafkaConnection extends EventEmitter {
       const onError = (error: Error): void => {
         clearTimeout(timer);
         socket.destroy();
-        reject(new NetworkError(`could not connect to ${host}:${port}: ${error.message}`, host, port, { cause: error }));
+        reject(
+          new NetworkError(`could not connect to ${host}:${port}: ${error.message}`, host, port, { cause: error }),
+        );
       };
       socket.once('error', onError);
       socket.once('connect', () => {
@@ -230,8 +236,7 @@ export class KafkaConnection extends EventEmitter {
     }
     const apiKey = requestCodec.apiKey;
     const codec = (responseCodec ?? apiByKey(apiKey)?.response) as ApiMessageCodec<unknown> | undefined;
-    const expectResponse =
-      options.expectResponse ?? !(apiKey === 0 && (request as { acks?: number }).acks === 0);
+    const expectResponse = options.expectResponse ?? !(apiKey === 0 && (request as { acks?: number }).acks === 0);
     if (expectResponse && codec === undefined) {
       return Promise.reject(new TypeError(`no response codec known for API key ${apiKey}`));
     }
@@ -240,7 +245,12 @@ export class KafkaConnection extends EventEmitter {
     if (this.nextCorrelationId < 0) this.nextCorrelationId = 0;
     let frame: Uint8Array;
     try {
-      const header = RequestHeader.create({ requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: this.clientId });
+      const header = RequestHeader.create({
+        requestApiKey: apiKey,
+        requestApiVersion: version,
+        correlationId,
+        clientId: this.clientId,
+      });
       frame = encodeFrame(RequestHeader, header, requestCodec.headerVersion(version), requestCodec, request, version);
     } catch (error) {
       return Promise.reject(error);
@@ -331,9 +341,14 @@ export class KafkaConnection extends EventEmitter {
       correlationId = ResponseHeader.read(reader, entry.responseCodec.headerVersion(entry.version)).correlationId;
     } catch (error) {
       this.fail(
-        new NetworkError(`unreadable response header from ${this.address}: ${(error as Error).message}`, this.host, this.port, {
-          cause: error,
-        }),
+        new NetworkError(
+          `unreadable response header from ${this.address}: ${(error as Error).message}`,
+          this.host,
+          this.port,
+          {
+            cause: error,
+          },
+        ),
       );
       return;
     }

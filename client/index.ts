@@ -1,0 +1,55 @@
+/**
+ * kipgen's Kafka client: KafkaProducer (transactions, KIP-1289
+ * sendShareAcksToTransaction), KafkaShareConsumer (KIP-932 share groups with
+ * implicit, explicit and transactional acknowledgement), the standalone
+ * TransactionalShareAcknowledger, and their types, errors and metrics.
+ */
+export { KafkaProducer } from './producer.js';
+export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
+export { KafkaShareConsumer } from './share-consumer.js';
+export type {
+  ShareConsumerConfig,
+  AcknowledgementMode,
+  AcknowledgementCommitResult,
+  AcknowledgementCommitCallback,
+} from './share-consumer.js';
+export { TransactionalShareAcknowledger } from './transactional-share-acknowledger.js';
+export type { TransactionalShareAcknowledgerConfig } from './transactional-share-acknowledger.js';
+export { ShareAcknowledgements, ShareGroupMetadata, ACKNOWLEDGE_TYPE_CODES } from './share-acknowledgements.js';
+export type {
+  AcknowledgeType,
+  ShareAcknowledgementBatch,
+  PartitionAcknowledgements,
+  ShareConsumerRecord,
+  RecordPosition,
+} from './share-acknowledgements.js';
+export { TransactionAbortedError } from './transaction-manager.js';
+export type {
+  TransactionState,
+  PreparedTransaction,
+  ConsumerGroupMetadata,
+  TopicPartitionOffset,
+} from './transaction-manager.js';
+export { murmur2, toPositive, partitionForKey, DefaultPartitioner, roundRobinPartitioner } from './partitioner.js';
+export type { Partitioner } from './partitioner.js';
+export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
+export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
+export { consoleLogger } from './cluster.js';
+export type { CommonClientConfig, Logger } from './cluster.js';
+export {
+  KafkaError,
+  ApiError,
+  ProducerFencedError,
+  InvalidProducerEpochError,
+  InvalidTxnStateError,
+  TransactionAbortableError,
+  InvalidRecordStateError,
+  OutOfOrderSequenceError,
+  UnsupportedVersionError,
+  KafkaTimeoutError,
+  IllegalStateError,
+  ClientClosedError,
+  ConfigError,
+  NetworkError,
+  RequestTimeoutError,
+} from './errors.js';

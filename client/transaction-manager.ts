@@ -1,0 +1,916 @@
+/**
+ * The producer's transaction state machine and its requests to the
+ * transaction, group and share coordinators, after Kafka's TransactionManager
+ * (classic protocol, transaction version 1: partitions are added with
+ * AddPartitionsToTxn, EndTxn keeps the epoch).
+ *
+ * States: UNINITIALIZED → INITIALIZING → READY → IN_TRANSACTION →
+ * COMMITTING_TRANSACTION | ABORTING_TRANSACTION → READY; ABORTABLE_ERROR (only
+ * abortTransaction() allowed) and FATAL_ERROR (only close()).
+ */
+import {
+  AddOffsetsToTxnRequest,
+  AddOffsetsToTxnResponse,
+  AddPartitionsToTxnRequest,
+  AddPartitionsToTxnResponse,
+  AddShareAcksToTxnRequest,
+  AddShareAcksToTxnResponse,
+  EndTxnRequest,
+  EndTxnResponse,
+  InitProducerIdRequest,
+  InitProducerIdResponse,
+  TxnOffsetCommitRequest,
+  TxnOffsetCommitResponse,
+  TxnShareAcknowledgeRequest,
+  TxnShareAcknowledgeResponse,
+} from '../generated/index.js';
+import { NetworkError } from '../runtime/connection.js';
+import { ClusterClient, CoordinatorType } from './cluster.js';
+import {
+  ApiError,
+  Errors,
+  errorFromCode,
+  IllegalStateError,
+  isFatalTransactionError,
+  KafkaError,
+  KafkaTimeoutError,
+  ProducerFencedError,
+  TransactionAbortableError,
+  UnsupportedVersionError,
+} from './errors.js';
+import type { ShareTransactionMetrics } from './metrics.js';
+import { acknowledgeTypeCode, ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
+
+export type TransactionState =
+  | 'UNINITIALIZED'
+  | 'INITIALIZING'
+  | 'READY'
+  | 'IN_TRANSACTION'
+  | 'COMMITTING_TRANSACTION'
+  | 'ABORTING_TRANSACTION'
+  | 'ABORTABLE_ERROR'
+  | 'FATAL_ERROR';
+
+/** Kafka's TransactionManager.State.isTransitionValid. */
+const VALID_SOURCES: Record<TransactionState, readonly TransactionState[]> = {
+  UNINITIALIZED: ['READY', 'UNINITIALIZED', 'INITIALIZING'],
+  INITIALIZING: ['UNINITIALIZED', 'INITIALIZING', 'ABORTING_TRANSACTION'],
+  READY: ['INITIALIZING', 'COMMITTING_TRANSACTION', 'ABORTING_TRANSACTION'],
+  IN_TRANSACTION: ['READY'],
+  COMMITTING_TRANSACTION: ['IN_TRANSACTION'],
+  ABORTING_TRANSACTION: ['IN_TRANSACTION', 'ABORTABLE_ERROR'],
+  ABORTABLE_ERROR: ['IN_TRANSACTION', 'COMMITTING_TRANSACTION', 'ABORTABLE_ERROR'],
+  FATAL_ERROR: [
+    'UNINITIALIZED',
+    'INITIALIZING',
+    'READY',
+    'IN_TRANSACTION',
+    'COMMITTING_TRANSACTION',
+    'ABORTING_TRANSACTION',
+    'ABORTABLE_ERROR',
+    'FATAL_ERROR',
+  ],
+};
+
+/** What may be called in each state, for IllegalStateError messages. */
+const ALLOWED: Record<TransactionState, string> = {
+  UNINITIALIZED: 'call initTransactions() first',
+  INITIALIZING: 'initTransactions() is in progress; wait for it (or call it again after a timeout)',
+  READY: 'no transaction is in progress: call beginTransaction() first',
+  IN_TRANSACTION:
+    'a transaction is in progress: call send(), sendOffsetsToTransaction(), sendShareAcksToTransaction(), commitTransaction() or abortTransaction()',
+  COMMITTING_TRANSACTION:
+    'commitTransaction() is in progress; wait for it (or call commitTransaction() again after a timeout)',
+  ABORTING_TRANSACTION:
+    'abortTransaction() is in progress; wait for it (or call abortTransaction() again after a timeout)',
+  ABORTABLE_ERROR: 'the transaction failed and can only be aborted: call abortTransaction()',
+  FATAL_ERROR: 'the producer failed fatally: close() it and create a new one',
+};
+
+/** The transaction a checkpointing framework persists to finish it after a restart (DESIGN §5.6). */
+export interface PreparedTransaction {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+}
+
+/** Group metadata for sendOffsetsToTransaction (Kafka's ConsumerGroupMetadata). */
+export interface ConsumerGroupMetadata {
+  groupId: string;
+  generationId?: number;
+  memberId?: string;
+  groupInstanceId?: string | null;
+}
+
+export interface TopicPartitionOffset {
+  topic: string;
+  partition: number;
+  /** The next offset to consume. */
+  offset: bigint;
+  metadata?: string | null;
+  leaderEpoch?: number;
+}
+
+/** What the transaction manager needs from the producer's send path. */
+export interface SendPathHooks {
+  /** Sends every queued batch and waits until all have completed. */
+  flush(): Promise<void>;
+  /** Fails every batch not yet sent with `error`. */
+  abortUndrainedBatches(error: Error): void;
+  /** Waits for produce requests in flight. */
+  awaitInFlight(): Promise<void>;
+  /** Lets queued batches of newly added partitions go out. */
+  wakeup(): void;
+  /** Sequence numbers start again (new producer id or epoch). */
+  resetSequences(): void;
+}
+
+/** Failing a batch because its transaction was aborted (Kafka's TransactionAbortedException). */
+export class TransactionAbortedError extends KafkaError {
+  override name = 'TransactionAbortedError';
+}
+
+const TV1_MAX = { endTxn: 4, initProducerId: 5, addPartitions: 3, txnOffsetCommit: 4, addOffsets: 4 };
+
+interface ShareAckPartition {
+  topic: string;
+  topicId: string;
+  partition: number;
+  batches: { firstOffset: bigint; lastOffset: bigint; acknowledgeType: number }[];
+}
+
+export class TransactionManager {
+  state: TransactionState = 'UNINITIALIZED';
+  lastError: Error | null = null;
+  producerId = -1n;
+  producerEpoch = -1;
+
+  private readonly partitionsInTransaction = new Set<string>();
+  private readonly pendingPartitions = new Map<string, { topic: string; partition: number }>();
+  private addingPartitions: Promise<void> | null = null;
+  /** Offsets / share acks calls of this transaction still running; commit waits for them. */
+  private readonly pendingOps = new Set<Promise<unknown>>();
+  private transactionStarted = false;
+  /** An add request (partitions, offsets, share acks) was sent, maybe without an answer: the coordinator may have started the transaction. */
+  private addAttempted = false;
+  private hasShareAcks = false;
+  private transactionBeganAt = 0;
+  private timeoutCounted = false;
+  private pendingResult: Promise<void> | null = null;
+  private epochBumpRequired = false;
+  /** After prepareTransaction(): only commit or abort. */
+  prepared = false;
+
+  constructor(
+    readonly transactionalId: string,
+    private readonly cluster: ClusterClient,
+    private readonly hooks: SendPathHooks,
+    private readonly options: { transactionTimeoutMs: number; maxBlockMs: number },
+    private readonly metrics: ShareTransactionMetrics,
+  ) {}
+
+  // -------------------------------------------------------------------------
+  // State
+
+  private transitionTo(target: TransactionState, error?: Error): void {
+    if (!VALID_SOURCES[target].includes(this.state)) {
+      throw new IllegalStateError(
+        `TransactionalId ${this.transactionalId}: invalid transition from ${this.state} to ${target}; ${ALLOWED[this.state]}`,
+      );
+    }
+    if (target === 'ABORTABLE_ERROR' || target === 'FATAL_ERROR') this.lastError = error ?? this.lastError;
+    else this.lastError = null;
+    this.state = target;
+    if (target === 'FATAL_ERROR') this.metrics.transactionActive(false);
+  }
+
+  private illegal(call: string): IllegalStateError {
+    return new IllegalStateError(
+      `TransactionalId ${this.transactionalId}: cannot call ${call} in state ${this.state}: ${ALLOWED[this.state]}`,
+    );
+  }
+
+  /**
+   * Kafka's maybeFailWithError. In FATAL_ERROR every call throws the fatal
+   * error itself (e.g. ProducerFencedError). In ABORTABLE_ERROR calls that
+   * belong to the failed transaction throw TransactionAbortableError (cause:
+   * the original error) telling to call abortTransaction().
+   */
+  private maybeFailWithError(call: string): void {
+    if (this.state === 'FATAL_ERROR') {
+      throw this.lastError ?? new IllegalStateError(`TransactionalId ${this.transactionalId}: ${ALLOWED.FATAL_ERROR}`);
+    }
+    if (this.state === 'ABORTABLE_ERROR') {
+      const cause = this.lastError;
+      const code = cause instanceof ApiError && cause.code !== undefined ? cause.code : Errors.TRANSACTION_ABORTABLE;
+      throw new TransactionAbortableError(
+        code,
+        `TransactionalId ${this.transactionalId}: cannot call ${call}: the transaction failed and can only be aborted; call abortTransaction(). Cause: ${cause?.message ?? 'unknown'}`,
+        cause,
+      );
+    }
+  }
+
+  get isInTransaction(): boolean {
+    return (
+      this.state === 'IN_TRANSACTION' ||
+      this.state === 'COMMITTING_TRANSACTION' ||
+      this.state === 'ABORTING_TRANSACTION' ||
+      this.state === 'ABORTABLE_ERROR'
+    );
+  }
+
+  /** Records an error that broke the current transaction: fatal ones end the producer, others make the transaction abortable. */
+  fail(error: Error): void {
+    this.maybeCountTimeout(error);
+    if (isFatalTransactionError(error)) {
+      if (this.state !== 'FATAL_ERROR') this.transitionTo('FATAL_ERROR', error);
+      if (this.hasShareAcks) {
+        this.metrics.recordAbort();
+        this.hasShareAcks = false;
+      }
+      return;
+    }
+    if (
+      this.state === 'IN_TRANSACTION' ||
+      this.state === 'COMMITTING_TRANSACTION' ||
+      this.state === 'ABORTABLE_ERROR'
+    ) {
+      this.transitionTo('ABORTABLE_ERROR', error);
+    }
+  }
+
+  /** A failed batch with an assigned sequence: the epoch must be bumped before the next transaction. */
+  requireEpochBump(): void {
+    this.epochBumpRequired = true;
+  }
+
+  private maybeCountTimeout(error: unknown): void {
+    if (!this.hasShareAcks || this.timeoutCounted) return;
+    const code = error instanceof ApiError ? error.code : undefined;
+    const brokerAbort =
+      code === Errors.INVALID_PRODUCER_EPOCH ||
+      code === Errors.PRODUCER_FENCED ||
+      code === Errors.TRANSACTION_ABORTABLE ||
+      code === Errors.INVALID_TXN_STATE;
+    const openFor = Date.now() - this.transactionBeganAt;
+    if ((brokerAbort && openFor >= this.options.transactionTimeoutMs) || error instanceof KafkaTimeoutError) {
+      this.timeoutCounted = true;
+      this.metrics.recordTimeout();
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Checks used by the producer's public methods
+
+  /** send() in a transactional producer: only inside a transaction. */
+  checkSend(): void {
+    this.maybeFailWithError('send()');
+    if (this.state !== 'IN_TRANSACTION') throw this.illegal('send()');
+    if (this.prepared)
+      throw new IllegalStateError(
+        `TransactionalId ${this.transactionalId}: the transaction was prepared; only commitTransaction() or abortTransaction() may follow`,
+      );
+  }
+
+  private checkInTransaction(call: string): void {
+    this.maybeFailWithError(call);
+    if (this.state !== 'IN_TRANSACTION') throw this.illegal(call);
+    if (this.prepared)
+      throw new IllegalStateError(
+        `TransactionalId ${this.transactionalId}: the transaction was prepared; only commitTransaction() or abortTransaction() may follow`,
+      );
+  }
+
+  /** Adds a partition to the transaction (sent with AddPartitionsToTxn before its first batch). */
+  maybeAddPartition(topic: string, partition: number): void {
+    const key = `${topic}:${partition}`;
+    if (this.partitionsInTransaction.has(key) || this.pendingPartitions.has(key)) return;
+    this.pendingPartitions.set(key, { topic, partition });
+  }
+
+  isPartitionAdded(topic: string, partition: number): boolean {
+    return this.partitionsInTransaction.has(`${topic}:${partition}`);
+  }
+
+  // -------------------------------------------------------------------------
+  // initTransactions
+
+  async initTransactions(): Promise<void> {
+    if (this.state === 'INITIALIZING' && this.pendingResult) return this.pendingResult;
+    if (this.state === 'FATAL_ERROR') this.maybeFailWithError('initTransactions()');
+    if (this.state !== 'UNINITIALIZED' && this.state !== 'INITIALIZING') {
+      throw new IllegalStateError(
+        `TransactionalId ${this.transactionalId}: initTransactions() was already called (state ${this.state}); ${ALLOWED[this.state]}`,
+      );
+    }
+    this.transitionTo('INITIALIZING');
+    this.pendingResult = this.initProducerId(false)
+      .then(() => {
+        this.transitionTo('READY');
+      })
+      .catch((error: unknown) => {
+        if (error instanceof KafkaTimeoutError) {
+          // Stay INITIALIZING: calling initTransactions() again retries.
+        } else {
+          this.transitionTo('FATAL_ERROR', error as Error);
+        }
+        throw error;
+      })
+      .finally(() => (this.pendingResult = null));
+    return this.pendingResult;
+  }
+
+  private async initProducerId(bump: boolean): Promise<void> {
+    const deadline = Date.now() + this.options.maxBlockMs;
+    const { response } = await this.cluster.coordinatorRequest(
+      'InitProducerId',
+      CoordinatorType.TRANSACTION,
+      this.transactionalId,
+      InitProducerIdRequest,
+      InitProducerIdResponse,
+      () =>
+        InitProducerIdRequest.create({
+          transactionalId: this.transactionalId,
+          transactionTimeoutMs: this.options.transactionTimeoutMs,
+          producerId: bump ? this.producerId : -1n,
+          producerEpoch: bump ? this.producerEpoch : -1,
+        }),
+      (r) => r.errorCode,
+      { deadline, max: TV1_MAX.initProducerId, min: bump ? 3 : 0 },
+    );
+    if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'InitProducerId');
+    this.producerId = response.producerId;
+    this.producerEpoch = response.producerEpoch;
+    this.epochBumpRequired = false;
+    this.hooks.resetSequences();
+  }
+
+  /** Errors of transaction-coordinator requests: an old epoch means fenced (fatal), as in Kafka. */
+  private coordinatorError(code: number, what: string, message?: string | null): Error {
+    if (code === Errors.INVALID_PRODUCER_EPOCH) {
+      return new ProducerFencedError(
+        code,
+        `${what} for transactional id ${this.transactionalId} failed with INVALID_PRODUCER_EPOCH (47): the coordinator has a newer epoch — ` +
+          'another producer with this transactional.id started, or the coordinator aborted the transaction after transaction.timeout.ms. ' +
+          'This producer cannot be used any more: close() it.',
+      );
+    }
+    return errorFromCode(code, `${what} for transactional id ${this.transactionalId}`, message);
+  }
+
+  // -------------------------------------------------------------------------
+  // begin / commit / abort
+
+  beginTransaction(): void {
+    if (this.state === 'FATAL_ERROR') this.maybeFailWithError('beginTransaction()');
+    if (this.state !== 'READY') throw this.illegal('beginTransaction()');
+    this.transitionTo('IN_TRANSACTION');
+    this.transactionStarted = false;
+    this.addAttempted = false;
+    this.hasShareAcks = false;
+    this.timeoutCounted = false;
+    this.prepared = false;
+    this.transactionBeganAt = Date.now();
+  }
+
+  /** Sends AddPartitionsToTxn for the partitions waiting to join (one request at a time). */
+  addPendingPartitions(): Promise<void> {
+    if (this.addingPartitions) return this.addingPartitions;
+    if (
+      this.pendingPartitions.size === 0 ||
+      (this.state !== 'IN_TRANSACTION' && this.state !== 'COMMITTING_TRANSACTION')
+    ) {
+      return Promise.resolve();
+    }
+    const batch = new Map(this.pendingPartitions);
+    const run = async (): Promise<void> => {
+      const deadline = Date.now() + this.options.maxBlockMs;
+      const byTopic = new Map<string, number[]>();
+      for (const { topic, partition } of batch.values()) {
+        byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
+      }
+      const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
+      this.addAttempted = true;
+      await this.cluster
+        .coordinatorRequest(
+          'AddPartitionsToTxn',
+          CoordinatorType.TRANSACTION,
+          this.transactionalId,
+          AddPartitionsToTxnRequest,
+          AddPartitionsToTxnResponse,
+          () =>
+            AddPartitionsToTxnRequest.create({
+              v3AndBelowTransactionalId: this.transactionalId,
+              v3AndBelowProducerId: this.producerId,
+              v3AndBelowProducerEpoch: this.producerEpoch,
+              v3AndBelowTopics: topics,
+            }),
+          (response) => {
+            if (response.errorCode !== 0) return response.errorCode;
+            let retriable = 0;
+            for (const topic of response.resultsByTopicV3AndBelow) {
+              for (const p of topic.resultsByPartition) {
+                const code = p.partitionErrorCode;
+                if (code === 0 || code === Errors.NONE) continue;
+                if (code === 55 /* OPERATION_NOT_ATTEMPTED */) continue;
+                if (
+                  code === Errors.CONCURRENT_TRANSACTIONS ||
+                  code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||
+                  code === Errors.UNKNOWN_TOPIC_OR_PARTITION
+                ) {
+                  retriable = code;
+                  continue;
+                }
+                if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) return code;
+                throw this.coordinatorError(code, `AddPartitionsToTxn (${topic.name}-${p.partitionIndex})`);
+              }
+            }
+            if (retriable) throw errorFromCode(retriable, 'AddPartitionsToTxn');
+            return 0;
+          },
+          { deadline, max: TV1_MAX.addPartitions },
+        )
+        .then(({ response }) => {
+          if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddPartitionsToTxn');
+        });
+      for (const key of batch.keys()) {
+        this.pendingPartitions.delete(key);
+        this.partitionsInTransaction.add(key);
+      }
+      this.transactionStarted = true;
+    };
+    this.addingPartitions = run()
+      .catch((error: unknown) => {
+        this.fail(error as Error);
+        this.hooks.abortUndrainedBatches(error as Error);
+      })
+      .finally(() => {
+        this.addingPartitions = null;
+        this.hooks.wakeup();
+      });
+    return this.addingPartitions;
+  }
+
+  /** sendOffsetsToTransaction: AddOffsetsToTxn to the transaction coordinator, then TxnOffsetCommit to the group coordinator. */
+  async sendOffsetsToTransaction(
+    offsets: readonly TopicPartitionOffset[],
+    group: ConsumerGroupMetadata | string,
+  ): Promise<void> {
+    this.checkInTransaction('sendOffsetsToTransaction()');
+    const metadata = typeof group === 'string' ? { groupId: group } : group;
+    if (offsets.length === 0) return;
+    const op = this.track(async () => {
+      const deadline = Date.now() + this.options.maxBlockMs;
+      this.addAttempted = true;
+      const { response } = await this.cluster.coordinatorRequest(
+        'AddOffsetsToTxn',
+        CoordinatorType.TRANSACTION,
+        this.transactionalId,
+        AddOffsetsToTxnRequest,
+        AddOffsetsToTxnResponse,
+        () =>
+          AddOffsetsToTxnRequest.create({
+            transactionalId: this.transactionalId,
+            producerId: this.producerId,
+            producerEpoch: this.producerEpoch,
+            groupId: metadata.groupId,
+          }),
+        (r) => r.errorCode,
+        { deadline, max: TV1_MAX.addOffsets },
+      );
+      if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddOffsetsToTxn');
+      this.transactionStarted = true;
+      const byTopic = new Map<string, TopicPartitionOffset[]>();
+      for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
+      const commit = await this.cluster.coordinatorRequest(
+        'TxnOffsetCommit',
+        CoordinatorType.GROUP,
+        metadata.groupId,
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitResponse,
+        () =>
+          TxnOffsetCommitRequest.create({
+            transactionalId: this.transactionalId,
+            groupId: metadata.groupId,
+            producerId: this.producerId,
+            producerEpoch: this.producerEpoch,
+            generationIdOrMemberEpoch: metadata.generationId ?? -1,
+            memberId: metadata.memberId ?? '',
+            groupInstanceId: metadata.groupInstanceId ?? null,
+            topics: [...byTopic].map(([name, list]) => ({
+              name,
+              topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
+              partitions: list.map((o) => ({
+                partitionIndex: o.partition,
+                committedOffset: o.offset,
+                committedLeaderEpoch: o.leaderEpoch ?? -1,
+                committedMetadata: o.metadata ?? '',
+              })),
+            })),
+          }),
+        (r) => {
+          for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) return p.errorCode;
+          return 0;
+        },
+        { deadline, max: TV1_MAX.txnOffsetCommit },
+      );
+      for (const t of commit.response.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0)
+            throw this.coordinatorError(p.errorCode, `TxnOffsetCommit (${t.name}-${p.partitionIndex})`);
+        }
+      }
+    });
+    await op;
+  }
+
+  /**
+   * KIP-1289: AddShareAcksToTxn to the transaction coordinator, then
+   * TxnShareAcknowledge to each share coordinator involved (v1, with the
+   * member id and generation, when the broker supports it). Resolves once the
+   * acks are pending everywhere.
+   */
+  async sendShareAcksToTransaction(acks: ShareAcknowledgements, group: ShareGroupMetadata): Promise<void> {
+    this.checkInTransaction('sendShareAcksToTransaction()');
+    if (
+      !(group instanceof ShareGroupMetadata) &&
+      (typeof group !== 'object' || group === null || typeof (group as ShareGroupMetadata).groupId !== 'string')
+    ) {
+      throw new IllegalStateError(
+        'sendShareAcksToTransaction() needs the ShareGroupMetadata of the consumer (consumer.groupMetadata())',
+      );
+    }
+    if (acks.isEmpty) return;
+    const started = performance.now();
+    if (!this.hasShareAcks) {
+      this.hasShareAcks = true;
+      this.metrics.transactionActive(true);
+    }
+    const op = this.track(async () => {
+      const deadline = Date.now() + this.options.maxBlockMs;
+      const partitions = await this.resolveShareAckPartitions(acks, deadline);
+      await this.addShareAcksToTxn(group.groupId, partitions, deadline);
+      this.transactionStarted = true;
+      await this.txnShareAcknowledge(group, partitions, deadline);
+    });
+    await op;
+    this.metrics.recordPrepareTime(performance.now() - started);
+  }
+
+  private async resolveShareAckPartitions(acks: ShareAcknowledgements, deadline: number): Promise<ShareAckPartition[]> {
+    const out: ShareAckPartition[] = [];
+    for (const p of acks.partitions()) {
+      const topicId = p.topicId ?? (await this.cluster.topic(p.topic, deadline)).topicId;
+      out.push({
+        topic: p.topic,
+        topicId,
+        partition: p.partition,
+        batches: p.batches.map((b) => ({
+          firstOffset: b.firstOffset,
+          lastOffset: b.lastOffset,
+          acknowledgeType: acknowledgeTypeCode(b.acknowledgeType),
+        })),
+      });
+    }
+    return out;
+  }
+
+  private async addShareAcksToTxn(groupId: string, partitions: ShareAckPartition[], deadline: number): Promise<void> {
+    const byTopic = new Map<string, number[]>();
+    for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
+    const topics = [...byTopic].map(([name, list]) => ({ name, partitions: list }));
+    const tc = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
+    if (!(await this.cluster.supports(tc, AddShareAcksToTxnRequest.apiKey, 0, deadline))) {
+      throw new UnsupportedVersionError(
+        `the transaction coordinator ${this.cluster.describeNode(tc)} does not support AddShareAcksToTxn (API 95, KIP-1289); ` +
+          'transactional share acknowledgements need a broker with KIP-1289. Abort this transaction.',
+      );
+    }
+    this.addAttempted = true;
+    const { response } = await this.cluster.coordinatorRequest(
+      'AddShareAcksToTxn',
+      CoordinatorType.TRANSACTION,
+      this.transactionalId,
+      AddShareAcksToTxnRequest,
+      AddShareAcksToTxnResponse,
+      () =>
+        AddShareAcksToTxnRequest.create({
+          transactionalId: this.transactionalId,
+          producerId: this.producerId,
+          producerEpoch: this.producerEpoch,
+          groupId,
+          topics,
+        }),
+      (r) => {
+        if (r.errorCode !== 0) return r.errorCode;
+        for (const t of r.results) {
+          for (const p of t.partitions) {
+            const code = p.partitionErrorCode;
+            if (code === 0) continue;
+            if (
+              code === Errors.CONCURRENT_TRANSACTIONS ||
+              code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||
+              code === Errors.UNKNOWN_TOPIC_OR_PARTITION
+            ) {
+              throw errorFromCode(code, `AddShareAcksToTxn (${t.name}-${p.partitionIndex})`);
+            }
+            if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) return code;
+          }
+        }
+        return 0;
+      },
+      { deadline },
+    );
+    if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddShareAcksToTxn');
+    for (const t of response.results) {
+      for (const p of t.partitions) {
+        if (p.partitionErrorCode !== 0)
+          throw this.coordinatorError(p.partitionErrorCode, `AddShareAcksToTxn (${t.name}-${p.partitionIndex})`);
+      }
+    }
+  }
+
+  private async txnShareAcknowledge(
+    group: ShareGroupMetadata,
+    partitions: ShareAckPartition[],
+    deadline: number,
+  ): Promise<void> {
+    let remaining = partitions;
+    const key = (p: ShareAckPartition): string => `${group.groupId}:${p.topicId}:${p.partition}`;
+    await this.cluster.retry('TxnShareAcknowledge', deadline, async () => {
+      const byNode = new Map<number, ShareAckPartition[]>();
+      for (const p of remaining) {
+        const node = await this.cluster.findCoordinator(CoordinatorType.SHARE, key(p), deadline);
+        byNode.set(node, [...(byNode.get(node) ?? []), p]);
+      }
+      const retry: ShareAckPartition[] = [];
+      let retryError: Error | null = null;
+      let failure: Error | null = null;
+      await Promise.all(
+        [...byNode].map(async ([nodeId, list]) => {
+          try {
+            if (!(await this.cluster.supports(nodeId, TxnShareAcknowledgeRequest.apiKey, 0, deadline))) {
+              throw new UnsupportedVersionError(
+                `the share coordinator ${this.cluster.describeNode(nodeId)} does not support TxnShareAcknowledge (API 96, KIP-1289); abort this transaction`,
+              );
+            }
+            const useV1 = group.memberId !== '';
+            const byTopic = new Map<string, ShareAckPartition[]>();
+            for (const p of list) byTopic.set(p.topicId, [...(byTopic.get(p.topicId) ?? []), p]);
+            const { response } = await this.cluster.send(
+              nodeId,
+              TxnShareAcknowledgeRequest,
+              TxnShareAcknowledgeResponse,
+              (version) =>
+                TxnShareAcknowledgeRequest.create({
+                  groupId: group.groupId,
+                  transactionalId: this.transactionalId,
+                  producerId: this.producerId,
+                  producerEpoch: this.producerEpoch,
+                  memberId: version >= 1 ? group.memberId : '',
+                  generationId: version >= 1 ? group.generationId : -1,
+                  topics: [...byTopic].map(([topicId, ps]) => ({
+                    topicId,
+                    partitions: ps.map((p) => ({ partition: p.partition, acknowledgementBatches: p.batches })),
+                  })),
+                }),
+              { deadline, max: useV1 ? 1 : 0 },
+            );
+            const top = response.errorCode;
+            for (const p of list) {
+              const code =
+                top !== 0
+                  ? top
+                  : (response.topics
+                      .find((t) => t.topicId === p.topicId)
+                      ?.partitions.find((x) => x.partition === p.partition)?.errorCode ?? 0);
+              const message =
+                response.topics
+                  .find((t) => t.topicId === p.topicId)
+                  ?.partitions.find((x) => x.partition === p.partition)?.errorMessage ?? null;
+              if (code === 0) continue;
+              if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) {
+                this.cluster.invalidateCoordinator(CoordinatorType.SHARE, key(p));
+              }
+              if (
+                code === Errors.NOT_COORDINATOR ||
+                code === Errors.COORDINATOR_NOT_AVAILABLE ||
+                code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||
+                code === Errors.CONCURRENT_TRANSACTIONS ||
+                code === Errors.UNKNOWN_TOPIC_OR_PARTITION
+              ) {
+                retry.push(p);
+                retryError = errorFromCode(
+                  code,
+                  `TxnShareAcknowledge (${p.topic}-${p.partition}) to ${this.cluster.describeNode(nodeId)}`,
+                  message,
+                );
+                continue;
+              }
+              failure ??= this.coordinatorError(
+                code,
+                `TxnShareAcknowledge (${p.topic}-${p.partition}) to ${this.cluster.describeNode(nodeId)}`,
+                message,
+              );
+            }
+          } catch (error) {
+            if (error instanceof NetworkError) {
+              for (const p of list) this.cluster.invalidateCoordinator(CoordinatorType.SHARE, key(p));
+              retry.push(...list);
+              retryError = error;
+            } else {
+              failure ??= error as Error;
+            }
+          }
+        }),
+      );
+      if (failure) throw failure;
+      remaining = retry;
+      if (retryError) throw retryError;
+    });
+  }
+
+  private track(fn: () => Promise<void>): Promise<void> {
+    const op = fn().catch((error: unknown) => {
+      this.fail(error as Error);
+      throw error;
+    });
+    this.pendingOps.add(op);
+    const remove = (): void => void this.pendingOps.delete(op);
+    op.then(remove, remove);
+    return op;
+  }
+
+  /** Waits for sendOffsets/sendShareAcks calls of this transaction (their errors were recorded by fail()). */
+  private async awaitPendingOps(): Promise<void> {
+    await Promise.allSettled([...this.pendingOps]);
+  }
+
+  /** Flushes and waits for every call of the transaction; the snapshot to persist for finishing it later. */
+  async prepareTransaction(): Promise<PreparedTransaction> {
+    this.checkInTransaction('prepareTransaction()');
+    await this.hooks.flush();
+    await this.addPendingPartitions();
+    await this.awaitPendingOps();
+    this.maybeFailWithError('prepareTransaction()');
+    this.prepared = true;
+    return this.snapshot();
+  }
+
+  snapshot(): PreparedTransaction {
+    if (this.producerId < 0n) throw this.illegal('snapshot()');
+    return { transactionalId: this.transactionalId, producerId: this.producerId, producerEpoch: this.producerEpoch };
+  }
+
+  async commitTransaction(): Promise<void> {
+    if (this.state === 'COMMITTING_TRANSACTION') {
+      if (this.pendingResult) return this.pendingResult;
+    } else {
+      this.maybeFailWithError('commitTransaction()');
+      if (this.state !== 'IN_TRANSACTION') throw this.illegal('commitTransaction()');
+      this.transitionTo('COMMITTING_TRANSACTION');
+    }
+    const hadShareAcks = this.hasShareAcks;
+    this.pendingResult = (async () => {
+      await this.hooks.flush();
+      await this.addPendingPartitions();
+      await this.awaitPendingOps();
+      if (this.state !== 'COMMITTING_TRANSACTION') {
+        // A send, sendOffsets or sendShareAcks call failed: commit is impossible.
+        throw this.lastError ?? this.illegal('commitTransaction()');
+      }
+      if (this.transactionStarted) {
+        const started = performance.now();
+        await this.endTxn(true);
+        if (hadShareAcks) this.metrics.recordCommitTime(performance.now() - started);
+      }
+      this.completeTransaction();
+    })()
+      .catch((error: unknown) => {
+        if (error instanceof KafkaTimeoutError) {
+          // Stay COMMITTING_TRANSACTION: calling commitTransaction() again retries the commit.
+          this.maybeCountTimeout(error);
+        } else if (
+          this.state === 'COMMITTING_TRANSACTION' ||
+          this.state === 'ABORTABLE_ERROR' ||
+          this.state === 'FATAL_ERROR'
+        ) {
+          this.fail(error as Error);
+        }
+        throw error;
+      })
+      .finally(() => (this.pendingResult = null));
+    return this.pendingResult;
+  }
+
+  async abortTransaction(): Promise<void> {
+    if (this.state === 'ABORTING_TRANSACTION') {
+      if (this.pendingResult) return this.pendingResult;
+    } else {
+      if (this.state === 'FATAL_ERROR') this.maybeFailWithError('abortTransaction()');
+      if (this.state !== 'IN_TRANSACTION' && this.state !== 'ABORTABLE_ERROR') throw this.illegal('abortTransaction()');
+      this.transitionTo('ABORTING_TRANSACTION');
+    }
+    const hadShareAcks = this.hasShareAcks;
+    this.pendingResult = (async () => {
+      this.hooks.abortUndrainedBatches(
+        new TransactionAbortedError(`the transaction of ${this.transactionalId} was aborted; the record was not sent`),
+      );
+      await this.hooks.awaitInFlight();
+      if (this.addingPartitions) await this.addingPartitions;
+      await this.awaitPendingOps();
+      if (this.state === 'FATAL_ERROR') throw this.lastError!;
+      if (this.transactionStarted) await this.endTxn(false);
+      else if (this.addAttempted) {
+        // An add request may have started the transaction without our knowing: abort it, tolerating "no transaction".
+        await this.endTxn(false).catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.code === Errors.INVALID_TXN_STATE)) throw error;
+        });
+      }
+      if (hadShareAcks) this.metrics.recordAbort();
+      this.hasShareAcks = false;
+      if (this.epochBumpRequired) {
+        this.transitionTo('INITIALIZING');
+        await this.initProducerId(true);
+      }
+      this.completeTransaction();
+    })()
+      .catch((error: unknown) => {
+        if (error instanceof KafkaTimeoutError) {
+          this.maybeCountTimeout(error);
+        } else if (this.state !== 'FATAL_ERROR') {
+          this.transitionTo('FATAL_ERROR', error as Error);
+          if (this.hasShareAcks) {
+            this.metrics.recordAbort();
+            this.hasShareAcks = false;
+          }
+        }
+        throw error;
+      })
+      .finally(() => (this.pendingResult = null));
+    return this.pendingResult;
+  }
+
+  private completeTransaction(): void {
+    this.transitionTo('READY');
+    this.partitionsInTransaction.clear();
+    this.pendingPartitions.clear();
+    this.transactionStarted = false;
+    this.addAttempted = false;
+    this.hasShareAcks = false;
+    this.prepared = false;
+    this.metrics.transactionActive(false);
+  }
+
+  private async endTxn(commit: boolean): Promise<void> {
+    await endTransaction(this.cluster, this.snapshot(), commit, Date.now() + this.options.maxBlockMs);
+  }
+}
+
+/**
+ * EndTxn for a given producer id and epoch, retried within the deadline. Used
+ * by commit/abort and to finish a prepared transaction after a restart. An
+ * idempotent retry of the same result succeeds (DESIGN §5.6).
+ */
+export async function endTransaction(
+  cluster: ClusterClient,
+  txn: PreparedTransaction,
+  commit: boolean,
+  deadline: number,
+): Promise<void> {
+  const what = `EndTxn(${commit ? 'COMMIT' : 'ABORT'})`;
+  const { response } = await cluster.coordinatorRequest(
+    what,
+    CoordinatorType.TRANSACTION,
+    txn.transactionalId,
+    EndTxnRequest,
+    EndTxnResponse,
+    () =>
+      EndTxnRequest.create({
+        transactionalId: txn.transactionalId,
+        producerId: txn.producerId,
+        producerEpoch: txn.producerEpoch,
+        committed: commit,
+      }),
+    (r) => r.errorCode,
+    { deadline, max: TV1_MAX.endTxn },
+  );
+  const code = response.errorCode;
+  if (code === 0) return;
+  if (code === Errors.INVALID_PRODUCER_EPOCH || code === Errors.PRODUCER_FENCED) {
+    throw new ProducerFencedError(
+      code,
+      `${what} for transactional id ${txn.transactionalId} (producer id ${txn.producerId}, epoch ${txn.producerEpoch}) failed with ${code === 90 ? 'PRODUCER_FENCED (90)' : 'INVALID_PRODUCER_EPOCH (47)'}: ` +
+        'a newer producer with this transactional.id started, or the coordinator aborted the transaction after transaction.timeout.ms. ' +
+        'Close this producer; records and acknowledgements of the aborted transaction are redelivered.',
+    );
+  }
+  if (code === Errors.INVALID_TXN_STATE) {
+    throw errorFromCode(
+      code,
+      `${what} for transactional id ${txn.transactionalId} (producer id ${txn.producerId}, epoch ${txn.producerEpoch}) — the transaction is not open, or it ended with the other result (e.g. aborted on timeout)`,
+    );
+  }
+  throw errorFromCode(code, `${what} for transactional id ${txn.transactionalId}`);
+}
