@@ -14,24 +14,38 @@
 //   --peers-only        run without generated/ (peers and their checks only)
 //   --rounds N          timed rounds per comparison (default 7)
 //   --round-ms N        ms per participant per round (default 200)
-//   --warmup-ms N       warm-up per participant (default 300)
+//   --warmup-ms N       warm-up per participant (default 1000)
+//   --settle-ms N       pause after the full GCs around each slice (default 25; 0 = none)
 //   --filter REGEX      only comparisons whose "workload api vN op" matches
 //   --check-only        equal-work checks only, no timing
 //   --json FILE         also write the raw results as JSON
 //   --ours PATH         load our codecs from another module instead of ../generated/index.js
 //   --no-selfcheck      skip checking bench/reference.ts against Kafka's conformance vectors
+//   --no-malloc-pin     do not re-run under a fixed glibc mmap threshold (see below)
+//   --max-foreign X     redo a timed slice when other processes used more than X (0-1) of
+//                       the machine's CPU during it, up to 4 times (default 0.15; 'off')
+//   --no-isolate        run every participant in the main thread (default: one worker
+//                       thread, i.e. one V8 isolate, per participant; see harness.ts)
+//
+// glibc malloc: Node allocates ArrayBuffer backing stores with calloc. Outputs above
+// glibc's mmap threshold (128 KiB at start, raised dynamically up to 32 MiB each time a
+// larger mmapped chunk is freed) are mmapped and page-faulted afresh on every op. So the
+// speed of a 250 KiB encode depended on what an EARLIER participant had allocated and
+// freed: measured alone, ours ran 15k ops/s; right after kafkajs, 40k. To give every
+// participant the same allocator, the bench re-runs itself with GLIBC_TUNABLES pinning
+// mmap_threshold at 32 MiB (the ceiling glibc drifts to in a long-running process).
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { decodeParticipant, encodeParticipant, renderMarkdown, runComparisons, type Comparison, type Participant } from './harness.js';
-import { loadOurs, oursCases, RECORD_BATCHES } from './ours.js';
-import { kafkajsPeer } from './peers/kafkajs.js';
-import { platformaticPeer } from './peers/platformatic.js';
+import { foreignStats, renderMarkdown, runComparisons } from './harness.js';
+import { loadOurs } from './ours.js';
+import { PEER_VERSIONS } from './peers/versions.js';
+import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
-import type { PeerAdapter } from './types.js';
-import { fetchWorkload, metadataWorkload, produceWorkload, smallRequestsWorkload, txnShareAckWorkload, type SmallRequest } from './workloads.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 7, roundMs: 200, warmupMs: 300, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined };
+  const o = { peersOnly: false, rounds: 7, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, settleMs: 25, mallocPin: true, isolate: true, maxForeign: 0.15 as number | null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -48,8 +62,12 @@ function parseArgs(argv: string[]) {
     else if (a === '--json') o.json = val();
     else if (a === '--no-selfcheck') o.selfcheck = false;
     else if (a === '--ours') o.ours = val();
+    else if (a === '--settle-ms') o.settleMs = Math.max(0, Number(val()));
+    else if (a === '--no-malloc-pin') o.mallocPin = false;
+    else if (a === '--no-isolate') o.isolate = false;
+    else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --round-ms N --warmup-ms N --filter REGEX --check-only --json FILE --ours PATH --no-selfcheck');
+      console.log('options: --peers-only --rounds N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --no-selfcheck --no-malloc-pin --no-isolate --max-foreign X|off');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -59,13 +77,22 @@ function parseArgs(argv: string[]) {
 const opts = parseArgs(process.argv.slice(2));
 const log = (s: string) => process.stderr.write(s + '\n');
 
+const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864';
+if (opts.mallocPin && process.env.KIPGEN_BENCH_MALLOC_PINNED !== '1') {
+  const env: NodeJS.ProcessEnv = { ...process.env, KIPGEN_BENCH_MALLOC_PINNED: '1' };
+  env.GLIBC_TUNABLES = [process.env.GLIBC_TUNABLES, MALLOC_TUNABLES].filter(Boolean).join(':');
+  const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env });
+  process.exit(child.status ?? 1);
+}
+const mallocNote = process.env.KIPGEN_BENCH_MALLOC_PINNED === '1' ? `GLIBC_TUNABLES=${MALLOC_TUNABLES}` : 'glibc malloc defaults (--no-malloc-pin)';
+
 // ------------------------------------------------------------------ ours (may not exist yet)
-const loaded = await loadOurs(opts.ours);
+const loaded = opts.peersOnly ? ({ ok: false, reason: '--peers-only' } as const) : await loadOurs(opts.ours);
 if (!loaded.ok && !opts.peersOnly) {
   console.error(`Our codecs are not available: ${loaded.reason}.\nRun the peers alone with: npm run bench:codec -- --peers-only`);
   process.exit(2);
 }
-const ours = loaded.ok && !opts.peersOnly ? oursCases(loaded.registry, loaded.encodeFrame) : null;
+const ours = loaded.ok && !opts.peersOnly;
 
 // ------------------------------------------------------------------ reference self-check
 if (opts.selfcheck) {
@@ -77,143 +104,59 @@ if (opts.selfcheck) {
   log(sc.skipped ? `reference self-check skipped: ${sc.skipped}` : `reference self-check: ${sc.checked} Kafka conformance vectors reproduced`);
 }
 
-// ------------------------------------------------------------------ workloads
-const W1 = produceWorkload();
-const W2 = metadataWorkload();
-const W3 = fetchWorkload();
-const W4 = smallRequestsWorkload();
-const W5 = txnShareAckWorkload();
-const peers: PeerAdapter[] = [kafkajsPeer, platformaticPeer];
-const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-
-const comps: Comparison[] = [];
-const add = (c: Comparison) => {
-  if (!opts.filter || opts.filter.test(`${c.workload} ${c.api} v${c.version} ${c.op}`)) comps.push(c);
+// ------------------------------------------------------------------ plan + run
+// Other processes' CPU during the run (Linux): busy jiffies of the machine minus ours.
+const busyJiffies = (): number | null => {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return f.reduce((a, b) => a + b, 0) - f[3]! - (f[4] ?? 0); // all but idle and iowait
+  } catch {
+    return null;
+  }
 };
+const busy0 = busyJiffies();
+const cpu0 = process.cpuUsage();
+const wall0 = performance.now();
+const plans = makePlan({ ours: ours, oursPath: opts.ours, filter: opts.filter });
+const results = await runComparisons(plans, {
+  rounds: opts.rounds,
+  roundMs: opts.roundMs,
+  warmupMs: opts.warmupMs,
+  settleMs: opts.settleMs,
+  checkOnly: opts.checkOnly,
+  isolate: opts.isolate,
+  planForWorkers: { ours, oursPath: opts.ours, filter: opts.filter?.source ?? null },
+  maxForeign: opts.maxForeign,
+  log,
+});
+const W1 = W.produce();
+const W2 = W.metadata();
+const W3 = W.fetch();
+const W5 = W.txnShareAck();
 
-// 1. Produce
-for (const peer of peers) {
-  const pc = peer.producePrebuilt(W1);
-  if (pc) {
-    const ps: Participant[] = [];
-    if (ours) ps.push(encodeParticipant('ours', 'ours', 'ours', ours.producePrebuilt(W1, pc.version), W1.expected(pc.version)));
-    ps.push(encodeParticipant(peer.lib, 'peer', `${peer.lib} (framing replica)`, pc, W1.expected(pc.version)));
-    add({ workload: '1 Produce, pre-built batches', api: 'ProduceRequest', version: pc.version, op: 'encode', bytesPerOp: W1.expected(pc.version).length, participants: ps });
-  }
-}
-for (const peer of peers) {
-  const pc = peer.produceFromMessages(W1);
-  if (pc) {
-    const ps: Participant[] = [];
-    if (ours)
-      ps.push(encodeParticipant('ours', 'ours', `ours + ${RECORD_BATCHES.buildLabel}`, ours.produceFromMessages(W1, pc.version), W1.expected(pc.version), `yes (batches by ${RECORD_BATCHES.buildLabel})`));
-    ps.push(encodeParticipant(peer.lib, 'peer', `${peer.lib} (own Produce encoder)`, pc, W1.expected(pc.version)));
-    add({ workload: '1 Produce, from messages', api: 'ProduceRequest', version: pc.version, op: 'encode', bytesPerOp: W1.expected(pc.version).length, participants: ps });
-  }
-}
-
-// 2. Metadata
-for (const peer of peers) {
-  const pc = peer.metadataDecode(W2);
-  if (pc) {
-    const input = asBuffer(W2.bytes(pc.version));
-    const ps: Participant[] = [];
-    if (ours) ps.push(decodeParticipant('ours', 'ours', 'ours', ours.metadataDecode(W2, pc.version), input, W2.message(pc.version)));
-    ps.push(decodeParticipant(peer.lib, 'peer', peer.lib, pc, input, W2.message(pc.version)));
-    add({ workload: '2 Metadata, 1,000 partitions', api: 'MetadataResponse', version: pc.version, op: 'decode', bytesPerOp: input.length, participants: ps });
-  }
-}
-{
-  // No peer has a response encoder; ours is measured alone at the highest peer Metadata version.
-  const v = Math.max(...peers.map((p) => p.metadataDecode(W2)?.version ?? 0));
-  const encoders = peers.map((p) => [p, p.metadataEncode(W2)] as const).filter(([, c]) => c);
-  const ps: Participant[] = [];
-  if (ours) ps.push(encodeParticipant('ours', 'ours', 'ours', ours.metadataEncode(W2, v), W2.bytes(v), 'n/a (no peer encoder)'));
-  for (const [p, c] of encoders) ps.push(encodeParticipant(p.lib, 'peer', p.lib, c!, W2.bytes(c!.version)));
-  add({
-    workload: '2 Metadata, 1,000 partitions',
-    api: 'MetadataResponse',
-    version: v,
-    op: 'encode',
-    bytesPerOp: W2.bytes(v).length,
-    participants: ps,
-    skipped: ps.length ? undefined : 'ours only (neither peer has a response encoder)',
-  });
-}
-
-// 3. Fetch
-for (const peer of peers) {
-  const pc = peer.fetchDecode(W3);
-  if (pc) {
-    const input = asBuffer(W3.bytes(pc.version));
-    const canonical = W3.canonical(pc.version);
-    const ps: Participant[] = [];
-    if (ours) {
-      ps.push(decodeParticipant('ours', 'ours', `ours + ${RECORD_BATCHES.parseLabel}`, ours.fetchDecodeParsed(W3, pc.version), input, canonical, `yes (records parsed by ${RECORD_BATCHES.parseLabel})`));
-      ps.push(decodeParticipant('ours', 'ours', 'ours, records as bytes', ours.fetchDecodeRaw(W3, pc.version), input, canonical, 'no: records not parsed'));
-    }
-    ps.push(decodeParticipant(peer.lib, 'peer', peer.lib, pc, input, canonical));
-    add({ workload: '3 Fetch, 1 MiB of records', api: 'FetchResponse', version: pc.version, op: 'decode', bytesPerOp: input.length, participants: ps });
-  }
-}
-
-// 4. small requests, framed
-const SMALL: SmallRequest['api'][] = ['FindCoordinatorRequest', 'EndTxnRequest', 'InitProducerIdRequest'];
-for (const api of SMALL) {
-  for (const peer of peers) {
-    const pc = peer.smallRequest(W4, api);
-    if (!pc) continue;
-    const expected = W4.requests[api].expected(pc.version);
-    const ps: Participant[] = [];
-    if (ours) {
-      ps.push(encodeParticipant('ours', 'ours', 'ours', ours.smallRequest(W4, api, pc.version), expected));
-      const rt = ours.smallRequestRuntime(W4, api, pc.version);
-      if (rt) ps.push(encodeParticipant('ours', 'ours', 'ours (runtime encodeFrame)', rt, expected));
-    }
-    ps.push(encodeParticipant(peer.lib, 'peer', peer.lib, pc, expected));
-    add({ workload: '4 Small request + header + size', api, version: pc.version, op: 'encode', bytesPerOp: expected.length, participants: ps });
-  }
-}
-
-// 5. TxnShareAcknowledge (KIP-1289): ours only
-{
-  const v = 1;
-  const skipped = ours ? undefined : 'ours only (no peer has API 96)';
-  add({
-    workload: '5 TxnShareAcknowledge, 1,000 ack batches',
-    api: 'TxnShareAcknowledgeRequest',
-    version: v,
-    op: 'encode',
-    bytesPerOp: W5.bytes(v).length,
-    participants: ours ? [encodeParticipant('ours', 'ours', 'ours', ours.txnShareAckEncode(W5, v), W5.bytes(v), 'n/a (no peer)')] : [],
-    skipped,
-  });
-  add({
-    workload: '5 TxnShareAcknowledge, 1,000 ack batches',
-    api: 'TxnShareAcknowledgeRequest',
-    version: v,
-    op: 'decode',
-    bytesPerOp: W5.bytes(v).length,
-    participants: ours
-      ? [decodeParticipant('ours', 'ours', 'ours', ours.txnShareAckDecode(W5, v), asBuffer(W5.bytes(v)), W5.message(v), 'n/a (no peer)')]
-      : [],
-    skipped,
-  });
-}
-
-// ------------------------------------------------------------------ run
-const results = await runComparisons(comps, { rounds: opts.rounds, roundMs: opts.roundMs, warmupMs: opts.warmupMs, checkOnly: opts.checkOnly, log });
-
+const busy1 = busyJiffies();
+const ownCpuS = (() => {
+  const u = process.cpuUsage(cpu0);
+  return (u.user + u.system) / 1e6;
+})();
+const wallS = (performance.now() - wall0) / 1000;
+const foreign = busy0 === null || busy1 === null ? null : Math.max(0, (busy1 - busy0) / 100 - ownCpuS) / (wallS * cpus().length);
 const cpu = cpus();
 const header = [
   `## Codec benchmark${ours ? '' : ' — peers only (ours not measured' + (loaded.ok ? ')' : `: ${loaded.reason})`)}`,
   '',
   `- ${new Date().toISOString()}, Node ${process.version} (V8 ${process.versions.v8}), ${cpu[0]?.model ?? 'cpu?'} × ${cpu.length}`,
-  `- kafkajs ${kafkajsPeer.libVersion}, @platformatic/kafka ${platformaticPeer.libVersion}`,
+  `- kafkajs ${PEER_VERSIONS.kafkajs.libVersion}, @platformatic/kafka ${PEER_VERSIONS.platformatic.libVersion}; ${mallocNote}`,
+  `- ${opts.isolate ? 'each participant in its own worker thread (own V8 isolate), one running at a time' : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
   `- ${opts.checkOnly ? 'checks only' : `${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up; figures are medians over rounds; MB = 10^6 wire bytes`}`,
   `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches); ` +
     `Metadata ${W2.partitions.toLocaleString('en-US')} partitions; Fetch ${W3.recordBytes.toLocaleString('en-US')} B of records (${W3.batchCount} batches, ${W3.recordCount} records); ` +
     `TxnShareAcknowledge ${W5.batches.toLocaleString('en-US')} ack batches`,
+  `- run took ${wallS.toFixed(0)} s; other processes used ${foreign === null ? 'an unknown share' : `${(foreign * 100).toFixed(0)}%`} of the machine's CPU meanwhile` +
+    (foreignStats.slices
+      ? `; timed slices: ${foreignStats.slices} kept (mean foreign load ${((foreignStats.sumShare / foreignStats.slices) * 100).toFixed(0)}%), ${foreignStats.redone} redone for foreign load > ${opts.maxForeign === null ? 'off' : `${opts.maxForeign * 100}%`}` +
+        (foreignStats.acceptedNoisy ? `, **${foreignStats.acceptedNoisy} kept although noisy: figures may be off**` : '')
+      : ''),
   `- ratio = ours ops/s ÷ peer ops/s in the same round (>1: ours faster); "equal work" says whether an ours row does what the peer row does`,
 ];
 const md = renderMarkdown(results, header);

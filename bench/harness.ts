@@ -7,40 +7,34 @@
 // canonical one. A participant failing its check is not timed. Then each participant is
 // calibrated (ops per inner batch so that a batch takes >= ~2 ms) and warmed up, and the
 // comparison runs R rounds; in every round each participant runs for T ms, in an order
-// rotated from round to round, after a full GC when one can be had. Reported: median
-// ops/s over rounds, the MB/s it implies (MB = 10^6 bytes of wire bytes produced or
-// consumed), the spread (max-min)/median, and for ours the median of the per-round
-// ratios ours/peer with their min-max (same round = same machine conditions).
-import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import type { DecodeCase, EncodeCase, Lib } from './types.js';
-import { bytesDiff, valueDiff } from './normalize.js';
+// rotated from round to round, with a full GC and a settle pause before and after each
+// slice. Reported: median ops/s over rounds, the MB/s it implies (MB = 10^6 wire bytes
+// produced or consumed), the spread (max-min)/median, and for ours the median of the
+// per-round ratios ours/peer with their min-max (same round = same machine conditions).
+//
+// Isolation. By default each participant runs in its own worker thread: one process, but
+// one V8 isolate (heap, GC heuristics, JIT state) per participant, and only one of them
+// running at a time. Sharing one isolate made results depend on who ran before: V8 sizes
+// its heap limits from recent history, so ours' 250 KiB Produce encode ran at 40k ops/s
+// right after a kafkajs slice (no major GC) but 25k after its own (a dozen major GCs per
+// 200 ms slice), the same code and the same input. --no-isolate runs everything in the
+// main thread, as before.
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { Lib } from './types.js';
+import type { ComparisonPlan, ParticipantPlan } from './plan.js';
+import { calibrate, slice } from './timing.js';
 
+/** A participant ready to run: made by ParticipantPlan.make(). */
 export interface Participant {
-  lib: Lib;
-  role: 'ours' | 'peer';
-  label: string;
   version: number;
+  /** true when the op returns a Promise (kafkajs): the loop awaits each call. */
   async: boolean;
   op: () => unknown;
   /** Untimed equal-work check: null when it passes, else what differs. */
   check: () => Promise<string | null>;
-  /** For ours rows: does this row do the same work as the peer row? ('yes' or 'no: why'). */
-  equalWork: string;
   note?: string;
-}
-
-export interface Comparison {
-  workload: string;
-  api: string;
-  version: number;
-  op: 'encode' | 'decode';
-  /** Wire bytes produced (encode) or consumed (decode) per op. */
-  bytesPerOp: number;
-  participants: Participant[];
-  /** Shown instead of figures when nothing runs (e.g. ours-only workload in --peers-only). */
-  skipped?: string;
 }
 
 export interface ParticipantResult {
@@ -71,142 +65,173 @@ export interface HarnessOptions {
   rounds: number;
   roundMs: number;
   warmupMs: number;
+  settleMs: number;
   checkOnly: boolean;
+  /** Run each participant in its own worker thread (default). */
+  isolate: boolean;
+  /** What a worker needs to make the same plan as the main thread. */
+  planForWorkers: { ours: boolean; oursPath?: string; filter: string | null };
+  /** Redo a timed slice when other processes took more than this share of the machine during it (null: never). */
+  maxForeign: number | null;
   log: (line: string) => void;
 }
 
-// ------------------------------------------------------------------ participants from cases
+/** What the harness saw of other processes' CPU use during the timed slices. */
+export const foreignStats = { slices: 0, redone: 0, acceptedNoisy: 0, sumShare: 0 };
 
-export function encodeParticipant(
-  lib: Lib,
-  role: 'ours' | 'peer',
-  label: string,
-  c: EncodeCase,
-  expected: Uint8Array,
-  equalWork = role === 'peer' ? '—' : 'yes',
-): Participant {
-  return {
-    lib,
-    role,
-    label,
-    version: c.version,
-    async: c.async,
-    op: c.encode,
-    check: async () => {
-      const got = await c.encode();
-      if (!(got instanceof Uint8Array)) return `encode returned ${typeof got}, not a Uint8Array`;
-      return bytesDiff(expected, got);
-    },
-    equalWork,
-    note: c.note,
-  };
-}
-
-export function decodeParticipant(
-  lib: Lib,
-  role: 'ours' | 'peer',
-  label: string,
-  c: DecodeCase,
-  input: Buffer,
-  canonical: unknown,
-  equalWork = role === 'peer' ? '—' : 'yes',
-): Participant {
-  return {
-    lib,
-    role,
-    label,
-    version: c.version,
-    async: c.async,
-    op: () => c.decode(input),
-    check: async () => valueDiff(canonical, c.normalize(await c.decode(input))),
-    equalWork,
-    note: c.note,
-  };
-}
-
-// ------------------------------------------------------------------ timing
-
-let sink: unknown; // keeps results alive so no call can be dropped
-export const getSink = () => sink;
-
-const gc: (() => void) | null = (() => {
+// Other processes' share of the machine during an interval (Linux /proc/stat; null elsewhere).
+function busyJiffies(): number | null {
   try {
-    setFlagsFromString('--expose-gc');
-    return runInNewContext('gc') as () => void;
+    const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return f.reduce((a, b) => a + b, 0) - f[3]! - (f[4] ?? 0);
   } catch {
     return null;
   }
-})();
-
-async function slice(p: Participant, n: number, ms: number): Promise<number> {
-  gc?.();
-  const op = p.op;
+}
+const NCPU = cpus().length;
+async function measureForeign<T>(f: () => Promise<T>): Promise<{ value: T; share: number | null }> {
+  const b0 = busyJiffies();
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const end = t0 + ms;
-  let t = t0;
-  let ops = 0;
-  if (p.async) {
-    do {
-      for (let i = 0; i < n; i++) sink = await op();
-      ops += n;
-      t = performance.now();
-    } while (t < end);
-  } else {
-    do {
-      for (let i = 0; i < n; i++) sink = op();
-      ops += n;
-      t = performance.now();
-    } while (t < end);
-  }
-  return ops / ((t - t0) / 1000);
+  const value = await f();
+  const b1 = busyJiffies();
+  const u = process.cpuUsage(c0);
+  const wall = (performance.now() - t0) / 1000;
+  if (b0 === null || b1 === null) return { value, share: null };
+  const foreignCpuS = Math.max(0, (b1 - b0) / 100 - (u.user + u.system) / 1e6);
+  return { value, share: foreignCpuS / (wall * NCPU) };
 }
 
-async function calibrate(p: Participant): Promise<number> {
-  let n = 1;
-  for (;;) {
-    const t0 = performance.now();
-    if (p.async) for (let i = 0; i < n; i++) sink = await p.op();
-    else for (let i = 0; i < n; i++) sink = p.op();
-    const dt = performance.now() - t0;
-    if (dt >= 2 || n >= 1 << 20) return n;
-    n *= dt < 0.25 ? 8 : 2;
-  }
+// ------------------------------------------------------------------ runners
+
+interface Runner {
+  note?: string;
+  check(): Promise<string | null>;
+  calibrate(): Promise<number>;
+  slice(n: number, ms: number): Promise<number>;
+  close(): Promise<void>;
 }
+
+class NotApplicableError extends Error {}
+
+async function inThreadRunner(pp: ParticipantPlan, settleMs: number): Promise<Runner> {
+  let p: Participant;
+  try {
+    p = await pp.make();
+  } catch (e) {
+    if ((e as Error)?.name === 'NotApplicable') throw new NotApplicableError((e as Error).message);
+    throw e;
+  }
+  return {
+    note: p.note,
+    check: () => p.check(),
+    calibrate: () => calibrate(p),
+    slice: (n, ms) => slice(p, n, ms, settleMs),
+    close: async () => {},
+  };
+}
+
+const WORKER_BOOT = new URL('./worker-boot.mjs', import.meta.url);
+
+function workerRunner(pp: ParticipantPlan, opts: HarnessOptions): Promise<Runner> {
+  return new Promise((resolveReady, rejectReady) => {
+    const worker = new Worker(WORKER_BOOT, {
+      workerData: { key: pp.key, plan: opts.planForWorkers, settleMs: opts.settleMs },
+      execArgv: [], // tsx is registered by worker-boot.mjs
+    });
+    let nextId = 1;
+    const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>(); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const call = <T>(cmd: string, extra: object = {}): Promise<T> =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ id, cmd, ...extra });
+      });
+    let ready = false;
+    worker.on('message', (m: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+      if (!ready) {
+        ready = true;
+        if (m.type === 'ready') {
+          resolveReady({
+            note: m.note,
+            check: () => call<string | null>('check'),
+            calibrate: () => call<number>('calibrate'),
+            slice: (n, ms) => call<number>('slice', { n, ms }),
+            close: async () => {
+              await worker.terminate();
+            },
+          });
+        } else {
+          void worker.terminate();
+          rejectReady(m.notApplicable ? new NotApplicableError(m.message) : new Error(m.message));
+        }
+        return;
+      }
+      const w = pending.get(m.id);
+      if (!w) return;
+      pending.delete(m.id);
+      if (m.ok) w.resolve(m.value);
+      else w.reject(new Error(m.error));
+    });
+    worker.on('error', (e) => {
+      if (!ready) {
+        ready = true;
+        rejectReady(e);
+      }
+      for (const w of pending.values()) w.reject(e);
+      pending.clear();
+    });
+  });
+}
+
+// ------------------------------------------------------------------ run
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
+const firstLines = (e: unknown) => String((e as Error)?.stack ?? e).split('\n').slice(0, 3).join(' | ');
 
-export async function runComparisons(comps: Comparison[], opts: HarnessOptions): Promise<ComparisonResult[]> {
+export async function runComparisons(plans: ComparisonPlan[], opts: HarnessOptions): Promise<ComparisonResult[]> {
   const results: ComparisonResult[] = [];
-  for (const comp of comps) {
+  for (const comp of plans) {
     const title = `${comp.workload} — ${comp.api} v${comp.version} ${comp.op}`;
-    const res: ComparisonResult = { ...comp, rows: [] };
-    delete (res as Partial<Comparison>).participants;
+    const res: ComparisonResult = { workload: comp.workload, api: comp.api, version: comp.version, op: comp.op, bytesPerOp: comp.bytesPerOp, rows: [] };
     results.push(res);
     if (comp.skipped || comp.participants.length === 0) {
       res.skipped = comp.skipped ?? 'no participant';
       opts.log(`skip  ${title}: ${res.skipped}`);
       continue;
     }
-    // 1. equal-work checks
-    const runnable: Participant[] = [];
-    const byP = new Map<Participant, ParticipantResult>();
-    for (const p of comp.participants) {
-      let err: string | null;
-      try {
-        err = await p.check();
-      } catch (e) {
-        err = `threw: ${(e as Error)?.stack?.split('\n').slice(0, 3).join(' | ') ?? e}`;
+    // 1. make the participants (each in its own worker unless --no-isolate), then check them
+    const made = await Promise.all(
+      comp.participants.map(async (pp) => {
+        try {
+          return { pp, runner: await (opts.isolate ? workerRunner(pp, opts) : inThreadRunner(pp, opts.settleMs)), err: null as string | null };
+        } catch (e) {
+          if (e instanceof NotApplicableError) return null;
+          return { pp, runner: null, err: `could not be made: ${firstLines(e)}` };
+        }
+      }),
+    );
+    const live: Array<{ pp: ParticipantPlan; runner: Runner; r: ParticipantResult }> = [];
+    for (const m of made) {
+      if (!m) continue;
+      let err = m.err;
+      if (m.runner && err === null) {
+        try {
+          err = await m.runner.check();
+        } catch (e) {
+          err = `threw: ${firstLines(e)}`;
+        }
       }
       const r: ParticipantResult = {
-        lib: p.lib,
-        role: p.role,
-        label: p.label,
-        equalWork: p.equalWork,
-        note: p.note,
+        lib: m.pp.lib,
+        role: m.pp.role,
+        label: m.pp.label,
+        equalWork: m.pp.equalWork,
+        note: m.runner?.note,
         checkError: err,
         opsPerRound: [],
         medianOps: null,
@@ -215,37 +240,55 @@ export async function runComparisons(comps: Comparison[], opts: HarnessOptions):
         ratio: null,
       };
       res.rows.push(r);
-      byP.set(p, r);
-      opts.log(`check ${title} / ${p.label}: ${err === null ? 'ok' : 'FAILED — ' + err}`);
-      if (err === null) runnable.push(p);
+      opts.log(`check ${title} / ${m.pp.label}: ${err === null ? 'ok' : 'FAILED — ' + err}`);
+      if (err === null && m.runner) live.push({ pp: m.pp, runner: m.runner, r });
+      else await m.runner?.close();
     }
-    if (opts.checkOnly || runnable.length === 0) continue;
-
-    // 2. calibrate + warm up
-    const batch = new Map<Participant, number>();
-    for (const p of runnable) {
-      batch.set(p, await calibrate(p));
-      await slice(p, batch.get(p)!, opts.warmupMs);
-    }
-    // 3. interleaved rounds
-    for (let round = 0; round < opts.rounds; round++) {
-      const k = round % runnable.length;
-      const order = [...runnable.slice(k), ...runnable.slice(0, k)];
-      for (const p of order) byP.get(p)!.opsPerRound.push(await slice(p, batch.get(p)!, opts.roundMs));
-    }
-    // 4. stats
-    const peer = runnable.find((p) => p.role === 'peer');
-    for (const p of runnable) {
-      const r = byP.get(p)!;
-      r.medianOps = median(r.opsPerRound);
-      r.mbPerSec = (r.medianOps * comp.bytesPerOp) / 1e6;
-      r.spread = (Math.max(...r.opsPerRound) - Math.min(...r.opsPerRound)) / r.medianOps;
-      if (p.role === 'ours' && peer) {
-        const pr = byP.get(peer)!.opsPerRound;
-        const ratios = r.opsPerRound.map((x, i) => x / pr[i]!);
-        r.ratio = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+    try {
+      if (opts.checkOnly || live.length === 0) continue;
+      // 2. calibrate + warm up, one at a time
+      const batch = new Map<Runner, number>();
+      for (const { runner } of live) {
+        const n = await runner.calibrate();
+        batch.set(runner, n);
+        if (opts.warmupMs > 0) await runner.slice(n, opts.warmupMs);
       }
-      opts.log(`time  ${title} / ${p.label}: ${fmtOps(r.medianOps)} ops/s`);
+      // 3. interleaved rounds, order rotated each round
+      for (let round = 0; round < opts.rounds; round++) {
+        const k = round % live.length;
+        for (const x of [...live.slice(k), ...live.slice(0, k)]) {
+          // a slice during which other processes took a large share of the CPU is redone (up to 4 times)
+          for (let attempt = 0; ; attempt++) {
+            const { value, share } = await measureForeign(() => x.runner.slice(batch.get(x.runner)!, opts.roundMs));
+            const noisy = share !== null && opts.maxForeign !== null && share > opts.maxForeign;
+            if (noisy && attempt < 4) {
+              foreignStats.redone++;
+              await new Promise((r) => setTimeout(r, 500));
+              continue;
+            }
+            foreignStats.slices++;
+            foreignStats.sumShare += share ?? 0;
+            if (noisy) foreignStats.acceptedNoisy++;
+            x.r.opsPerRound.push(value);
+            break;
+          }
+        }
+      }
+      // 4. stats
+      const peer = live.find((x) => x.pp.role === 'peer');
+      for (const { pp, r } of live) {
+        r.medianOps = median(r.opsPerRound);
+        r.mbPerSec = (r.medianOps * comp.bytesPerOp) / 1e6;
+        r.spread = (Math.max(...r.opsPerRound) - Math.min(...r.opsPerRound)) / r.medianOps;
+        if (pp.role === 'ours' && peer) {
+          const pr = peer.r.opsPerRound;
+          const ratios = r.opsPerRound.map((x, i) => x / pr[i]!);
+          r.ratio = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+        }
+        opts.log(`time  ${title} / ${pp.label}: ${fmtOps(r.medianOps)} ops/s`);
+      }
+    } finally {
+      for (const { runner } of live) await runner.close();
     }
   }
   return results;

@@ -1,19 +1,20 @@
 // OUR side of the codec benchmark: the seam between the bench and the generated codecs.
 //
-// ┌─ DEPENDS ON CODE THAT DOES NOT EXIST YET ────────────────────────────────────────────┐
-// │ 1. ../generated/index.js — the generated registry. Expected named exports (DESIGN.md │
-// │    §2): ProduceRequest, MetadataResponse, FetchResponse, FindCoordinatorRequest,      │
-// │    EndTxnRequest, InitProducerIdRequest, TxnShareAcknowledgeRequest, RequestHeader,   │
-// │    each with encode(message, version): Uint8Array and decode(bytes, version).         │
-// │    loadOurs() also accepts them under a `codecs` or default-export object.            │
-// │ 2. Framing (workload 4): no generated `frameRequest` yet, so frameOurs() below does   │
-// │    RequestHeader.encode + body encode + int32 size prefix itself. If the codecs also  │
-// │    have size()/write() and runtime/ exports encodeFrame (it does today, in progress), │
-// │    an extra row "ours (runtime encodeFrame)" measures the one-allocation path.        │
-// │ 3. Record batches: runtime/ is to build and parse them (DESIGN.md §1) but has no such │
-// │    code yet. RECORD_BATCHES below points at the bench reference implementations; the │
-// │    rows that use them say "bench batch builder"/"bench record parser". When runtime/  │
-// │    has them, point RECORD_BATCHES at runtime's and update the labels.                 │
+// ┌─ DEPENDS ON GENERATED / RUNTIME CODE (written in parallel with this bench) ────────────┐
+// │ 1. ../generated/index.js — the generated registry: named exports ProduceRequest,       │
+// │    MetadataResponse, FetchResponse, FindCoordinatorRequest, EndTxnRequest,             │
+// │    InitProducerIdRequest, TxnShareAcknowledgeRequest, RequestHeader, each with         │
+// │    encode(message, version): Uint8Array and decode(bytes, version). Also accepted under │
+// │    a `codecs` or default-export object. Without it the bench needs --peers-only.       │
+// │    Our inputs go through codec.create() (all fields present), see full() below.        │
+// │ 2. Framing (workload 4): there is no generated `frameRequest`, so frameOurs() below    │
+// │    does RequestHeader.encode + body encode + int32 size prefix itself. When the codecs │
+// │    have size()/write() and runtime/ exports encodeFrame, an extra row "ours (runtime   │
+// │    encodeFrame)" measures that one-allocation path too.                                │
+// │ 3. Record batches: runtime/ is to build and parse them (DESIGN.md §1) but had no such  │
+// │    code yet. RECORD_BATCHES below points at the bench reference implementations; the  │
+// │    rows that use them say "bench batch builder"/"bench record parser". When runtime/   │
+// │    has them, point RECORD_BATCHES at runtime's and update the labels.                  │
 // └──────────────────────────────────────────────────────────────────────────────────────┘
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -17,6 +17,7 @@
 import { createRequire } from 'node:module';
 import type { DecodeCase, EncodeCase, PeerAdapter } from '../types.js';
 import { flatFromKafkajs } from '../normalize.js';
+import { PEER_VERSIONS, assertVersions } from './versions.js';
 import type { ProduceWorkload } from '../workloads.js';
 
 const require = createRequire(import.meta.url);
@@ -33,14 +34,29 @@ const fetchV11Response: any = require('kafkajs/src/protocol/requests/fetch/v11/r
 const libVersion: string = require('kafkajs/package.json').version;
 
 const maxVersion = (mod: { versions: string[] }): number => Math.max(...mod.versions.map(Number));
-export const KAFKAJS_VERSIONS = {
-  Produce: maxVersion(produce), // 7 (0-7; 3+ use RecordBatch v2)
-  Metadata: 6, // 0-6
-  Fetch: 11, // 0-11
-  FindCoordinator: maxVersion(findCoordinator), // 2
-  EndTxn: maxVersion(endTxn), // 1
-  InitProducerId: maxVersion(initProducerId), // 1
+const hasVersion = (dir: string, v: number): boolean => {
+  try {
+    require.resolve(`kafkajs/src/protocol/requests/${dir}/v${v}/response`);
+    return true;
+  } catch {
+    return false;
+  }
 };
+const highest = (dir: string): number => {
+  let v = 0;
+  while (hasVersion(dir, v + 1)) v++;
+  return v;
+};
+export const KAFKAJS_VERSIONS = PEER_VERSIONS.kafkajs;
+assertVersions('kafkajs', {
+  libVersion,
+  Produce: maxVersion(produce),
+  Metadata: highest('metadata'),
+  Fetch: highest('fetch'),
+  FindCoordinator: maxVersion(findCoordinator),
+  EndTxn: maxVersion(endTxn),
+  InitProducerId: maxVersion(initProducerId),
+});
 
 /** kafkajs `topicData` with messages: what its producer passes to Produce. */
 function kafkajsTopicData(w: ProduceWorkload) {

@@ -14,6 +14,7 @@
 //   header v2], appendFrom(payload).prependLength(), then `.buffer`. There is no exported
 //   function for it, so smallRequest() replays those statements.
 // - No response encoders at all.
+import * as platformatic from '@platformatic/kafka';
 import {
   Reader,
   Writer,
@@ -30,20 +31,28 @@ import { dirname, join } from 'node:path';
 import type { DecodeCase, EncodeCase, PeerAdapter } from '../types.js';
 import { flatFromBatches } from '../normalize.js';
 import { hexUuidToKafka } from '../wire.js';
+import { PEER_VERSIONS, assertVersions } from './versions.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // package.json is not in the package's "exports"; read it next to the resolved entry (dist/index.js).
 const entry = createRequire(import.meta.url).resolve('@platformatic/kafka');
 const libVersion: string = JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8')).version;
 
-export const PLATFORMATIC_VERSIONS = {
-  Produce: produceV11.api.version, // 11 (3-11)
-  Metadata: metadataV12.api.version, // 12 (0-12)
-  Fetch: fetchV17.api.version, // 17 (4-17)
-  FindCoordinator: findCoordinatorV6.api.version, // 6 (0-6)
-  EndTxn: endTxnV4.api.version, // 4 (0-4)
-  InitProducerId: initProducerIdV5.api.version, // 5 (0-5)
-};
+export const PLATFORMATIC_VERSIONS = PEER_VERSIONS.platformatic;
+{
+  // the highest vN export of each API module family
+  const highest = (prefix: string): number =>
+    Math.max(...Object.keys(platformatic).filter((k) => new RegExp(`^${prefix}V\\d+$`).test(k)).map((k) => Number(k.slice(prefix.length + 1))));
+  assertVersions('platformatic', {
+    libVersion,
+    Produce: highest('produce'),
+    Metadata: highest('metadata'),
+    Fetch: highest('fetch'),
+    FindCoordinator: highest('findCoordinator'),
+    EndTxn: highest('endTxn'),
+    InitProducerId: highest('initProducerId'),
+  });
+}
 
 // Connection.send's framing, statement for statement (flexible = the api's
 // hasRequestHeaderTaggedFields flag, which createAPI() keeps private).

@@ -1,0 +1,288 @@
+// The benchmark plan: which comparisons run, with which participants. Deterministic, and
+// cheap to make: the libraries and our codecs are imported only when a participant is
+// actually made (`make()`), so that a worker thread running one participant loads only
+// what that participant needs (see harness.ts, "isolation").
+import type { Participant } from './harness.js';
+import { PEER_VERSIONS } from './peers/versions.js';
+import type { DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
+import { bytesDiff, valueDiff } from './normalize.js';
+import { RECORD_BATCHES, loadOurs, oursCases } from './ours.js';
+import {
+  fetchWorkload,
+  metadataWorkload,
+  produceWorkload,
+  smallRequestsWorkload,
+  txnShareAckWorkload,
+  type SmallRequest,
+} from './workloads.js';
+
+export interface ParticipantPlan {
+  /** Stable id, the same in every thread that makes the same plan. */
+  key: string;
+  lib: Lib;
+  role: 'ours' | 'peer';
+  label: string;
+  /** For ours rows: does this row do the same work as the peer row? */
+  equalWork: string;
+  make(): Promise<Participant>;
+}
+
+export interface ComparisonPlan {
+  workload: string;
+  api: string;
+  version: number;
+  op: 'encode' | 'decode';
+  bytesPerOp: number;
+  participants: ParticipantPlan[];
+  skipped?: string;
+}
+
+export interface PlanOptions {
+  /** Include our participants (needs the generated codecs). */
+  ours: boolean;
+  /** Module with our codecs instead of ../generated/index.js (--ours). */
+  oursPath?: string;
+  filter?: RegExp | null;
+}
+
+const lazy = <T>(f: () => T): (() => T) => {
+  let v: T | undefined;
+  let done = false;
+  return () => {
+    if (!done) {
+      v = f();
+      done = true;
+    }
+    return v as T;
+  };
+};
+
+// Workloads are built on first use and shared by every participant of this thread.
+export const W = {
+  produce: lazy(produceWorkload),
+  metadata: lazy(metadataWorkload),
+  fetch: lazy(fetchWorkload),
+  small: lazy(smallRequestsWorkload),
+  txnShareAck: lazy(txnShareAckWorkload),
+};
+
+const peerModules: Record<Exclude<Lib, 'ours'>, () => Promise<PeerAdapter>> = {
+  kafkajs: lazy(async () => (await import('./peers/kafkajs.js')).kafkajsPeer),
+  platformatic: lazy(async () => (await import('./peers/platformatic.js')).platformaticPeer),
+};
+
+let oursPromise: Promise<ReturnType<typeof oursCases>> | null = null;
+function oursCasesFor(oursPath?: string): Promise<ReturnType<typeof oursCases>> {
+  oursPromise ??= (async () => {
+    const loaded = await loadOurs(oursPath);
+    if (!loaded.ok) throw new Error(`our codecs: ${loaded.reason}`);
+    return oursCases(loaded.registry, loaded.encodeFrame);
+  })();
+  return oursPromise;
+}
+
+const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+function fromEncode(c: EncodeCase, expected: () => Uint8Array): Participant {
+  return {
+    version: c.version,
+    async: c.async,
+    op: c.encode,
+    note: c.note,
+    check: async () => {
+      const got = await c.encode();
+      if (!(got instanceof Uint8Array)) return `encode returned ${typeof got}, not a Uint8Array`;
+      return bytesDiff(expected(), got);
+    },
+  };
+}
+
+function fromDecode(c: DecodeCase, input: () => Buffer, canonical: () => unknown): Participant {
+  const bytes = input();
+  return {
+    version: c.version,
+    async: c.async,
+    op: () => c.decode(bytes),
+    note: c.note,
+    check: async () => valueDiff(canonical(), c.normalize(await c.decode(bytes))),
+  };
+}
+
+export function makePlan(o: PlanOptions): ComparisonPlan[] {
+  const plans: ComparisonPlan[] = [];
+  const add = (c: ComparisonPlan) => {
+    if (o.filter && !o.filter.test(`${c.workload} ${c.api} v${c.version} ${c.op}`)) return;
+    c.participants.forEach((p, i) => (p.key = `${c.workload}|${c.api}|v${c.version}|${c.op}|${i}|${p.label}`));
+    plans.push(c);
+  };
+  const P = (lib: Lib, role: 'ours' | 'peer', label: string, make: () => Promise<Participant>, equalWork = role === 'peer' ? '—' : 'yes'): ParticipantPlan => ({
+    key: '',
+    lib,
+    role,
+    label,
+    equalWork,
+    make,
+  });
+  const ours = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant) => async () => f(await oursCasesFor(o.oursPath));
+  const peer = (lib: Exclude<Lib, 'ours'>, f: (a: PeerAdapter) => Participant) => async () => f(await peerModules[lib]());
+  const libs = ['kafkajs', 'platformatic'] as const;
+  const RB = { build: RECORD_BATCHES.buildLabel, parse: RECORD_BATCHES.parseLabel };
+
+  // 1. Produce (encode), at each peer's highest version
+  for (const lib of libs) {
+    const v = PEER_VERSIONS[lib].Produce;
+    const exp = () => W.produce().expected(v);
+    add({
+      workload: '1 Produce, pre-built batches',
+      api: 'ProduceRequest',
+      version: v,
+      op: 'encode',
+      bytesPerOp: exp().length,
+      participants: [
+        ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(W.produce(), v), exp)))] : []),
+        P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(W.produce())!, exp))),
+      ],
+    });
+  }
+  for (const lib of libs) {
+    const v = PEER_VERSIONS[lib].Produce;
+    const exp = () => W.produce().expected(v);
+    add({
+      workload: '1 Produce, from messages',
+      api: 'ProduceRequest',
+      version: v,
+      op: 'encode',
+      bytesPerOp: exp().length,
+      participants: [
+        ...(o.ours
+          ? [P('ours', 'ours', `ours + ${RB.build}`, ours((c) => fromEncode(c.produceFromMessages(W.produce(), v), exp)), `yes (batches by ${RB.build})`)]
+          : []),
+        P(lib, 'peer', `${lib} (own Produce encoder)`, peer(lib, (a) => fromEncode(a.produceFromMessages(W.produce())!, exp))),
+      ],
+    });
+  }
+
+  // 2. Metadata: decode at each peer's version; encode ours only (no peer has a response encoder)
+  for (const lib of libs) {
+    const v = PEER_VERSIONS[lib].Metadata;
+    const input = () => asBuffer(W.metadata().bytes(v));
+    const canon = () => W.metadata().message(v);
+    add({
+      workload: '2 Metadata, 1,000 partitions',
+      api: 'MetadataResponse',
+      version: v,
+      op: 'decode',
+      bytesPerOp: input().length,
+      participants: [
+        ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromDecode(c.metadataDecode(W.metadata(), v), input, canon)))] : []),
+        P(lib, 'peer', lib, peer(lib, (a) => fromDecode(a.metadataDecode(W.metadata())!, input, canon))),
+      ],
+    });
+  }
+  {
+    const v = Math.max(...libs.map((l) => PEER_VERSIONS[l].Metadata));
+    const exp = () => W.metadata().bytes(v);
+    add({
+      workload: '2 Metadata, 1,000 partitions',
+      api: 'MetadataResponse',
+      version: v,
+      op: 'encode',
+      bytesPerOp: exp().length,
+      participants: o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.metadataEncode(W.metadata(), v), exp)), 'n/a (no peer encoder)')] : [],
+      skipped: o.ours ? undefined : 'ours only (neither peer has a response encoder)',
+    });
+  }
+
+  // 3. Fetch (decode)
+  for (const lib of libs) {
+    const v = PEER_VERSIONS[lib].Fetch;
+    const input = () => asBuffer(W.fetch().bytes(v));
+    const canon = () => W.fetch().canonical(v);
+    add({
+      workload: '3 Fetch, 1 MiB of records',
+      api: 'FetchResponse',
+      version: v,
+      op: 'decode',
+      bytesPerOp: input().length,
+      participants: [
+        ...(o.ours
+          ? [
+              P('ours', 'ours', `ours + ${RB.parse}`, ours((c) => fromDecode(c.fetchDecodeParsed(W.fetch(), v), input, canon)), `yes (records parsed by ${RB.parse})`),
+              P('ours', 'ours', 'ours, records as bytes', ours((c) => fromDecode(c.fetchDecodeRaw(W.fetch(), v), input, canon)), 'no: records not parsed'),
+            ]
+          : []),
+        P(lib, 'peer', lib, peer(lib, (a) => fromDecode(a.fetchDecode(W.fetch())!, input, canon))),
+      ],
+    });
+  }
+
+  // 4. Small requests with header and size prefix (encode)
+  const SMALL: SmallRequest['api'][] = ['FindCoordinatorRequest', 'EndTxnRequest', 'InitProducerIdRequest'];
+  const versionKey = { FindCoordinatorRequest: 'FindCoordinator', EndTxnRequest: 'EndTxn', InitProducerIdRequest: 'InitProducerId' } as const;
+  for (const api of SMALL) {
+    for (const lib of libs) {
+      const v = PEER_VERSIONS[lib][versionKey[api]];
+      const exp = () => W.small().requests[api].expected(v);
+      add({
+        workload: '4 Small request + header + size',
+        api,
+        version: v,
+        op: 'encode',
+        bytesPerOp: exp().length,
+        participants: [
+          ...(o.ours
+            ? [
+                P('ours', 'ours', 'ours', ours((c) => fromEncode(c.smallRequest(W.small(), api, v), exp))),
+                // only when runtime/ has encodeFrame and the codecs have size()/write(); else make() fails and the row is dropped
+                P(
+                  'ours',
+                  'ours',
+                  'ours (runtime encodeFrame)',
+                  ours((c) => {
+                    const rt = c.smallRequestRuntime(W.small(), api, v);
+                    if (!rt) throw new NotApplicable('runtime encodeFrame or codec size()/write() not available');
+                    return fromEncode(rt, exp);
+                  }),
+                ),
+              ]
+            : []),
+          P(lib, 'peer', lib, peer(lib, (a) => fromEncode(a.smallRequest(W.small(), api)!, exp))),
+        ],
+      });
+    }
+  }
+
+  // 5. TxnShareAcknowledge (KIP-1289): ours only
+  {
+    const v = 1;
+    const bytes = () => W.txnShareAck().bytes(v);
+    const skipped = o.ours ? undefined : 'ours only (no peer has API 96)';
+    const workload = '5 TxnShareAcknowledge, 1,000 ack batches';
+    add({
+      workload,
+      api: 'TxnShareAcknowledgeRequest',
+      version: v,
+      op: 'encode',
+      bytesPerOp: bytes().length,
+      participants: o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.txnShareAckEncode(W.txnShareAck(), v), bytes)), 'n/a (no peer)')] : [],
+      skipped,
+    });
+    add({
+      workload,
+      api: 'TxnShareAcknowledgeRequest',
+      version: v,
+      op: 'decode',
+      bytesPerOp: bytes().length,
+      participants: o.ours
+        ? [P('ours', 'ours', 'ours', ours((c) => fromDecode(c.txnShareAckDecode(W.txnShareAck(), v), () => asBuffer(bytes()), () => W.txnShareAck().message(v))), 'n/a (no peer)')]
+        : [],
+      skipped,
+    });
+  }
+  return plans;
+}
+
+/** Thrown by make() when a participant does not apply here; the harness drops the row quietly. */
+export class NotApplicable extends Error {
+  override name = 'NotApplicable';
+}

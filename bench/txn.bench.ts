@@ -1,0 +1,205 @@
+/**
+ * KIP-1289's "transactional vs non-transactional" system test: records per
+ * second and commit latency (p50/p99) for implicit, explicit and
+ * transactional share acknowledgement, at several batch sizes (max poll
+ * records), all against one broker process in one run. Printed as a
+ * Markdown table with the ratios.
+ *
+ *   npm run bench:txn [-- --records 2000] [--batches 10,100,500] [--modes implicit,explicit,transactional,explicit-ctp,transactional-ctp] [--json]
+ *
+ * Modes (each run uses a fresh share group over the same seeded input topic):
+ *  - implicit:          poll; acks ride on the next poll (no commit call; no latency column)
+ *  - explicit:          poll; acknowledge() each record; commitSync() per poll — latency = commitSync
+ *  - transactional:     poll; TransactionalShareAcknowledger.commitAcknowledgements() per poll
+ *                       (begin → AddShareAcksToTxn + TxnShareAcknowledge → EndTxn) — latency = that call
+ *  - explicit-ctp:      consume-transform-produce without transactions: idempotent producer, await the
+ *                       sends, then acknowledge + commitSync — latency = send-await + commitSync
+ *  - transactional-ctp: KIP §2.1: begin, send outputs, sendShareAcksToTransaction, commitTransaction —
+ *                       latency = sendShareAcks + commit
+ * Throughput = records acknowledged / wall time from the first poll to the last commit.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, TransactionalShareAcknowledger, type ShareConsumerRecord } from '../client/index.js';
+import { freePorts, ROOT, spawnManaged, type ManagedProcess } from '../chaos/harness.js';
+import { seedInput } from '../chaos/seed.js';
+
+type Mode = 'implicit' | 'explicit' | 'transactional' | 'explicit-ctp' | 'transactional-ctp';
+const ALL_MODES: Mode[] = ['implicit', 'explicit', 'transactional', 'explicit-ctp', 'transactional-ctp'];
+
+const argv = process.argv.slice(2);
+const opt = (name: string): string | undefined => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const RECORDS = Number(opt('records') ?? 2_000);
+const BATCHES = (opt('batches') ?? '10,100,500').split(',').map(Number);
+const MODES = (opt('modes') ?? ALL_MODES.join(',')).split(',') as Mode[];
+const JSON_OUT = argv.includes('--json');
+const RUN_LIMIT_MS = 60_000;
+
+interface Result {
+  mode: Mode;
+  batch: number;
+  records: number;
+  seconds: number;
+  rps: number;
+  commits: number;
+  p50: number | null;
+  p99: number | null;
+}
+
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function startBroker(): Promise<{ proc: ManagedProcess; bootstrap: string; dir: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-bench-txn-'));
+  const [port] = await freePorts(1);
+  const file = path.join(dir, 'broker.json');
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      nodeId: 0,
+      host: '127.0.0.1',
+      port,
+      dataDir: path.join(dir, 'data'),
+      topics: [
+        { name: 'bench-in', partitions: 1 },
+        { name: 'bench-out', partitions: 1 },
+      ],
+      transactionAbortCheckIntervalMs: 500,
+      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000 },
+    }),
+  );
+  const proc = spawnManaged('broker', ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', file]);
+  const deadline = Date.now() + 30_000;
+  while (!proc.lines.some((l) => l.includes('"listening"'))) {
+    if (!proc.running || Date.now() > deadline) throw new Error(`broker did not start:\n${proc.stderr()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { proc, bootstrap: `127.0.0.1:${port}`, dir };
+}
+
+async function run(bootstrap: string, mode: Mode, batch: number, runId: number): Promise<Result> {
+  const common = { bootstrapServers: bootstrap, logger: null } as const;
+  const groupId = `bench-${mode}-${batch}-${runId}`;
+  const ackMode = mode === 'implicit' ? 'implicit' : mode.startsWith('transactional') ? 'transactional' : 'explicit';
+  const consumer = new KafkaShareConsumer({ ...common, groupId, acknowledgementMode: ackMode, maxPollRecords: batch, fetchMaxWaitMs: 100 });
+  const txnProducer =
+    mode === 'transactional-ctp' ? new KafkaProducer({ ...common, transactionalId: `bench-tx-${runId}`, lingerMs: 0, metricsRegistry: null }) : null;
+  const plainProducer = mode === 'explicit-ctp' ? new KafkaProducer({ ...common, lingerMs: 0, metricsRegistry: null }) : null;
+  const acker = mode === 'transactional' ? new TransactionalShareAcknowledger({ ...common, transactionalId: `bench-acks-${runId}`, metricsRegistry: null }) : null;
+  const latencies: number[] = [];
+  let done = 0;
+  let commits = 0;
+  try {
+    consumer.subscribe(['bench-in']);
+    await txnProducer?.initTransactions();
+    await acker?.initTransactions();
+    // Warm-up: join the group and see the first records before the clock starts.
+    let pending: ShareConsumerRecord[] = [];
+    const warmDeadline = Date.now() + 15_000;
+    while (pending.length === 0 && Date.now() < warmDeadline) pending = await consumer.poll(200);
+    const started = performance.now();
+    const limit = Date.now() + RUN_LIMIT_MS;
+    while (done < RECORDS && Date.now() < limit) {
+      const records = pending.length > 0 ? pending : await consumer.poll(200);
+      pending = [];
+      if (records.length === 0) continue;
+      const t0 = performance.now();
+      switch (mode) {
+        case 'implicit':
+          break;
+        case 'explicit':
+          for (const r of records) consumer.acknowledge(r, 'accept');
+          await consumer.commitSync();
+          break;
+        case 'transactional':
+          await acker!.commitAcknowledgements(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
+          break;
+        case 'explicit-ctp':
+          await Promise.all(records.map((r) => plainProducer!.send({ topic: 'bench-out', key: r.key, value: r.value })));
+          for (const r of records) consumer.acknowledge(r, 'accept');
+          await consumer.commitSync();
+          break;
+        case 'transactional-ctp': {
+          txnProducer!.beginTransaction();
+          const sends = records.map((r) => txnProducer!.send({ topic: 'bench-out', key: r.key, value: r.value }));
+          const c0 = performance.now();
+          await txnProducer!.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
+          await txnProducer!.commitTransaction();
+          await Promise.all(sends);
+          latencies.push(performance.now() - c0);
+          break;
+        }
+      }
+      if (mode !== 'implicit' && mode !== 'transactional-ctp') latencies.push(performance.now() - t0);
+      if (mode !== 'implicit') commits++;
+      done += records.length;
+    }
+    if (mode === 'implicit') {
+      // The last poll's records are accepted by the next poll (or close): include that round trip.
+      await consumer.poll(0);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { mode, batch, records: done, seconds, rps: done / seconds, commits, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  } finally {
+    await consumer.close(2_000).catch(() => {});
+    await txnProducer?.close(2_000).catch(() => {});
+    await plainProducer?.close(2_000).catch(() => {});
+    await acker?.close(2_000).catch(() => {});
+  }
+}
+
+const fmt = (n: number | null, digits = 1): string => (n === null ? '—' : n.toFixed(digits));
+const ratio = (a: number | null | undefined, b: number | null | undefined): string => (a && b ? `${(a / b).toFixed(2)}×` : '—');
+
+async function main(): Promise<void> {
+  const { proc, bootstrap, dir } = await startBroker();
+  try {
+    await seedInput(bootstrap, 'bench-in', RECORDS);
+    const results: Result[] = [];
+    let runId = 0;
+    for (const batch of BATCHES) {
+      for (const mode of MODES) {
+        const r = await run(bootstrap, mode, batch, runId++);
+        results.push(r);
+        process.stderr.write(`  ${mode} batch=${batch}: ${r.records} records in ${r.seconds.toFixed(2)} s, ${r.rps.toFixed(0)} rec/s, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms\n`);
+      }
+    }
+    if (JSON_OUT) {
+      process.stdout.write(JSON.stringify(results, null, 2) + '\n');
+      return;
+    }
+    const lines: string[] = [];
+    lines.push(`## Transactional vs non-transactional share acknowledgement (${RECORDS} records per run, one broker process, ${os.cpus().length} cores)`);
+    lines.push('');
+    lines.push('| batch | mode | records/s | commits | commit p50 ms | commit p99 ms |');
+    lines.push('| ---: | --- | ---: | ---: | ---: | ---: |');
+    for (const r of results) lines.push(`| ${r.batch} | ${r.mode} | ${r.rps.toFixed(0)} | ${r.commits} | ${fmt(r.p50)} | ${fmt(r.p99)} |`);
+    lines.push('');
+    lines.push('| batch | throughput transactional/explicit | transactional/implicit | transactional-ctp/explicit-ctp | p50 latency transactional/explicit | p50 transactional-ctp/explicit-ctp |');
+    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const batch of BATCHES) {
+      const get = (m: Mode) => results.find((r) => r.batch === batch && r.mode === m);
+      lines.push(
+        `| ${batch} | ${ratio(get('transactional')?.rps, get('explicit')?.rps)} | ${ratio(get('transactional')?.rps, get('implicit')?.rps)} | ` +
+          `${ratio(get('transactional-ctp')?.rps, get('explicit-ctp')?.rps)} | ${ratio(get('transactional')?.p50, get('explicit')?.p50)} | ` +
+          `${ratio(get('transactional-ctp')?.p50, get('explicit-ctp')?.p50)} |`,
+      );
+    }
+    process.stdout.write(lines.join('\n') + '\n');
+  } finally {
+    await proc.stop(3_000);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench:txn failed: ${error.stack ?? error.message}\n`);
+  process.exit(1);
+});
