@@ -32,6 +32,7 @@ import {
   errorFromCode,
   IllegalStateError,
   isFatalTransactionError,
+  isRetriableCode,
   KafkaError,
   KafkaTimeoutError,
   ProducerFencedError,
@@ -690,16 +691,18 @@ export class TransactionManager {
                   .find((t) => t.topicId === p.topicId)
                   ?.partitions.find((x) => x.partition === p.partition)?.errorMessage ?? null;
               if (code === 0) continue;
-              if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) {
-                this.cluster.invalidateCoordinator(CoordinatorType.SHARE, key(p));
-              }
               if (
                 code === Errors.NOT_COORDINATOR ||
                 code === Errors.COORDINATOR_NOT_AVAILABLE ||
-                code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||
-                code === Errors.CONCURRENT_TRANSACTIONS ||
-                code === Errors.UNKNOWN_TOPIC_OR_PARTITION
+                code === Errors.NOT_LEADER_OR_FOLLOWER
               ) {
+                this.cluster.invalidateCoordinator(CoordinatorType.SHARE, key(p));
+              }
+              // Every retriable code (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
+              // KAFKA_STORAGE_ERROR, NOT_ENOUGH_REPLICAS, …) is retried for this partition only, within the
+              // deadline. Retrying acks the broker already stored is safe: a repeat from the same producer id and
+              // epoch with the same types succeeds without a second write (coordinator/share/README.md).
+              if (isRetriableCode(code)) {
                 retry.push(p);
                 retryError = errorFromCode(
                   code,

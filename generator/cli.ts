@@ -113,10 +113,13 @@ function reportBaseline(result: BaselineResult, baseline: string): number {
 
 export async function main(argv: string[]): Promise<void> {
   const program = buildCli();
-  // The broker commands are composed in here, at the one entry point, rather
-  // than imported by the generator: generator/ never depends on coordinator/.
+  // The broker and example commands are composed in here, at the one entry
+  // point, rather than imported by the generator: generator/ never depends on
+  // coordinator/ or client/.
   const { registerBrokerCommand } = await import('../coordinator/cli.js');
   registerBrokerCommand(program);
+  const { registerExampleCommand } = await import('../client/examples/cli.js');
+  registerExampleCommand(program);
   program.addOption(new Option('-v, --version').hideHelp());
   try {
     await program.parseAsync(argv);

@@ -46,6 +46,23 @@ export interface PendingAck {
   producerId: bigint;
   producerEpoch: number;
   type: TxnAckType;
+  /**
+   * Set on a pending Reject restored from disk at the delivery-count limit:
+   * the transactional ShareUpdate stores the state a commit gives (ARCHIVED),
+   * which a Release at the limit gives too, so the disk cannot tell the two
+   * apart. Both commit to ARCHIVED and abort alike, so a repeat of either type
+   * is taken as the same acknowledgement.
+   */
+  orReleaseAtLimit?: boolean;
+}
+
+/** Is an acknowledgement of `type` by `producer` a repeat of this pending one (an idempotent retry)? */
+export function isRepeatOf(pending: PendingAck, producer: ProducerOf, type: number): boolean {
+  return (
+    pending.producerId === producer.producerId &&
+    pending.producerEpoch === producer.producerEpoch &&
+    (pending.type === type || (pending.orReleaseAtLimit === true && type === AckType.RELEASE))
+  );
 }
 
 interface InFlightRecord {
@@ -168,6 +185,7 @@ export class SharePartition {
       record.state = 'TX_PENDING';
       record.deliveryCount = ack.deliveryCount;
       record.pending = { producerId: ack.producerId, producerEpoch: ack.producerEpoch, type: ack.type };
+      if (ack.type === AckType.REJECT && ack.deliveryCount >= limits.deliveryCountLimit) record.pending.orReleaseAtLimit = true;
     }
     partition.advanceStart();
     return partition;
@@ -292,39 +310,64 @@ export class SharePartition {
 
   /**
    * TxnShareAcknowledge: pins the records as TX_PENDING for the producer's
-   * transaction (planTransactional, then applyTransactional).
+   * transaction (planTransactional, then applyTransactional). Returns what was
+   * newly staged (nothing for a pure retry).
    */
   stageTransactional(pending: ProducerOf, memberId: string | null, ranges: readonly AckRange[], now: number): StagedAck[] {
-    const staged = this.planTransactional(memberId, ranges, now);
+    const { staged } = this.planTransactional(pending, memberId, ranges, now);
     this.applyTransactional(pending, staged);
     return staged;
   }
 
   /**
-   * Checks a transactional acknowledgement without changing anything, so that
-   * the caller can write it to the log before applying it. Every offset must
-   * be ACQUIRED (by `memberId` when the request names one, v1) with its lock
-   * running, and not already pending; otherwise ShareError(INVALID_RECORD_STATE).
+   * Checks a transactional acknowledgement of `producer` without changing
+   * anything, so that the caller can write it to the log before applying it.
+   * Every offset must be ACQUIRED (by `memberId` when the request names one,
+   * v1) with its lock running, and not already pending; otherwise
+   * ShareError(INVALID_RECORD_STATE).
+   *
+   * The one exception is an idempotent retry: an offset already TX_PENDING
+   * for this same producer id and epoch with the same acknowledge type (the
+   * request was stored but its response lost) is a repeat, as a retried
+   * TxnOffsetCommit simply rewrites the same offset. It needs no member check
+   * (it was checked when it was stored, and share-group membership does not
+   * survive a restart) and no new write; `repeated` counts such offsets.
+   * Pending for another producer or epoch, or with another type, stays
+   * INVALID_RECORD_STATE.
    */
-  planTransactional(memberId: string | null, ranges: readonly AckRange[], now: number): StagedAck[] {
+  planTransactional(
+    producer: ProducerOf,
+    memberId: string | null,
+    ranges: readonly AckRange[],
+    now: number,
+  ): { staged: StagedAck[]; repeated: number } {
     const staged: StagedAck[] = [];
+    let repeated = 0;
     for (const range of ranges) {
       this.checkTracked(range);
       for (let offset = range.firstOffset; offset <= range.lastOffset; offset++) {
         const record = this.recordAt(offset);
+        const type = ackTypeAt(range, offset) as TxnAckType;
         if (record.state === 'TX_PENDING') {
           const owner = record.pending!;
+          if (isRepeatOf(owner, producer, type)) {
+            repeated++;
+            continue;
+          }
+          const sameTransaction = owner.producerId === producer.producerId && owner.producerEpoch === producer.producerEpoch;
           throw new ShareError(
             ErrorCode.INVALID_RECORD_STATE,
-            `offset ${offset} already has a pending acknowledgement in the transaction of producer ${owner.producerId} epoch ${owner.producerEpoch}`,
+            sameTransaction
+              ? `offset ${offset} is already pending in this transaction as ${ackTypeName(owner.type)}, not ${ackTypeName(type)}`
+              : `offset ${offset} already has a pending acknowledgement in the transaction of producer ${owner.producerId} epoch ${owner.producerEpoch}`,
           );
         }
         if (memberId === null) this.checkAcquired(record, offset, now);
         else this.checkAcquiredBy(record, offset, memberId, now);
-        staged.push({ offset, type: ackTypeAt(range, offset) as TxnAckType, deliveryCount: record.deliveryCount });
+        staged.push({ offset, type, deliveryCount: record.deliveryCount });
       }
     }
-    return staged;
+    return { staged, repeated };
   }
 
   /**

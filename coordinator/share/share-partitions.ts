@@ -125,15 +125,17 @@ export class SharePartitions {
           const ranges = validateAckBatches(request.batches, allowRenew);
           const sp = this.partitions.get(sharePartitionKeyString(key));
           if (sp === undefined) throw new ShareError(ErrorCode.INVALID_RECORD_STATE, 'no records of this partition were acquired');
-          const changes = [...sp.expireLocks(now), ...sp.acknowledge(memberId, ranges, now)];
-          writes.push({ key, sp, changes, index });
+          // Expired locks are persisted even when the acknowledgement itself is refused (their delivery counts must survive).
+          const write = { key, sp, changes: sp.expireLocks(now), index };
+          writes.push(write);
+          write.changes.push(...sp.acknowledge(memberId, ranges, now));
           results.push(OK);
         } catch (caught) {
           results.push(errorOf(caught));
         }
       }
       const failure = await this.persist(writes);
-      if (failure !== null) for (const { index } of writes) results[index] = failure;
+      if (failure !== null) for (const { index } of writes) if (results[index] === OK) results[index] = failure;
       if (writes.some((w) => w.changes.some((c) => c.state === 'AVAILABLE'))) this.announceAvailable();
       return results;
     });
@@ -195,24 +197,32 @@ export class SharePartitions {
    * one transactional batch (the broker checks the producer's transaction),
    * and only then pins the records TX_PENDING. Returns per-partition errors,
    * and a request-level error when the write itself was refused.
+   *
+   * A retry of acknowledgements already pending for this producer id and
+   * epoch with the same types (SharePartition.planTransactional) succeeds
+   * without a second write. `memberError` is the request-level answer of the
+   * member checks (unknown member, generation ahead) that the handler made: it
+   * is given unless the whole request is such a retry, whose member was
+   * checked when it was first stored (membership is not kept across restarts).
    */
   stageTransactional(
     producer: TransactionalProducer,
     groupId: string,
     memberId: string | null,
     requests: readonly TxnAckRequestPartition[],
+    memberError: PartitionError | null = null,
   ): Promise<{ errorCode: number; errorMessage: string | null; partitions: PartitionError[] }> {
     return this.queue.run(async () => {
       const now = this.clock.now();
+      const failAll = (failure: PartitionError) => ({ ...failure, partitions: requests.map(() => failure) });
       try {
         this.store.checkProducerEpoch(producer.producerId, producer.producerEpoch);
       } catch (caught) {
-        const failure = errorOf(caught);
-        return { ...failure, partitions: requests.map(() => failure) };
+        return failAll(errorOf(caught));
       }
       const results: PartitionError[] = [];
       const seen = new Set<string>();
-      const plans: { key: SharePartitionKey; sp: SharePartition; staged: StagedAck[]; index: number }[] = [];
+      const plans: { key: SharePartitionKey; sp: SharePartition; staged: StagedAck[]; repeated: number; index: number }[] = [];
       const expired: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       for (const [index, request] of requests.entries()) {
         const located = this.locate(request);
@@ -232,7 +242,7 @@ export class SharePartitions {
           const sp = this.partitions.get(sharePartitionKeyString(key));
           if (sp === undefined) throw new ShareError(ErrorCode.INVALID_RECORD_STATE, 'no records of this partition were acquired');
           expired.push({ key, sp, changes: sp.expireLocks(now) });
-          plans.push({ key, sp, staged: sp.planTransactional(memberId, ranges, now), index });
+          plans.push({ key, sp, ...sp.planTransactional(producer, memberId, ranges, now), index });
           results.push(OK);
         } catch (caught) {
           results.push(errorOf(caught));
@@ -240,6 +250,8 @@ export class SharePartitions {
       }
       const expiryFailure = await this.persist(expired);
       if (expiryFailure !== null) return { ...expiryFailure, partitions: results.map((r) => (r === OK ? expiryFailure : r)) };
+      const pureRetry = results.every((r) => r === OK) && plans.every((p) => p.staged.length === 0) && plans.some((p) => p.repeated > 0);
+      if (memberError !== null && !pureRetry) return failAll(memberError);
       try {
         await this.store.writeTransactional(
           producer,
@@ -258,21 +270,17 @@ export class SharePartitions {
 
   /**
    * A COMMIT/ABORT marker for this producer is in the log: resolve its pending
-   * acks. Abort makes records AVAILABLE, which is written as an ordinary
-   * update (so that the delivery counts survive a restart); commit needs no
-   * write, the marker made the transactional update count. Idempotent.
+   * acks. Nothing is written: the marker made the transactional update count
+   * (commit) or, on replay, releases its records with their delivery counts
+   * (abort; ShareStateStore.resolve), exactly as the live abort does here.
+   * Idempotent.
    */
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void> {
-    return this.queue.run(async () => {
+    return this.queue.run(() => {
       this.store.completeTransaction(producerId, producerEpoch, commit);
-      const writes: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       for (const sp of this.partitions.values()) {
-        if (!sp.hasPendingFor(producerId)) continue;
-        const changes = sp.completeTransaction(producerId, producerEpoch, commit);
-        if (!commit) writes.push({ key: sp.key, sp, changes });
+        if (sp.hasPendingFor(producerId)) sp.completeTransaction(producerId, producerEpoch, commit);
       }
-      const failure = await this.persist(writes);
-      if (failure !== null) throw new ShareError(failure.errorCode, failure.errorMessage ?? 'writing the aborted acknowledgements failed');
       this.announceAvailable();
     });
   }

@@ -3,7 +3,7 @@ import { readControlRecord, type RecordBatch } from '../../runtime/index.js';
 import type { CoordinatorRecord, TransactionalProducer } from '../broker-context.js';
 import { decodeShareRecord, encodeSnapshotRecord, encodeTombstone, encodeUpdateRecord } from './coordinator-records.js';
 import { ErrorCode, ShareError } from './error-codes.js';
-import { PersistedShareState, pendingAckTypeOf, pendingStateBatchesOf, stateBatchesOf } from './persisted-state.js';
+import { PersistedDeliveryState, PersistedShareState, pendingAckTypeOf, pendingStateBatchesOf, stateBatchesOf } from './persisted-state.js';
 import {
   sharePartitionKeyString,
   type RestoredPendingAck,
@@ -28,7 +28,8 @@ interface ProducerIdAndEpoch {
  * - TxnShareAcknowledge writes a transactional ShareUpdate (the producer's id
  *   and epoch on the batch) holding the states the acknowledgements give the
  *   records on commit. It is not merged until a COMMIT marker follows; an ABORT
- *   marker discards it. That pending record is TX_PENDING's only form on disk.
+ *   marker discards it and releases its records with their delivery counts.
+ *   That pending record is TX_PENDING's only form on disk.
  * - The producer epoch last seen per producer id (transactional writes and
  *   markers) fences zombies: a TxnShareAcknowledge with an older epoch gets
  *   PRODUCER_FENCED, as a partition's producer state rejects an old epoch.
@@ -263,12 +264,21 @@ export class ShareStateStore {
     }
   }
 
+  /**
+   * A marker ends the producer's pending updates. COMMIT merges them. ABORT
+   * gives their records back, AVAILABLE with the delivery count they had
+   * when staged (ARCHIVED once it reached the limit), as the live abort does
+   * (DESIGN §5.2): the marker alone records that, so the counts survive a
+   * crash right after the marker was appended, and nothing more is written.
+   */
   private resolve(producerId: bigint, markerEpoch: number, commit: boolean): void {
     const txn = this.pending.get(producerId);
     // A marker older than the pending writes cannot end their transaction.
     if (txn === undefined || txn.producerEpoch > markerEpoch) return;
     this.pending.delete(producerId);
-    if (commit) for (const { key, value } of txn.updates) this.mergeUpdate(key, value, false);
+    for (const { key, value } of txn.updates) {
+      this.mergeUpdate(key, commit ? value : abortedUpdateOf(value, this.options.deliveryCountLimit), false);
+    }
   }
 
   private seeEpoch(producerId: bigint, producerEpoch: number): void {
@@ -306,4 +316,15 @@ export class ShareStateStore {
     }
     return [...byKey.values()];
   }
+}
+
+/** What an aborted transactional update leaves: its records released, delivery counts kept, archived at the limit. */
+function abortedUpdateOf(value: ShareUpdateValue, deliveryCountLimit: number): ShareUpdateValue {
+  return {
+    ...value,
+    stateBatches: value.stateBatches.map((b) => ({
+      ...b,
+      deliveryState: b.deliveryCount >= deliveryCountLimit ? PersistedDeliveryState.ARCHIVED : PersistedDeliveryState.AVAILABLE,
+    })),
+  };
 }

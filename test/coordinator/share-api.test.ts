@@ -6,14 +6,26 @@
  * Each test uses its own topic and group.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrokerContext } from '../../coordinator/broker-context.js';
+import type { BrokerContext, ShareCoordinator } from '../../coordinator/broker-context.js';
 import { startBroker, type Broker } from '../../coordinator/broker.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
 import { ErrorCode } from '../../coordinator/share/error-codes.js';
 import { createShareCoordinator, type KipgenShareCoordinator } from '../../coordinator/share/index.js';
 import { FAST, TestClient, addPartitions, batch, endTxn, eventually, initProducer, produce, tempDir } from './support/broker-harness.js';
-import { addShareAcksToTxn, delivered, heartbeat, partitionOf, shareAcknowledge, shareFetch, txnShareAcknowledge } from './share-wire.js';
+import { ShareStateStore } from '../../coordinator/share/share-state-store.js';
+import { KafkaProducer, ShareAcknowledgements, ShareGroupMetadata } from '../../client/index.js';
+import {
+  addShareAcksToTxn,
+  delivered,
+  heartbeat,
+  partitionOf,
+  sendTxnShareAcknowledgeFrame,
+  shareAcknowledge,
+  shareFetch,
+  txnShareAcknowledge,
+  txnShareAcknowledgeFrame,
+} from './share-wire.js';
 
 const LOCK_MS = 30_000;
 const TOPICS = [
@@ -28,6 +40,9 @@ const TOPICS = [
   'txn-abort',
   'txn-errors',
   'txn-fence',
+  'txn-retry',
+  'txn-retry-client',
+  'ack-expiry',
   'restart',
 ];
 
@@ -38,6 +53,31 @@ let sc: KipgenShareCoordinator;
 let c: TestClient;
 const clock = new ManualClock(Date.now());
 const lines: string[] = [];
+/** TxnShareAcknowledge requests to answer by dropping the connection after the share coordinator handled them (a lost response). */
+let dropTxnAckResponses = 0;
+let txnAckCalls = 0;
+
+/** The share coordinator as the broker sees it, with TxnShareAcknowledge able to lose its response. */
+function withLossyTxnAck(inner: KipgenShareCoordinator): ShareCoordinator {
+  const handlers = new Map(inner.handlers);
+  const handle = inner.handlers.get(96)!;
+  handlers.set(96, async (request, requestCtx) => {
+    txnAckCalls++;
+    const response = await handle(request, requestCtx);
+    if (dropTxnAckResponses > 0) {
+      dropTxnAckResponses--;
+      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a KafkaError: the broker closes the connection
+    }
+    return response;
+  });
+  return {
+    handlers,
+    recover: () => inner.recover(),
+    completeTransaction: (producerId, producerEpoch, commit) => inner.completeTransaction(producerId, producerEpoch, commit),
+    dump: () => inner.dump(),
+    close: () => inner.close(),
+  };
+}
 
 async function start(): Promise<void> {
   broker = await startBroker(
@@ -59,7 +99,7 @@ async function start(): Promise<void> {
       shareCoordinator: (context) => {
         ctx = context;
         sc = createShareCoordinator(context, { clock, housekeeping: false, config: { maxFetchWaitMs: 2_000 } });
-        return sc;
+        return withLossyTxnAck(sc);
       },
       log: (line) => lines.push(line),
     },
@@ -346,6 +386,29 @@ describe('acknowledgements (KIP-932)', () => {
   });
 });
 
+describe('persisted delivery counts', () => {
+  it('a lock that expired before a refused acknowledgement is still written, with its delivery count', async () => {
+    const t = topicId('ack-expiry');
+    await produceValues('ack-expiry', ['x']);
+    const c1 = await TestClient.connect(broker.port);
+    expect((await open(c1, 'g-exp', 'm1', 'ack-expiry')).records.map((r) => r.deliveryCount)).toEqual([1]);
+    clock.advance(LOCK_MS); // no housekeeping: the acknowledgement is the first to see the expiry
+    const late = await shareAcknowledge(c1, {
+      groupId: 'g-exp',
+      memberId: 'm1',
+      epoch: 1,
+      partitions: [{ topicId: t, partition: 0, acks: [{ first: 0n, last: 0n, types: [AckType.ACCEPT] }] }],
+    });
+    expect(partitionOf(late, t, 0).errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    // What the log says (a replay, as after a restart): offset 0 released after one delivery.
+    const onDisk = new ShareStateStore(ctx.shareStateLog, { snapshotUpdateRecords: 500, deliveryCountLimit: 3, now: () => 0 })
+      .recover()
+      .find((p) => p.key.groupId === 'g-exp')!;
+    expect(onDisk.state.restoredRanges()).toEqual([{ firstOffset: 0n, lastOffset: 0n, state: 'AVAILABLE', deliveryCount: 1 }]);
+    await c1.close();
+  });
+});
+
 describe('read_committed acquisition', () => {
   it('acquires only committed records: not open transactions, not aborted data, not control records', async () => {
     const t = topicId('committed');
@@ -562,7 +625,8 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
       ErrorCode.INVALID_RECORD_STATE,
     );
     expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 0n) })).errorCode).toBe(0);
-    expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 1n) })).topics[0].partitions[0].errorCode).toBe(
+    // Pending already, as ACCEPT: another type is refused, all or nothing (1 stays ACQUIRED).
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 1n, AckType.REJECT) })).topics[0].partitions[0].errorCode).toBe(
       ErrorCode.INVALID_RECORD_STATE,
     );
     expect((await txnShareAcknowledge(c, { ...base, partitions: on(1n, 1n, AckType.GAP) })).topics[0].partitions[0].errorCode).toBe(
@@ -571,6 +635,10 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect((await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: on(1n, 1n) })).errorCode).toBe(
       ErrorCode.UNKNOWN_MEMBER_ID,
     );
+    // Only a retry of acks already pending (nothing new) skips the member check; an empty request is no retry.
+    expect(
+      (await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: [{ topicId: t, partition: 0, batches: [] }] })).errorCode,
+    ).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     expect((await txnShareAcknowledge(c, { ...base, generationId: memberEpoch + 5, partitions: on(1n, 1n) })).errorCode).toBe(
       ErrorCode.ILLEGAL_GENERATION,
     );
@@ -617,6 +685,124 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect([ErrorCode.PRODUCER_FENCED, 47]).toContain(late.errorCode); // PRODUCER_FENCED here, INVALID_PRODUCER_EPOCH from the TC
     const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txf')!.state;
     expect(state.ranges.find((r) => r.firstOffset === 0n)!.state).toBe('AVAILABLE');
+  });
+
+  it('a retry of a stored TxnShareAcknowledge (same bytes, response lost) succeeds without a second write; commit applies it once', async () => {
+    const t = topicId('txn-retry');
+    await produceValues('txn-retry', ['a', 'b', 'c']);
+    const { producer, memberEpoch } = await txnSetup('txn-retry', 'tx-retry', 'g-txr', 'm1');
+    expect((await open(c, 'g-txr', 'm1', 'txn-retry')).records).toHaveLength(3);
+    const args = {
+      groupId: 'g-txr',
+      transactionalId: 'tx-retry',
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      memberId: 'm1',
+      generationId: memberEpoch,
+      partitions: [
+        {
+          topicId: t,
+          partition: 0,
+          batches: [
+            { first: 0n, last: 1n, type: AckType.ACCEPT },
+            { first: 2n, last: 2n, type: AckType.REJECT },
+          ],
+        },
+      ],
+    };
+    const frame = txnShareAcknowledgeFrame(args);
+    const writes = () =>
+      [...ctx.shareStateLog.batches()].filter((b) => b.isTransactional && !b.isControl && b.producerId === producer.producerId).length;
+
+    dropTxnAckResponses = 1;
+    expect(await sendTxnShareAcknowledgeFrame(broker.port, frame)).toBeNull(); // stored, then the connection dropped
+    const pending = () => sc.describe().partitions.find((x) => x.key.groupId === 'g-txr')!.state.ranges;
+    expect(pending().map((r) => [r.firstOffset, r.lastOffset, r.state, r.pending?.ackType])).toEqual([
+      [0n, 1n, 'TX_PENDING', 'ACCEPT'],
+      [2n, 2n, 'TX_PENDING', 'REJECT'],
+    ]);
+    expect(writes()).toBe(1);
+
+    const retried = await sendTxnShareAcknowledgeFrame(broker.port, frame);
+    expect(retried.errorCode).toBe(0);
+    expect(retried.topics[0].partitions).toEqual([{ partition: 0, errorCode: 0, errorMessage: null }]);
+    expect(writes()).toBe(1); // no second write
+    // Again through an ordinary connection, and a part of it: still the same acknowledgements.
+    expect(
+      (
+        await txnShareAcknowledge(c, {
+          ...args,
+          partitions: [{ topicId: t, partition: 0, batches: [{ first: 1n, last: 1n, type: AckType.ACCEPT }] }],
+        })
+      ).errorCode,
+    ).toBe(0);
+    expect(writes()).toBe(1);
+
+    // Another type from the same producer and epoch, or another producer: INVALID_RECORD_STATE, nothing changes.
+    const differentType = await txnShareAcknowledge(c, {
+      ...args,
+      partitions: [{ topicId: t, partition: 0, batches: [{ first: 0n, last: 1n, type: AckType.RELEASE }] }],
+    });
+    expect(differentType.errorCode).toBe(0);
+    expect(differentType.topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    const other = await initProducer(c, 'tx-retry-other');
+    expect((await addShareAcksToTxn(c, 'tx-retry-other', other.producerId, other.producerEpoch, 'g-txr', 'txn-retry', [0])).errorCode).toBe(
+      0,
+    );
+    const otherProducer = await txnShareAcknowledge(c, {
+      ...args,
+      transactionalId: 'tx-retry-other',
+      producerId: other.producerId,
+      producerEpoch: other.producerEpoch,
+    });
+    expect(otherProducer.topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(await endTxn(c, 'tx-retry-other', other.producerId, other.producerEpoch, false)).toBe(0);
+    expect(writes()).toBe(1);
+
+    expect(await endTxn(c, 'tx-retry', producer.producerId, producer.producerEpoch, true)).toBe(0);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'commit marker');
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-txr')!.state).toMatchObject({ startOffset: 3n, ranges: [] });
+    const c2 = await TestClient.connect(broker.port);
+    expect((await open(c2, 'g-txr', 'm2', 'txn-retry')).records).toEqual([]);
+    await c2.close();
+  });
+
+  it('the producer retries TxnShareAcknowledge over a new connection when the response is lost; stored once, committed once', async () => {
+    await produceValues('txn-retry-client', ['x', 'y', 'z']);
+    await heartbeat(c, 'g-txrc', 'm1', 0, ['txn-retry-client']);
+    const member = await heartbeat(c, 'g-txrc', 'm1', 1, null);
+    expect((await open(c, 'g-txrc', 'm1', 'txn-retry-client')).records).toHaveLength(3);
+    const producer = new KafkaProducer({
+      bootstrapServers: `127.0.0.1:${broker.port}`,
+      transactionalId: 'tx-retry-client',
+      metricsRegistry: null,
+      logger: null,
+      retryBackoffMs: 10,
+      maxBlockMs: 10_000,
+    });
+    try {
+      await producer.initTransactions();
+      const { producerId } = producer.transactionSnapshot();
+      producer.beginTransaction();
+      const calls = txnAckCalls;
+      dropTxnAckResponses = 1;
+      await producer.sendShareAcksToTransaction(
+        new ShareAcknowledgements().addRange('txn-retry-client', 0, 0n, 1n, 'accept').addRange('txn-retry-client', 0, 2n, 2n, 'release'),
+        new ShareGroupMetadata('g-txrc', 'm1', member.memberEpoch),
+      );
+      expect(txnAckCalls - calls).toBe(2); // the lost one and its retry
+      expect(dropTxnAckResponses).toBe(0);
+      const writes = [...ctx.shareStateLog.batches()].filter((b) => b.isTransactional && !b.isControl && b.producerId === producerId);
+      expect(writes).toHaveLength(1);
+      await producer.commitTransaction();
+      await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'commit marker');
+      // 0-1 acknowledged once; 2 released by the committed transaction, so delivered again (count 2).
+      const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txrc')!.state;
+      expect(state.startOffset).toBe(2n);
+      expect(state.ranges).toEqual([{ firstOffset: 2n, lastOffset: 2n, state: 'AVAILABLE', deliveryCount: 1 }]);
+    } finally {
+      await producer.close();
+    }
   });
 
   it('keeps pending acks pending across a broker restart, then the commit applies them', async () => {

@@ -3,12 +3,14 @@
  * a broker process is killed with SIGKILL after TxnShareAcknowledge and before
  * the transactions end. After the restart the acknowledged records are still
  * pending — not redelivered — until the markers: COMMIT applies them, ABORT
- * makes them available again.
+ * makes them available again. A retried TxnShareAcknowledge (its response
+ * lost in the crash) succeeds without a second write.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
+import { ErrorCode } from '../../coordinator/share/error-codes.js';
 import {
   TestClient,
   batch,
@@ -20,7 +22,15 @@ import {
   tempDir,
   type BrokerProcess,
 } from './support/broker-harness.js';
-import { addShareAcksToTxn, delivered, heartbeat, partitionOf, shareFetch, txnShareAcknowledge } from './share-wire.js';
+import {
+  addShareAcksToTxn,
+  delivered,
+  heartbeat,
+  partitionOf,
+  shareFetch,
+  transactionalWrites,
+  txnShareAcknowledge,
+} from './share-wire.js';
 
 let broker: BrokerProcess | undefined;
 const clients: TestClient[] = [];
@@ -60,6 +70,21 @@ describe('kill -9 with transactional acknowledgements pending', () => {
     expect(delivered(partitionOf(first, topicId, 0)).map((r) => r.value)).toEqual(['a', 'b', 'c', 'd']);
 
     const producers: Record<string, { producerId: bigint; producerEpoch: number }> = {};
+    const ackOf = (
+      transactionalId: string,
+      first: bigint,
+      last: bigint,
+      type: number = AckType.ACCEPT,
+      memberEpoch = joined.memberEpoch,
+    ) => ({
+      groupId: 'g-crash',
+      transactionalId,
+      producerId: producers[transactionalId]!.producerId,
+      producerEpoch: producers[transactionalId]!.producerEpoch,
+      memberId: 'm1',
+      generationId: memberEpoch,
+      partitions: [{ topicId, partition: 0, batches: [{ first, last, type }] }],
+    });
     for (const [transactionalId, first, last] of [
       ['tx-commit', 0n, 1n],
       ['tx-abort', 2n, 3n],
@@ -70,21 +95,26 @@ describe('kill -9 with transactional acknowledgements pending', () => {
       expect(
         (await addShareAcksToTxn(c, transactionalId, producer.producerId, producer.producerEpoch, 'g-crash', 'work', [0])).errorCode,
       ).toBe(0);
-      const acked = await txnShareAcknowledge(c, {
-        groupId: 'g-crash',
-        transactionalId,
-        producerId: producer.producerId,
-        producerEpoch: producer.producerEpoch,
-        memberId: 'm1',
-        generationId: joined.memberEpoch,
-        partitions: [{ topicId, partition: 0, batches: [{ first, last, type: AckType.ACCEPT }] }],
-      });
-      expect(acked.errorCode).toBe(0);
+      expect((await txnShareAcknowledge(c, ackOf(transactionalId, first, last))).errorCode).toBe(0);
     }
 
     await broker.kill9();
     broker = await spawnBroker(config);
     c = await connect(broker.port);
+
+    // The client's retry of a TxnShareAcknowledge whose response it never got (the broker died after the
+    // fsync): still pending for that producer and epoch after the replay, so it succeeds, although member
+    // m1 is unknown to the restarted node, and nothing is written again.
+    const retried = await txnShareAcknowledge(c, ackOf('tx-commit', 0n, 1n));
+    expect(retried.errorCode).toBe(0);
+    expect(retried.topics[0].partitions[0].errorCode).toBe(0);
+    // m1 joins again: another type, or another transaction, is refused for those records.
+    const rejoined = await heartbeat(c, 'g-crash', 'm1', 0, ['work']);
+    const differentType = await txnShareAcknowledge(c, ackOf('tx-commit', 0n, 1n, AckType.REJECT, rejoined.memberEpoch));
+    expect(differentType.topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    const otherTransaction = await txnShareAcknowledge(c, ackOf('tx-abort', 0n, 1n, AckType.ACCEPT, rejoined.memberEpoch));
+    expect(otherTransaction.topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
+    for (const { producerId } of Object.values(producers)) expect(transactionalWrites(dataDir, 0, producerId)).toBe(1);
 
     // Member m1 is gone with the process, its locks too; the pending records stay pinned.
     await heartbeat(c, 'g-crash', 'm2', 0, ['work']);
@@ -113,5 +143,8 @@ describe('kill -9 with transactional acknowledgements pending', () => {
       [2n, 'c', 2],
       [3n, 'd', 2],
     ]);
+    // The committed acks were written once and applied once: 0-1 never come back.
+    expect(transactionalWrites(dataDir, 0, commit.producerId)).toBe(1);
+    expect(redelivered.some((r) => r.offset < 2n)).toBe(false);
   });
 });

@@ -222,14 +222,61 @@ describe('SharePartition: transactional acknowledgements (DESIGN §5)', () => {
     const sp = fresh();
     sp.acquire('m1', window(0n, 3n), 100, T0);
     sp.stageTransactional(TXN, 'm1', [ack(1n, 1n, AckType.ACCEPT)], T0);
-    expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm1', [ack(0n, 2n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
-    expect(errorCodeOf(() => sp.stageTransactional({ producerId: 8n, producerEpoch: 0 }, null, [ack(1n, 1n, AckType.REJECT)], T0))).toBe(
+    // Another type from the same producer and epoch, another producer, another epoch: all refused, all or nothing.
+    expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm1', [ack(0n, 2n, AckType.REJECT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(errorCodeOf(() => sp.stageTransactional({ producerId: 8n, producerEpoch: 0 }, null, [ack(1n, 1n, AckType.ACCEPT)], T0))).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
+    expect(errorCodeOf(() => sp.stageTransactional({ producerId: 7n, producerEpoch: 3 }, 'm1', [ack(1n, 1n, AckType.ACCEPT)], T0))).toBe(
       ErrorCode.INVALID_RECORD_STATE,
     );
     expect(sp.stateOf(0n)).toBe('ACQUIRED');
     expect(sp.stateOf(2n)).toBe('ACQUIRED');
     // Nor can a pending record be acknowledged outside the transaction.
     expect(errorCodeOf(() => sp.acknowledge('m1', [ack(1n, 1n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
+  });
+
+  it('a retry by the same producer and epoch with the same type is a repeat: nothing new staged, no member check', () => {
+    const sp = fresh();
+    sp.acquire('m1', window(0n, 4n), 100, T0);
+    expect(sp.stageTransactional(TXN, 'm1', [ack(0n, 1n, AckType.ACCEPT)], T0)).toHaveLength(2);
+    // The same request again, even long after the lock would have run out, even with another member named.
+    expect(sp.planTransactional(TXN, 'm1', [ack(0n, 1n, AckType.ACCEPT)], T0 + 10 * 60_000)).toEqual({ staged: [], repeated: 2 });
+    expect(sp.planTransactional(TXN, 'other', [ack(0n, 1n, AckType.ACCEPT)], T0)).toEqual({ staged: [], repeated: 2 });
+    // Overlapping a later ack of the same transaction: the pending offsets are repeats, the new ones staged.
+    expect(sp.planTransactional(TXN, 'm1', [ack(1n, 2n, AckType.ACCEPT)], T0)).toEqual({
+      staged: [{ offset: 2n, type: AckType.ACCEPT, deliveryCount: 1 }],
+      repeated: 1,
+    });
+    // The commit applies the acknowledgement once.
+    expect(sp.completeTransaction(7n, 2, true).map((c) => [c.offset, c.state])).toEqual([
+      [0n, 'ACKNOWLEDGED'],
+      [1n, 'ACKNOWLEDGED'],
+    ]);
+    expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm1', [ack(0n, 1n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
+  });
+
+  it('after a restart a pending ARCHIVED at the limit may have been a Reject or a Release: a retry of either is a repeat', () => {
+    const restored = (type: number, deliveryCount: number) =>
+      SharePartition.restore(
+        KEY,
+        LIMITS,
+        0n,
+        [],
+        [{ offset: 0n, producerId: 7n, producerEpoch: 2, type: type as 1 | 2 | 3, deliveryCount }],
+      );
+    expect(restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.RELEASE)], T0).repeated).toBe(1);
+    expect(restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.REJECT)], T0).repeated).toBe(1);
+    expect(errorCodeOf(() => restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.ACCEPT)], T0))).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
+    // Below the limit the disk tells them apart.
+    expect(errorCodeOf(() => restored(AckType.REJECT, 1).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.RELEASE)], T0))).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
+    expect(errorCodeOf(() => restored(AckType.RELEASE, 1).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.REJECT)], T0))).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
   });
 
   it('v1 acks only records acquired by that member; v0 (no member) any acquired record, never AVAILABLE or finished ones', () => {

@@ -103,7 +103,8 @@ describe('share state persistence', () => {
     const { log, store } = await openStore(file);
     const sp = new SharePartition(KEY, LIMITS, 0n);
     sp.acquire('m1', window(0n, 4n), 100, T0);
-    const staged = sp.planTransactional(
+    const { staged } = sp.planTransactional(
+      TXN,
       'm1',
       [{ firstOffset: 0n, lastOffset: 2n, types: [AckType.ACCEPT, AckType.REJECT, AckType.RELEASE] }],
       T0,
@@ -152,17 +153,45 @@ describe('share state persistence', () => {
     ]);
   });
 
-  it('ABORT marker: the pending update is discarded, on replay too', async () => {
+  it('ABORT marker: the pending update is discarded and its records released with their delivery counts, on replay too', async () => {
     const file = tempFile();
     const { log, store } = await openStore(file);
-    await store.writeTransactional(TXN, [{ key: KEY, startOffset: 0n, staged: [{ offset: 0n, type: AckType.ACCEPT, deliveryCount: 1 }] }]);
+    await store.writeTransactional(TXN, [{ key: KEY, startOffset: 0n, staged: [{ offset: 0n, type: AckType.ACCEPT, deliveryCount: 2 }] }]);
     await log.appendMarker(42n, 1, false);
     store.completeTransaction(42n, 1, false);
     expect(store.pendingProducers()).toEqual([]);
-    expect(store.view(KEY)).toBeUndefined();
+    const released = [{ firstOffset: 0n, lastOffset: 0n, state: 'AVAILABLE', deliveryCount: 2 }];
+    expect(store.view(KEY)!.restoredRanges()).toEqual(released);
+    expect(recordTypes(log)).toEqual(['txn-update', 'marker']); // the marker says it all: nothing else is written
     const { recovered } = await reopen(file, log);
     expect(recovered.flatMap((r) => r.pending)).toEqual([]);
-    expect(recovered.flatMap((r) => r.state.restoredRanges())).toEqual([]);
+    expect(recovered.flatMap((r) => r.state.restoredRanges())).toEqual(released);
+  });
+
+  it('keeps the delivery counts of an ABORT even when the process died right after appending the marker', async () => {
+    // The broker's crash-after-marker-append point: the marker is on disk, completeTransaction never ran.
+    const file = tempFile();
+    const { log, store } = await openStore(file);
+    await store.writeChanges([{ key: KEY, startOffset: 0n, changes: [change(0n, 'AVAILABLE', 1)] }]);
+    await store.writeTransactional(TXN, [
+      {
+        key: KEY,
+        startOffset: 0n,
+        staged: [
+          { offset: 0n, type: AckType.ACCEPT, deliveryCount: 2 },
+          { offset: 1n, type: AckType.RELEASE, deliveryCount: LIMITS.deliveryCountLimit },
+        ],
+      },
+    ]);
+    await log.appendMarker(42n, 1, false);
+    const { recovered } = await reopen(file, log);
+    const restored = SharePartition.restore(KEY, LIMITS, recovered[0]!.state.startOffset, recovered[0]!.state.restoredRanges(), []);
+    // Offset 0 comes back with its count (not 1, not 0); offset 1 failed as often as allowed: archived.
+    expect(restored.acquire('m', window(0n, 3n), 100, T0)).toEqual([
+      { firstOffset: 0n, lastOffset: 0n, deliveryCount: 3 },
+      { firstOffset: 2n, lastOffset: 2n, deliveryCount: 1 },
+    ]);
+    expect(restored.stateOf(1n)).toBe('ARCHIVED');
   });
 
   it('a marker older than the pending write does not resolve it; a bumped epoch (TV2) does', async () => {

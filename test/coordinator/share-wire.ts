@@ -2,8 +2,12 @@
  * Wire helpers for the share-coordinator API tests: one call per API with the
  * nested structures filled by the generated create functions, and decoding of
  * what a ShareFetch returned into (offset, value) pairs within the acquired
- * ranges, as a share consumer delivers them.
+ * ranges, as a share consumer delivers them; raw frames (to send the very same
+ * bytes twice) and what `__share_group_state` holds on disk.
  */
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { dumpLog } from '../../coordinator/log/dump.js';
 import { createAcknowledgePartition, createAcknowledgeTopic } from '../../generated/ShareAcknowledgeRequest.js';
 import {
   createAcknowledgementBatch,
@@ -13,7 +17,8 @@ import {
 } from '../../generated/ShareFetchRequest.js';
 import { createTxnShareAcknowledgePartition, createTxnShareAcknowledgeTopic } from '../../generated/TxnShareAcknowledgeRequest.js';
 import { createAddShareAcksToTxnTopic } from '../../generated/AddShareAcksToTxnRequest.js';
-import { decodeRecordBatches } from '../../runtime/index.js';
+import { RequestHeader, ResponseHeader, TxnShareAcknowledgeRequest, TxnShareAcknowledgeResponse } from '../../generated/index.js';
+import { Reader, decodeRecordBatches, encodeFrame } from '../../runtime/index.js';
 import { DEC, type TestClient } from './support/broker-harness.js';
 
 export interface Ack {
@@ -122,41 +127,97 @@ export function addShareAcksToTxn(
   );
 }
 
-export function txnShareAcknowledge(
-  c: TestClient,
-  args: {
-    groupId: string;
-    transactionalId: string;
-    producerId: bigint;
-    producerEpoch: number;
-    memberId?: string;
-    generationId?: number;
-    partitions: { topicId: string; partition: number; batches: { first: bigint; last: bigint; type: number }[] }[];
-  },
-  version = 1,
-): Promise<any> {
-  return c.call(
-    96,
-    {
-      groupId: args.groupId,
-      transactionalId: args.transactionalId,
-      producerId: args.producerId,
-      producerEpoch: args.producerEpoch,
-      ...(version >= 1 ? { memberId: args.memberId ?? '', generationId: args.generationId ?? -1 } : {}),
-      topics: byTopic(args.partitions).map(([topicId, parts]) =>
-        createTxnShareAcknowledgeTopic({
-          topicId,
-          partitions: parts.map((p) =>
-            createTxnShareAcknowledgePartition({
-              partition: p.partition,
-              acknowledgementBatches: p.batches.map((b) => ({ firstOffset: b.first, lastOffset: b.last, acknowledgeType: b.type })),
-            }),
-          ),
-        }),
-      ),
-    },
-    version,
-  );
+export interface TxnAckArgs {
+  groupId: string;
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  memberId?: string;
+  generationId?: number;
+  partitions: { topicId: string; partition: number; batches: { first: bigint; last: bigint; type: number }[] }[];
+}
+
+/** The fields of a TxnShareAcknowledge request (for `version`). */
+export function txnShareAcknowledgeBody(args: TxnAckArgs, version = 1): Record<string, unknown> {
+  return {
+    groupId: args.groupId,
+    transactionalId: args.transactionalId,
+    producerId: args.producerId,
+    producerEpoch: args.producerEpoch,
+    ...(version >= 1 ? { memberId: args.memberId ?? '', generationId: args.generationId ?? -1 } : {}),
+    topics: byTopic(args.partitions).map(([topicId, parts]) =>
+      createTxnShareAcknowledgeTopic({
+        topicId,
+        partitions: parts.map((p) =>
+          createTxnShareAcknowledgePartition({
+            partition: p.partition,
+            acknowledgementBatches: p.batches.map((b) => ({ firstOffset: b.first, lastOffset: b.last, acknowledgeType: b.type })),
+          }),
+        ),
+      }),
+    ),
+  };
+}
+
+export function txnShareAcknowledge(c: TestClient, args: TxnAckArgs, version = 1): Promise<any> {
+  return c.call(96, txnShareAcknowledgeBody(args, version), version);
+}
+
+/** One whole TxnShareAcknowledge request frame (size, header, body), to send the very same bytes more than once. */
+export function txnShareAcknowledgeFrame(args: TxnAckArgs, version = 1, correlationId = 7): Uint8Array {
+  const body = TxnShareAcknowledgeRequest.create(txnShareAcknowledgeBody(args, version) as any);
+  const header = RequestHeader.create({ requestApiKey: 96, requestApiVersion: version, correlationId, clientId: 'retry-test' });
+  return encodeFrame(RequestHeader, header, TxnShareAcknowledgeRequest.headerVersion(version), TxnShareAcknowledgeRequest, body, version);
+}
+
+/**
+ * Sends a request frame on a fresh connection to 127.0.0.1:`port` and returns
+ * the decoded TxnShareAcknowledge response, or null when the broker closed the
+ * connection without answering.
+ */
+export function sendTxnShareAcknowledgeFrame(port: number, frame: Uint8Array, version = 1): Promise<any | null> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = Buffer.alloc(0);
+    let answered = false;
+    socket.on('connect', () => socket.write(frame));
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (received.length < 4 || received.length < 4 + received.readInt32BE(0)) return;
+      answered = true;
+      const bytes = new Uint8Array(received.subarray(4, 4 + received.readInt32BE(0)));
+      socket.destroy();
+      try {
+        const reader = new Reader(bytes);
+        ResponseHeader.read(reader, TxnShareAcknowledgeResponse.headerVersion(version));
+        resolve(TxnShareAcknowledgeResponse.decode(bytes.subarray(reader.pos), version));
+      } catch (error) {
+        reject(error as Error);
+      }
+    });
+    socket.on('error', () => undefined); // a reset: 'close' follows
+    socket.on('close', () => {
+      if (!answered) resolve(null);
+    });
+  });
+}
+
+/**
+ * The batch headers of a `__share_group_state` partition on disk (a broker's
+ * data directory), as `kipgen dump-log` reads them: to count what was written.
+ */
+export function shareStateBatches(dataDir: string, partition: number): { producerId: bigint; transactional: boolean; control: boolean }[] {
+  const text = dumpLog(path.join(dataDir, `__share_group_state-${partition}`), { records: false });
+  return [...text.matchAll(/producerId: (-?\d+) .*isTransactional: (true|false) isControl: (true|false)/g)].map((m) => ({
+    producerId: BigInt(m[1]!),
+    transactional: m[2] === 'true',
+    control: m[3] === 'true',
+  }));
+}
+
+/** How many transactional ShareUpdate batches (TxnShareAcknowledge writes) a producer has in that partition. */
+export function transactionalWrites(dataDir: string, partition: number, producerId: bigint): number {
+  return shareStateBatches(dataDir, partition).filter((b) => b.producerId === producerId && b.transactional && !b.control).length;
 }
 
 /** The partition result of a ShareFetch/ShareAcknowledge response. */

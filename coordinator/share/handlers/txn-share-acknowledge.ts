@@ -18,6 +18,18 @@ import type { ShareRuntime } from '../share-runtime.js';
  * revocation, so a member keeps its acquired records across assignment
  * changes, and record ownership is checked anyway. v0 (or an empty MemberId)
  * checks only that the records are ACQUIRED.
+ *
+ * Idempotent retry: acknowledgements already pending for the same producer id
+ * and epoch with the same types succeed again without a second write (the
+ * first request was stored but its response lost), also after a restart of
+ * this node, when the member checks above are skipped for such a pure retry.
+ * A different type, or another producer or epoch, is INVALID_RECORD_STATE.
+ *
+ * A partition whose data partition this node does not lead is
+ * NOT_COORDINATOR: the request is routed by FindCoordinator(SHARE), as
+ * TxnOffsetCommit by FindCoordinator(GROUP), so the client looks the
+ * coordinator up again and retries (see ../README.md for why not
+ * NOT_LEADER_OR_FOLLOWER).
  */
 export function txnShareAcknowledgeHandler(rt: ShareRuntime): Handler {
   return async (request: TxnShareAcknowledgeRequest, ctx: RequestContext): Promise<TxnShareAcknowledgeResponse> => {
@@ -53,15 +65,21 @@ export function txnShareAcknowledgeHandler(rt: ShareRuntime): Handler {
     }
 
     const memberId = ctx.apiVersion >= 1 && request.memberId !== '' ? request.memberId : null;
+    // Checked here, answered by stageTransactional: a retry of acks already pending for this producer
+    // (stored, response lost) succeeds even when the member is gone, e.g. after a restart of this node.
+    let memberError: { errorCode: number; errorMessage: string } | null = null;
     if (memberId !== null && rt.isGroupCoordinator(request.groupId)) {
       const memberEpoch = rt.groups.memberEpoch(request.groupId, memberId);
-      if (memberEpoch === undefined)
-        return failAll(ErrorCode.UNKNOWN_MEMBER_ID, `member ${memberId} is not in share group ${request.groupId}`);
-      if (request.generationId !== -1 && request.generationId > memberEpoch) {
-        return failAll(
-          ErrorCode.ILLEGAL_GENERATION,
-          `generation ${request.generationId} is ahead of member ${memberId}'s epoch ${memberEpoch}`,
-        );
+      if (memberEpoch === undefined) {
+        memberError = {
+          errorCode: ErrorCode.UNKNOWN_MEMBER_ID,
+          errorMessage: `member ${memberId} is not in share group ${request.groupId}`,
+        };
+      } else if (request.generationId !== -1 && request.generationId > memberEpoch) {
+        memberError = {
+          errorCode: ErrorCode.ILLEGAL_GENERATION,
+          errorMessage: `generation ${request.generationId} is ahead of member ${memberId}'s epoch ${memberEpoch}`,
+        };
       }
     }
 
@@ -70,6 +88,7 @@ export function txnShareAcknowledgeHandler(rt: ShareRuntime): Handler {
       request.groupId,
       memberId,
       partitions,
+      memberError,
     );
     return respond(result.errorCode, result.partitions);
   };

@@ -1,0 +1,346 @@
+/**
+ * KIP-1289 §2.3 — end-to-end exactly once, Flink style: a share-group source
+ * and a Kafka sink bound to the same transaction, one transaction per
+ * checkpoint.
+ *
+ *   each record                → sink.send() in the checkpoint's transaction; its ack buffered
+ *   prepareCommit()            → flush the sink, sendShareAcksToTransaction(buffered acks):
+ *                                the transaction holds the output and the acks, still open
+ *   snapshotState()            → save the transaction's id/epoch and the acks in the checkpoint
+ *   notifyCheckpointComplete() → commitTransaction(): output visible and acks applied, together
+ *   on failure                 → abortTransaction(): output and acks both rolled back,
+ *                                the records delivered again at once
+ *
+ * Checkpoint 1 commits; checkpoint 2 is declined after snapshotState (another
+ * task failed) and aborted; checkpoint 3 carries the redelivered page views
+ * and commits. Between prepareCommit and notifyCheckpointComplete a
+ * read_committed reader of the sink topic sees none of the checkpoint's output.
+ *
+ *   npx kipgen example source-and-sink [--bootstrap host:port]
+ */
+import {
+  KafkaProducer,
+  KafkaShareConsumer,
+  ShareAcknowledgements,
+  type PreparedTransaction,
+  type RecordMetadata,
+  type ShareConsumerRecord,
+} from '../index.js';
+import {
+  describeAcks,
+  describeEnvironment,
+  finalLine,
+  isThisRun,
+  openEnvironment,
+  pollUntil,
+  readTopic,
+  withEnvironment,
+  saveCheckpoint,
+  text,
+  type ExampleEnvironment,
+  type ExampleOptions,
+  type ExampleSummary,
+  type StoredTransaction,
+} from './support.js';
+
+export const NAME = 'source-and-sink';
+const VIEWS = 'page-views';
+const ENRICHED = 'page-views-enriched';
+const VIEW_COUNT = 15;
+const PAGES = ['/', '/pricing', '/docs/kip-1289', '/blog/exactly-once', '/docs/share-groups'];
+
+interface PageView {
+  view: number;
+  user: string;
+  path: string;
+}
+
+interface EnrichedView extends PageView {
+  section: string;
+}
+
+/** The job's one operator. */
+function enrich(view: PageView): EnrichedView {
+  return { ...view, section: view.path.split('/')[1] || 'home' };
+}
+
+/**
+ * The source and the sink of one task, driven by the checkpoint lifecycle:
+ * Flink's SourceReader + KafkaSink writer/committer, in miniature. The
+ * transaction begins when a checkpoint period begins.
+ */
+class SourceAndSinkTask {
+  readonly consumer: KafkaShareConsumer;
+  readonly sink: KafkaProducer;
+  private buffered = new ShareAcknowledgements();
+  private sends: Array<Promise<RecordMetadata>> = [];
+
+  constructor(
+    private readonly env: ExampleEnvironment,
+    groupId: string,
+    transactionalId: string,
+  ) {
+    this.consumer = new KafkaShareConsumer({
+      bootstrapServers: env.bootstrap,
+      groupId,
+      acknowledgementMode: 'transactional',
+      maxPollRecords: 5,
+      logger: env.logger,
+    });
+    this.sink = new KafkaProducer({
+      bootstrapServers: env.bootstrap,
+      transactionalId,
+      lingerMs: 5,
+      metricsRegistry: null,
+      logger: env.logger,
+    });
+  }
+
+  async open(): Promise<void> {
+    this.consumer.subscribe([VIEWS]);
+    await this.sink.initTransactions();
+    this.sink.beginTransaction(); // the first checkpoint period
+  }
+
+  /** Processing between checkpoints: source → enrich → sink (in the open transaction); acks buffered. */
+  async process(): Promise<ShareConsumerRecord[]> {
+    const records = await pollUntil(this.consumer, (r) => r.length > 0, 10_000, 'page views');
+    for (const record of records) {
+      if (isThisRun(this.env, record)) {
+        const output = enrich(JSON.parse(text(record.value)) as PageView);
+        const sent = this.sink.send({
+          topic: ENRICHED,
+          key: record.key,
+          value: JSON.stringify(output),
+          headers: { run: this.env.runId },
+        });
+        sent.catch(() => {}); // awaited in prepareCommit()
+        this.sends.push(sent);
+      }
+      this.buffered.add(record, 'accept');
+    }
+    return records;
+  }
+
+  /** prepareCommit(): the sink's records are flushed, the acks join its transaction; the transaction stays open. */
+  async prepareCommit(): Promise<{ prepared: PreparedTransaction; acks: ShareAcknowledgements }> {
+    await Promise.all(this.sends.splice(0)); // every sink record written (a failed one fails the checkpoint)
+    const acks = this.buffered;
+    this.buffered = new ShareAcknowledgements();
+    await this.sink.sendShareAcksToTransaction(acks, this.consumer.groupMetadata());
+    const prepared = await this.sink.prepareTransaction(); // flush + wait for everything: pre-committed
+    return { prepared, acks };
+  }
+
+  /** snapshotState(): what a restarted job needs to commit (or abort) this transaction. */
+  snapshotState(checkpointId: number, prepared: PreparedTransaction, acks: ShareAcknowledgements): string {
+    const transaction: StoredTransaction = { ...prepared, producerId: prepared.producerId.toString() };
+    return saveCheckpoint(this.env.stateDir, checkpointId, { transaction, acks: describeAcks(acks.partitions()) });
+  }
+
+  /** notifyCheckpointComplete(): commit, and begin the next checkpoint period's transaction. */
+  async notifyCheckpointComplete(): Promise<void> {
+    await this.sink.commitTransaction();
+    this.sink.beginTransaction();
+  }
+
+  /** A failed or declined checkpoint: roll back output and acks together; the records come back at once. */
+  async abortCheckpoint(): Promise<void> {
+    await this.sink.abortTransaction();
+    await Promise.allSettled(this.sends.splice(0));
+    this.buffered = new ShareAcknowledgements();
+    this.sink.beginTransaction();
+  }
+
+  async close(): Promise<void> {
+    await this.consumer.close();
+    await this.sink.close(); // aborts the empty transaction of the period that never checkpointed
+  }
+}
+
+export interface SourceAndSinkSummary extends ExampleSummary {
+  inputs: number;
+  /** Enriched page views a read_committed reader sees at the end. */
+  outputsCommitted: number;
+  checkpointsCompleted: number;
+  checkpointsAborted: number;
+  /** Enriched views a read_committed reader saw between prepareCommit and notifyCheckpointComplete (must be 0). */
+  visibleBeforeCommit: number;
+  /** Output of the aborted checkpoint in the log (skipped by read_committed). */
+  abortedOutputsInLog: number;
+  /** Page views of the aborted checkpoint delivered again. */
+  redelivered: number;
+  lost: number;
+  duplicated: number;
+  leftOver: number;
+}
+
+export async function runSourceAndSink(options: ExampleOptions = {}): Promise<SourceAndSinkSummary> {
+  const startedAt = Date.now();
+  const env = await openEnvironment(
+    [
+      { name: VIEWS, partitions: 3 },
+      { name: ENRICHED, partitions: 3 },
+    ],
+    options,
+  );
+  return withEnvironment(env, () => sourceAndSink(env, startedAt), options.verbose);
+}
+
+async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promise<SourceAndSinkSummary> {
+  const { print, bootstrap, runId } = env;
+  // What a read_committed consumer of the sink topic sees (waitMs: how long to wait for open transactions to end).
+  const committedViews = async (waitMs = 3_000): Promise<EnrichedView[]> =>
+    (await readTopic(bootstrap, ENRICHED, 'read_committed', waitMs))
+      .filter((r) => isThisRun(env, r))
+      .map((r) => JSON.parse(r.value) as EnrichedView);
+  print(
+    `source-and-sink (KIP-1289 §2.3): ${VIEWS} → [share source] → enrich → [Kafka sink] → ${ENRICHED}, one transaction per checkpoint`,
+  );
+  print(`  ${describeEnvironment(env)}`);
+
+  // 1. Input.
+  const seeder = new KafkaProducer({
+    bootstrapServers: bootstrap,
+    lingerMs: 1,
+    metricsRegistry: null,
+    logger: env.logger,
+  });
+  await Promise.all(
+    Array.from({ length: VIEW_COUNT }, (_, i) => {
+      const view: PageView = { view: i, user: `user-${i % 4}`, path: PAGES[i % PAGES.length]! };
+      return seeder.send({ topic: VIEWS, key: view.user, value: JSON.stringify(view), headers: { run: runId } });
+    }),
+  );
+  await seeder.close();
+  print(`1. produced ${VIEW_COUNT} page views to ${VIEWS}`);
+
+  const task = new SourceAndSinkTask(env, env.unique('page-view-enricher'), env.unique('page-view-enricher-sink-0'));
+  await task.open();
+  print(`2. task opened: transactional share consumer + transactional sink producer, first transaction begun`);
+
+  let visibleBeforeCommit = 0;
+  let completed = 0;
+  let aborted = 0;
+  let abortedRecords: ShareConsumerRecord[] = [];
+  let abortedOutputsInLog = 0;
+  const redelivered = new Set<string>();
+  const processed = new Set<number>();
+  let leftOver = 0;
+
+  // One poll per checkpoint period (maxPollRecords 5), then the checkpoint.
+  print('3. checkpoints:');
+  for (let checkpointId = 1; processed.size < VIEW_COUNT; checkpointId++) {
+    if (checkpointId > 10)
+      throw new Error(`only ${processed.size} of ${VIEW_COUNT} page views processed after 10 checkpoints`);
+    const records = await task.process();
+    for (const r of records) {
+      if (abortedRecords.some((a) => a.partition === r.partition && a.offset === r.offset))
+        redelivered.add(`${r.partition}@${r.offset}`);
+    }
+    const mine = records.filter((r) => isThisRun(env, r));
+    const others =
+      records.length > mine.length ? ` + ${records.length - mine.length} of earlier runs (acknowledged only)` : '';
+    print(`   checkpoint ${checkpointId}: processed ${describe(mine)}${others}`);
+
+    const { prepared, acks } = await task.prepareCommit();
+    const file = task.snapshotState(checkpointId, prepared, acks);
+    const before = await committedViews(0); // the transaction is open: read what is committed now
+    const pendingVisible = before.filter((v) =>
+      mine.some((r) => (JSON.parse(text(r.value)) as PageView).view === v.view),
+    ).length;
+    visibleBeforeCommit += pendingVisible;
+    print(
+      `     prepareCommit: ${mine.length} enriched views flushed + acks (${describeAcks(acks.partitions())}) in transaction {producerId ${prepared.producerId}, epoch ${prepared.producerEpoch}}`,
+    );
+    print(
+      `     snapshotState: saved to ${file.split('/').pop()}; a read_committed reader sees ${pendingVisible} of them yet`,
+    );
+
+    if (checkpointId === 2) {
+      // The checkpoint coordinator declines checkpoint 2 (another task failed): roll back.
+      await task.abortCheckpoint();
+      aborted++;
+      abortedRecords = mine;
+      const inLog = (await readTopic(bootstrap, ENRICHED, 'read_uncommitted')).filter((r) => isThisRun(env, r)).length;
+      const committedNow = (await committedViews()).length;
+      abortedOutputsInLog = inLog - committedNow;
+      print(
+        `     ✗ checkpoint 2 declined (another task failed) → abortTransaction(): ${abortedOutputsInLog} enriched views aborted in the log, acks discarded`,
+      );
+      continue;
+    }
+    await task.notifyCheckpointComplete();
+    completed++;
+    for (const r of mine) processed.add((JSON.parse(text(r.value)) as PageView).view);
+    const after = await committedViews();
+    print(
+      `     notifyCheckpointComplete → commitTransaction(): a read_committed reader now sees ${after.length} enriched views`,
+    );
+  }
+  leftOver = (await task.consumer.poll(300)).filter((r) => isThisRun(env, r)).length;
+  await task.close();
+
+  // Verify with a read_committed reader: every page view enriched exactly once.
+  const outputs = await committedViews();
+  const counts = new Map<number, number>();
+  for (const v of outputs) counts.set(v.view, (counts.get(v.view) ?? 0) + 1);
+  const lost = Array.from({ length: VIEW_COUNT }, (_, i) => i).filter((i) => !counts.has(i)).length;
+  const duplicated = [...counts.values()].reduce((n, c) => n + c - 1, 0);
+  print(
+    `4. read_committed reader of ${ENRICHED}: ${outputs.length} enriched views, lost ${lost}, duplicated ${duplicated}; ${redelivered.size} views of checkpoint 2 redelivered; ${leftOver} left to deliver`,
+  );
+
+  const problems: string[] = [];
+  if (lost > 0) problems.push(`${lost} page view(s) lost`);
+  if (duplicated > 0) problems.push(`${duplicated} page view(s) duplicated`);
+  if (outputs.length !== VIEW_COUNT)
+    problems.push(`${outputs.length} enriched views committed, expected ${VIEW_COUNT}`);
+  if (visibleBeforeCommit > 0)
+    problems.push(`${visibleBeforeCommit} enriched view(s) visible before notifyCheckpointComplete`);
+  if (aborted !== 1) problems.push(`${aborted} checkpoints aborted, expected 1`);
+  if (redelivered.size !== abortedRecords.length)
+    problems.push(`${redelivered.size} of ${abortedRecords.length} aborted page views redelivered`);
+  if (abortedOutputsInLog !== abortedRecords.length)
+    problems.push(`${abortedOutputsInLog} aborted outputs in the log, expected ${abortedRecords.length}`);
+  if (leftOver > 0) problems.push(`${leftOver} page view(s) delivered again after being committed`);
+
+  const ok = problems.length === 0;
+  const line = finalLine(
+    NAME,
+    ok,
+    `${VIEW_COUNT} page views in, ${outputs.length} enriched views committed over ${completed} checkpoints; checkpoint 2 aborted: ${abortedOutputsInLog} outputs rolled back, ${redelivered.size} views redelivered; lost ${lost}, duplicated ${duplicated}`,
+    problems,
+    startedAt,
+  );
+  print(line);
+  return {
+    example: NAME,
+    ok,
+    problems,
+    durationMs: Date.now() - startedAt,
+    line,
+    inputs: VIEW_COUNT,
+    outputsCommitted: outputs.length,
+    checkpointsCompleted: completed,
+    checkpointsAborted: aborted,
+    visibleBeforeCommit,
+    abortedOutputsInLog,
+    redelivered: redelivered.size,
+    lost,
+    duplicated,
+    leftOver,
+  };
+}
+
+function describe(records: ShareConsumerRecord[]): string {
+  return (
+    records
+      .map((r) => {
+        const view = JSON.parse(text(r.value)) as PageView;
+        return `#${view.view}${r.deliveryCount > 1 ? `↺` : ''}`;
+      })
+      .join(' ') +
+    ` (${records.length} page views${records.some((r) => r.deliveryCount > 1) ? '; ↺ = redelivered' : ''})`
+  );
+}

@@ -1,0 +1,454 @@
+/**
+ * What the three examples share and what is not the point of any of them: a
+ * broker to run against (an embedded one in a temp folder, or `--bootstrap`),
+ * a small reader that reads a topic the way a read_committed (or
+ * read_uncommitted) consumer would, polling helpers, checkpoint files, and
+ * printing. The examples themselves are in the files next to this one.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Registry } from 'prom-client';
+import { startBroker, type Broker } from '../../coordinator/broker.js';
+import { FetchRequest, FetchResponse } from '../../generated/index.js';
+import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../../runtime/record-batch.js';
+import { ClusterClient, consoleLogger, type Logger } from '../cluster.js';
+import type { ShareTransactionMetricsSnapshot } from '../metrics.js';
+import type { KafkaShareConsumer } from '../share-consumer.js';
+import type { ShareConsumerRecord } from '../share-acknowledgements.js';
+import type { PreparedTransaction } from '../transaction-manager.js';
+
+/** How an example is run: `kipgen example <name> [--bootstrap host:port] [--verbose]`, or from a test. */
+export interface ExampleOptions {
+  /** A running kipgen broker (`host:port`); default: an embedded broker in a temp folder. */
+  bootstrap?: string;
+  /** Where the narrative goes; default console.log. */
+  print?: (line: string) => void;
+  /** Also print the broker's log lines and the clients' info messages (to stderr). */
+  verbose?: boolean;
+}
+
+/** What every example returns: whether its own checks passed, and what failed. */
+export interface ExampleSummary {
+  example: string;
+  ok: boolean;
+  /** The checks that failed, in words; empty when ok. */
+  problems: string[];
+  durationMs: number;
+  /** The one line printed last. */
+  line: string;
+}
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+}
+
+/** The broker an example runs against, and this run's identity. */
+export interface ExampleEnvironment {
+  bootstrap: string;
+  embedded: boolean;
+  /** A short id written into every record this run produces (header `run`), so that a shared broker's older records can be told apart. */
+  runId: string;
+  /**
+   * A group or transactional id for this run: `base` on the embedded broker,
+   * `base-<runId>` on a shared one (so that runs do not fence each other).
+   */
+  unique(base: string): string;
+  /** Folder for checkpoint files (a temp folder, removed at the end). */
+  stateDir: string;
+  /** The clients' logger: warnings and errors to stderr. */
+  logger: Logger;
+  /** Log lines of the embedded broker (printed on failure, or live with --verbose). */
+  brokerLog: string[];
+  print: (line: string) => void;
+  /** Closes the embedded broker and removes the temp folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an embedded broker with `topics` in a temp folder — or, with
+ * `bootstrap`, checks that the running broker has them — and returns where to
+ * connect. Share groups heartbeat every 250 ms on the embedded broker so that
+ * members get their assignment quickly.
+ */
+export async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Promise<ExampleEnvironment> {
+  const print = options.print ?? ((line: string) => console.log(line));
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-example-'));
+  const runId = randomBytes(3).toString('hex');
+  const brokerLog: string[] = [];
+  const logger: Logger = options.verbose
+    ? { ...consoleLogger, info: (m) => console.error(`[kipgen] INFO ${m}`) }
+    : consoleLogger;
+  let broker: Broker | null = null;
+  let bootstrap: string;
+  try {
+    if (options.bootstrap !== undefined) {
+      bootstrap = options.bootstrap;
+      await requireTopics(bootstrap, topics);
+    } else {
+      broker = await startBroker(
+        {
+          port: 0,
+          dataDir: path.join(stateDir, 'broker'),
+          topics,
+          shareGroup: { heartbeatIntervalMs: 250 },
+        },
+        {
+          log: (line) => {
+            brokerLog.push(line);
+            if (options.verbose) process.stderr.write(`${line}\n`);
+          },
+        },
+      );
+      bootstrap = `127.0.0.1:${broker.port}`;
+    }
+  } catch (error) {
+    fs.rmSync(stateDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    bootstrap,
+    embedded: broker !== null,
+    runId,
+    unique: (base) => (broker !== null ? base : `${base}-${runId}`),
+    stateDir,
+    logger,
+    brokerLog,
+    print,
+    async close() {
+      try {
+        await broker?.close();
+      } finally {
+        fs.rmSync(stateDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** Where the example runs, in one line. */
+export function describeEnvironment(env: ExampleEnvironment): string {
+  return env.embedded
+    ? `embedded kipgen broker on ${env.bootstrap} (data in ${env.stateDir}/broker, removed at the end)`
+    : `kipgen broker at ${env.bootstrap} (records of this run carry header run=${env.runId})`;
+}
+
+async function requireTopics(bootstrap: string, topics: TopicSpec[]): Promise<void> {
+  const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
+  try {
+    await client.refreshMetadata(
+      topics.map((t) => t.name),
+      Date.now() + 5_000,
+    );
+    const missing = topics.filter((t) => client.cachedTopic(t.name) === undefined).map((t) => t.name);
+    if (missing.length > 0) {
+      const flags = topics.map((t) => `--topic ${t.name}:${t.partitions}`).join(' ');
+      throw new Error(
+        `the broker at ${bootstrap} has no topic ${missing.join(', ')} (kipgen brokers create topics only at start); ` +
+          `start it with: npx kipgen broker --port ${bootstrap.split(':').pop()} ${flags}`,
+      );
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Records
+
+/** UTF-8 text of a key or value. */
+export function text(bytes: Uint8Array | null): string {
+  return bytes === null ? '' : Buffer.from(bytes).toString('utf8');
+}
+
+/** The value of header `key`, as text (undefined when absent). */
+export function header(record: { headers: RecordHeader[] }, key: string): string | undefined {
+  const h = record.headers.find((x) => x.key === key);
+  return h === undefined ? undefined : text(h.value);
+}
+
+/** Whether this run produced the record (header `run`); always true on an embedded broker. */
+export function isThisRun(env: ExampleEnvironment, record: { headers: RecordHeader[] }): boolean {
+  return header(record, 'run') === env.runId;
+}
+
+/** `partition@offset` of a record. */
+export function position(record: { partition: number; offset: bigint }): string {
+  return `${record.partition}@${record.offset}`;
+}
+
+/**
+ * Polls until `enough(all records so far)` holds, or throws after `timeoutMs`.
+ * Returns what each poll returned, in order (an empty poll is left out).
+ */
+export async function pollUntil(
+  consumer: KafkaShareConsumer,
+  enough: (records: ShareConsumerRecord[]) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<ShareConsumerRecord[]> {
+  const deadline = Date.now() + timeoutMs;
+  const all: ShareConsumerRecord[] = [];
+  while (!enough(all)) {
+    if (Date.now() >= deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (got ${all.length} records)`);
+    all.push(...(await consumer.poll(Math.min(500, deadline - Date.now()))));
+  }
+  return all;
+}
+
+// ---------------------------------------------------------------------------
+// Reading a topic as a consumer with an isolation level would
+
+export interface TopicRecord {
+  partition: number;
+  offset: bigint;
+  key: string;
+  value: string;
+  headers: RecordHeader[];
+}
+
+/**
+ * Reads every record of `topic` with Fetch at isolation level
+ * read_committed (only records of committed transactions, up to the last
+ * stable offset, aborted ones skipped by the AbortedTransactions list, as a
+ * Kafka consumer with isolation.level=read_committed does) or
+ * read_uncommitted (every data record in the log, aborted ones included).
+ * Waits up to `waitMs` for open transactions on the topic to finish.
+ */
+export async function readTopic(
+  bootstrap: string,
+  topic: string,
+  isolation: 'read_committed' | 'read_uncommitted',
+  waitMs = 3_000,
+): Promise<TopicRecord[]> {
+  const deadline = Date.now() + waitMs;
+  const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
+  try {
+    for (;;) {
+      const { records, stable } = await readOnce(client, topic, isolation === 'read_committed' ? 1 : 0);
+      if (stable || Date.now() >= deadline) return records;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      client.invalidateMetadata();
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+async function readOnce(
+  client: ClusterClient,
+  topic: string,
+  isolationLevel: 0 | 1,
+): Promise<{ records: TopicRecord[]; stable: boolean }> {
+  const meta = await client.topic(topic);
+  const out: TopicRecord[] = [];
+  let stable = true;
+  for (const p of meta.partitions) {
+    let fetchOffset = 0n;
+    const abortedPids = new Set<bigint>();
+    for (;;) {
+      const { response } = await client.send(p.leader, FetchRequest, FetchResponse, () =>
+        FetchRequest.create({
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: 1 << 22,
+          isolationLevel,
+          sessionId: 0,
+          sessionEpoch: -1,
+          topics: [
+            {
+              topic,
+              topicId: meta.topicId,
+              partitions: [
+                {
+                  partition: p.partition,
+                  currentLeaderEpoch: -1,
+                  fetchOffset,
+                  lastFetchedEpoch: -1,
+                  logStartOffset: -1n,
+                  partitionMaxBytes: 1 << 22,
+                  replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA',
+                  highWatermark: -1n,
+                },
+              ],
+            },
+          ],
+          forgottenTopicsData: [],
+          rackId: '',
+        }),
+      );
+      const part = response.responses[0]?.partitions[0];
+      if (!part || part.errorCode !== 0)
+        throw new Error(`fetch ${topic}-${p.partition}: error code ${part?.errorCode}`);
+      if (part.lastStableOffset !== part.highWatermark) stable = false;
+      const end = isolationLevel === 1 ? part.lastStableOffset : part.highWatermark;
+      // AbortedTransactions (read_committed only): a producer's records from firstOffset on are aborted until its ABORT marker.
+      const aborted =
+        isolationLevel === 0
+          ? []
+          : [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
+      const batches = part.records ? decodeRecordBatches(part.records).batches : [];
+      for (const batch of batches) {
+        if (batch.baseOffset >= end) break;
+        while (aborted.length > 0 && aborted[0]!.firstOffset <= batch.lastOffset)
+          abortedPids.add(aborted.shift()!.producerId);
+        fetchOffset = batch.lastOffset + 1n;
+        if (batch.isControl) {
+          if (readControlRecord(batch.records[0]!).type === 'ABORT') abortedPids.delete(batch.producerId);
+          continue;
+        }
+        if (batch.isTransactional && abortedPids.has(batch.producerId)) continue;
+        for (const r of batch.records) {
+          out.push({
+            partition: p.partition,
+            offset: r.offset,
+            key: text(r.key),
+            value: text(r.value),
+            headers: r.headers,
+          });
+        }
+      }
+      if (batches.length === 0 || fetchOffset >= end) break;
+    }
+  }
+  return { records: out, stable };
+}
+
+// ---------------------------------------------------------------------------
+// Checkpoint files (the framework's state backend, in miniature)
+
+/** Writes `state` as JSON (bigints as strings), atomically: temp file, fsync, rename. */
+export function saveCheckpoint(dir: string, checkpointId: number, state: unknown): string {
+  const file = path.join(dir, `checkpoint-${checkpointId}.json`);
+  const json = JSON.stringify(state, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, json);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  return file;
+}
+
+/** The newest checkpoint file in `dir`, parsed (null if none). */
+export function latestCheckpoint<T>(dir: string): { checkpointId: number; state: T } | null {
+  const ids = fs
+    .readdirSync(dir)
+    .map((f) => /^checkpoint-(\d+)\.json$/.exec(f)?.[1])
+    .filter((id): id is string => id !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
+  if (ids.length === 0) return null;
+  const state = JSON.parse(fs.readFileSync(path.join(dir, `checkpoint-${ids[0]}.json`), 'utf8')) as T;
+  return { checkpointId: ids[0]!, state };
+}
+
+/** A PreparedTransaction as stored in a checkpoint file (JSON has no bigint). */
+export interface StoredTransaction {
+  transactionalId: string;
+  producerId: string;
+  producerEpoch: number;
+}
+
+export function restoreTransaction(stored: StoredTransaction): PreparedTransaction {
+  return {
+    transactionalId: stored.transactionalId,
+    producerId: BigInt(stored.producerId),
+    producerEpoch: stored.producerEpoch,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Printing
+
+/** Offsets as short ranges: `0-3, 7, 9-10`. */
+export function ranges(offsets: readonly bigint[]): string {
+  const sorted = [...offsets].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1n) j++;
+    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+/** The acks of a ShareAcknowledgements-like list, e.g. `sensor-readings-0: 0-2 accept, 3 reject`. */
+export function describeAcks(
+  partitions: Array<{
+    topic: string;
+    partition: number;
+    batches: Array<{ firstOffset: bigint; lastOffset: bigint; acknowledgeType: string }>;
+  }>,
+): string {
+  return partitions
+    .map(
+      (p) =>
+        `${p.topic}-${p.partition}: ` +
+        p.batches
+          .map(
+            (b) =>
+              `${b.firstOffset === b.lastOffset ? b.firstOffset : `${b.firstOffset}-${b.lastOffset}`} ${b.acknowledgeType}`,
+          )
+          .join(', '),
+    )
+    .join('; ');
+}
+
+/** The five KIP-1289 §3.5 metrics, one per line. */
+export function formatMetrics(m: ShareTransactionMetricsSnapshot): string[] {
+  const histogram = (h: ShareTransactionMetricsSnapshot['share-transaction-prepare-time-ms']): string =>
+    h.count === 0 ? 'count 0' : `count ${h.count}, avg ${h.avg!.toFixed(1)} ms, max ${h.max!.toFixed(1)} ms`;
+  return [
+    `share-transaction-active            ${m['share-transaction-active']}`,
+    `share-transaction-prepare-time-ms   ${histogram(m['share-transaction-prepare-time-ms'])}`,
+    `share-transaction-commit-time-ms    ${histogram(m['share-transaction-commit-time-ms'])}`,
+    `share-transaction-abort-total       ${m['share-transaction-abort-total']}`,
+    `share-transaction-timeout-total     ${m['share-transaction-timeout-total']}`,
+  ];
+}
+
+/**
+ * The registry's Prometheus text exposition, what a scrape would get.
+ * Histogram `_bucket` lines are left out unless `buckets` (they are 16 per
+ * histogram); the number left out is said at the end.
+ */
+export async function prometheusText(registry: Registry, buckets = false): Promise<string[]> {
+  const lines = (await registry.metrics()).split('\n').filter((l) => l !== '');
+  if (buckets) return lines;
+  const kept = lines.filter((l) => !/_bucket\{/.test(l));
+  const left = lines.length - kept.length;
+  return left > 0 ? [...kept, `# (${left} _bucket lines left out)`] : kept;
+}
+
+/** Runs `body`, closing the environment afterwards; prints the broker's log to stderr when the example failed. */
+export async function withEnvironment<T extends ExampleSummary>(
+  env: ExampleEnvironment,
+  body: () => Promise<T>,
+  verbose: boolean | undefined,
+): Promise<T> {
+  let failed = true;
+  try {
+    const summary = await body();
+    failed = !summary.ok;
+    return summary;
+  } finally {
+    if (failed && !verbose && env.brokerLog.length > 0) {
+      process.stderr.write(`--- broker log ---\n${env.brokerLog.join('\n')}\n--- end of broker log ---\n`);
+    }
+    await env.close();
+  }
+}
+
+/** The line every example ends with. */
+export function finalLine(example: string, ok: boolean, facts: string, problems: string[], startedAt: number): string {
+  const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
+  return ok ? `${example}: OK — ${facts} (${seconds} s)` : `${example}: FAILED — ${problems.join('; ')} (${seconds} s)`;
+}
