@@ -12,13 +12,11 @@ import {
   jsonString,
   missingField,
   readArray,
-  readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -258,7 +256,7 @@ function readAddPartitionsToTxnTopic(r: Reader, version: number): AddPartitionsT
     at = 'name';
     const name: string = r.string(flexible);
     at = 'partitions';
-    const partitions: number[] = readArray(r, r.arrayLength(flexible), version, readInt32Element);
+    const partitions: number[] = r.int32Array(r.arrayLength(flexible));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -284,7 +282,7 @@ function sizeOfAddPartitionsToTxnTopic(m: AddPartitionsToTxnTopic, version: numb
 function writeAddPartitionsToTxnTopic(w: Writer, m: AddPartitionsToTxnTopic, version: number): void {
   const flexible = version >= 3;
   w.string(m.name, flexible);
-  writeArray(w, m.partitions, version, flexible, writeInt32Element);
+  w.fixedArray(m.partitions, flexible, 'int32');
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

@@ -10,13 +10,11 @@ import {
   jsonString,
   missingField,
   readArray,
-  readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -162,7 +160,7 @@ function readAddShareAcksToTxnTopic(r: Reader, version: number): AddShareAcksToT
     at = 'name';
     const name: string = r.string(true);
     at = 'partitions';
-    const partitions: number[] = readArray(r, r.arrayLength(true), version, readInt32Element);
+    const partitions: number[] = r.int32Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -186,7 +184,7 @@ function sizeOfAddShareAcksToTxnTopic(m: AddShareAcksToTxnTopic, version: number
 
 function writeAddShareAcksToTxnTopic(w: Writer, m: AddShareAcksToTxnTopic, version: number): void {
   w.string(m.name, true);
-  writeArray(w, m.partitions, version, true, writeInt32Element);
+  w.fixedArray(m.partitions, true, 'int32');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

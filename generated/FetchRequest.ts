@@ -13,7 +13,6 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
@@ -22,7 +21,6 @@ import {
   sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
-  writeInt32Element,
   writeRawTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -775,7 +773,7 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
     at = 'topicId';
     const topicId: string = version >= 13 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
     at = 'partitions';
-    const partitions: number[] = readArray(r, r.arrayLength(flexible), version, readInt32Element);
+    const partitions: number[] = r.int32Array(r.arrayLength(flexible));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -811,7 +809,7 @@ function writeForgottenTopic(w: Writer, m: ForgottenTopic, version: number): voi
   if (version >= 13) {
     w.uuid(m.topicId);
   }
-  writeArray(w, m.partitions, version, flexible, writeInt32Element);
+  w.fixedArray(m.partitions, flexible, 'int32');
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

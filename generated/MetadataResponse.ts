@@ -12,14 +12,12 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
   sizeOfString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -553,12 +551,11 @@ function readMetadataResponsePartition(r: Reader, version: number): MetadataResp
     at = 'leaderEpoch';
     const leaderEpoch: number = version >= 7 ? r.int32() : -1;
     at = 'replicaNodes';
-    const replicaNodes: number[] = readArray(r, r.arrayLength(flexible), version, readInt32Element);
+    const replicaNodes: number[] = r.int32Array(r.arrayLength(flexible));
     at = 'isrNodes';
-    const isrNodes: number[] = readArray(r, r.arrayLength(flexible), version, readInt32Element);
+    const isrNodes: number[] = r.int32Array(r.arrayLength(flexible));
     at = 'offlineReplicas';
-    const offlineReplicas: number[] =
-      version >= 5 ? readArray(r, r.arrayLength(flexible), version, readInt32Element) : [];
+    const offlineReplicas: number[] = version >= 5 ? r.int32Array(r.arrayLength(flexible)) : [];
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -605,10 +602,10 @@ function writeMetadataResponsePartition(w: Writer, m: MetadataResponsePartition,
   if (version >= 7) {
     w.int32(m.leaderEpoch);
   }
-  writeArray(w, m.replicaNodes, version, flexible, writeInt32Element);
-  writeArray(w, m.isrNodes, version, flexible, writeInt32Element);
+  w.fixedArray(m.replicaNodes, flexible, 'int32');
+  w.fixedArray(m.isrNodes, flexible, 'int32');
   if (version >= 5) {
-    writeArray(w, m.offlineReplicas, version, flexible, writeInt32Element);
+    w.fixedArray(m.offlineReplicas, flexible, 'int32');
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);

@@ -12,7 +12,6 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  readInt32Element,
   readNullableArray,
   sizeOfArray,
   sizeOfFixedArray,
@@ -21,7 +20,6 @@ import {
   sizeOfString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -254,7 +252,7 @@ function readOffsetFetchRequestTopic(r: Reader, version: number): OffsetFetchReq
     at = 'name';
     const name: string = r.string(flexible);
     at = 'partitionIndexes';
-    const partitionIndexes: number[] = readArray(r, r.arrayLength(flexible), version, readInt32Element);
+    const partitionIndexes: number[] = r.int32Array(r.arrayLength(flexible));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -280,7 +278,7 @@ function sizeOfOffsetFetchRequestTopic(m: OffsetFetchRequestTopic, version: numb
 function writeOffsetFetchRequestTopic(w: Writer, m: OffsetFetchRequestTopic, version: number): void {
   const flexible = version >= 6;
   w.string(m.name, flexible);
-  writeArray(w, m.partitionIndexes, version, flexible, writeInt32Element);
+  w.fixedArray(m.partitionIndexes, flexible, 'int32');
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }
@@ -420,7 +418,7 @@ function readOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRe
     at = 'topicId';
     const topicId: string = version >= 10 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
     at = 'partitionIndexes';
-    const partitionIndexes: number[] = readArray(r, r.arrayLength(true), version, readInt32Element);
+    const partitionIndexes: number[] = r.int32Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -454,7 +452,7 @@ function writeOffsetFetchRequestTopics(w: Writer, m: OffsetFetchRequestTopics, v
   if (version >= 10) {
     w.uuid(m.topicId);
   }
-  writeArray(w, m.partitionIndexes, version, true, writeInt32Element);
+  w.fixedArray(m.partitionIndexes, true, 'int32');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

@@ -13,13 +13,11 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  readInt8Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt8Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -343,7 +341,7 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     at = 'lastOffset';
     const lastOffset: bigint = r.int64();
     at = 'acknowledgeTypes';
-    const acknowledgeTypes: number[] = readArray(r, r.arrayLength(true), version, readInt8Element);
+    const acknowledgeTypes: number[] = r.int8Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -368,7 +366,7 @@ function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): n
 function writeAcknowledgementBatch(w: Writer, m: AcknowledgementBatch, version: number): void {
   w.int64(m.firstOffset);
   w.int64(m.lastOffset);
-  writeArray(w, m.acknowledgeTypes, version, true, writeInt8Element);
+  w.fixedArray(m.acknowledgeTypes, true, 'int8');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

@@ -13,15 +13,11 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  readInt32Element,
-  readInt8Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
-  writeInt8Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -481,7 +477,7 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     at = 'lastOffset';
     const lastOffset: bigint = r.int64();
     at = 'acknowledgeTypes';
-    const acknowledgeTypes: number[] = readArray(r, r.arrayLength(true), version, readInt8Element);
+    const acknowledgeTypes: number[] = r.int8Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -506,7 +502,7 @@ function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): n
 function writeAcknowledgementBatch(w: Writer, m: AcknowledgementBatch, version: number): void {
   w.int64(m.firstOffset);
   w.int64(m.lastOffset);
-  writeArray(w, m.acknowledgeTypes, version, true, writeInt8Element);
+  w.fixedArray(m.acknowledgeTypes, true, 'int8');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }
@@ -549,7 +545,7 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
     at = 'topicId';
     const topicId: string = r.uuid();
     at = 'partitions';
-    const partitions: number[] = readArray(r, r.arrayLength(true), version, readInt32Element);
+    const partitions: number[] = r.int32Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -573,7 +569,7 @@ function sizeOfForgottenTopic(m: ForgottenTopic, version: number): number {
 
 function writeForgottenTopic(w: Writer, m: ForgottenTopic, version: number): void {
   w.uuid(m.topicId);
-  writeArray(w, m.partitions, version, true, writeInt32Element);
+  w.fixedArray(m.partitions, true, 'int32');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

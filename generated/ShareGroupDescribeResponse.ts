@@ -11,7 +11,6 @@ import {
   missingField,
   readArray,
   readCompactStringElement,
-  readInt32Element,
   sizeOfArray,
   sizeOfCompactStringElement,
   sizeOfFixedArray,
@@ -20,7 +19,6 @@ import {
   sizeOfUnknownTaggedFields,
   writeArray,
   writeCompactStringElement,
-  writeInt32Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -222,7 +220,7 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     at = 'topicName';
     const topicName: string = r.string(true);
     at = 'partitions';
-    const partitions: number[] = readArray(r, r.arrayLength(true), version, readInt32Element);
+    const partitions: number[] = r.int32Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -248,7 +246,7 @@ function sizeOfTopicPartitions(m: TopicPartitions, version: number): number {
 function writeTopicPartitions(w: Writer, m: TopicPartitions, version: number): void {
   w.uuid(m.topicId);
   w.string(m.topicName, true);
-  writeArray(w, m.partitions, version, true, writeInt32Element);
+  w.fixedArray(m.partitions, true, 'int32');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

@@ -10,13 +10,11 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
   writeNullableStruct,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -217,7 +215,7 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     at = 'topicId';
     const topicId: string = r.uuid();
     at = 'partitions';
-    const partitions: number[] = readArray(r, r.arrayLength(true), version, readInt32Element);
+    const partitions: number[] = r.int32Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -241,7 +239,7 @@ function sizeOfTopicPartitions(m: TopicPartitions, version: number): number {
 
 function writeTopicPartitions(w: Writer, m: TopicPartitions, version: number): void {
   w.uuid(m.topicId);
-  writeArray(w, m.partitions, version, true, writeInt32Element);
+  w.fixedArray(m.partitions, true, 'int32');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

@@ -10,8 +10,6 @@ import {
   jsonObject,
   jsonString,
   missingField,
-  readArray,
-  readInt32Element,
   readNullableArray,
   sizeOfFixedArray,
   sizeOfNullableArray,
@@ -20,7 +18,6 @@ import {
   sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
   writeArray,
-  writeInt32Element,
   writeRawTaggedFields,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -358,7 +355,7 @@ function readPartitionsSchema(r: Reader, version: number): PartitionsSchema {
     at = 'topic';
     const topic: string = r.string(flexible);
     at = 'partitionIds';
-    const partitionIds: number[] = readArray(r, r.arrayLength(flexible), version, readInt32Element);
+    const partitionIds: number[] = r.int32Array(r.arrayLength(flexible));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -384,7 +381,7 @@ function sizeOfPartitionsSchema(m: PartitionsSchema, version: number): number {
 function writePartitionsSchema(w: Writer, m: PartitionsSchema, version: number): void {
   const flexible = version >= 1;
   w.string(m.topic, flexible);
-  writeArray(w, m.partitionIds, version, flexible, writeInt32Element);
+  w.fixedArray(m.partitionIds, flexible, 'int32');
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

@@ -11,13 +11,11 @@ import {
   jsonString,
   missingField,
   readArray,
-  readInt32Element,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfString,
   sizeOfUnknownTaggedFields,
   writeArray,
-  writeInt32Element,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -255,7 +253,7 @@ function readWritableTxnMarkerTopic(r: Reader, version: number): WritableTxnMark
     at = 'name';
     const name: string = r.string(true);
     at = 'partitionIndexes';
-    const partitionIndexes: number[] = readArray(r, r.arrayLength(true), version, readInt32Element);
+    const partitionIndexes: number[] = r.int32Array(r.arrayLength(true));
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -279,7 +277,7 @@ function sizeOfWritableTxnMarkerTopic(m: WritableTxnMarkerTopic, version: number
 
 function writeWritableTxnMarkerTopic(w: Writer, m: WritableTxnMarkerTopic, version: number): void {
   w.string(m.name, true);
-  writeArray(w, m.partitionIndexes, version, true, writeInt32Element);
+  w.fixedArray(m.partitionIndexes, true, 'int32');
   if (true) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
   }

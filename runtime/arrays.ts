@@ -31,36 +31,9 @@ export function readNullableArray<T>(
   return length < 0 ? null : readArray(reader, length, version, readElement);
 }
 
-// Element readers for arrays of primitives. Fixed-width ones first check that
-// the whole array fits, so that a lying length fails before the loop starts.
+// Element readers and writers for arrays of strings and bytes; arrays of
+// fixed-width primitives use Reader.fixedArray and Writer.fixedArray instead.
 
-export function readInt8Element(reader: Reader): number {
-  return reader.int8();
-}
-export function readInt16Element(reader: Reader): number {
-  return reader.int16();
-}
-export function readUint16Element(reader: Reader): number {
-  return reader.uint16();
-}
-export function readInt32Element(reader: Reader): number {
-  return reader.int32();
-}
-export function readUint32Element(reader: Reader): number {
-  return reader.uint32();
-}
-export function readInt64Element(reader: Reader): bigint {
-  return reader.int64();
-}
-export function readFloat64Element(reader: Reader): number {
-  return reader.float64();
-}
-export function readBoolElement(reader: Reader): boolean {
-  return reader.bool();
-}
-export function readUuidElement(reader: Reader): string {
-  return reader.uuid();
-}
 export function readStringElement(reader: Reader): string {
   return reader.string(false);
 }
@@ -116,15 +89,6 @@ export function writeNullableStruct<T>(writer: Writer, value: T | null, version:
   if (value !== null) writeStruct(writer, value, version);
 }
 
-export const writeInt8Element: ElementWriter<number> = (w, v) => w.int8(v);
-export const writeInt16Element: ElementWriter<number> = (w, v) => w.int16(v);
-export const writeUint16Element: ElementWriter<number> = (w, v) => w.uint16(v);
-export const writeInt32Element: ElementWriter<number> = (w, v) => w.int32(v);
-export const writeUint32Element: ElementWriter<number> = (w, v) => w.uint32(v);
-export const writeInt64Element: ElementWriter<bigint> = (w, v) => w.int64(v);
-export const writeFloat64Element: ElementWriter<number> = (w, v) => w.float64(v);
-export const writeBoolElement: ElementWriter<boolean> = (w, v) => w.bool(v);
-export const writeUuidElement: ElementWriter<string> = (w, v) => w.uuid(v);
 export const writeStringElement: ElementWriter<string> = (w, v) => w.string(v, false);
 export const writeCompactStringElement: ElementWriter<string> = (w, v) => w.string(v, true);
 export const writeBytesElement: ElementWriter<Uint8Array> = (w, v) => w.bytes(v, false);

@@ -11,3 +11,4 @@ export * from './framing.js';
 export * from './define-codec.js';
 export * from './equality.js';
 export * from './record-batch.js';
+export * from './fixed-width.js';

@@ -190,6 +190,109 @@ export class Reader {
     return length;
   }
 
+  // Arrays of fixed-width primitives, each read in one loop with no call per
+  // element: the whole array is bounds-checked first, so no element can fail.
+  // `length` comes from arrayLength; -1 is null, accepted only when `nullable`.
+
+  int8Array(length: number): number[];
+  int8Array(length: number, nullable: true): number[] | null;
+  int8Array(length: number, nullable = false): number[] | null {
+    const at = this.arrayStart(length, 1, nullable);
+    if (at < 0) return null;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getInt8(at + i);
+    return out;
+  }
+
+  boolArray(length: number): boolean[];
+  boolArray(length: number, nullable: true): boolean[] | null;
+  boolArray(length: number, nullable = false): boolean[] | null {
+    const at = this.arrayStart(length, 1, nullable);
+    if (at < 0) return null;
+    const out = new Array<boolean>(length);
+    for (let i = 0; i < length; i++) out[i] = this.buffer[at + i] !== 0;
+    return out;
+  }
+
+  int16Array(length: number): number[];
+  int16Array(length: number, nullable: true): number[] | null;
+  int16Array(length: number, nullable = false): number[] | null {
+    const at = this.arrayStart(length, 2, nullable);
+    if (at < 0) return null;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getInt16(at + 2 * i);
+    return out;
+  }
+
+  uint16Array(length: number): number[];
+  uint16Array(length: number, nullable: true): number[] | null;
+  uint16Array(length: number, nullable = false): number[] | null {
+    const at = this.arrayStart(length, 2, nullable);
+    if (at < 0) return null;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getUint16(at + 2 * i);
+    return out;
+  }
+
+  int32Array(length: number): number[];
+  int32Array(length: number, nullable: true): number[] | null;
+  int32Array(length: number, nullable = false): number[] | null {
+    const at = this.arrayStart(length, 4, nullable);
+    if (at < 0) return null;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getInt32(at + 4 * i);
+    return out;
+  }
+
+  uint32Array(length: number): number[];
+  uint32Array(length: number, nullable: true): number[] | null;
+  uint32Array(length: number, nullable = false): number[] | null {
+    const at = this.arrayStart(length, 4, nullable);
+    if (at < 0) return null;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getUint32(at + 4 * i);
+    return out;
+  }
+
+  int64Array(length: number): bigint[];
+  int64Array(length: number, nullable: true): bigint[] | null;
+  int64Array(length: number, nullable = false): bigint[] | null {
+    const at = this.arrayStart(length, 8, nullable);
+    if (at < 0) return null;
+    const out = new Array<bigint>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getBigInt64(at + 8 * i);
+    return out;
+  }
+
+  float64Array(length: number): number[];
+  float64Array(length: number, nullable: true): number[] | null;
+  float64Array(length: number, nullable = false): number[] | null {
+    const at = this.arrayStart(length, 8, nullable);
+    if (at < 0) return null;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = this.view.getFloat64(at + 8 * i);
+    return out;
+  }
+
+  uuidArray(length: number): string[];
+  uuidArray(length: number, nullable: true): string[] | null;
+  uuidArray(length: number, nullable = false): string[] | null {
+    const at = this.arrayStart(length, 16, nullable);
+    if (at < 0) return null;
+    const out = new Array<string>(length);
+    for (let i = 0; i < length; i++) out[i] = uuidToString(this.buffer, at + 16 * i);
+    return out;
+  }
+
+  /** Claims the bytes of a fixed-width array; -1 for a (permitted) null. */
+  private arrayStart(length: number, width: number, nullable: boolean): number {
+    if (length < 0) {
+      if (nullable) return -1;
+      throw new DecodeError('non-nullable array is null');
+    }
+    return this.need(length * width);
+  }
+
   /**
    * Checks that `count` elements of `elementSize` bytes each fit in what is left,
    * for arrays of fixed-size primitives where a one-byte bound is too loose.

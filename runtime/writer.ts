@@ -1,6 +1,7 @@
 import { EncodeError } from './errors.js';
 import { isUuidString, writeUuidBytes } from './uuid.js';
 import { utf8Length } from './sizes.js';
+import type { FixedWidthType, FixedWidthValue } from './fixed-width.js';
 
 /**
  * Writes into one allocation whose size the generated size pass computed
@@ -182,6 +183,48 @@ export class Writer {
       else this.int32(-1);
     } else {
       this.bytes(value, compact);
+    }
+  }
+
+  /**
+   * An array of fixed-width primitives: its length, then each element, in one
+   * loop. Each element still goes through its range check.
+   */
+  fixedArray<K extends FixedWidthType>(items: readonly FixedWidthValue[K][] | null, compact: boolean, type: K): void {
+    if (items === null) {
+      this.arrayLength(-1, compact);
+      return;
+    }
+    this.arrayLength(items.length, compact);
+    const n = items.length;
+    switch (type) {
+      case 'int8':
+        for (let i = 0; i < n; i++) this.int8(items[i] as number);
+        break;
+      case 'bool':
+        for (let i = 0; i < n; i++) this.bool(items[i] as boolean);
+        break;
+      case 'int16':
+        for (let i = 0; i < n; i++) this.int16(items[i] as number);
+        break;
+      case 'uint16':
+        for (let i = 0; i < n; i++) this.uint16(items[i] as number);
+        break;
+      case 'int32':
+        for (let i = 0; i < n; i++) this.int32(items[i] as number);
+        break;
+      case 'uint32':
+        for (let i = 0; i < n; i++) this.uint32(items[i] as number);
+        break;
+      case 'int64':
+        for (let i = 0; i < n; i++) this.int64(items[i] as bigint);
+        break;
+      case 'float64':
+        for (let i = 0; i < n; i++) this.float64(items[i] as number);
+        break;
+      case 'uuid':
+        for (let i = 0; i < n; i++) this.uuid(items[i] as string);
+        break;
     }
   }
 

@@ -116,8 +116,12 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
     return choose(nullable, `r.structPresent() ? ${read} : null`, read);
   }
   if (type.kind === 'array') {
-    const element = elementReader(type.element, compact, rt);
     const length = `r.arrayLength(${compact})`;
+    if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
+      const method = `${type.element.name}Array`;
+      return choose(nullable, `r.${method}(${length}, true)`, `r.${method}(${length})`);
+    }
+    const element = elementReader(type.element, compact, rt);
     return choose(
       nullable,
       `${rt.use('readNullableArray')}(r, ${length}, version, ${element})`,
@@ -188,6 +192,9 @@ export function writeStatement(field: FieldSpec, v: string, compact: Condition, 
   }
   if (type.kind === 'array') {
     const element = type.element;
+    if (element.kind === 'primitive' && FIXED_SIZE[element.name] !== undefined) {
+      return `w.fixedArray(${v}, ${compact}, '${element.name}');`;
+    }
     const writer =
       element.kind === 'struct'
         ? `write${element.name}`
