@@ -5,7 +5,8 @@
  * records), all against one broker process in one run. Printed as a
  * Markdown table with the ratios.
  *
- *   npm run bench:txn [-- --records 2000] [--batches 10,100,500] [--modes implicit,explicit,transactional,explicit-ctp,transactional-ctp] [--json]
+ *   npm run bench:txn [-- --records 2000] [--batches 10,100,500] [--modes implicit,explicit,transactional,explicit-ctp,transactional-ctp]
+ *                     [--retry-backoff-ms N] [--json]
  *
  * Modes (each run uses a fresh share group over the same seeded input topic):
  *  - implicit:          poll; acks ride on the next poll (no commit call; no latency column)
@@ -37,6 +38,8 @@ const RECORDS = Number(opt('records') ?? 2_000);
 const BATCHES = (opt('batches') ?? '10,100,500').split(',').map(Number);
 const MODES = (opt('modes') ?? ALL_MODES.join(',')).split(',') as Mode[];
 const JSON_OUT = argv.includes('--json');
+/** retry.backoff.ms of every client (default: the client's own default). */
+const RETRY_BACKOFF_MS = opt('retry-backoff-ms') === undefined ? undefined : Number(opt('retry-backoff-ms'));
 const RUN_LIMIT_MS = 60_000;
 
 interface Result {
@@ -84,7 +87,7 @@ async function startBroker(): Promise<{ proc: ManagedProcess; bootstrap: string;
 }
 
 async function run(bootstrap: string, mode: Mode, batch: number, runId: number): Promise<Result> {
-  const common = { bootstrapServers: bootstrap, logger: null } as const;
+  const common = { bootstrapServers: bootstrap, logger: null, ...(RETRY_BACKOFF_MS === undefined ? {} : { retryBackoffMs: RETRY_BACKOFF_MS }) } as const;
   const groupId = `bench-${mode}-${batch}-${runId}`;
   const ackMode = mode === 'implicit' ? 'implicit' : mode.startsWith('transactional') ? 'transactional' : 'explicit';
   const consumer = new KafkaShareConsumer({ ...common, groupId, acknowledgementMode: ackMode, maxPollRecords: batch, fetchMaxWaitMs: 100 });

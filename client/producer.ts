@@ -151,6 +151,8 @@ export class KafkaProducer {
   private producerId = -1n;
   private producerEpoch = -1;
   private initializingProducerId: Promise<void> | null = null;
+  /** Counts beginTransaction() calls: a send waiting for metadata belongs to the transaction it was made in. */
+  private transactionGeneration = 0;
 
   constructor(config: ProducerConfig) {
     this.cluster = new ClusterClient(
@@ -252,6 +254,7 @@ export class KafkaProducer {
 
   beginTransaction(): void {
     this.requireTxn('beginTransaction()').beginTransaction();
+    this.transactionGeneration++;
   }
 
   /** Adds consumer-group offsets to the transaction (AddOffsetsToTxn + TxnOffsetCommit). */
@@ -354,16 +357,29 @@ export class KafkaProducer {
       }
       // Slow path: wait for metadata, keeping the order of sends.
       this.waitingAppends++;
+      const generation = this.transactionGeneration;
       this.appendTail = this.appendTail
         .then(async () => {
-          const topic = await this.cluster.topic(record.topic, Date.now() + this.cfg.maxBlockMs);
-          this.checkOpen();
-          if (this.txn && (this.txn.state === 'ABORTING_TRANSACTION' || this.txn.state === 'READY')) {
-            throw new TransactionAbortedError(
-              `the transaction of ${this.txn.transactionalId} was aborted before the record was queued; it was not sent`,
-            );
+          let topic: Awaited<ReturnType<ClusterClient['topic']>>;
+          try {
+            topic = await this.cluster.topic(record.topic, Date.now() + this.cfg.maxBlockMs);
+          } catch (error) {
+            // The record was part of the open transaction: without it that transaction must not commit.
+            if (this.txn && generation === this.transactionGeneration && this.txn.isInTransaction) this.txn.fail(error as Error);
+            throw error;
           }
-          this.txn?.checkSend();
+          this.checkOpen();
+          if (this.txn) {
+            // Only into the transaction the record was sent in (which may be committing: commit waits for
+            // these appends); never into a later one, and never after that one ended.
+            const state = this.txn.state;
+            if (generation !== this.transactionGeneration || (state !== 'IN_TRANSACTION' && state !== 'COMMITTING_TRANSACTION')) {
+              if (state === 'ABORTABLE_ERROR' || state === 'FATAL_ERROR') this.txn.checkSend();
+              throw new TransactionAbortedError(
+                `the transaction of ${this.txn.transactionalId} in which the record was sent ended before it was queued; it was not sent`,
+              );
+            }
+          }
           this.append(record, topic, size, pending);
         })
         .catch((error: unknown) => {
@@ -492,7 +508,11 @@ export class KafkaProducer {
       const keep: ProducerBatch[] = [];
       for (const batch of queue.batches) {
         if (queue.inFlight && batch === queue.batches[0]) keep.push(batch);
-        else this.failBatch(batch, error);
+        else {
+          // Sent before (a sequence was assigned) and maybe appended: the next transaction needs a new epoch.
+          if (batch.baseSequence >= 0) this.txn?.requireEpochBump();
+          this.failBatch(batch, error);
+        }
       }
       queue.batches = keep;
     }
@@ -735,7 +755,9 @@ export class KafkaProducer {
       (this.txn.state === 'ABORTING_TRANSACTION' ||
         this.txn.state === 'ABORTABLE_ERROR' ||
         this.txn.state === 'FATAL_ERROR');
-    if (retriable && inTime && !this.closed && !(aborting && this.txn!.state === 'FATAL_ERROR')) {
+    // A batch of a transaction that is aborting (or can only abort) is never retried: a retry would
+    // land in the *next* transaction and commit there (chaos soak: duplicates; test/chaos/CLIENT-ISSUES.md #0).
+    if (retriable && inTime && !this.closed && !aborting) {
       if (
         code === Errors.NOT_LEADER_OR_FOLLOWER ||
         code === Errors.UNKNOWN_TOPIC_OR_PARTITION ||

@@ -1,0 +1,403 @@
+/**
+ * The chaos cluster harness: a static cluster of real broker processes
+ * (`coordinator/cli.ts broker --config file.json`), each behind a FaultProxy,
+ * plus job processes. Every process is spawned in its own process group and
+ * killed by its id (SIGKILL to the group); an exit hook kills whatever is
+ * left. 127.0.0.1 only.
+ *
+ * Addressing: node i listens on its own port R_i; the cluster config of every
+ * node names proxy ports P_i, so Metadata, FindCoordinator and the brokers'
+ * own peer connections all go through the proxies. A link fault between
+ * nodes A and B is a rule on B's proxy for client id `kipgen-broker-A` and on
+ * A's proxy for `kipgen-broker-B`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FaultProxy } from './proxy.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// ---------------------------------------------------------------------------
+// Processes
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of live) killGroup(child, 'SIGKILL');
+  });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+export interface ManagedProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** stdout lines so far. */
+  readonly lines: string[];
+  stderr(): string;
+  /** JSON events (stdout lines that parse as objects with `event`). */
+  readonly events: Array<Record<string, any> & { event: string; at: number }>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly running: boolean;
+  /** Resolves with the first event matching `pred` (rejects when the process exits first or after `timeoutMs`). */
+  waitFor(pred: (e: Record<string, any> & { event: string }) => boolean, timeoutMs: number, what?: string): Promise<Record<string, any> & { event: string; at: number }>;
+  signal(signal: NodeJS.Signals): void;
+  kill9(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function spawnManaged(name: string, args: string[], env: Record<string, string> = {}, echo = false): ManagedProcess {
+  installExitHook();
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  live.add(child);
+  const lines: string[] = [];
+  const events: ManagedProcess['events'] = [];
+  const waiters = new Set<() => void>();
+  let stderr = '';
+  let buffered = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    buffered += chunk;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      lines.push(line);
+      if (echo) process.stderr.write(`[${name}] ${line}\n`);
+      if (line.startsWith('{')) {
+        try {
+          const parsed = JSON.parse(line) as Record<string, any>;
+          if (typeof parsed.event === 'string') events.push({ ...parsed, event: parsed.event, at: Date.now() });
+        } catch {
+          /* not an event */
+        }
+      }
+      for (const w of [...waiters]) w();
+    }
+  });
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    stderr += chunk;
+    if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
+    if (echo) process.stderr.write(`[${name}!] ${chunk}`);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      for (const w of [...waiters]) w();
+      resolve({ code, signal });
+    }),
+  );
+  const proc: ManagedProcess = {
+    name,
+    child,
+    pid: child.pid!,
+    lines,
+    events,
+    exited,
+    stderr: () => stderr,
+    get running() {
+      return child.exitCode === null && child.signalCode === null;
+    },
+    waitFor(pred, timeoutMs, what = 'event') {
+      return new Promise((resolve, reject) => {
+        let seen = 0;
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`${name}: no ${what} within ${timeoutMs} ms; last lines:\n${lines.slice(-10).join('\n')}\nstderr tail:\n${stderr.slice(-2000)}`));
+        }, timeoutMs);
+        const check = (): void => {
+          for (; seen < events.length; seen++) {
+            if (pred(events[seen]!)) {
+              clearTimeout(timer);
+              waiters.delete(check);
+              resolve(events[seen]!);
+              return;
+            }
+          }
+          if (child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before ${what}; stderr tail:\n${stderr.slice(-2000)}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    signal(signal) {
+      killGroup(child, signal);
+    },
+    async kill9() {
+      killGroup(child, 'SIGKILL');
+      await exited;
+    },
+    async stop(graceMs = 5_000) {
+      if (!proc.running) return void (await exited);
+      killGroup(child, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  return proc;
+}
+
+// ---------------------------------------------------------------------------
+// Cluster
+
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const s = net.createServer();
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+export interface ChaosClusterOptions {
+  nodes: number;
+  topics: { name: string; partitions: number }[];
+  /** Share-group settings (short by default). */
+  shareGroup?: Partial<{ recordLockDurationMs: number; deliveryCountLimit: number; sessionTimeoutMs: number; heartbeatIntervalMs: number; maxRecordLocks: number }>;
+  /** Other BrokerConfig fields. */
+  config?: Record<string, unknown>;
+  /** KIPGEN_FAULT per node id, for its first start. */
+  faults?: Record<number, string>;
+  /** Directory for data dirs (default: a fresh temp dir, removed by close()). */
+  dir?: string;
+  echo?: boolean;
+}
+
+export const CHAOS_SHARE_GROUP = {
+  recordLockDurationMs: 1_500,
+  deliveryCountLimit: 10,
+  sessionTimeoutMs: 2_500,
+  heartbeatIntervalMs: 250,
+  maxRecordLocks: 200,
+};
+
+export const CHAOS_BROKER = {
+  transactionStatePartitions: 4,
+  consumerOffsetsPartitions: 4,
+  transactionAbortCheckIntervalMs: 200,
+  markerRetryBackoffMs: 50,
+  requestTimeoutMs: 2_000,
+  transactionMaxTimeoutMs: 60_000,
+};
+
+export interface ChaosNode {
+  nodeId: number;
+  port: number;
+  proxyPort: number;
+  proxy: FaultProxy;
+  dataDir: string;
+  configFile: string;
+  process: ManagedProcess | null;
+  starts: number;
+}
+
+/** Java's String.hashCode → Kafka's coordinator partition → leader node (static: partition % nodes). */
+export function coordinatorNode(key: string, partitions: number, nodes: number): number {
+  let hash = 0;
+  for (let i = 0; i < key.length; i++) hash = (Math.imul(hash, 31) + key.charCodeAt(i)) | 0;
+  const abs = hash === -2147483648 ? 0 : Math.abs(hash);
+  return (abs % partitions) % nodes;
+}
+
+export class ChaosCluster {
+  readonly nodes: ChaosNode[] = [];
+  private constructor(
+    readonly dir: string,
+    private readonly ownsDir: boolean,
+    readonly options: ChaosClusterOptions,
+  ) {}
+
+  static async start(options: ChaosClusterOptions): Promise<ChaosCluster> {
+    const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-chaos-'));
+    fs.mkdirSync(dir, { recursive: true });
+    const cluster = new ChaosCluster(dir, options.dir === undefined, options);
+    const ports = await freePorts(options.nodes);
+    for (let i = 0; i < options.nodes; i++) {
+      const proxy = new FaultProxy(`node-${i}`, ports[i]!);
+      const proxyPort = await proxy.start();
+      const dataDir = path.join(dir, `node-${i}`);
+      fs.mkdirSync(dataDir, { recursive: true });
+      cluster.nodes.push({ nodeId: i, port: ports[i]!, proxyPort, proxy, dataDir, configFile: path.join(dataDir, 'broker-config.json'), process: null, starts: 0 });
+    }
+    const clusterConfig = cluster.nodes.map((n) => ({ nodeId: n.nodeId, host: '127.0.0.1', port: n.proxyPort }));
+    for (const n of cluster.nodes) {
+      const config = {
+        ...CHAOS_BROKER,
+        ...options.config,
+        nodeId: n.nodeId,
+        host: '127.0.0.1',
+        port: n.port,
+        cluster: clusterConfig,
+        dataDir: n.dataDir,
+        topics: options.topics,
+        shareGroup: { ...CHAOS_SHARE_GROUP, ...options.shareGroup },
+      };
+      fs.writeFileSync(n.configFile, JSON.stringify(config, null, 2));
+    }
+    try {
+      await Promise.all(cluster.nodes.map((n) => cluster.startNode(n.nodeId, options.faults?.[n.nodeId])));
+    } catch (error) {
+      await cluster.close();
+      throw error;
+    }
+    return cluster;
+  }
+
+  get bootstrap(): string {
+    return this.nodes.map((n) => `127.0.0.1:${n.proxyPort}`).join(',');
+  }
+
+  get config(): { transactionStatePartitions: number } {
+    return { transactionStatePartitions: (this.options.config?.transactionStatePartitions as number | undefined) ?? CHAOS_BROKER.transactionStatePartitions };
+  }
+
+  /** The node coordinating transactions of `transactionalId`. */
+  transactionCoordinatorOf(transactionalId: string): number {
+    return coordinatorNode(transactionalId, this.config.transactionStatePartitions, this.nodes.length);
+  }
+
+  /** Leader of partition p of any data topic (static rule of coordinator/cluster.ts). */
+  leaderOf(partition: number): number {
+    return partition % this.nodes.length;
+  }
+
+  /** Starts (or restarts) a node; resolves when it prints its listening line. */
+  async startNode(nodeId: number, fault?: string): Promise<ManagedProcess> {
+    const n = this.nodes[nodeId]!;
+    if (n.process?.running) throw new Error(`node ${nodeId} is running`);
+    n.starts++;
+    const proc = spawnManaged(
+      `node-${nodeId}#${n.starts}`,
+      ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', n.configFile],
+      fault ? { KIPGEN_FAULT: fault } : { KIPGEN_FAULT: '' },
+      this.options.echo,
+    );
+    n.process = proc;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`node ${nodeId} did not listen within 30 s:\n${proc.stderr().slice(-3000)}`)), 30_000);
+      const check = setInterval(() => {
+        if (proc.lines.some((l) => l.includes('"listening"'))) {
+          clearInterval(check);
+          clearTimeout(timer);
+          resolve();
+        } else if (!proc.running) {
+          clearInterval(check);
+          clearTimeout(timer);
+          reject(new Error(`node ${nodeId} exited before listening:\n${proc.stderr().slice(-3000)}`));
+        }
+      }, 20);
+    });
+    return proc;
+  }
+
+  /** kill -9 of a node's process; its proxy resets the connections it carried (as the dead socket would). */
+  async killNode(nodeId: number): Promise<void> {
+    const n = this.nodes[nodeId]!;
+    await n.process?.kill9();
+    n.proxy.resetAll();
+  }
+
+  isRunning(nodeId: number): boolean {
+    return this.nodes[nodeId]!.process?.running ?? false;
+  }
+
+  /** Cuts ('cut') or black-holes ('stall') the links between nodes a and b, both directions. */
+  partition(a: number, b: number, mode: 'cut' | 'stall' = 'cut'): void {
+    this.nodes[b]!.proxy.addRule({ id: `link-${a}-${b}`, mode, clientId: `kipgen-broker-${a}` });
+    this.nodes[a]!.proxy.addRule({ id: `link-${b}-${a}`, mode, clientId: `kipgen-broker-${b}` });
+  }
+
+  healLink(a: number, b: number): void {
+    this.nodes[b]!.proxy.removeRule(`link-${a}-${b}`);
+    this.nodes[a]!.proxy.removeRule(`link-${b}-${a}`);
+  }
+
+  healAll(): void {
+    for (const n of this.nodes) n.proxy.heal();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.process?.kill9()));
+    await Promise.all(this.nodes.map((n) => n.proxy.stop()));
+    if (this.ownsDir) fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Jobs
+
+export interface JobOptions {
+  name: string;
+  bootstrap: string;
+  group: string;
+  input: string;
+  output: string;
+  transactionalId: string;
+  extra?: string[];
+  echo?: boolean;
+}
+
+/** Spawns chaos/ctp-job.ts; its client id is `job-<name>` (for proxy rules). */
+export function spawnJob(options: JobOptions): ManagedProcess {
+  return spawnManaged(
+    options.name,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'chaos/ctp-job.ts'),
+      '--bootstrap',
+      options.bootstrap,
+      '--group',
+      options.group,
+      '--input',
+      options.input,
+      '--output',
+      options.output,
+      '--transactional-id',
+      options.transactionalId,
+      '--client-id',
+      `job-${options.name}`,
+      ...(options.extra ?? []),
+    ],
+    {},
+    options.echo,
+  );
+}

@@ -1,0 +1,278 @@
+/**
+ * Randomized soak: a three-node cluster (three broker processes behind fault
+ * proxies), several consume-transform-produce jobs, and a fault schedule drawn
+ * from a seed — kill -9 of a node or a job (restarted later), a cut or
+ * black-holed link between two nodes (healed later). After the fault window
+ * everything is healed and restarted, the jobs drain the input, and the
+ * independent checker must report zero lost and zero duplicated (and no
+ * output without its ack, no ack without its output, nothing pending).
+ *
+ *   npm run chaos -- --runs R --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--verbose] [--keep-data DIR]
+ *
+ * Run r uses seed S + r, so any failing run can be replayed alone with
+ * `--runs 1 --seed <its seed>`. Exit code 1 when any run is not clean.
+ */
+import { pathToFileURL } from 'node:url';
+import { check, isClean, summaryLine, type CheckReport } from './checker.js';
+import { ChaosCluster, spawnJob, type ManagedProcess } from './harness.js';
+import { seedInput } from './seed.js';
+
+/** mulberry32: a small, seedable PRNG. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type Fault =
+  | { at: number; kind: 'kill-node'; node: number; downMs: number }
+  | { at: number; kind: 'kill-job'; job: number; downMs: number }
+  | { at: number; kind: 'cut-link' | 'stall-link'; a: number; b: number; downMs: number };
+
+export interface SoakOptions {
+  seed: number;
+  records?: number;
+  jobs?: number;
+  nodes?: number;
+  faults?: number;
+  /** Faults start within this window after the jobs start. */
+  windowMs?: number;
+  /** Bound on the drain after the last fault healed. */
+  drainMs?: number;
+  log?: (line: string) => void;
+  echo?: boolean;
+  /** Keep the cluster's data here (for `kipgen dump-log`) instead of a temp dir removed at the end. */
+  keepDir?: string;
+}
+
+export interface SoakResult {
+  seed: number;
+  faults: Fault[];
+  report: CheckReport;
+  clean: boolean;
+  durationMs: number;
+  commits: number;
+  jobStarts: number;
+  /** Records delivered again (delivery count > 1) and transactions aborted or fenced: evidence that the faults bit. */
+  redeliveries: number;
+  abortedOrFenced: number;
+  nodeRestarts: number;
+}
+
+export function faultSchedule(seed: number, options: { faults: number; windowMs: number; nodes: number; jobs: number }): Fault[] {
+  const rand = prng(seed);
+  const pick = (n: number) => Math.floor(rand() * n);
+  const faults: Fault[] = [];
+  for (let i = 0; i < options.faults; i++) {
+    const at = Math.round(rand() * options.windowMs);
+    const downMs = 300 + Math.round(rand() * 2_000);
+    const r = rand();
+    if (r < 0.35) faults.push({ at, kind: 'kill-job', job: pick(options.jobs), downMs });
+    else if (r < 0.65) faults.push({ at, kind: 'kill-node', node: pick(options.nodes), downMs });
+    else {
+      const a = pick(options.nodes);
+      const b = (a + 1 + pick(options.nodes - 1)) % options.nodes;
+      faults.push({ at, kind: rand() < 0.5 ? 'cut-link' : 'stall-link', a, b, downMs });
+    }
+  }
+  return faults.sort((x, y) => x.at - y.at);
+}
+
+const describeFault = (f: Fault): string =>
+  f.kind === 'kill-node'
+    ? `@${f.at}ms kill -9 node ${f.node} for ${f.downMs}ms`
+    : f.kind === 'kill-job'
+      ? `@${f.at}ms kill -9 job ${f.job} for ${f.downMs}ms`
+      : `@${f.at}ms ${f.kind} ${f.a}<->${f.b} for ${f.downMs}ms`;
+
+export async function runSoak(options: SoakOptions): Promise<SoakResult> {
+  const started = Date.now();
+  const log = options.log ?? (() => {});
+  const records = options.records ?? 300;
+  const jobCount = options.jobs ?? 3;
+  const nodes = options.nodes ?? 3;
+  const windowMs = options.windowMs ?? 8_000;
+  const faults = faultSchedule(options.seed, { faults: options.faults ?? 4, windowMs, nodes, jobs: jobCount });
+  log(`soak seed=${options.seed}: ${faults.map(describeFault).join('; ')}`);
+  const cluster = await ChaosCluster.start({
+    nodes,
+    topics: [
+      { name: 'in', partitions: 3 },
+      { name: 'out', partitions: 3 },
+    ],
+    echo: options.echo,
+    dir: options.keepDir,
+  });
+  const jobs: ManagedProcess[] = [];
+  const all: ManagedProcess[] = [];
+  let jobStarts = 0;
+  const startJob = (i: number): void => {
+    jobStarts++;
+    const j = spawnJob({
+      name: `job${i}-${jobStarts}`,
+      bootstrap: cluster.bootstrap,
+      group: 'soak',
+      input: 'in',
+      output: 'out',
+      // A restarted job keeps its transactional id, as a real deployment does: it fences its predecessor.
+      transactionalId: `soak-tx-${i}`,
+      extra: ['--max-poll-records', '8', '--txn-pause-ms', '40', '--transaction-timeout-ms', '3000', '--max-block-ms', '8000', '--request-timeout-ms', '3000', '--max-runtime-ms', '120000'],
+      echo: options.echo,
+    });
+    jobs[i] = j;
+    all.push(j);
+    // A job that exits on its own (fenced, fatal) is restarted, as a supervisor would.
+    void j.exited.then(({ code }) => {
+      if (jobs[i] === j && code !== null && code !== 0 && !stopping) setTimeout(() => !stopping && jobs[i] === j && startJob(i), 300);
+    });
+  };
+  let stopping = false;
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    // A third of the input up front, the rest fed in chunks through the fault window, so that faults hit
+    // a job in the middle of its work. A chunk that fails (its leader is down) is not retried: the values
+    // stay unique, and the checker counts the inputs from the log, whatever made it there.
+    const upfront = Math.floor(records / 3);
+    await seedInput(cluster.bootstrap, 'in', upfront);
+    for (let i = 0; i < jobCount; i++) startJob(i);
+    const chunks = Math.max(1, Math.floor(windowMs / 400));
+    const chunk = Math.ceil((records - upfront) / chunks);
+    const feeding = (async () => {
+      for (let next = upfront, k = 0; next < records && k < chunks * 2; k++) {
+        await sleep(400);
+        const n = Math.min(chunk, records - next);
+        await seedInput(cluster.bootstrap, 'in', n, next).catch((error: Error) => log(`feeding ${n} records failed (skipped): ${error.message}`));
+        next += n;
+      }
+    })();
+    // Play the schedule.
+    const playing = faults.map(
+      (f) =>
+        new Promise<void>((resolve) => {
+          timers.push(
+            setTimeout(async () => {
+              try {
+                if (f.kind === 'kill-node') {
+                  if (!cluster.isRunning(f.node)) return resolve();
+                  await cluster.killNode(f.node);
+                  await sleep(f.downMs);
+                  if (!cluster.isRunning(f.node)) await cluster.startNode(f.node);
+                } else if (f.kind === 'kill-job') {
+                  const j = jobs[f.job]!;
+                  await j.kill9();
+                  await sleep(f.downMs);
+                  if (jobs[f.job] === j) startJob(f.job);
+                } else {
+                  cluster.partition(f.a, f.b, f.kind === 'cut-link' ? 'cut' : 'stall');
+                  await sleep(f.downMs);
+                  cluster.healLink(f.a, f.b);
+                }
+              } catch (error) {
+                log(`fault ${describeFault(f)} failed: ${(error as Error).message}`);
+              }
+              resolve();
+            }, f.at),
+          );
+        }),
+    );
+    await Promise.all([...playing, feeding]);
+    // Heal everything, make sure every node and every job is up, then drain.
+    cluster.healAll();
+    for (const n of cluster.nodes) if (!cluster.isRunning(n.nodeId)) await cluster.startNode(n.nodeId);
+    for (let i = 0; i < jobCount; i++) if (!jobs[i]!.running) startJob(i);
+    const deadline = Date.now() + (options.drainMs ?? 45_000);
+    let report: CheckReport | null = null;
+    for (;;) {
+      report = await check({ bootstrap: cluster.bootstrap, group: 'soak', input: 'in', output: 'out' }).catch(() => null);
+      if (report && report.stable && report.pending === 0 && report.outputs >= report.inputs - report.archived && report.lost === 0) break;
+      if (Date.now() > deadline) break;
+      await sleep(500);
+    }
+    stopping = true;
+    await Promise.all(jobs.map((j) => j.stop(3_000)));
+    // Final verdict after the jobs are gone, once open transactions settled.
+    report = await check({ bootstrap: cluster.bootstrap, group: 'soak', input: 'in', output: 'out', settleMs: 8_000 });
+    const events = all.flatMap((j) => j.events);
+    const commits = events.filter((e) => e.event === 'committed').length;
+    const redeliveries = events.filter((e) => e.event === 'polled').reduce((n, e) => n + (e.deliveryCounts as number[]).filter((c) => c > 1).length, 0);
+    const abortedOrFenced = events.filter((e) => e.event === 'aborted' || e.event === 'fenced').length;
+    const nodeRestarts = cluster.nodes.reduce((n, node) => n + node.starts - 1, 0);
+    const result: SoakResult = {
+      seed: options.seed,
+      faults,
+      report,
+      clean: isClean(report),
+      durationMs: Date.now() - started,
+      commits,
+      jobStarts,
+      redeliveries,
+      abortedOrFenced,
+      nodeRestarts,
+    };
+    log(
+      `soak seed=${options.seed}: ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} redelivered=${redeliveries} ` +
+        `job-starts=${jobStarts} node-restarts=${nodeRestarts} ${result.durationMs}ms${result.clean ? '' : ' ' + JSON.stringify(report.examples)}`,
+    );
+    return result;
+  } finally {
+    stopping = true;
+    for (const t of timers) clearTimeout(t);
+    await Promise.all(all.map((j) => j.kill9()));
+    await cluster.close();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function parseArgs(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) continue;
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('--')) out[a.slice(2)] = 'true';
+    else out[a.slice(2)] = argv[++i]!;
+  }
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = parseArgs(process.argv.slice(2));
+  const runs = Number(args.runs ?? 3);
+  const seed = Number(args.seed ?? 1);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 1000 || !Number.isInteger(seed)) {
+    process.stderr.write('usage: npm run chaos -- --runs R (1..1000) --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--verbose]\n');
+    process.exit(2);
+  }
+  const results: SoakResult[] = [];
+  let stop = false;
+  process.once('SIGINT', () => (stop = true));
+  for (let r = 0; r < runs && !stop; r++) {
+    const result = await runSoak({
+      seed: seed + r,
+      records: args.records ? Number(args.records) : undefined,
+      jobs: args.jobs ? Number(args.jobs) : undefined,
+      faults: args.faults ? Number(args.faults) : undefined,
+      windowMs: args['window-ms'] ? Number(args['window-ms']) : undefined,
+      log: (line) => process.stdout.write(line + '\n'),
+      echo: args.verbose === 'true',
+      keepDir: args['keep-data'] ? `${args['keep-data']}/seed-${seed + r}` : undefined,
+    });
+    results.push(result);
+  }
+  const bad = results.filter((r) => !r.clean);
+  const lost = results.reduce((n, r) => n + r.report.lost, 0);
+  const duplicated = results.reduce((n, r) => n + r.report.duplicated, 0);
+  process.stdout.write(
+    `soak: ${results.length} run(s), seeds ${seed}..${seed + results.length - 1}, lost=${lost} duplicated=${duplicated}, ` +
+      `${results.length - bad.length} clean, ${bad.length} not clean${bad.length ? ` (seeds ${bad.map((r) => r.seed).join(', ')})` : ''}\n`,
+  );
+  process.exit(bad.length === 0 ? 0 : 1);
+}
