@@ -20,7 +20,7 @@ import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { produceHandler } from './handlers/produce.js';
 import { writeTxnMarkersHandler } from './handlers/write-txn-markers.js';
 import { LogManager } from './log/log-manager.js';
-import { Metrics, type MetricsSnapshot } from './metrics.js';
+import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metrics.js';
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { KafkaServer } from './server/server.js';
@@ -154,7 +154,15 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   tc.recover();
   tc.start();
 
-  const server = new KafkaServer({ host: config.host, port: config.port, maxFrameBytes: config.maxFrameBytes, registry, metrics, log });
+  const server = new KafkaServer({
+    host: config.host,
+    port: config.port,
+    maxFrameBytes: config.maxFrameBytes,
+    registry,
+    metrics,
+    log,
+    logRequests: config.logRequests,
+  });
   const port = await server.listen();
   const self = nodes[nodeIndex]!;
   if (self.port === 0) (self as { port: number }).port = port;
@@ -181,7 +189,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       await peers.close();
       if (share) await share.close();
       logs.close();
-      log('stopped');
+      log(`stopped; requests served: ${describeRequestVersions(metrics.snapshot())}`);
     },
   };
 }

@@ -16,6 +16,7 @@ interface BrokerOptions {
   dataDir?: string;
   topic: string[];
   kip1289: boolean;
+  logRequests?: boolean;
 }
 
 export function registerBrokerCommand(program: Command): void {
@@ -28,6 +29,7 @@ export function registerBrokerCommand(program: Command): void {
     .option('--data-dir <dir>', 'data directory (default ./.kipgen-data)')
     .option('--topic <name:partitions>', 'create a data topic at start (repeatable)', (value: string, all: string[]) => [...all, value], [])
     .option('--no-kip1289', 'leave out AddShareAcksToTxn (95) and TxnShareAcknowledge (96)')
+    .option('--log-requests', 'log one line per request (API, version, client id) to stderr')
     .action(async (options: BrokerOptions) => {
       const input: BrokerConfigInput = options.config ? loadConfigFile(options.config) : {};
       if (options.nodeId !== undefined) input.nodeId = parseInteger(options.nodeId, '--node-id');
@@ -38,6 +40,7 @@ export function registerBrokerCommand(program: Command): void {
         input.topics = [...(input.topics ?? []).filter((t) => !extra.some((e) => e.name === t.name)), ...extra];
       }
       if (options.kip1289 === false) input.kip1289 = false;
+      if (options.logRequests === true) input.logRequests = true;
       const broker = await startBroker(input);
       // stdout carries one machine-readable line, for scripts and tests that spawn the broker.
       process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port })}\n`);

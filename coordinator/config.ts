@@ -45,6 +45,8 @@ export interface BrokerConfig {
   shareGroup: ShareGroupSettings;
   /** When false, AddShareAcksToTxn (95) and TxnShareAcknowledge (96) are neither advertised nor served. */
   kip1289: boolean;
+  /** Log one line per request (API, version, client id): for interoperability checks. */
+  logRequests: boolean;
 }
 
 export const DEFAULT_DATA_DIR = './.kipgen-data';
@@ -74,6 +76,7 @@ export function defaultConfig(): BrokerConfig {
       maxRecordLocks: 200,
     },
     kip1289: true,
+    logRequests: false,
   };
 }
 

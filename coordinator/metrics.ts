@@ -7,6 +7,8 @@ import { errorName } from './errors.js';
 export interface MetricsSnapshot {
   /** API name → requests handled. */
   requests: Record<string, number>;
+  /** API name → version → requests handled (what clients actually negotiated). */
+  requestVersions: Record<string, Record<number, number>>;
   /** `NAME (code)` → times that code appeared anywhere in a response (top level or per partition). */
   errors: Record<string, number>;
   /** Frames refused (oversize, malformed, unsupported API or version) — each closed its connection. */
@@ -18,14 +20,18 @@ export interface MetricsSnapshot {
 
 export class Metrics {
   private readonly requests = new Map<string, number>();
+  private readonly versions = new Map<string, Map<number, number>>();
   private readonly errors = new Map<number, number>();
   rejectedFrames = 0;
   connectionsOpened = 0;
   readonly transactions = { committed: 0, aborted: 0, timedOut: 0, fenced: 0 };
   markersSent = 0;
 
-  countRequest(apiName: string): void {
+  countRequest(apiName: string, version: number): void {
     this.requests.set(apiName, (this.requests.get(apiName) ?? 0) + 1);
+    let byVersion = this.versions.get(apiName);
+    if (byVersion === undefined) this.versions.set(apiName, (byVersion = new Map()));
+    byVersion.set(version, (byVersion.get(version) ?? 0) + 1);
   }
 
   countError(code: number): void {
@@ -40,6 +46,7 @@ export class Metrics {
   snapshot(): MetricsSnapshot {
     return {
       requests: Object.fromEntries(this.requests),
+      requestVersions: Object.fromEntries([...this.versions].map(([api, byVersion]) => [api, Object.fromEntries([...byVersion].sort((a, b) => a[0] - b[0]))])),
       errors: Object.fromEntries([...this.errors].map(([code, n]) => [errorName(code), n])),
       rejectedFrames: this.rejectedFrames,
       connectionsOpened: this.connectionsOpened,
@@ -62,4 +69,12 @@ function walk(value: unknown, onError: (code: number) => void): void {
       walk(field, onError);
     }
   }
+}
+
+/** `ApiVersions v3×2, Metadata v4×5 v12×1, …`: the APIs and versions served, for a log line. */
+export function describeRequestVersions(snapshot: MetricsSnapshot): string {
+  const parts = Object.entries(snapshot.requestVersions)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([api, byVersion]) => `${api} ${Object.entries(byVersion).map(([v, n]) => `v${v}×${n}`).join(' ')}`);
+  return parts.length > 0 ? parts.join(', ') : 'none';
 }

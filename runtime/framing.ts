@@ -28,17 +28,37 @@ export function encodeFrame<H, B>(
 /** Thrown by FrameReader for a frame the peer should never have sent; the connection is beyond repair. */
 export class FrameError extends Error {
   override name = 'FrameError';
+  constructor(
+    message: string,
+    /** Complete frames that arrived before the bad one (in the same push): a server may still answer them. */
+    readonly frames: Uint8Array[] = [],
+  ) {
+    super(message);
+  }
 }
+
+/** Chunks smaller than this that arrive behind others are copied into a shared tail buffer. */
+const COALESCE_BELOW = 4096;
+/** A tail buffer is sized to the bytes pending (at least MIN_TAIL, at most MAX_TAIL), so it costs at most about twice them. */
+const MIN_TAIL = 256;
+const MAX_TAIL = 64 * 1024;
 
 /**
  * Reassembles size-prefixed frames from socket chunks. A frame that announces
  * more than `maxFrameBytes` is refused as soon as its size prefix arrives, before
  * any of it is buffered (DESIGN.md §3).
+ *
+ * Chunks are kept as zero-copy views, except small ones arriving behind
+ * others: those are copied into a tail buffer, so that a peer sending a frame
+ * in tiny segments (one byte per read) costs its bytes, not a Buffer object
+ * and a backing store per segment (~100× the data otherwise).
  */
 export class FrameReader {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private expected = -1;
+  private tail: Buffer | null = null;
+  private tailUsed = 0;
 
   constructor(private readonly maxFrameBytes: number) {
     if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) {
@@ -53,16 +73,15 @@ export class FrameReader {
 
   /** Adds a chunk and returns every frame it completes (without size prefixes). */
   push(chunk: Uint8Array): Uint8Array[] {
-    this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    this.buffered += chunk.byteLength;
+    this.append(chunk);
     const frames: Uint8Array[] = [];
     for (;;) {
       if (this.expected < 0) {
         if (this.buffered < 4) break;
         const size = this.take(4).readInt32BE(0);
-        if (size < 0) throw new FrameError(`frame announces a negative size ${size}`);
+        if (size < 0) throw new FrameError(`frame announces a negative size ${size}`, frames);
         if (size > this.maxFrameBytes) {
-          throw new FrameError(`frame of ${size} bytes exceeds the maximum of ${this.maxFrameBytes}`);
+          throw new FrameError(`frame of ${size} bytes exceeds the maximum of ${this.maxFrameBytes}`, frames);
         }
         this.expected = size;
       }
@@ -73,7 +92,34 @@ export class FrameReader {
     return frames;
   }
 
+  private append(chunk: Uint8Array): void {
+    const n = chunk.byteLength;
+    if (n === 0) return;
+    this.buffered += n;
+    const last = this.chunks[this.chunks.length - 1];
+    if (n >= COALESCE_BELOW || last === undefined) {
+      this.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, n));
+      return;
+    }
+    let tail = this.tail;
+    if (tail === null || tail.length - this.tailUsed < n) {
+      tail = this.tail = Buffer.allocUnsafeSlow(Math.min(MAX_TAIL, Math.max(MIN_TAIL, n, this.buffered)));
+      this.tailUsed = 0;
+    }
+    const start = this.tailUsed;
+    tail.set(chunk, start);
+    this.tailUsed += n;
+    // Bytes after tailUsed are never handed out, so frames already returned as views of the tail stay intact.
+    if (last.buffer === tail.buffer && last.byteOffset + last.length === tail.byteOffset + start) {
+      this.chunks[this.chunks.length - 1] = tail.subarray(last.byteOffset - tail.byteOffset, start + n);
+    } else {
+      this.chunks.push(tail.subarray(start, start + n));
+    }
+  }
+
   private take(count: number): Buffer {
+    // A zero-size frame may follow a size prefix that ended its chunk: chunks is empty then.
+    if (count === 0) return Buffer.alloc(0);
     const first = this.chunks[0]!;
     let out: Buffer;
     if (first.length >= count) {

@@ -8,6 +8,13 @@
  * or version not served — is logged in one line and closes that connection
  * only; the one exception is ApiVersions, which answers an unsupported version
  * with a v0 body carrying UNSUPPORTED_VERSION and the supported APIs (KIP-511).
+ *
+ * Backpressure: a connection whose client pipelines faster than it is served
+ * stops being read once MAX_QUEUED_FRAMES frames or MAX_QUEUED_BYTES bytes
+ * wait, and requests stop being handled while more than MAX_UNSENT_BYTES of
+ * responses wait for the client to read them; reading resumes as the queue
+ * drains. So a client can neither make the broker buffer without bound nor
+ * starve other connections (Kafka mutes such a channel the same way).
  */
 import * as net from 'node:net';
 import { ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
@@ -19,6 +26,11 @@ import type { ApiRegistry } from './api-registry.js';
 
 const API_VERSIONS_KEY = 18;
 const PRODUCE_KEY = 0;
+/** Frames read and not yet handled, per connection, before the socket stops being read. */
+const MAX_QUEUED_FRAMES = 1024;
+const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+/** Response bytes the client has not read yet, per connection, before handling pauses. */
+const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 
 export interface ServerOptions {
   host: string;
@@ -27,6 +39,8 @@ export interface ServerOptions {
   registry: ApiRegistry;
   metrics: Metrics;
   log: (line: string) => void;
+  /** One log line per request handled (API, version, client id, correlation id). */
+  logRequests?: boolean;
 }
 
 /** Thrown inside the server to reject a frame: logged, then the connection is closed. */
@@ -70,8 +84,18 @@ export class KafkaServer {
 class Connection {
   private readonly frames: FrameReader;
   private readonly queue: Uint8Array[] = [];
+  private queuedBytes = 0;
+  private paused = false;
   private processing = false;
+  private waitingForDrain: (() => void) | null = null;
+  /** The socket is gone (either side closed it): nothing more is read or written. */
   private closed = false;
+  /** Stop handling queued frames: a frame was refused, or the server is shutting down. */
+  private stopped = false;
+  /** A bad frame followed good ones: answer those, then refuse (as Kafka, which reads one frame at a time). */
+  private refuseAfterQueue: string | null = null;
+  /** Non-Produce frames skipped because the client had gone (logged once the queue is empty). */
+  private droppedAfterClose = 0;
   private readonly closeCallbacks: (() => void)[] = [];
   readonly peer: string;
 
@@ -89,7 +113,15 @@ class Connection {
       /* a reset by the peer: 'close' follows */
     });
     socket.on('close', () => {
+      const partial = this.frames.pendingBytes;
+      if (!this.closed && partial > 0) {
+        options.log(`connection ${this.id} (${this.peer}) closed by the peer in the middle of a frame: ${partial} bytes of an unfinished request dropped`);
+      }
+      // Produce frames already read are still handled (their responses
+      // dropped): an acks=0 producer may close right after its last request.
+      // The rest are dropped by drain(): no one is left to read the answers.
       this.closed = true;
+      this.waitingForDrain?.();
       onGone();
       for (const callback of this.closeCallbacks.splice(0)) {
         try {
@@ -101,40 +133,97 @@ class Connection {
     });
   }
 
+  /** Server shutdown: stop handling, close the socket. */
   destroy(): void {
+    this.stopped = true;
+    this.queue.length = 0;
     this.socket.destroy();
   }
 
   private onData(chunk: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || this.refuseAfterQueue !== null) return;
+    let frames: Uint8Array[];
     try {
-      for (const frame of this.frames.push(chunk)) this.queue.push(frame);
+      frames = this.frames.push(chunk);
     } catch (error) {
-      this.reject(error instanceof FrameError ? error.message : String(error));
-      return;
+      if (!(error instanceof FrameError) || error.frames.length === 0) {
+        this.reject(error instanceof FrameError ? error.message : String(error));
+        return;
+      }
+      frames = error.frames;
+      this.refuseAfterQueue = error.message;
+      this.socket.pause();
+    }
+    for (const frame of frames) {
+      this.queue.push(frame);
+      this.queuedBytes += frame.length;
+    }
+    if (!this.paused && this.refuseAfterQueue === null && (this.queue.length >= MAX_QUEUED_FRAMES || this.queuedBytes >= MAX_QUEUED_BYTES)) {
+      this.paused = true;
+      this.socket.pause();
     }
     void this.drain();
   }
 
+  /** Reads again once the queue is down to half its bounds. */
+  private maybeResume(): void {
+    if (this.paused && !this.closed && this.refuseAfterQueue === null && this.queue.length <= MAX_QUEUED_FRAMES / 2 && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  /** Resolves when the client has read enough of its responses (or the connection is gone). */
+  private unsentDrained(): Promise<void> {
+    if (this.closed || this.socket.writableLength <= MAX_UNSENT_BYTES) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.waitingForDrain = null;
+        resolve();
+      };
+      this.waitingForDrain = done;
+      this.socket.on('drain', done);
+    });
+  }
+
   /** Logs one line for a refused frame and closes this connection (others keep being served). */
   private reject(reason: string): void {
-    if (this.closed) return;
+    if (this.stopped) return;
     this.options.metrics.rejectedFrames++;
     this.options.log(`rejected frame from ${this.peer} (connection ${this.id}): ${reason}; closing the connection`);
+    this.stopped = true;
     this.closed = true;
     this.queue.length = 0;
-    this.socket.destroy();
+    this.queuedBytes = 0;
+    if (this.socket.writableLength > 0) {
+      // Responses to the frames before the bad one are still on their way: flush them, then close.
+      this.socket.pause();
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), 1000).unref();
+    } else {
+      this.socket.destroy();
+    }
   }
 
   private async drain(): Promise<void> {
     if (this.processing) return;
     this.processing = true;
     try {
-      while (this.queue.length > 0 && !this.closed) {
+      while (this.queue.length > 0 && !this.stopped) {
         const frame = this.queue.shift()!;
+        this.queuedBytes -= frame.length;
+        this.maybeResume();
+        if (this.closed && (frame.length < 2 || (frame[0]! << 8) + frame[1]! !== PRODUCE_KEY)) {
+          this.droppedAfterClose++;
+          continue;
+        }
         try {
           const response = await this.handle(frame);
-          if (response !== null && !this.closed) this.socket.write(response);
+          if (response !== null && !this.closed) {
+            this.socket.write(response);
+            await this.unsentDrained();
+          }
         } catch (error) {
           if (error instanceof RejectedFrame) this.reject(error.message);
           else {
@@ -146,6 +235,11 @@ class Connection {
     } finally {
       this.processing = false;
     }
+    if (this.droppedAfterClose > 0 && this.queue.length === 0) {
+      this.options.log(`connection ${this.id} (${this.peer}) closed with ${this.droppedAfterClose} request(s) read but not handled; dropped (Produce requests are still applied)`);
+      this.droppedAfterClose = 0;
+    }
+    if (this.refuseAfterQueue !== null && this.queue.length === 0) this.reject(this.refuseAfterQueue);
   }
 
   /** Decodes, dispatches and encodes one request; null when no response is due (Produce acks=0). */
@@ -163,8 +257,18 @@ class Connection {
     }
     if (apiVersion < registered.minVersion || apiVersion > registered.maxVersion) {
       if (apiKey === API_VERSIONS_KEY) {
-        metrics.countRequest(api.name);
+        metrics.countRequest(api.name, apiVersion);
         metrics.countError(ErrorCode.UNSUPPORTED_VERSION);
+        if (this.options.logRequests) {
+          // The client id sits at the same place in request headers v1 and v2.
+          let clientId: string | null = null;
+          try {
+            clientId = RequestHeader.read(new Reader(frame), 1).clientId;
+          } catch {
+            /* unreadable: logged as null */
+          }
+          this.options.log(`connection ${this.id}: ${api.name} v${apiVersion} correlation ${correlationId} client ${JSON.stringify(clientId)} (unsupported: answered with v0)`);
+        }
         const body = ApiVersionsResponse.create({ errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: registry.advertised() });
         return encodeFrame(ResponseHeader, ResponseHeader.create({ correlationId }), 0, ApiVersionsResponse, body, 0);
       }
@@ -183,7 +287,10 @@ class Connection {
     } catch (error) {
       throw new RejectedFrame(`malformed ${api.name} v${apiVersion} request (correlation id ${correlationId}): ${(error as Error).message}`);
     }
-    metrics.countRequest(api.name);
+    metrics.countRequest(api.name, apiVersion);
+    if (this.options.logRequests) {
+      this.options.log(`connection ${this.id}: ${api.name} v${apiVersion} correlation ${header.correlationId} client ${JSON.stringify(header.clientId)}`);
+    }
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
