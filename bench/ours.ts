@@ -18,7 +18,8 @@
 // └──────────────────────────────────────────────────────────────────────────────────────┘
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildRecordBatch, parseRecordBatches, type BenchRecord } from './recordBatch.js';
+import { parseRecordBatches, type BenchRecord } from './recordBatch.js';
+import { decodeRecordBatches, encodeRecordBatch, type RecordBatch } from '../runtime/record-batch.js';
 import { flatFromBatches } from './normalize.js';
 import { REQUEST_FLEXIBLE_FROM } from './reference.js';
 import type { DecodeCase, EncodeCase } from './types.js';
@@ -59,12 +60,37 @@ export const OUR_CODEC_NAMES = [
 export type OurCodecName = (typeof OUR_CODEC_NAMES)[number];
 export type OursRegistry = Record<OurCodecName, OursCodec>;
 
-/** Record-batch build/parse used by "ours" rows that need them. See box 3 above. */
+/**
+ * Record-batch build/parse used by "ours" rows that need them: runtime/record-batch.ts.
+ * The parse skips the CRC check, as the peers do not verify it on fetch (equal work);
+ * its records come back in the bench's batch shape (deltas, header byte keys) for normalizing.
+ */
 export const RECORD_BATCHES = {
-  build: buildRecordBatch as (records: BenchRecord[]) => Uint8Array,
-  parse: parseRecordBatches as (records: Uint8Array) => unknown[],
-  buildLabel: 'bench batch builder',
-  parseLabel: 'bench record parser',
+  build: (records: BenchRecord[]): Uint8Array =>
+    encodeRecordBatch({
+      // The peers write 0 in these three fields where Kafka's own producer (and the
+      // runtime's defaults) write -1: set them so that all sides produce the same bytes.
+      partitionLeaderEpoch: 0,
+      producerEpoch: 0,
+      baseSequence: 0,
+      records: records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers.map(([key, value]) => ({ key, value })) })),
+    }),
+  parse: (records: Uint8Array): unknown[] => decodeRecordBatches(records, { checkCrc: false }).batches,
+  /** Turns runtime batches into the shape flatFromBatches reads. */
+  toBenchShape: (batches: RecordBatch[]): unknown[] =>
+    batches.map((b) => ({
+      baseOffset: b.baseOffset,
+      baseTimestamp: b.baseTimestamp,
+      records: b.records.map((r) => ({
+        offsetDelta: Number(r.offset - b.baseOffset),
+        timestampDelta: Number(r.timestamp - b.baseTimestamp),
+        key: r.key,
+        value: r.value,
+        headers: r.headers.map((h) => [Buffer.from(h.key, 'utf8'), h.value]),
+      })),
+    })),
+  buildLabel: 'runtime encodeRecordBatch',
+  parseLabel: 'runtime decodeRecordBatches',
 };
 
 const GENERATED_INDEX = new URL('../generated/index.js', import.meta.url).href;
@@ -225,7 +251,7 @@ export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint
             ...msg,
             responses: msg.responses.map((t: any) => ({
               ...t,
-              partitions: t.partitions.map((p: any) => ({ ...p, records: flatFromBatches(parsed[i++] as any) })),
+              partitions: t.partitions.map((p: any) => ({ ...p, records: flatFromBatches(RECORD_BATCHES.toBenchShape(parsed[i++] as RecordBatch[]) as any) })),
             })),
           };
         },
