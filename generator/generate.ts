@@ -5,8 +5,6 @@ import type { Diagnostic } from './diagnostics.js';
 import { messageView } from './emit/message-view.js';
 import { registryView } from './emit/registry-view.js';
 import { loadSpecs } from './load.js';
-import { renderMessage, renderRegistry } from './render.js';
-import { typecheck } from './typecheck.js';
 
 /** The pipeline: load → validate → model → emit → format → type-check. */
 
@@ -39,11 +37,15 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const { specs, diagnostics } = loadSpecs(options.schemas);
   const files = new Map<string, string>();
   if (diagnostics.some((d) => d.severity === 'error')) return { files, diagnostics, typeErrors: [] };
+  // Prettier, Handlebars and ts-morph load only when code is generated, so that
+  // commands that never generate (the broker, the examples) start quickly.
+  const { renderMessage, renderRegistry } = await import('./render.js');
   const runtimeModule = options.runtimeImport ?? defaultRuntimeImport(options.out);
   for (const spec of specs) files.set(`${spec.name}.ts`, await renderMessage(messageView(spec, runtimeModule)));
   files.set('index.ts', await renderRegistry(registryView(specs, runtimeModule)));
   let typeErrors: string[] = [];
   if (!options.skipTypecheck) {
+    const { typecheck } = await import('./typecheck.js');
     const absolute = new Map([...files].map(([name, text]) => [join(resolve(options.out), name), text]));
     typeErrors = typecheck(absolute);
   }
