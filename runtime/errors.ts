@@ -11,8 +11,8 @@ export class DecodeError extends Error {
   readonly segments: string[] = [];
   readonly reason: string;
 
-  constructor(reason: string) {
-    super(reason);
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(reason, options);
     this.reason = reason;
   }
 
@@ -41,8 +41,9 @@ export function decodeErrorAt(error: unknown, segment: string): DecodeError {
   if (error instanceof DecodeError) return error.within(segment);
   // A RangeError from a typed-array view or a TextDecoder failure means the
   // input was malformed in a way the reader did not anticipate: report it as such.
+  // The original error stays as `cause`, so that a decoder bug can be told apart from bad input.
   const reason = error instanceof Error ? error.message : String(error);
-  return new DecodeError(reason).within(segment);
+  return new DecodeError(reason, { cause: error }).within(segment);
 }
 
 /** A value that cannot be written, such as a null in a non-nullable field or an out-of-range number. */
