@@ -256,7 +256,7 @@ function readAddPartitionsToTxnTopic(r: Reader, version: number): AddPartitionsT
     at = 'name';
     const name: string = r.string(flexible);
     at = 'partitions';
-    const partitions: number[] = r.int32Array(r.arrayLength(flexible));
+    const partitions: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

@@ -160,7 +160,7 @@ function readAddShareAcksToTxnTopic(r: Reader, version: number): AddShareAcksToT
     at = 'name';
     const name: string = r.string(true);
     at = 'partitions';
-    const partitions: number[] = r.int32Array(r.arrayLength(true));
+    const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -773,7 +773,7 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
     at = 'topicId';
     const topicId: string = version >= 13 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
     at = 'partitions';
-    const partitions: number[] = r.int32Array(r.arrayLength(flexible));
+    const partitions: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

@@ -551,11 +551,11 @@ function readMetadataResponsePartition(r: Reader, version: number): MetadataResp
     at = 'leaderEpoch';
     const leaderEpoch: number = version >= 7 ? r.int32() : -1;
     at = 'replicaNodes';
-    const replicaNodes: number[] = r.int32Array(r.arrayLength(flexible));
+    const replicaNodes: number[] = r.int32Array(flexible);
     at = 'isrNodes';
-    const isrNodes: number[] = r.int32Array(r.arrayLength(flexible));
+    const isrNodes: number[] = r.int32Array(flexible);
     at = 'offlineReplicas';
-    const offlineReplicas: number[] = version >= 5 ? r.int32Array(r.arrayLength(flexible)) : [];
+    const offlineReplicas: number[] = version >= 5 ? r.int32Array(flexible) : [];
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

@@ -252,7 +252,7 @@ function readOffsetFetchRequestTopic(r: Reader, version: number): OffsetFetchReq
     at = 'name';
     const name: string = r.string(flexible);
     at = 'partitionIndexes';
-    const partitionIndexes: number[] = r.int32Array(r.arrayLength(flexible));
+    const partitionIndexes: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -418,7 +418,7 @@ function readOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRe
     at = 'topicId';
     const topicId: string = version >= 10 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
     at = 'partitionIndexes';
-    const partitionIndexes: number[] = r.int32Array(r.arrayLength(true));
+    const partitionIndexes: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -341,7 +341,7 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     at = 'lastOffset';
     const lastOffset: bigint = r.int64();
     at = 'acknowledgeTypes';
-    const acknowledgeTypes: number[] = r.int8Array(r.arrayLength(true));
+    const acknowledgeTypes: number[] = r.int8Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -477,7 +477,7 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     at = 'lastOffset';
     const lastOffset: bigint = r.int64();
     at = 'acknowledgeTypes';
-    const acknowledgeTypes: number[] = r.int8Array(r.arrayLength(true));
+    const acknowledgeTypes: number[] = r.int8Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -545,7 +545,7 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
     at = 'topicId';
     const topicId: string = r.uuid();
     at = 'partitions';
-    const partitions: number[] = r.int32Array(r.arrayLength(true));
+    const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

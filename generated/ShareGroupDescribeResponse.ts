@@ -220,7 +220,7 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     at = 'topicName';
     const topicName: string = r.string(true);
     at = 'partitions';
-    const partitions: number[] = r.int32Array(r.arrayLength(true));
+    const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -215,7 +215,7 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     at = 'topicId';
     const topicId: string = r.uuid();
     at = 'partitions';
-    const partitions: number[] = r.int32Array(r.arrayLength(true));
+    const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

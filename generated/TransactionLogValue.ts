@@ -355,7 +355,7 @@ function readPartitionsSchema(r: Reader, version: number): PartitionsSchema {
     at = 'topic';
     const topic: string = r.string(flexible);
     at = 'partitionIds';
-    const partitionIds: number[] = r.int32Array(r.arrayLength(flexible));
+    const partitionIds: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

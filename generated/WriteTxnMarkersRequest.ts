@@ -253,7 +253,7 @@ function readWritableTxnMarkerTopic(r: Reader, version: number): WritableTxnMark
     at = 'name';
     const name: string = r.string(true);
     at = 'partitionIndexes';
-    const partitionIndexes: number[] = r.int32Array(r.arrayLength(true));
+    const partitionIndexes: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

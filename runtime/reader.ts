@@ -190,13 +190,14 @@ export class Reader {
     return length;
   }
 
-  // Arrays of fixed-width primitives, each read in one loop with no call per
-  // element: the whole array is bounds-checked first, so no element can fail.
-  // `length` comes from arrayLength; -1 is null, accepted only when `nullable`.
+  // Arrays of fixed-width primitives: the length, then every element in one
+  // loop with no call per element. The whole array is bounds-checked first, so
+  // no element can fail. A null array (-1) is accepted only when `nullable`.
 
-  int8Array(length: number): number[];
-  int8Array(length: number, nullable: true): number[] | null;
-  int8Array(length: number, nullable = false): number[] | null {
+  int8Array(compact: boolean): number[];
+  int8Array(compact: boolean, nullable: true): number[] | null;
+  int8Array(compact: boolean, nullable = false): number[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 1, nullable);
     if (at < 0) return null;
     const out = new Array<number>(length);
@@ -204,9 +205,10 @@ export class Reader {
     return out;
   }
 
-  boolArray(length: number): boolean[];
-  boolArray(length: number, nullable: true): boolean[] | null;
-  boolArray(length: number, nullable = false): boolean[] | null {
+  boolArray(compact: boolean): boolean[];
+  boolArray(compact: boolean, nullable: true): boolean[] | null;
+  boolArray(compact: boolean, nullable = false): boolean[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 1, nullable);
     if (at < 0) return null;
     const out = new Array<boolean>(length);
@@ -214,9 +216,10 @@ export class Reader {
     return out;
   }
 
-  int16Array(length: number): number[];
-  int16Array(length: number, nullable: true): number[] | null;
-  int16Array(length: number, nullable = false): number[] | null {
+  int16Array(compact: boolean): number[];
+  int16Array(compact: boolean, nullable: true): number[] | null;
+  int16Array(compact: boolean, nullable = false): number[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 2, nullable);
     if (at < 0) return null;
     const out = new Array<number>(length);
@@ -224,9 +227,10 @@ export class Reader {
     return out;
   }
 
-  uint16Array(length: number): number[];
-  uint16Array(length: number, nullable: true): number[] | null;
-  uint16Array(length: number, nullable = false): number[] | null {
+  uint16Array(compact: boolean): number[];
+  uint16Array(compact: boolean, nullable: true): number[] | null;
+  uint16Array(compact: boolean, nullable = false): number[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 2, nullable);
     if (at < 0) return null;
     const out = new Array<number>(length);
@@ -234,9 +238,10 @@ export class Reader {
     return out;
   }
 
-  int32Array(length: number): number[];
-  int32Array(length: number, nullable: true): number[] | null;
-  int32Array(length: number, nullable = false): number[] | null {
+  int32Array(compact: boolean): number[];
+  int32Array(compact: boolean, nullable: true): number[] | null;
+  int32Array(compact: boolean, nullable = false): number[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 4, nullable);
     if (at < 0) return null;
     const out = new Array<number>(length);
@@ -244,9 +249,10 @@ export class Reader {
     return out;
   }
 
-  uint32Array(length: number): number[];
-  uint32Array(length: number, nullable: true): number[] | null;
-  uint32Array(length: number, nullable = false): number[] | null {
+  uint32Array(compact: boolean): number[];
+  uint32Array(compact: boolean, nullable: true): number[] | null;
+  uint32Array(compact: boolean, nullable = false): number[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 4, nullable);
     if (at < 0) return null;
     const out = new Array<number>(length);
@@ -254,9 +260,10 @@ export class Reader {
     return out;
   }
 
-  int64Array(length: number): bigint[];
-  int64Array(length: number, nullable: true): bigint[] | null;
-  int64Array(length: number, nullable = false): bigint[] | null {
+  int64Array(compact: boolean): bigint[];
+  int64Array(compact: boolean, nullable: true): bigint[] | null;
+  int64Array(compact: boolean, nullable = false): bigint[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 8, nullable);
     if (at < 0) return null;
     const out = new Array<bigint>(length);
@@ -264,9 +271,10 @@ export class Reader {
     return out;
   }
 
-  float64Array(length: number): number[];
-  float64Array(length: number, nullable: true): number[] | null;
-  float64Array(length: number, nullable = false): number[] | null {
+  float64Array(compact: boolean): number[];
+  float64Array(compact: boolean, nullable: true): number[] | null;
+  float64Array(compact: boolean, nullable = false): number[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 8, nullable);
     if (at < 0) return null;
     const out = new Array<number>(length);
@@ -274,9 +282,10 @@ export class Reader {
     return out;
   }
 
-  uuidArray(length: number): string[];
-  uuidArray(length: number, nullable: true): string[] | null;
-  uuidArray(length: number, nullable = false): string[] | null {
+  uuidArray(compact: boolean): string[];
+  uuidArray(compact: boolean, nullable: true): string[] | null;
+  uuidArray(compact: boolean, nullable = false): string[] | null {
+    const length = this.arrayLength(compact);
     const at = this.arrayStart(length, 16, nullable);
     if (at < 0) return null;
     const out = new Array<string>(length);

@@ -119,7 +119,7 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
     const length = `r.arrayLength(${compact})`;
     if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
       const method = `${type.element.name}Array`;
-      return choose(nullable, `r.${method}(${length}, true)`, `r.${method}(${length})`);
+      return choose(nullable, `r.${method}(${compact}, true)`, `r.${method}(${compact})`);
     }
     const element = elementReader(type.element, compact, rt);
     return choose(
