@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonChild,
   jsonInt,
   jsonInt64,
@@ -38,16 +39,19 @@ export function createAddOffsetsToTxnRequest(fields?: Partial<AddOffsetsToTxnReq
   };
 }
 
+/** producerId, producerEpoch: read after one bounds check. */
+const ADD_OFFSETS_TO_TXN_REQUEST_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2]);
+
 function readAddOffsetsToTxnRequest(r: Reader, version: number): AddOffsetsToTxnRequest {
   const flexible = version >= 3;
   let at = '';
   try {
     at = 'transactionalId';
     const transactionalId: string = r.string(flexible);
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
+    at = '';
+    const run0 = r.claim(ADD_OFFSETS_TO_TXN_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
     at = 'groupId';
     const groupId: string = r.string(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

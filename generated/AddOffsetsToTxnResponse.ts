@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonChild,
   jsonInt,
   jsonObject,
@@ -29,14 +30,16 @@ export function createAddOffsetsToTxnResponse(fields?: Partial<AddOffsetsToTxnRe
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const ADD_OFFSETS_TO_TXN_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
 function readAddOffsetsToTxnResponse(r: Reader, version: number): AddOffsetsToTxnResponse {
   const flexible = version >= 3;
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(ADD_OFFSETS_TO_TXN_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -313,17 +314,19 @@ function addPartitionsToTxnTopicFromJson(json: unknown, version: number, path: s
   return m;
 }
 
+/** producerId, producerEpoch, verifyOnly: read after one bounds check. */
+const ADD_PARTITIONS_TO_TXN_TRANSACTION_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2], ['verifyOnly', 1]);
+
 function readAddPartitionsToTxnTransaction(r: Reader, version: number): AddPartitionsToTxnTransaction {
   let at = '';
   try {
     at = 'transactionalId';
     const transactionalId: string = r.string(true);
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
-    at = 'verifyOnly';
-    const verifyOnly: boolean = r.bool();
+    at = '';
+    const run0 = r.claim(ADD_PARTITIONS_TO_TXN_TRANSACTION_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
+    const verifyOnly: boolean = r.boolAt(run0 + 10);
     at = 'topics';
     const topics: AddPartitionsToTxnTopic[] = readArray(r, r.arrayLength(true), version, readAddPartitionsToTxnTopic);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

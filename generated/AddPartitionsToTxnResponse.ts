@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -292,14 +293,16 @@ function addPartitionsToTxnTopicResultFromJson(
   return m;
 }
 
+/** partitionIndex, partitionErrorCode: read after one bounds check. */
+const ADD_PARTITIONS_TO_TXN_PARTITION_RESULT_RUN_0 = fixedRun(['partitionIndex', 4], ['partitionErrorCode', 2]);
+
 function readAddPartitionsToTxnPartitionResult(r: Reader, version: number): AddPartitionsToTxnPartitionResult {
   const flexible = version >= 3;
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'partitionErrorCode';
-    const partitionErrorCode: number = r.int16();
+    const run0 = r.claim(ADD_PARTITIONS_TO_TXN_PARTITION_RESULT_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const partitionErrorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

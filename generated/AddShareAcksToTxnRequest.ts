@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -64,15 +65,18 @@ export function createAddShareAcksToTxnTopic(fields?: Partial<AddShareAcksToTxnT
   };
 }
 
+/** producerId, producerEpoch: read after one bounds check. */
+const ADD_SHARE_ACKS_TO_TXN_REQUEST_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2]);
+
 function readAddShareAcksToTxnRequest(r: Reader, version: number): AddShareAcksToTxnRequest {
   let at = '';
   try {
     at = 'transactionalId';
     const transactionalId: string = r.string(true);
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
+    at = '';
+    const run0 = r.claim(ADD_SHARE_ACKS_TO_TXN_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
     at = 'groupId';
     const groupId: string = r.string(true);
     at = 'topics';

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -80,13 +81,15 @@ export function createAddShareAcksToTxnPartitionResult(
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const ADD_SHARE_ACKS_TO_TXN_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
 function readAddShareAcksToTxnResponse(r: Reader, version: number): AddShareAcksToTxnResponse {
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(ADD_SHARE_ACKS_TO_TXN_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'results';
     const results: AddShareAcksToTxnTopicResult[] = readArray(
       r,
@@ -225,13 +228,15 @@ function addShareAcksToTxnTopicResultFromJson(
   return m;
 }
 
+/** partitionIndex, partitionErrorCode: read after one bounds check. */
+const ADD_SHARE_ACKS_TO_TXN_PARTITION_RESULT_RUN_0 = fixedRun(['partitionIndex', 4], ['partitionErrorCode', 2]);
+
 function readAddShareAcksToTxnPartitionResult(r: Reader, version: number): AddShareAcksToTxnPartitionResult {
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'partitionErrorCode';
-    const partitionErrorCode: number = r.int16();
+    const run0 = r.claim(ADD_SHARE_ACKS_TO_TXN_PARTITION_RESULT_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const partitionErrorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

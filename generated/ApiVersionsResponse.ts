@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -315,16 +316,17 @@ function apiVersionsResponseFromJson(json: unknown, version: number, path: strin
   return m;
 }
 
+/** apiKey, minVersion, maxVersion: read after one bounds check. */
+const API_VERSION_RUN_0 = fixedRun(['apiKey', 2], ['minVersion', 2], ['maxVersion', 2]);
+
 function readApiVersion(r: Reader, version: number): ApiVersion {
   const flexible = version >= 3;
   let at = '';
   try {
-    at = 'apiKey';
-    const apiKey: number = r.int16();
-    at = 'minVersion';
-    const minVersion: number = r.int16();
-    at = 'maxVersion';
-    const maxVersion: number = r.int16();
+    const run0 = r.claim(API_VERSION_RUN_0);
+    const apiKey: number = r.int16At(run0);
+    const minVersion: number = r.int16At(run0 + 2);
+    const maxVersion: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -385,15 +387,18 @@ function apiVersionFromJson(json: unknown, version: number, path: string): ApiVe
   return m;
 }
 
+/** minVersion, maxVersion: read after one bounds check. */
+const SUPPORTED_FEATURE_KEY_RUN_0 = fixedRun(['minVersion', 2], ['maxVersion', 2]);
+
 function readSupportedFeatureKey(r: Reader, version: number): SupportedFeatureKey {
   let at = '';
   try {
     at = 'name';
     const name: string = r.string(true);
-    at = 'minVersion';
-    const minVersion: number = r.int16();
-    at = 'maxVersion';
-    const maxVersion: number = r.int16();
+    at = '';
+    const run0 = r.claim(SUPPORTED_FEATURE_KEY_RUN_0);
+    const minVersion: number = r.int16At(run0);
+    const maxVersion: number = r.int16At(run0 + 2);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -453,15 +458,18 @@ function supportedFeatureKeyFromJson(json: unknown, version: number, path: strin
   return m;
 }
 
+/** maxVersionLevel, minVersionLevel: read after one bounds check. */
+const FINALIZED_FEATURE_KEY_RUN_0 = fixedRun(['maxVersionLevel', 2], ['minVersionLevel', 2]);
+
 function readFinalizedFeatureKey(r: Reader, version: number): FinalizedFeatureKey {
   let at = '';
   try {
     at = 'name';
     const name: string = r.string(true);
-    at = 'maxVersionLevel';
-    const maxVersionLevel: number = r.int16();
-    at = 'minVersionLevel';
-    const minVersionLevel: number = r.int16();
+    at = '';
+    const run0 = r.claim(FINALIZED_FEATURE_KEY_RUN_0);
+    const maxVersionLevel: number = r.int16At(run0);
+    const minVersionLevel: number = r.int16At(run0 + 2);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

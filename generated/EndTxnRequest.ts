@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonBool,
   jsonChild,
   jsonInt,
@@ -39,18 +40,20 @@ export function createEndTxnRequest(fields?: Partial<EndTxnRequest>): EndTxnRequ
   };
 }
 
+/** producerId, producerEpoch, committed: read after one bounds check. */
+const END_TXN_REQUEST_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2], ['committed', 1]);
+
 function readEndTxnRequest(r: Reader, version: number): EndTxnRequest {
   const flexible = version >= 3;
   let at = '';
   try {
     at = 'transactionalId';
     const transactionalId: string = r.string(flexible);
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
-    at = 'committed';
-    const committed: boolean = r.bool();
+    at = '';
+    const run0 = r.claim(END_TXN_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
+    const committed: boolean = r.boolAt(run0 + 10);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

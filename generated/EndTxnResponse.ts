@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonChild,
   jsonInt,
   jsonInt64,
@@ -36,14 +37,16 @@ export function createEndTxnResponse(fields?: Partial<EndTxnResponse>): EndTxnRe
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const END_TXN_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
 function readEndTxnResponse(r: Reader, version: number): EndTxnResponse {
   const flexible = version >= 3;
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(END_TXN_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'producerId';
     const producerId: bigint = version >= 5 ? r.int64() : -1n;
     at = 'producerEpoch';

@@ -4,6 +4,7 @@ import {
   decodeErrorAt,
   deepEqual,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -170,6 +171,9 @@ export function createForgottenTopic(fields?: Partial<ForgottenTopic>): Forgotte
   };
 }
 
+/** maxWaitMs, minBytes, maxBytes, isolationLevel: read after one bounds check. */
+const FETCH_REQUEST_RUN_0 = fixedRun(['maxWaitMs', 4], ['minBytes', 4], ['maxBytes', 4], ['isolationLevel', 1]);
+
 function readFetchRequest(r: Reader, version: number): FetchRequest {
   const flexible = version >= 12;
   let at = '';
@@ -178,14 +182,12 @@ function readFetchRequest(r: Reader, version: number): FetchRequest {
     at = 'replicaId';
     const replicaId: number = version <= 14 ? r.int32() : -1;
     let replicaState: ReplicaState = createReplicaState();
-    at = 'maxWaitMs';
-    const maxWaitMs: number = r.int32();
-    at = 'minBytes';
-    const minBytes: number = r.int32();
-    at = 'maxBytes';
-    const maxBytes: number = r.int32();
-    at = 'isolationLevel';
-    const isolationLevel: number = r.int8();
+    at = '';
+    const run0 = r.claim(FETCH_REQUEST_RUN_0);
+    const maxWaitMs: number = r.int32At(run0);
+    const minBytes: number = r.int32At(run0 + 4);
+    const maxBytes: number = r.int32At(run0 + 8);
+    const isolationLevel: number = r.int8At(run0 + 12);
     at = 'sessionId';
     const sessionId: number = version >= 7 ? r.int32() : 0;
     at = 'sessionEpoch';
@@ -427,13 +429,15 @@ function fetchRequestFromJson(json: unknown, version: number, path: string): Fet
   return m;
 }
 
+/** replicaId, replicaEpoch: read after one bounds check. */
+const REPLICA_STATE_RUN_0 = fixedRun(['replicaId', 4], ['replicaEpoch', 8]);
+
 function readReplicaState(r: Reader, version: number): ReplicaState {
   let at = '';
   try {
-    at = 'replicaId';
-    const replicaId: number = r.int32();
-    at = 'replicaEpoch';
-    const replicaEpoch: bigint = r.int64();
+    const run0 = r.claim(REPLICA_STATE_RUN_0);
+    const replicaId: number = r.int32At(run0);
+    const replicaEpoch: bigint = r.int64At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

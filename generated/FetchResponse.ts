@@ -5,6 +5,7 @@ import {
   decodeErrorAt,
   deepEqual,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBytes,
   jsonChild,
@@ -452,18 +453,23 @@ function fetchableTopicResponseFromJson(json: unknown, version: number, path: st
   return m;
 }
 
+/** partitionIndex, errorCode, highWatermark, lastStableOffset: read after one bounds check. */
+const PARTITION_DATA_RUN_0 = fixedRun(
+  ['partitionIndex', 4],
+  ['errorCode', 2],
+  ['highWatermark', 8],
+  ['lastStableOffset', 8],
+);
+
 function readPartitionData(r: Reader, version: number): PartitionData {
   const flexible = version >= 12;
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
-    at = 'highWatermark';
-    const highWatermark: bigint = r.int64();
-    at = 'lastStableOffset';
-    const lastStableOffset: bigint = r.int64();
+    const run0 = r.claim(PARTITION_DATA_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
+    const highWatermark: bigint = r.int64At(run0 + 6);
+    const lastStableOffset: bigint = r.int64At(run0 + 14);
     at = 'logStartOffset';
     const logStartOffset: bigint = version >= 5 ? r.int64() : -1n;
     let divergingEpoch: EpochEndOffset = createEpochEndOffset();
@@ -701,13 +707,15 @@ function partitionDataFromJson(json: unknown, version: number, path: string): Pa
   return m;
 }
 
+/** epoch, endOffset: read after one bounds check. */
+const EPOCH_END_OFFSET_RUN_0 = fixedRun(['epoch', 4], ['endOffset', 8]);
+
 function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
   let at = '';
   try {
-    at = 'epoch';
-    const epoch: number = r.int32();
-    at = 'endOffset';
-    const endOffset: bigint = r.int64();
+    const run0 = r.claim(EPOCH_END_OFFSET_RUN_0);
+    const epoch: number = r.int32At(run0);
+    const endOffset: bigint = r.int64At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -759,13 +767,15 @@ function epochEndOffsetFromJson(json: unknown, version: number, path: string): E
   return m;
 }
 
+/** leaderId, leaderEpoch: read after one bounds check. */
+const LEADER_ID_AND_EPOCH_RUN_0 = fixedRun(['leaderId', 4], ['leaderEpoch', 4]);
+
 function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
   let at = '';
   try {
-    at = 'leaderId';
-    const leaderId: number = r.int32();
-    at = 'leaderEpoch';
-    const leaderEpoch: number = r.int32();
+    const run0 = r.claim(LEADER_ID_AND_EPOCH_RUN_0);
+    const leaderId: number = r.int32At(run0);
+    const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -817,13 +827,15 @@ function leaderIdAndEpochFromJson(json: unknown, version: number, path: string):
   return m;
 }
 
+/** endOffset, epoch: read after one bounds check. */
+const SNAPSHOT_ID_RUN_0 = fixedRun(['endOffset', 8], ['epoch', 4]);
+
 function readSnapshotId(r: Reader, version: number): SnapshotId {
   let at = '';
   try {
-    at = 'endOffset';
-    const endOffset: bigint = r.int64();
-    at = 'epoch';
-    const epoch: number = r.int32();
+    const run0 = r.claim(SNAPSHOT_ID_RUN_0);
+    const endOffset: bigint = r.int64At(run0);
+    const epoch: number = r.int32At(run0 + 8);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -875,14 +887,16 @@ function snapshotIdFromJson(json: unknown, version: number, path: string): Snaps
   return m;
 }
 
+/** producerId, firstOffset: read after one bounds check. */
+const ABORTED_TRANSACTION_RUN_0 = fixedRun(['producerId', 8], ['firstOffset', 8]);
+
 function readAbortedTransaction(r: Reader, version: number): AbortedTransaction {
   const flexible = version >= 12;
   let at = '';
   try {
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'firstOffset';
-    const firstOffset: bigint = r.int64();
+    const run0 = r.claim(ABORTED_TRANSACTION_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const firstOffset: bigint = r.int64At(run0 + 8);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -262,6 +263,9 @@ function findCoordinatorResponseFromJson(json: unknown, version: number, path: s
   return m;
 }
 
+/** port, errorCode: read after one bounds check. */
+const COORDINATOR_RUN_0 = fixedRun(['port', 4], ['errorCode', 2]);
+
 function readCoordinator(r: Reader, version: number): Coordinator {
   let at = '';
   try {
@@ -271,10 +275,10 @@ function readCoordinator(r: Reader, version: number): Coordinator {
     const nodeId: number = r.int32();
     at = 'host';
     const host: string = r.string(true);
-    at = 'port';
-    const port: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    at = '';
+    const run0 = r.claim(COORDINATOR_RUN_0);
+    const port: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

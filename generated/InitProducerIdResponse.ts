@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonChild,
   jsonInt,
   jsonInt64,
@@ -43,18 +44,23 @@ export function createInitProducerIdResponse(fields?: Partial<InitProducerIdResp
   };
 }
 
+/** throttleTimeMs, errorCode, producerId, producerEpoch: read after one bounds check. */
+const INIT_PRODUCER_ID_RESPONSE_RUN_0 = fixedRun(
+  ['throttleTimeMs', 4],
+  ['errorCode', 2],
+  ['producerId', 8],
+  ['producerEpoch', 2],
+);
+
 function readInitProducerIdResponse(r: Reader, version: number): InitProducerIdResponse {
   const flexible = version >= 2;
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
+    const run0 = r.claim(INIT_PRODUCER_ID_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
+    const producerId: bigint = r.int64At(run0 + 6);
+    const producerEpoch: number = r.int16At(run0 + 14);
     at = 'ongoingTxnProducerId';
     const ongoingTxnProducerId: bigint = version >= 6 ? r.int64() : -1n;
     at = 'ongoingTxnProducerEpoch';

@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -228,18 +229,23 @@ function listOffsetsTopicResponseFromJson(json: unknown, version: number, path: 
   return m;
 }
 
+/** partitionIndex, errorCode, timestamp, offset: read after one bounds check. */
+const LIST_OFFSETS_PARTITION_RESPONSE_RUN_0 = fixedRun(
+  ['partitionIndex', 4],
+  ['errorCode', 2],
+  ['timestamp', 8],
+  ['offset', 8],
+);
+
 function readListOffsetsPartitionResponse(r: Reader, version: number): ListOffsetsPartitionResponse {
   const flexible = version >= 6;
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
-    at = 'timestamp';
-    const timestamp: bigint = r.int64();
-    at = 'offset';
-    const offset: bigint = r.int64();
+    const run0 = r.claim(LIST_OFFSETS_PARTITION_RESPONSE_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
+    const timestamp: bigint = r.int64At(run0 + 6);
+    const offset: bigint = r.int64At(run0 + 14);
     at = 'leaderEpoch';
     const leaderEpoch: number = version >= 4 ? r.int32() : -1;
     let _unknownTaggedFields: RawTaggedField[] | undefined;

@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -538,16 +539,17 @@ function metadataResponseTopicFromJson(json: unknown, version: number, path: str
   return m;
 }
 
+/** errorCode, partitionIndex, leaderId: read after one bounds check. */
+const METADATA_RESPONSE_PARTITION_RUN_0 = fixedRun(['errorCode', 2], ['partitionIndex', 4], ['leaderId', 4]);
+
 function readMetadataResponsePartition(r: Reader, version: number): MetadataResponsePartition {
   const flexible = version >= 9;
   let at = '';
   try {
-    at = 'errorCode';
-    const errorCode: number = r.int16();
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'leaderId';
-    const leaderId: number = r.int32();
+    const run0 = r.claim(METADATA_RESPONSE_PARTITION_RUN_0);
+    const errorCode: number = r.int16At(run0);
+    const partitionIndex: number = r.int32At(run0 + 2);
+    const leaderId: number = r.int32At(run0 + 6);
     at = 'leaderEpoch';
     const leaderEpoch: number = version >= 7 ? r.int32() : -1;
     at = 'replicaNodes';

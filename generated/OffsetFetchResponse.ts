@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -352,14 +353,16 @@ function offsetFetchResponseTopicFromJson(json: unknown, version: number, path: 
   return m;
 }
 
+/** partitionIndex, committedOffset: read after one bounds check. */
+const OFFSET_FETCH_RESPONSE_PARTITION_RUN_0 = fixedRun(['partitionIndex', 4], ['committedOffset', 8]);
+
 function readOffsetFetchResponsePartition(r: Reader, version: number): OffsetFetchResponsePartition {
   const flexible = version >= 6;
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'committedOffset';
-    const committedOffset: bigint = r.int64();
+    const run0 = r.claim(OFFSET_FETCH_RESPONSE_PARTITION_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const committedOffset: bigint = r.int64At(run0 + 4);
     at = 'committedLeaderEpoch';
     const committedLeaderEpoch: number = version >= 5 ? r.int32() : -1;
     at = 'metadata';
@@ -617,15 +620,20 @@ function offsetFetchResponseTopicsFromJson(json: unknown, version: number, path:
   return m;
 }
 
+/** partitionIndex, committedOffset, committedLeaderEpoch: read after one bounds check. */
+const OFFSET_FETCH_RESPONSE_PARTITIONS_RUN_0 = fixedRun(
+  ['partitionIndex', 4],
+  ['committedOffset', 8],
+  ['committedLeaderEpoch', 4],
+);
+
 function readOffsetFetchResponsePartitions(r: Reader, version: number): OffsetFetchResponsePartitions {
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'committedOffset';
-    const committedOffset: bigint = r.int64();
-    at = 'committedLeaderEpoch';
-    const committedLeaderEpoch: number = r.int32();
+    const run0 = r.claim(OFFSET_FETCH_RESPONSE_PARTITIONS_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const committedOffset: bigint = r.int64At(run0 + 4);
+    const committedLeaderEpoch: number = r.int32At(run0 + 12);
     at = 'metadata';
     const metadata: string | null = r.nullableString(true);
     at = 'errorCode';

@@ -3,6 +3,7 @@ import {
   bytesToJson,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBytes,
   jsonChild,
@@ -85,16 +86,19 @@ export function createPartitionProduceData(fields?: Partial<PartitionProduceData
   };
 }
 
+/** acks, timeoutMs: read after one bounds check. */
+const PRODUCE_REQUEST_RUN_0 = fixedRun(['acks', 2], ['timeoutMs', 4]);
+
 function readProduceRequest(r: Reader, version: number): ProduceRequest {
   const flexible = version >= 9;
   let at = '';
   try {
     at = 'transactionalId';
     const transactionalId: string | null = r.nullableString(flexible);
-    at = 'acks';
-    const acks: number = r.int16();
-    at = 'timeoutMs';
-    const timeoutMs: number = r.int32();
+    at = '';
+    const run0 = r.claim(PRODUCE_REQUEST_RUN_0);
+    const acks: number = r.int16At(run0);
+    const timeoutMs: number = r.int32At(run0 + 2);
     at = 'topicData';
     const topicData: TopicProduceData[] = readArray(r, r.arrayLength(flexible), version, readTopicProduceData);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

@@ -4,6 +4,7 @@ import {
   decodeErrorAt,
   deepEqual,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -363,18 +364,23 @@ function topicProduceResponseFromJson(json: unknown, version: number, path: stri
   return m;
 }
 
+/** index, errorCode, baseOffset, logAppendTimeMs: read after one bounds check. */
+const PARTITION_PRODUCE_RESPONSE_RUN_0 = fixedRun(
+  ['index', 4],
+  ['errorCode', 2],
+  ['baseOffset', 8],
+  ['logAppendTimeMs', 8],
+);
+
 function readPartitionProduceResponse(r: Reader, version: number): PartitionProduceResponse {
   const flexible = version >= 9;
   let at = '';
   try {
-    at = 'index';
-    const index: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
-    at = 'baseOffset';
-    const baseOffset: bigint = r.int64();
-    at = 'logAppendTimeMs';
-    const logAppendTimeMs: bigint = r.int64();
+    const run0 = r.claim(PARTITION_PRODUCE_RESPONSE_RUN_0);
+    const index: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
+    const baseOffset: bigint = r.int64At(run0 + 6);
+    const logAppendTimeMs: bigint = r.int64At(run0 + 14);
     at = 'logStartOffset';
     const logStartOffset: bigint = version >= 5 ? r.int64() : -1n;
     at = 'recordErrors';
@@ -610,13 +616,15 @@ function batchIndexAndErrorMessageFromJson(json: unknown, version: number, path:
   return m;
 }
 
+/** leaderId, leaderEpoch: read after one bounds check. */
+const LEADER_ID_AND_EPOCH_RUN_0 = fixedRun(['leaderId', 4], ['leaderEpoch', 4]);
+
 function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
   let at = '';
   try {
-    at = 'leaderId';
-    const leaderId: number = r.int32();
-    at = 'leaderEpoch';
-    const leaderEpoch: number = r.int32();
+    const run0 = r.claim(LEADER_ID_AND_EPOCH_RUN_0);
+    const leaderId: number = r.int32At(run0);
+    const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineCodec,
+  fixedRun,
   jsonChild,
   jsonInt,
   jsonObject,
@@ -37,16 +38,17 @@ export function createRequestHeader(fields?: Partial<RequestHeader>): RequestHea
   };
 }
 
+/** requestApiKey, requestApiVersion, correlationId: read after one bounds check. */
+const REQUEST_HEADER_RUN_0 = fixedRun(['requestApiKey', 2], ['requestApiVersion', 2], ['correlationId', 4]);
+
 function readRequestHeader(r: Reader, version: number): RequestHeader {
   const flexible = version >= 2;
   let at = '';
   try {
-    at = 'requestApiKey';
-    const requestApiKey: number = r.int16();
-    at = 'requestApiVersion';
-    const requestApiVersion: number = r.int16();
-    at = 'correlationId';
-    const correlationId: number = r.int32();
+    const run0 = r.claim(REQUEST_HEADER_RUN_0);
+    const requestApiKey: number = r.int16At(run0);
+    const requestApiVersion: number = r.int16At(run0 + 2);
+    const correlationId: number = r.int32At(run0 + 4);
     at = 'clientId';
     const clientId: string | null = r.nullableString(false);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -333,13 +334,15 @@ function acknowledgePartitionFromJson(json: unknown, version: number, path: stri
   return m;
 }
 
+/** firstOffset, lastOffset: read after one bounds check. */
+const ACKNOWLEDGEMENT_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 8]);
+
 function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
   let at = '';
   try {
-    at = 'firstOffset';
-    const firstOffset: bigint = r.int64();
-    at = 'lastOffset';
-    const lastOffset: bigint = r.int64();
+    const run0 = r.claim(ACKNOWLEDGEMENT_BATCH_RUN_0);
+    const firstOffset: bigint = r.int64At(run0);
+    const lastOffset: bigint = r.int64At(run0 + 8);
     at = 'acknowledgeTypes';
     const acknowledgeTypes: number[] = r.int8Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -135,13 +136,15 @@ export function createNodeEndpoint(fields?: Partial<NodeEndpoint>): NodeEndpoint
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const SHARE_ACKNOWLEDGE_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
 function readShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowledgeResponse {
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(SHARE_ACKNOWLEDGE_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     at = 'acquisitionLockTimeoutMs';
@@ -325,13 +328,15 @@ function shareAcknowledgeTopicResponseFromJson(
   return m;
 }
 
+/** partitionIndex, errorCode: read after one bounds check. */
+const PARTITION_DATA_RUN_0 = fixedRun(['partitionIndex', 4], ['errorCode', 2]);
+
 function readPartitionData(r: Reader, version: number): PartitionData {
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(PARTITION_DATA_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     at = 'currentLeader';
@@ -403,13 +408,15 @@ function partitionDataFromJson(json: unknown, version: number, path: string): Pa
   return m;
 }
 
+/** leaderId, leaderEpoch: read after one bounds check. */
+const LEADER_ID_AND_EPOCH_RUN_0 = fixedRun(['leaderId', 4], ['leaderEpoch', 4]);
+
 function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
   let at = '';
   try {
-    at = 'leaderId';
-    const leaderId: number = r.int32();
-    at = 'leaderEpoch';
-    const leaderEpoch: number = r.int32();
+    const run0 = r.claim(LEADER_ID_AND_EPOCH_RUN_0);
+    const leaderId: number = r.int32At(run0);
+    const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

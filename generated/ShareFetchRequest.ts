@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -148,6 +149,16 @@ export function createForgottenTopic(fields?: Partial<ForgottenTopic>): Forgotte
   };
 }
 
+/** shareSessionEpoch, maxWaitMs, minBytes, maxBytes, maxRecords, batchSize: read after one bounds check. */
+const SHARE_FETCH_REQUEST_RUN_0 = fixedRun(
+  ['shareSessionEpoch', 4],
+  ['maxWaitMs', 4],
+  ['minBytes', 4],
+  ['maxBytes', 4],
+  ['maxRecords', 4],
+  ['batchSize', 4],
+);
+
 function readShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
   let at = '';
   try {
@@ -155,18 +166,14 @@ function readShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
     const groupId: string | null = r.nullableString(true);
     at = 'memberId';
     const memberId: string | null = r.nullableString(true);
-    at = 'shareSessionEpoch';
-    const shareSessionEpoch: number = r.int32();
-    at = 'maxWaitMs';
-    const maxWaitMs: number = r.int32();
-    at = 'minBytes';
-    const minBytes: number = r.int32();
-    at = 'maxBytes';
-    const maxBytes: number = r.int32();
-    at = 'maxRecords';
-    const maxRecords: number = r.int32();
-    at = 'batchSize';
-    const batchSize: number = r.int32();
+    at = '';
+    const run0 = r.claim(SHARE_FETCH_REQUEST_RUN_0);
+    const shareSessionEpoch: number = r.int32At(run0);
+    const maxWaitMs: number = r.int32At(run0 + 4);
+    const minBytes: number = r.int32At(run0 + 8);
+    const maxBytes: number = r.int32At(run0 + 12);
+    const maxRecords: number = r.int32At(run0 + 16);
+    const batchSize: number = r.int32At(run0 + 20);
     at = 'shareAcquireMode';
     const shareAcquireMode: number = version >= 2 ? r.int8() : 0;
     at = 'isRenewAck';
@@ -469,13 +476,15 @@ function fetchPartitionFromJson(json: unknown, version: number, path: string): F
   return m;
 }
 
+/** firstOffset, lastOffset: read after one bounds check. */
+const ACKNOWLEDGEMENT_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 8]);
+
 function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
   let at = '';
   try {
-    at = 'firstOffset';
-    const firstOffset: bigint = r.int64();
-    at = 'lastOffset';
-    const lastOffset: bigint = r.int64();
+    const run0 = r.claim(ACKNOWLEDGEMENT_BATCH_RUN_0);
+    const firstOffset: bigint = r.int64At(run0);
+    const lastOffset: bigint = r.int64At(run0 + 8);
     at = 'acknowledgeTypes';
     const acknowledgeTypes: number[] = r.int8Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

@@ -3,6 +3,7 @@ import {
   bytesToJson,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBytes,
   jsonChild,
@@ -172,13 +173,15 @@ export function createNodeEndpoint(fields?: Partial<NodeEndpoint>): NodeEndpoint
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const SHARE_FETCH_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
 function readShareFetchResponse(r: Reader, version: number): ShareFetchResponse {
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(SHARE_FETCH_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     at = 'acquisitionLockTimeoutMs';
@@ -356,13 +359,15 @@ function shareFetchableTopicResponseFromJson(
   return m;
 }
 
+/** partitionIndex, errorCode: read after one bounds check. */
+const PARTITION_DATA_RUN_0 = fixedRun(['partitionIndex', 4], ['errorCode', 2]);
+
 function readPartitionData(r: Reader, version: number): PartitionData {
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(PARTITION_DATA_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     at = 'acknowledgeErrorCode';
@@ -489,13 +494,15 @@ function partitionDataFromJson(json: unknown, version: number, path: string): Pa
   return m;
 }
 
+/** leaderId, leaderEpoch: read after one bounds check. */
+const LEADER_ID_AND_EPOCH_RUN_0 = fixedRun(['leaderId', 4], ['leaderEpoch', 4]);
+
 function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
   let at = '';
   try {
-    at = 'leaderId';
-    const leaderId: number = r.int32();
-    at = 'leaderEpoch';
-    const leaderEpoch: number = r.int32();
+    const run0 = r.claim(LEADER_ID_AND_EPOCH_RUN_0);
+    const leaderId: number = r.int32At(run0);
+    const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';
@@ -547,15 +554,16 @@ function leaderIdAndEpochFromJson(json: unknown, version: number, path: string):
   return m;
 }
 
+/** firstOffset, lastOffset, deliveryCount: read after one bounds check. */
+const ACQUIRED_RECORDS_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 8], ['deliveryCount', 2]);
+
 function readAcquiredRecords(r: Reader, version: number): AcquiredRecords {
   let at = '';
   try {
-    at = 'firstOffset';
-    const firstOffset: bigint = r.int64();
-    at = 'lastOffset';
-    const lastOffset: bigint = r.int64();
-    at = 'deliveryCount';
-    const deliveryCount: number = r.int16();
+    const run0 = r.claim(ACQUIRED_RECORDS_RUN_0);
+    const firstOffset: bigint = r.int64At(run0);
+    const lastOffset: bigint = r.int64At(run0 + 8);
+    const deliveryCount: number = r.int16At(run0 + 16);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -334,6 +335,9 @@ function assignmentFromJson(json: unknown, version: number, path: string): Assig
   return m;
 }
 
+/** groupEpoch, assignmentEpoch: read after one bounds check. */
+const DESCRIBED_GROUP_RUN_0 = fixedRun(['groupEpoch', 4], ['assignmentEpoch', 4]);
+
 function readDescribedGroup(r: Reader, version: number): DescribedGroup {
   let at = '';
   try {
@@ -345,10 +349,10 @@ function readDescribedGroup(r: Reader, version: number): DescribedGroup {
     const groupId: string = r.string(true);
     at = 'groupState';
     const groupState: string = r.string(true);
-    at = 'groupEpoch';
-    const groupEpoch: number = r.int32();
-    at = 'assignmentEpoch';
-    const assignmentEpoch: number = r.int32();
+    at = '';
+    const run0 = r.claim(DESCRIBED_GROUP_RUN_0);
+    const groupEpoch: number = r.int32At(run0);
+    const assignmentEpoch: number = r.int32At(run0 + 4);
     at = 'assignorName';
     const assignorName: string = r.string(true);
     at = 'members';

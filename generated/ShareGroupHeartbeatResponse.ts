@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -88,21 +89,26 @@ export function createAssignment(fields?: Partial<Assignment>): Assignment {
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const SHARE_GROUP_HEARTBEAT_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
+/** memberEpoch, heartbeatIntervalMs: read after one bounds check. */
+const SHARE_GROUP_HEARTBEAT_RESPONSE_RUN_1 = fixedRun(['memberEpoch', 4], ['heartbeatIntervalMs', 4]);
+
 function readShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroupHeartbeatResponse {
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(SHARE_GROUP_HEARTBEAT_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     at = 'memberId';
     const memberId: string | null = r.nullableString(true);
-    at = 'memberEpoch';
-    const memberEpoch: number = r.int32();
-    at = 'heartbeatIntervalMs';
-    const heartbeatIntervalMs: number = r.int32();
+    at = '';
+    const run1 = r.claim(SHARE_GROUP_HEARTBEAT_RESPONSE_RUN_1);
+    const memberEpoch: number = r.int32At(run1);
+    const heartbeatIntervalMs: number = r.int32At(run1 + 4);
     at = 'assignment';
     const assignment: Assignment | null = r.structPresent() ? readAssignment(r, version) : null;
     let _unknownTaggedFields: RawTaggedField[] | undefined;

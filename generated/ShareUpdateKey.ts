@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineCodec,
+  fixedRun,
   jsonChild,
   jsonInt,
   jsonObject,
@@ -31,15 +32,18 @@ export function createShareUpdateKey(fields?: Partial<ShareUpdateKey>): ShareUpd
   };
 }
 
+/** topicId, partition: read after one bounds check. */
+const SHARE_UPDATE_KEY_RUN_0 = fixedRun(['topicId', 16], ['partition', 4]);
+
 function readShareUpdateKey(r: Reader, version: number): ShareUpdateKey {
   let at = '';
   try {
     at = 'groupId';
     const groupId: string = r.string(false);
-    at = 'topicId';
-    const topicId: string = r.uuid();
-    at = 'partition';
-    const partition: number = r.int32();
+    at = '';
+    const run0 = r.claim(SHARE_UPDATE_KEY_RUN_0);
+    const topicId: string = r.uuidAt(run0);
+    const partition: number = r.int32At(run0 + 16);
     return { groupId, topicId, partition };
   } catch (error) {
     throw decodeErrorAt(error, at);

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -70,15 +71,16 @@ export function createStateBatch(fields?: Partial<StateBatch>): StateBatch {
   };
 }
 
+/** snapshotEpoch, leaderEpoch, startOffset: read after one bounds check. */
+const SHARE_UPDATE_VALUE_RUN_0 = fixedRun(['snapshotEpoch', 4], ['leaderEpoch', 4], ['startOffset', 8]);
+
 function readShareUpdateValue(r: Reader, version: number): ShareUpdateValue {
   let at = '';
   try {
-    at = 'snapshotEpoch';
-    const snapshotEpoch: number = r.int32();
-    at = 'leaderEpoch';
-    const leaderEpoch: number = r.int32();
-    at = 'startOffset';
-    const startOffset: bigint = r.int64();
+    const run0 = r.claim(SHARE_UPDATE_VALUE_RUN_0);
+    const snapshotEpoch: number = r.int32At(run0);
+    const leaderEpoch: number = r.int32At(run0 + 4);
+    const startOffset: bigint = r.int64At(run0 + 8);
     let deliveryCompleteCount: number = -1;
     at = 'stateBatches';
     const stateBatches: StateBatch[] = readArray(r, r.arrayLength(true), version, readStateBatch);
@@ -187,17 +189,17 @@ function shareUpdateValueFromJson(json: unknown, version: number, path: string):
   return m;
 }
 
+/** firstOffset, lastOffset, deliveryState, deliveryCount: read after one bounds check. */
+const STATE_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 8], ['deliveryState', 1], ['deliveryCount', 2]);
+
 function readStateBatch(r: Reader, version: number): StateBatch {
   let at = '';
   try {
-    at = 'firstOffset';
-    const firstOffset: bigint = r.int64();
-    at = 'lastOffset';
-    const lastOffset: bigint = r.int64();
-    at = 'deliveryState';
-    const deliveryState: number = r.int8();
-    at = 'deliveryCount';
-    const deliveryCount: number = r.int16();
+    const run0 = r.claim(STATE_BATCH_RUN_0);
+    const firstOffset: bigint = r.int64At(run0);
+    const lastOffset: bigint = r.int64At(run0 + 8);
+    const deliveryState: number = r.int8At(run0 + 16);
+    const deliveryCount: number = r.int16At(run0 + 17);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

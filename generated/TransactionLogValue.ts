@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -86,6 +87,15 @@ export function createPartitionsSchema(fields?: Partial<PartitionsSchema>): Part
   };
 }
 
+/** transactionTimeoutMs, transactionStatus: read after one bounds check. */
+const TRANSACTION_LOG_VALUE_RUN_0 = fixedRun(['transactionTimeoutMs', 4], ['transactionStatus', 1]);
+
+/** transactionLastUpdateTimestampMs, transactionStartTimestampMs: read after one bounds check. */
+const TRANSACTION_LOG_VALUE_RUN_1 = fixedRun(
+  ['transactionLastUpdateTimestampMs', 8],
+  ['transactionStartTimestampMs', 8],
+);
+
 function readTransactionLogValue(r: Reader, version: number): TransactionLogValue {
   const flexible = version >= 1;
   let at = '';
@@ -97,10 +107,10 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
     at = 'producerEpoch';
     const producerEpoch: number = r.int16();
     let nextProducerEpoch: number = -1;
-    at = 'transactionTimeoutMs';
-    const transactionTimeoutMs: number = r.int32();
-    at = 'transactionStatus';
-    const transactionStatus: number = r.int8();
+    at = '';
+    const run0 = r.claim(TRANSACTION_LOG_VALUE_RUN_0);
+    const transactionTimeoutMs: number = r.int32At(run0);
+    const transactionStatus: number = r.int8At(run0 + 4);
     at = 'transactionPartitions';
     const transactionPartitions: PartitionsSchema[] | null = readNullableArray(
       r,
@@ -108,10 +118,10 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
       version,
       readPartitionsSchema,
     );
-    at = 'transactionLastUpdateTimestampMs';
-    const transactionLastUpdateTimestampMs: bigint = r.int64();
-    at = 'transactionStartTimestampMs';
-    const transactionStartTimestampMs: bigint = r.int64();
+    at = '';
+    const run1 = r.claim(TRANSACTION_LOG_VALUE_RUN_1);
+    const transactionLastUpdateTimestampMs: bigint = r.int64At(run1);
+    const transactionStartTimestampMs: bigint = r.int64At(run1 + 8);
     let clientTransactionVersion: number = 0;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {

@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -106,6 +107,9 @@ export function createTxnOffsetCommitRequestPartition(
   };
 }
 
+/** producerId, producerEpoch: read after one bounds check. */
+const TXN_OFFSET_COMMIT_REQUEST_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2]);
+
 function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommitRequest {
   const flexible = version >= 3;
   let at = '';
@@ -114,10 +118,10 @@ function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommit
     const transactionalId: string = r.string(flexible);
     at = 'groupId';
     const groupId: string = r.string(flexible);
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
+    at = '';
+    const run0 = r.claim(TXN_OFFSET_COMMIT_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
     at = 'generationIdOrMemberEpoch';
     const generationIdOrMemberEpoch: number = version >= 3 ? r.int32() : -1;
     at = 'memberId';
@@ -375,14 +379,16 @@ function txnOffsetCommitRequestTopicFromJson(
   return m;
 }
 
+/** partitionIndex, committedOffset: read after one bounds check. */
+const TXN_OFFSET_COMMIT_REQUEST_PARTITION_RUN_0 = fixedRun(['partitionIndex', 4], ['committedOffset', 8]);
+
 function readTxnOffsetCommitRequestPartition(r: Reader, version: number): TxnOffsetCommitRequestPartition {
   const flexible = version >= 3;
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'committedOffset';
-    const committedOffset: bigint = r.int64();
+    const run0 = r.claim(TXN_OFFSET_COMMIT_REQUEST_PARTITION_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const committedOffset: bigint = r.int64At(run0 + 4);
     at = 'committedLeaderEpoch';
     const committedLeaderEpoch: number = version >= 2 ? r.int32() : -1;
     at = 'committedMetadata';

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -243,14 +244,16 @@ function txnOffsetCommitResponseTopicFromJson(
   return m;
 }
 
+/** partitionIndex, errorCode: read after one bounds check. */
+const TXN_OFFSET_COMMIT_RESPONSE_PARTITION_RUN_0 = fixedRun(['partitionIndex', 4], ['errorCode', 2]);
+
 function readTxnOffsetCommitResponsePartition(r: Reader, version: number): TxnOffsetCommitResponsePartition {
   const flexible = version >= 3;
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(TXN_OFFSET_COMMIT_RESPONSE_PARTITION_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

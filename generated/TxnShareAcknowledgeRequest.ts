@@ -3,6 +3,7 @@ import {
   UnsupportedVersionError,
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -114,6 +115,9 @@ export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch
   };
 }
 
+/** producerId, producerEpoch: read after one bounds check. */
+const TXN_SHARE_ACKNOWLEDGE_REQUEST_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2]);
+
 function readTxnShareAcknowledgeRequest(r: Reader, version: number): TxnShareAcknowledgeRequest {
   let at = '';
   try {
@@ -121,10 +125,10 @@ function readTxnShareAcknowledgeRequest(r: Reader, version: number): TxnShareAck
     const groupId: string = r.string(true);
     at = 'transactionalId';
     const transactionalId: string = r.string(true);
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
+    at = '';
+    const run0 = r.claim(TXN_SHARE_ACKNOWLEDGE_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
     at = 'memberId';
     const memberId: string = version >= 1 ? r.string(true) : '';
     at = 'generationId';
@@ -387,15 +391,16 @@ function txnShareAcknowledgePartitionFromJson(
   return m;
 }
 
+/** firstOffset, lastOffset, acknowledgeType: read after one bounds check. */
+const ACKNOWLEDGEMENT_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 8], ['acknowledgeType', 1]);
+
 function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
   let at = '';
   try {
-    at = 'firstOffset';
-    const firstOffset: bigint = r.int64();
-    at = 'lastOffset';
-    const lastOffset: bigint = r.int64();
-    at = 'acknowledgeType';
-    const acknowledgeType: number = r.int8();
+    const run0 = r.claim(ACKNOWLEDGEMENT_BATCH_RUN_0);
+    const firstOffset: bigint = r.int64At(run0);
+    const lastOffset: bigint = r.int64At(run0 + 8);
+    const acknowledgeType: number = r.int8At(run0 + 16);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -84,13 +85,15 @@ export function createTxnShareAcknowledgePartitionResponse(
   };
 }
 
+/** throttleTimeMs, errorCode: read after one bounds check. */
+const TXN_SHARE_ACKNOWLEDGE_RESPONSE_RUN_0 = fixedRun(['throttleTimeMs', 4], ['errorCode', 2]);
+
 function readTxnShareAcknowledgeResponse(r: Reader, version: number): TxnShareAcknowledgeResponse {
   let at = '';
   try {
-    at = 'throttleTimeMs';
-    const throttleTimeMs: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(TXN_SHARE_ACKNOWLEDGE_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'topics';
     const topics: TxnShareAcknowledgeTopicResponse[] = readArray(
       r,
@@ -233,13 +236,15 @@ function txnShareAcknowledgeTopicResponseFromJson(
   return m;
 }
 
+/** partition, errorCode: read after one bounds check. */
+const TXN_SHARE_ACKNOWLEDGE_PARTITION_RESPONSE_RUN_0 = fixedRun(['partition', 4], ['errorCode', 2]);
+
 function readTxnShareAcknowledgePartitionResponse(r: Reader, version: number): TxnShareAcknowledgePartitionResponse {
   let at = '';
   try {
-    at = 'partition';
-    const partition: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(TXN_SHARE_ACKNOWLEDGE_PARTITION_RESPONSE_RUN_0);
+    const partition: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;

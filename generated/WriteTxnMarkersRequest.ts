@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -134,15 +135,16 @@ function writeTxnMarkersRequestFromJson(json: unknown, version: number, path: st
   return m;
 }
 
+/** producerId, producerEpoch, transactionResult: read after one bounds check. */
+const WRITABLE_TXN_MARKER_RUN_0 = fixedRun(['producerId', 8], ['producerEpoch', 2], ['transactionResult', 1]);
+
 function readWritableTxnMarker(r: Reader, version: number): WritableTxnMarker {
   let at = '';
   try {
-    at = 'producerId';
-    const producerId: bigint = r.int64();
-    at = 'producerEpoch';
-    const producerEpoch: number = r.int16();
-    at = 'transactionResult';
-    const transactionResult: boolean = r.bool();
+    const run0 = r.claim(WRITABLE_TXN_MARKER_RUN_0);
+    const producerId: bigint = r.int64At(run0);
+    const producerEpoch: number = r.int16At(run0 + 8);
+    const transactionResult: boolean = r.boolAt(run0 + 10);
     at = 'topics';
     const topics: WritableTxnMarkerTopic[] = readArray(r, r.arrayLength(true), version, readWritableTxnMarkerTopic);
     at = 'coordinatorEpoch';

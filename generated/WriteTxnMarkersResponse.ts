@@ -2,6 +2,7 @@
 import {
   decodeErrorAt,
   defineApiCodec,
+  fixedRun,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -278,13 +279,15 @@ function writableTxnMarkerTopicResultFromJson(
   return m;
 }
 
+/** partitionIndex, errorCode: read after one bounds check. */
+const WRITABLE_TXN_MARKER_PARTITION_RESULT_RUN_0 = fixedRun(['partitionIndex', 4], ['errorCode', 2]);
+
 function readWritableTxnMarkerPartitionResult(r: Reader, version: number): WritableTxnMarkerPartitionResult {
   let at = '';
   try {
-    at = 'partitionIndex';
-    const partitionIndex: number = r.int32();
-    at = 'errorCode';
-    const errorCode: number = r.int16();
+    const run0 = r.claim(WRITABLE_TXN_MARKER_PARTITION_RESULT_RUN_0);
+    const partitionIndex: number = r.int32At(run0);
+    const errorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (true) {
       at = '(tagged fields)';

@@ -38,7 +38,8 @@ export class DecodeError extends Error {
 
 /** Wraps anything thrown while decoding into a DecodeError that carries the field path. */
 export function decodeErrorAt(error: unknown, segment: string): DecodeError {
-  if (error instanceof DecodeError) return error.within(segment);
+  // An empty segment: the error already names its field (a fixed-width run does).
+  if (error instanceof DecodeError) return segment === '' ? error : error.within(segment);
   // A RangeError from a typed-array view or a TextDecoder failure means the
   // input was malformed in a way the reader did not anticipate: report it as such.
   // The original error stays as `cause`, so that a decoder bug can be told apart from bad input.

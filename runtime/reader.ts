@@ -105,6 +105,57 @@ export class Reader {
     throw new DecodeError('varlong is longer than 10 bytes');
   }
 
+  /**
+   * Claims the bytes of a run of consecutive fixed-width fields with one
+   * bounds check, and returns where the run starts; the fields are then read
+   * with the `…At` methods. When the bytes are short, the error names the
+   * first field that does not fit.
+   */
+  claim(run: FixedRun): number {
+    const at = this.pos;
+    if (at + run.size > this.end) {
+      const left = this.end - at;
+      let start = 0;
+      for (const [name, end] of run.fields) {
+        if (end > left) {
+          throw new DecodeError(`needs ${end - start} byte${end - start === 1 ? '' : 's'} at offset ${at + start}, only ${left - start} left`).within(name);
+        }
+        start = end;
+      }
+    }
+    this.pos = at + run.size;
+    return at;
+  }
+
+  // Reads inside a claimed run: no bounds check of their own.
+  boolAt(at: number): boolean {
+    return this.buffer[at] !== 0;
+  }
+  int8At(at: number): number {
+    return this.view.getInt8(at);
+  }
+  int16At(at: number): number {
+    return this.view.getInt16(at);
+  }
+  uint16At(at: number): number {
+    return this.view.getUint16(at);
+  }
+  int32At(at: number): number {
+    return this.view.getInt32(at);
+  }
+  uint32At(at: number): number {
+    return this.view.getUint32(at);
+  }
+  int64At(at: number): bigint {
+    return this.view.getBigInt64(at);
+  }
+  float64At(at: number): number {
+    return this.view.getFloat64(at);
+  }
+  uuidAt(at: number): string {
+    return uuidToString(this.buffer, at);
+  }
+
   /** Reads `length` raw bytes as a zero-copy view of the input. */
   raw(length: number): Uint8Array {
     if (length < 0) throw new DecodeError(`negative length ${length}`);
@@ -171,6 +222,14 @@ export class Reader {
     return this.int8() >= 0;
   }
 
+  /** An array length for a fixed-width array, whose need() of all its bytes is the bounds check. */
+  private fixedArrayLength(compact: boolean): number {
+    if (compact) return this.unsignedVarint() - 1;
+    const length = this.int32();
+    if (length < -1) throw new DecodeError(`array has invalid length ${length}`);
+    return length;
+  }
+
   /**
    * An array length, int32 (classic) or unsigned varint + 1 (compact); -1 for
    * null. A count larger than the bytes left cannot be honest, since every
@@ -192,115 +251,187 @@ export class Reader {
 
   // Arrays of fixed-width primitives: the length, then every element in one
   // loop with no call per element. The whole array is bounds-checked first, so
-  // no element can fail. A null array (-1) is accepted only when `nullable`.
+  // no element can fail. The nullable variants return null for length -1.
+  // (Kept as small separate methods: they sit on the decode hot path, where a
+  // shared helper or an optional parameter measurably slows them down.)
 
-  int8Array(compact: boolean): number[];
-  int8Array(compact: boolean, nullable: true): number[] | null;
-  int8Array(compact: boolean, nullable = false): number[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 1, nullable);
-    if (at < 0) return null;
+  int8Array(compact: boolean): number[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(length);
+    const view = this.view;
     const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getInt8(at + i);
+    for (let i = 0; i < length; i++) out[i] = view.getInt8(at + i);
     return out;
   }
 
-  boolArray(compact: boolean): boolean[];
-  boolArray(compact: boolean, nullable: true): boolean[] | null;
-  boolArray(compact: boolean, nullable = false): boolean[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 1, nullable);
-    if (at < 0) return null;
+  nullableInt8Array(compact: boolean): number[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getInt8(at + i);
+    return out;
+  }
+
+  boolArray(compact: boolean): boolean[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(length);
     const out = new Array<boolean>(length);
     for (let i = 0; i < length; i++) out[i] = this.buffer[at + i] !== 0;
     return out;
   }
 
-  int16Array(compact: boolean): number[];
-  int16Array(compact: boolean, nullable: true): number[] | null;
-  int16Array(compact: boolean, nullable = false): number[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 2, nullable);
-    if (at < 0) return null;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getInt16(at + 2 * i);
+  nullableBoolArray(compact: boolean): boolean[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(length);
+    const out = new Array<boolean>(length);
+    for (let i = 0; i < length; i++) out[i] = this.buffer[at + i] !== 0;
     return out;
   }
 
-  uint16Array(compact: boolean): number[];
-  uint16Array(compact: boolean, nullable: true): number[] | null;
-  uint16Array(compact: boolean, nullable = false): number[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 2, nullable);
-    if (at < 0) return null;
+  int16Array(compact: boolean): number[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(2 * length);
+    const view = this.view;
     const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getUint16(at + 2 * i);
+    for (let i = 0; i < length; i++) out[i] = view.getInt16(at + 2 * i);
     return out;
   }
 
-  int32Array(compact: boolean): number[];
-  int32Array(compact: boolean, nullable: true): number[] | null;
-  int32Array(compact: boolean, nullable = false): number[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 4, nullable);
-    if (at < 0) return null;
+  nullableInt16Array(compact: boolean): number[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(2 * length);
+    const view = this.view;
     const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getInt32(at + 4 * i);
+    for (let i = 0; i < length; i++) out[i] = view.getInt16(at + 2 * i);
     return out;
   }
 
-  uint32Array(compact: boolean): number[];
-  uint32Array(compact: boolean, nullable: true): number[] | null;
-  uint32Array(compact: boolean, nullable = false): number[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 4, nullable);
-    if (at < 0) return null;
+  uint16Array(compact: boolean): number[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(2 * length);
+    const view = this.view;
     const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getUint32(at + 4 * i);
+    for (let i = 0; i < length; i++) out[i] = view.getUint16(at + 2 * i);
     return out;
   }
 
-  int64Array(compact: boolean): bigint[];
-  int64Array(compact: boolean, nullable: true): bigint[] | null;
-  int64Array(compact: boolean, nullable = false): bigint[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 8, nullable);
-    if (at < 0) return null;
+  nullableUint16Array(compact: boolean): number[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(2 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getUint16(at + 2 * i);
+    return out;
+  }
+
+  int32Array(compact: boolean): number[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(4 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getInt32(at + 4 * i);
+    return out;
+  }
+
+  nullableInt32Array(compact: boolean): number[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(4 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getInt32(at + 4 * i);
+    return out;
+  }
+
+  uint32Array(compact: boolean): number[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(4 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getUint32(at + 4 * i);
+    return out;
+  }
+
+  nullableUint32Array(compact: boolean): number[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(4 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getUint32(at + 4 * i);
+    return out;
+  }
+
+  int64Array(compact: boolean): bigint[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(8 * length);
+    const view = this.view;
     const out = new Array<bigint>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getBigInt64(at + 8 * i);
+    for (let i = 0; i < length; i++) out[i] = view.getBigInt64(at + 8 * i);
     return out;
   }
 
-  float64Array(compact: boolean): number[];
-  float64Array(compact: boolean, nullable: true): number[] | null;
-  float64Array(compact: boolean, nullable = false): number[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 8, nullable);
-    if (at < 0) return null;
+  nullableInt64Array(compact: boolean): bigint[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(8 * length);
+    const view = this.view;
+    const out = new Array<bigint>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getBigInt64(at + 8 * i);
+    return out;
+  }
+
+  float64Array(compact: boolean): number[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(8 * length);
+    const view = this.view;
     const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = this.view.getFloat64(at + 8 * i);
+    for (let i = 0; i < length; i++) out[i] = view.getFloat64(at + 8 * i);
     return out;
   }
 
-  uuidArray(compact: boolean): string[];
-  uuidArray(compact: boolean, nullable: true): string[] | null;
-  uuidArray(compact: boolean, nullable = false): string[] | null {
-    const length = this.arrayLength(compact);
-    const at = this.arrayStart(length, 16, nullable);
-    if (at < 0) return null;
+  nullableFloat64Array(compact: boolean): number[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(8 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getFloat64(at + 8 * i);
+    return out;
+  }
+
+  uuidArray(compact: boolean): string[] {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) throw new DecodeError('non-nullable array is null');
+    const at = this.need(16 * length);
     const out = new Array<string>(length);
     for (let i = 0; i < length; i++) out[i] = uuidToString(this.buffer, at + 16 * i);
     return out;
   }
 
-  /** Claims the bytes of a fixed-width array; -1 for a (permitted) null. */
-  private arrayStart(length: number, width: number, nullable: boolean): number {
-    if (length < 0) {
-      if (nullable) return -1;
-      throw new DecodeError('non-nullable array is null');
-    }
-    return this.need(length * width);
+  nullableUuidArray(compact: boolean): string[] | null {
+    const length = this.fixedArrayLength(compact);
+    if (length < 0) return null;
+    const at = this.need(16 * length);
+    const out = new Array<string>(length);
+    for (let i = 0; i < length; i++) out[i] = uuidToString(this.buffer, at + 16 * i);
+    return out;
   }
+
+
 
   /**
    * Checks that `count` elements of `elementSize` bytes each fit in what is left,
@@ -352,4 +483,17 @@ export class Reader {
       throw new DecodeError(`${this.end - this.pos} unread bytes after the message`);
     }
   }
+}
+
+/** Consecutive fixed-width fields of a struct: their names and where each ends, from the run's start. */
+export interface FixedRun {
+  readonly size: number;
+  readonly fields: readonly (readonly [name: string, end: number])[];
+}
+
+/** Describes a run from its fields' names and widths, in wire order. */
+export function fixedRun(...fields: [name: string, width: number][]): FixedRun {
+  let end = 0;
+  const ends = fields.map(([name, width]) => [name, (end += width)] as const);
+  return { size: end, fields: ends };
 }

@@ -48,6 +48,11 @@ const READER_METHOD: Partial<Record<PrimitiveName, string>> = {
   uuid: 'uuid',
 };
 
+/** The encoded width of a field that is a single fixed-width primitive, else undefined. */
+export function fixedWidth(field: FieldSpec): number | undefined {
+  return field.type.kind === 'primitive' ? FIXED_SIZE[field.type.name] : undefined;
+}
+
 /** Runtime names a module uses; collected so that only those are imported. */
 export class RuntimeImports {
   readonly used = new Set<string>();
@@ -118,8 +123,8 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
   if (type.kind === 'array') {
     const length = `r.arrayLength(${compact})`;
     if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
-      const method = `${type.element.name}Array`;
-      return choose(nullable, `r.${method}(${compact}, true)`, `r.${method}(${compact})`);
+      const name = type.element.name;
+      return choose(nullable, `r.nullable${name.charAt(0).toUpperCase()}${name.slice(1)}Array(${compact})`, `r.${name}Array(${compact})`);
     }
     const element = elementReader(type.element, compact, rt);
     return choose(

@@ -3,6 +3,7 @@ import { Versions } from '../versions.js';
 import { and, choose, not, regularVersions, versionCondition, type Condition } from './conditions.js';
 import {
   defaultExpression,
+  fixedWidth,
   fromJsonExpression,
   lowerFirst,
   nonDefaultCondition,
@@ -25,6 +26,8 @@ export interface StructView {
   jsonName: string;
   about: string;
   exported: boolean;
+  /** Module-level descriptions of the runs of fixed-width fields the reader claims at once. */
+  fixedRuns: { name: string; fields: string; comment: string }[];
   readFlexible: string | undefined;
   sizeFlexible: string | undefined;
   writeFlexible: string | undefined;
@@ -73,7 +76,8 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
 
   const declaration = flexible === 'flexible' ? `const flexible = ${flexibleCondition};` : undefined;
   const needs = (lines: string[]): string | undefined => (lines.some((l) => /\bflexible\b/.test(l)) ? declaration : undefined);
-  const read = readLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
+  const fixedRuns: StructView['fixedRuns'] = [];
+  const read = readLines(plans, taggedPlans, flexible, hasTaggedSection, rt, struct.name, fixedRuns);
   const size = sizeLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
   const write = writeLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
   return {
@@ -81,6 +85,7 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
     jsonName: lowerFirst(struct.name),
     about: isTop ? '' : `Fields of ${struct.name}.`,
     exported: true,
+    fixedRuns,
     readFlexible: needs(read),
     sizeFlexible: needs(size),
     writeFlexible: needs(write),
@@ -111,9 +116,47 @@ function describeVersions(field: FieldSpec): string {
   return parts.join('; ');
 }
 
-function readLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
+/** Fields read with one bounds check for the whole run: always present, never tagged, fixed width. */
+function inRun(p: FieldPlan): boolean {
+  return p.regular === 'true' && p.tagged === 'false' && fixedWidth(p.field) !== undefined;
+}
+
+function readLines(
+  plans: FieldPlan[],
+  tagged: FieldPlan[],
+  flexible: Condition,
+  hasTagged: boolean,
+  rt: RuntimeImports,
+  structName: string,
+  runs: StructView['fixedRuns'],
+): string[] {
   const lines: string[] = [];
-  for (const p of plans) {
+  for (let i = 0; i < plans.length; i++) {
+    const p = plans[i]!;
+    let end = i;
+    while (end < plans.length && inRun(plans[end]!)) end++;
+    if (end - i >= 2) {
+      const run = plans.slice(i, end);
+      const name = `${upperSnake(structName)}_RUN_${runs.length}`;
+      const start = `run${runs.length}`;
+      runs.push({
+        name,
+        fields: run.map((f) => `['${f.field.propertyName}', ${fixedWidth(f.field)}]`).join(', '),
+        comment: run.map((f) => f.field.propertyName).join(', '),
+      });
+      rt.use('fixedRun');
+      // The run's error names its own field, so the struct adds no segment of its own.
+      if (lines.length > 0) lines.push(`at = '';`);
+      lines.push(`const ${start} = r.claim(${name});`);
+      let offset = 0;
+      for (const f of run) {
+        const type = f.field.type.kind === 'primitive' ? f.field.type.name : '';
+        lines.push(`const ${f.local}: ${tsType(f.field)} = r.${type}At(${offset === 0 ? start : `${start} + ${offset}`});`);
+        offset += fixedWidth(f.field)!;
+      }
+      i = end - 1;
+      continue;
+    }
     const dflt = defaultExpression(p.field, rt);
     if (p.regular === 'false') {
       lines.push(`${p.tagged === 'false' ? 'const' : 'let'} ${p.local}: ${tsType(p.field)} = ${dflt};`);
@@ -260,4 +303,8 @@ function fromJsonLines(plans: FieldPlan[], rt: RuntimeImports): string[] {
     lines.push('}');
   }
   return lines;
+}
+
+function upperSnake(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
