@@ -324,6 +324,29 @@ export class KafkaProducer {
     } catch (error) {
       return Promise.reject(error);
     }
+    const generation = this.transactionGeneration;
+    const result = this.enqueue(record, generation);
+    // A record of the open transaction that cannot be sent (too large, a bad
+    // partition, no metadata) must stop that transaction from committing
+    // without it, or its share acks would commit with no output: the
+    // transaction becomes abortable. Attaching this handler also marks the
+    // promise as handled, so `void producer.send(...)` never crashes the process.
+    result.catch((error: unknown) => this.failTransactionOf(generation, error));
+    return result;
+  }
+
+  /** Makes the transaction a failed send belonged to abortable, unless it has ended since. */
+  private failTransactionOf(generation: number, error: unknown): void {
+    const txn = this.txn;
+    if (!txn || generation !== this.transactionGeneration) return;
+    // Already failed (a batch error is recorded where it happens) or ending: nothing to add.
+    if (txn.state !== 'IN_TRANSACTION' && txn.state !== 'COMMITTING_TRANSACTION') return;
+    if (error instanceof TransactionAbortedError) return;
+    txn.fail(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  /** Validates, sizes and queues a record; resolves when its batch is acknowledged. */
+  private enqueue(record: ProducerRecord, generation: number): Promise<RecordMetadata> {
     const key = toBytes(record.key);
     const value = toBytes(record.value);
     const headers: RecordHeader[] = Array.isArray(record.headers)
@@ -337,12 +360,12 @@ export class KafkaProducer {
     let size = 21 + (key?.length ?? 0) + (value?.length ?? 0);
     for (const h of headers) size += 2 + h.key.length * 3 + (h.value?.length ?? 0);
     if (size + 61 > this.cfg.maxRequestSize) {
-      return Promise.reject(
-        new ApiError(
-          10,
-          `the record is ${size} bytes, more than max.request.size (${this.cfg.maxRequestSize}); it was not sent (MESSAGE_TOO_LARGE)`,
-        ),
+      const error = new ApiError(
+        10,
+        `the record is ${size} bytes, more than max.request.size (${this.cfg.maxRequestSize}); it was not sent (MESSAGE_TOO_LARGE)`,
       );
+      this.failTransactionOf(generation, error);
+      return Promise.reject(error);
     }
     return new Promise<RecordMetadata>((resolve, reject) => {
       const pending: PendingRecord = { input, resolve, reject };
@@ -351,23 +374,17 @@ export class KafkaProducer {
         try {
           this.append(record, cached, size, pending);
         } catch (error) {
+          this.failTransactionOf(generation, error);
           reject(error);
         }
         return;
       }
       // Slow path: wait for metadata, keeping the order of sends.
       this.waitingAppends++;
-      const generation = this.transactionGeneration;
       this.appendTail = this.appendTail
         .then(async () => {
-          let topic: Awaited<ReturnType<ClusterClient['topic']>>;
-          try {
-            topic = await this.cluster.topic(record.topic, Date.now() + this.cfg.maxBlockMs);
-          } catch (error) {
-            // The record was part of the open transaction: without it that transaction must not commit.
-            if (this.txn && generation === this.transactionGeneration && this.txn.isInTransaction) this.txn.fail(error as Error);
-            throw error;
-          }
+          // A metadata failure fails the record, and through send() its transaction.
+          const topic = await this.cluster.topic(record.topic, Date.now() + this.cfg.maxBlockMs);
           this.checkOpen();
           if (this.txn) {
             // Only into the transaction the record was sent in (which may be committing: commit waits for
@@ -390,6 +407,7 @@ export class KafkaProducer {
                   error,
                 )
               : error;
+          this.failTransactionOf(generation, e);
           reject(e as Error);
         })
         .finally(() => this.waitingAppends--);
