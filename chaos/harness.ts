@@ -11,7 +11,7 @@
  * nodes A and B is a rule on B's proxy for client id `kipgen-broker-A` and on
  * A's proxy for `kipgen-broker-B`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -61,6 +61,15 @@ export interface ManagedProcess {
   /** Resolves with the first event matching `pred` (rejects when the process exits first or after `timeoutMs`). */
   waitFor(pred: (e: Record<string, any> & { event: string }) => boolean, timeoutMs: number, what?: string): Promise<Record<string, any> & { event: string; at: number }>;
   signal(signal: NodeJS.Signals): void;
+  /**
+   * Resolves once the process is stopped (SIGSTOP: state `T`). A job that
+   * freezes itself prints its `hanging` event and *then* stops; a SIGCONT
+   * sent between the two is lost and the job stays frozen forever, so wait
+   * for the stop before resuming it (see `resume`).
+   */
+  waitStopped(timeoutMs?: number): Promise<void>;
+  /** waitStopped(), then SIGCONT. */
+  resume(timeoutMs?: number): Promise<void>;
   kill9(): Promise<void>;
   /** SIGTERM, then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
@@ -153,6 +162,19 @@ export function spawnManaged(name: string, args: string[], env: Record<string, s
     signal(signal) {
       killGroup(child, signal);
     },
+    async waitStopped(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (!proc.running) throw new Error(`${name} exited while waiting for it to stop`);
+        if (processState(child.pid!) === 'T') return;
+        if (Date.now() > deadline) throw new Error(`${name} (pid ${child.pid}) did not stop within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    async resume(timeoutMs) {
+      await proc.waitStopped(timeoutMs);
+      killGroup(child, 'SIGCONT');
+    },
     async kill9() {
       killGroup(child, 'SIGKILL');
       await exited;
@@ -166,6 +188,24 @@ export function spawnManaged(name: string, args: string[], env: Record<string, s
     },
   };
   return proc;
+}
+
+/**
+ * The scheduler state of a process (`R`, `S`, `T` stopped, `Z`, …), from
+ * /proc on Linux, else from ps(1); null when it cannot be read.
+ */
+export function processState(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) S …": comm may hold spaces and parentheses; the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) || null;
+  } catch {
+    try {
+      return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().charAt(0) || null;
+    } catch {
+      return null;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

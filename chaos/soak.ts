@@ -7,7 +7,7 @@
  * independent checker must report zero lost and zero duplicated (and no
  * output without its ack, no ack without its output, nothing pending).
  *
- *   npm run chaos -- --runs R --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--verbose] [--keep-data DIR]
+ *   npm run chaos -- --runs R --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--delivery-count-limit L] [--verbose] [--keep-data DIR]
  *
  * Run r uses seed S + r, so any failing run can be replayed alone with
  * `--runs 1 --seed <its seed>`. Exit code 1 when any run is not clean.
@@ -48,6 +48,8 @@ export interface SoakOptions {
   echo?: boolean;
   /** Keep the cluster's data here (for `kipgen dump-log`) instead of a temp dir removed at the end. */
   keepDir?: string;
+  /** The share group's delivery-count limit (default: the harness's, 10). Low values make the soak archive records. */
+  deliveryCountLimit?: number;
 }
 
 export interface SoakResult {
@@ -107,6 +109,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     ],
     echo: options.echo,
     dir: options.keepDir,
+    ...(options.deliveryCountLimit !== undefined ? { shareGroup: { deliveryCountLimit: options.deliveryCountLimit } } : {}),
   });
   const jobs: ManagedProcess[] = [];
   const all: ManagedProcess[] = [];
@@ -261,6 +264,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       jobs: args.jobs ? Number(args.jobs) : undefined,
       faults: args.faults ? Number(args.faults) : undefined,
       windowMs: args['window-ms'] ? Number(args['window-ms']) : undefined,
+      deliveryCountLimit: args['delivery-count-limit'] ? Number(args['delivery-count-limit']) : undefined,
       log: (line) => process.stdout.write(line + '\n'),
       echo: args.verbose === 'true',
       keepDir: args['keep-data'] ? `${args['keep-data']}/seed-${seed + r}` : undefined,

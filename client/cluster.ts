@@ -199,6 +199,11 @@ export class ClusterClient {
   // Retries
 
   /** Backoff before attempt `attempt` (1-based): exponential with ±20% jitter, as Kafka's ExponentialBackoff. */
+  /** retry.backoff.ms as configured. */
+  get retryBackoffMs(): number {
+    return this.config.retryBackoffMs;
+  }
+
   backoff(attempt: number, base = this.config.retryBackoffMs, max = this.config.retryBackoffMaxMs): number {
     const value = Math.min(max, base * 2 ** Math.max(0, attempt - 1));
     return Math.round(value * (0.8 + Math.random() * 0.4));
@@ -209,7 +214,13 @@ export class ClusterClient {
    * `deadline` (epoch ms). Then throws KafkaTimeoutError with the last error as
    * its cause; a non-retriable error is thrown at once.
    */
-  async retry<T>(what: string, deadline: number, fn: (attempt: number) => Promise<T>): Promise<T> {
+  async retry<T>(
+    what: string,
+    deadline: number,
+    fn: (attempt: number) => Promise<T>,
+    /** A backoff of its own for some errors (else undefined: the exponential one). */
+    backoffFor?: (error: unknown, attempt: number) => number | undefined,
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       this.checkOpen();
       try {
@@ -217,7 +228,7 @@ export class ClusterClient {
       } catch (error) {
         if (this.closed) throw new ClientClosedError(`client ${this.clientId}`);
         if (!isRetriable(error)) throw error;
-        const wait = this.backoff(attempt);
+        const wait = backoffFor?.(error, attempt) ?? this.backoff(attempt);
         if (Date.now() + wait >= deadline) {
           throw new KafkaTimeoutError(
             `${what} did not complete within its deadline after ${attempt} attempt(s); last error: ${(error as Error).message}`,
@@ -560,7 +571,13 @@ export class ClusterClient {
     responseCodec: ApiMessageCodec<Res>,
     build: (version: number) => Req,
     check: (response: Res, version: number) => number,
-    options: { deadline: number; min?: number; max?: number },
+    options: {
+      deadline: number;
+      min?: number;
+      max?: number;
+      /** A backoff of its own for some errors (see retry). */
+      backoffFor?: (error: unknown, attempt: number) => number | undefined;
+    },
   ): Promise<{ response: Res; version: number; nodeId: number }> {
     return this.retry(what, options.deadline, async () => {
       const nodeId = await this.findCoordinator(keyType, key, options.deadline);
@@ -580,7 +597,7 @@ export class ClusterClient {
         throw errorFromCode(code, `${what} to node ${nodeId}`);
       }
       return { ...result, nodeId };
-    });
+    }, options.backoffFor);
   }
 
   /** Finalized feature level (e.g. `transaction.version`) as a node reported it, if any. */

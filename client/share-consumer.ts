@@ -793,11 +793,14 @@ export class KafkaShareConsumer {
     if (acquired.length === 0) return [];
     const out: ShareConsumerRecord[] = [];
     const found = new Set<bigint>();
+    /** Offset ranges of the complete batches in the response: an acquired offset in one of them with no data record is a gap. */
+    const covered: Array<{ from: bigint; to: bigint }> = [];
     const ranges = [...acquired].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
     const rangeOf = (offset: bigint) => ranges.find((r) => offset >= r.firstOffset && offset <= r.lastOffset);
     if (bytes && bytes.length > 0) {
       const { batches } = decodeRecordBatches(bytes);
       for (const batch of batches) {
+        covered.push({ from: batch.baseOffset, to: batch.lastOffset });
         if (batch.isControl) continue;
         for (const record of batch.records) {
           const range = rangeOf(record.offset);
@@ -819,11 +822,16 @@ export class KafkaShareConsumer {
         }
       }
     }
-    // Acquired offsets without a record (control records, aborted or compacted ones) are acknowledged as GAP.
+    // Acquired offsets that are positively not records — inside a complete batch of the response but not one of
+    // its data records (a control record, a record removed by compaction) — are acknowledged as GAP. An acquired
+    // offset that no batch of the response covers (bytes cut short, a batch not sent) may be a real record: it is
+    // left alone, so that its lock expires and it is delivered again. Archiving it (GAP → ARCHIVED) would lose it;
+    // in transactional mode no one would ever process it.
+    const isCovered = (o: bigint) => covered.some((c) => o >= c.from && o <= c.to);
     for (const range of ranges) {
       const span = range.lastOffset - range.firstOffset + 1n;
       if (span > 100000n) continue;
-      for (let o = range.firstOffset; o <= range.lastOffset; o++) if (!found.has(o)) this.addAck(ref, o, 0);
+      for (let o = range.firstOffset; o <= range.lastOffset; o++) if (!found.has(o) && isCovered(o)) this.addAck(ref, o, 0);
     }
     return out;
   }

@@ -133,6 +133,15 @@ export class TransactionAbortedError extends KafkaError {
 
 const TV1_MAX = { endTxn: 4, initProducerId: 5, addPartitions: 3, txnOffsetCommit: 4, addOffsets: 4 };
 
+/**
+ * Kafka's TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS (KAFKA-5477): the
+ * first add of a transaction that gets CONCURRENT_TRANSACTIONS is retried after
+ * this, not retry.backoff.ms. EndTxn answers once PREPARE_* is written and the
+ * markers complete just after, so the next transaction's first add routinely
+ * meets the previous one still completing: an expected race, not a failure.
+ */
+const FIRST_ADD_RETRY_BACKOFF_MS = 20;
+
 interface ShareAckPartition {
   topic: string;
   topicId: string;
@@ -152,6 +161,8 @@ export class TransactionManager {
   /** Offsets / share acks calls of this transaction still running; commit waits for them. */
   private readonly pendingOps = new Set<Promise<unknown>>();
   private transactionStarted = false;
+  /** Add requests to the transaction coordinator, one at a time (see serialAdd). */
+  private addChain: Promise<unknown> = Promise.resolve();
   /** An add request (partitions, offsets, share acks) was sent, maybe without an answer: the coordinator may have started the transaction. */
   private addAttempted = false;
   private hasShareAcks = false;
@@ -393,7 +404,7 @@ export class TransactionManager {
       }
       const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
       this.addAttempted = true;
-      await this.cluster
+      await this.serialAdd(() => this.cluster
         .coordinatorRequest(
           'AddPartitionsToTxn',
           CoordinatorType.TRANSACTION,
@@ -430,11 +441,11 @@ export class TransactionManager {
             if (retriable) throw errorFromCode(retriable, 'AddPartitionsToTxn');
             return 0;
           },
-          { deadline, max: TV1_MAX.addPartitions },
+          { deadline, max: TV1_MAX.addPartitions, backoffFor: this.addBackoff },
         )
         .then(({ response }) => {
           if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddPartitionsToTxn');
-        });
+        }));
       for (const key of batch.keys()) {
         this.pendingPartitions.delete(key);
         this.partitionsInTransaction.add(key);
@@ -464,7 +475,7 @@ export class TransactionManager {
     const op = this.track(async () => {
       const deadline = Date.now() + this.options.maxBlockMs;
       this.addAttempted = true;
-      const { response } = await this.cluster.coordinatorRequest(
+      const { response } = await this.serialAdd(() => this.cluster.coordinatorRequest(
         'AddOffsetsToTxn',
         CoordinatorType.TRANSACTION,
         this.transactionalId,
@@ -478,8 +489,8 @@ export class TransactionManager {
             groupId: metadata.groupId,
           }),
         (r) => r.errorCode,
-        { deadline, max: TV1_MAX.addOffsets },
-      );
+        { deadline, max: TV1_MAX.addOffsets, backoffFor: this.addBackoff },
+      ));
       if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddOffsetsToTxn');
       this.transactionStarted = true;
       const byTopic = new Map<string, TopicPartitionOffset[]>();
@@ -589,7 +600,7 @@ export class TransactionManager {
       );
     }
     this.addAttempted = true;
-    const { response } = await this.cluster.coordinatorRequest(
+    const { response } = await this.serialAdd(() => this.cluster.coordinatorRequest(
       'AddShareAcksToTxn',
       CoordinatorType.TRANSACTION,
       this.transactionalId,
@@ -621,8 +632,8 @@ export class TransactionManager {
         }
         return 0;
       },
-      { deadline },
-    );
+      { deadline, backoffFor: this.addBackoff },
+    ));
     if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddShareAcksToTxn');
     for (const t of response.results) {
       for (const p of t.partitions) {
@@ -732,6 +743,34 @@ export class TransactionManager {
       remaining = retry;
       if (retryError) throw retryError;
     });
+  }
+
+  /**
+   * The backoff of an add request (AddPartitionsToTxn, AddOffsetsToTxn,
+   * AddShareAcksToTxn) that failed: FIRST_ADD_RETRY_BACKOFF_MS (or
+   * retry.backoff.ms if smaller) for CONCURRENT_TRANSACTIONS while nothing is
+   * in the transaction yet, else the usual exponential one.
+   */
+  private readonly addBackoff = (error: unknown): number | undefined =>
+    !this.transactionStarted && error instanceof KafkaError && error.code === Errors.CONCURRENT_TRANSACTIONS
+      ? Math.min(FIRST_ADD_RETRY_BACKOFF_MS, this.cluster.retryBackoffMs)
+      : undefined;
+
+  /**
+   * Runs the add requests of this producer (AddPartitionsToTxn,
+   * AddOffsetsToTxn, AddShareAcksToTxn) one after the other, as Kafka's
+   * TransactionManager sends one transactional request at a time: two adds in
+   * flight together make the coordinator answer one of them
+   * CONCURRENT_TRANSACTIONS (its state change for the other is being written),
+   * which costs a retry and its backoff.
+   */
+  private serialAdd<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.addChain.then(fn, fn);
+    this.addChain = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   private track(fn: () => Promise<void>): Promise<void> {

@@ -146,12 +146,24 @@ function toPersistedState(state: number): PersistedDeliveryState {
   return state === 2 || state === 4 ? state : 0;
 }
 
-/** StateBatches for a ShareUpdate from the changes of one operation: persisted states only, at or above the start offset, coalesced. */
+/**
+ * StateBatches for a ShareUpdate from the changes of one operation: persisted
+ * states only, coalesced.
+ *
+ * A record that finished (ACKNOWLEDGED or ARCHIVED) in the very operation that
+ * moved the start offset past it keeps its batch, although replay drops what
+ * lies below the start offset anyway: otherwise the log would only say that
+ * the start offset passed it, not how it finished, and a record archived at
+ * the delivery-count limit (lock expiry, release) or by a REJECT/GAP could not
+ * be told from one that was skipped — an auditor reading the log, such as the
+ * chaos checker, would count it as lost.
+ */
 export function stateBatchesOf(changes: readonly StateChange[], startOffset: bigint): ShareUpdateValue['stateBatches'] {
   const latest = new Map<bigint, StateChange>();
   for (const c of changes) {
-    if (c.offset < startOffset) continue;
-    if (c.state === 'AVAILABLE' || c.state === 'ACKNOWLEDGED' || c.state === 'ARCHIVED') latest.set(c.offset, c);
+    const finished = c.state === 'ACKNOWLEDGED' || c.state === 'ARCHIVED';
+    if (c.offset < startOffset && !finished) latest.delete(c.offset);
+    else if (finished || c.state === 'AVAILABLE') latest.set(c.offset, c);
     else latest.delete(c.offset);
   }
   const sorted = [...latest.values()].sort((a, b) => (a.offset < b.offset ? -1 : 1));

@@ -270,17 +270,29 @@ export class SharePartitions {
 
   /**
    * A COMMIT/ABORT marker for this producer is in the log: resolve its pending
-   * acks. Nothing is written: the marker made the transactional update count
-   * (commit) or, on replay, releases its records with their delivery counts
-   * (abort; ShareStateStore.resolve), exactly as the live abort does here.
-   * Idempotent.
+   * acks. The marker alone is enough for the state: it made the transactional
+   * update count (commit) or, on replay, releases its records with their
+   * delivery counts (abort; ShareStateStore.resolve), exactly as the live
+   * abort does here.
+   *
+   * One thing is written: when an abort archived records (their delivery count
+   * reached the limit), a ShareUpdate saying so. Replay would archive them
+   * anyway, but only by applying the delivery-count limit to the aborted
+   * update, which nothing else reading the log knows: without it they would
+   * look skipped (the start offset passes them with no terminal state), and an
+   * auditor such as the chaos checker counts them as lost. Idempotent.
    */
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void> {
-    return this.queue.run(() => {
+    return this.queue.run(async () => {
       this.store.completeTransaction(producerId, producerEpoch, commit);
+      const archived: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       for (const sp of this.partitions.values()) {
-        if (sp.hasPendingFor(producerId)) sp.completeTransaction(producerId, producerEpoch, commit);
+        if (!sp.hasPendingFor(producerId)) continue;
+        const changes = sp.completeTransaction(producerId, producerEpoch, commit).filter((c) => c.state === 'ARCHIVED');
+        if (!commit && changes.length > 0) archived.push({ key: sp.key, sp, changes });
       }
+      // A failed write reloads the state from the log, which (marker included) says the same.
+      if (archived.length > 0) await this.persist(archived);
       this.announceAvailable();
     });
   }

@@ -163,8 +163,8 @@ export class ShareStateStore {
         deliveryCompleteCount: -1,
         stateBatches,
       };
-      const { record, state } = this.nextWrite(key, current, update);
-      records.push(record);
+      const { written, state } = this.nextWrite(key, current, update);
+      records.push(...written);
       nextViews.push({ id, key, state });
     }
     if (records.length === 0) return;
@@ -221,22 +221,37 @@ export class ShareStateStore {
 
   // -------------------------------------------------------------------------
 
-  /** The record to write for an update: the update itself, or a full snapshot when one is due (or none exists yet). */
+  /**
+   * The records to write for an update: the update itself, or a full snapshot
+   * when one is due (or none exists yet). A snapshot holds nothing below its
+   * start offset, so when the update finished records that the start offset
+   * has already passed, an update naming just those follows the snapshot (same
+   * batch, one fsync): the log then still says how they finished (see
+   * stateBatchesOf). Replay merges it as a no-op below the start offset.
+   */
   private nextWrite(
     key: SharePartitionKey,
     current: PersistedShareState | undefined,
     update: ShareUpdateValue,
-  ): { record: CoordinatorRecord; state: PersistedShareState } {
+  ): { written: CoordinatorRecord[]; state: PersistedShareState } {
     const now = BigInt(this.options.now());
     const state = current?.clone() ?? new PersistedShareState(update.startOffset < 0n ? 0n : update.startOffset, -1, now);
     state.applyUpdate(update);
     if (current === undefined || state.updatesSinceSnapshot + 1 >= this.options.snapshotUpdateRecords) {
       state.snapshotEpoch += 1;
       state.updatesSinceSnapshot = 0;
-      return { record: encodeSnapshotRecord(key, state.toSnapshot(state.snapshotEpoch, now)), state };
+      const snapshot = encodeSnapshotRecord(key, state.toSnapshot(state.snapshotEpoch, now));
+      const below = update.stateBatches
+        .filter((b) => b.firstOffset < state.startOffset)
+        .map((b) => (b.lastOffset < state.startOffset ? b : { ...b, lastOffset: state.startOffset - 1n }));
+      if (below.length === 0) return { written: [snapshot], state };
+      // Replay counts the trailing update toward the next snapshot: so does the live state.
+      state.updatesSinceSnapshot = 1;
+      const finished: ShareUpdateValue = { ...update, snapshotEpoch: state.snapshotEpoch, startOffset: -1n, stateBatches: below };
+      return { written: [snapshot, encodeUpdateRecord(key, finished)], state };
     }
     state.updatesSinceSnapshot += 1;
-    return { record: encodeUpdateRecord(key, update), state };
+    return { written: [encodeUpdateRecord(key, update)], state };
   }
 
   private mergeUpdate(key: SharePartitionKey, value: ShareUpdateValue, countsTowardSnapshot: boolean): void {

@@ -30,6 +30,16 @@ import {
 /** The coordinator epoch written in markers: leadership of a partition never moves in a static cluster. */
 const COORDINATOR_EPOCH = 0;
 const MAX_EPOCH = 32767;
+/**
+ * How long an add request (AddPartitionsToTxn, AddOffsetsToTxn,
+ * AddShareAcksToTxn) of a producer waits for that producer's previous
+ * transaction to finish completing (markers, then COMPLETE_*) before it is
+ * answered CONCURRENT_TRANSACTIONS. EndTxn answers once PREPARE_* is written,
+ * so a producer's next transaction routinely starts while the markers of the
+ * last one are still being written (a few milliseconds); answering at once
+ * would cost every such transaction a client round trip and retry backoff.
+ */
+const COMPLETION_WAIT_MS = 500;
 
 export interface ProducerIdAndEpoch {
   errorCode: number;
@@ -60,6 +70,8 @@ export class TransactionCoordinator {
   private stopped = false;
   /** Background completions (markers then COMPLETE_*), awaited on close. */
   private readonly completions = new Set<Promise<void>>();
+  /** The completion in progress per transactional id. */
+  private readonly completing = new Map<string, Promise<void>>();
 
   constructor(private readonly o: TransactionCoordinatorOptions) {}
 
@@ -172,6 +184,7 @@ export class TransactionCoordinator {
    * Returns one error code for all of them: the caller reports it per partition.
    */
   async addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: TopicPartitionRef[]): Promise<number> {
+    await this.awaitCompletion(transactionalId, producerId, producerEpoch);
     const meta = this.txns.get(transactionalId);
     const error = this.checkProducer(transactionalId, meta, producerId, producerEpoch);
     if (error !== ErrorCode.NONE) return error;
@@ -272,7 +285,26 @@ export class TransactionCoordinator {
       if (!this.stopped) this.o.log(`completing transaction ${meta.transactionalId} failed: ${error.message}`);
     });
     this.completions.add(run);
-    void run.finally(() => this.completions.delete(run));
+    this.completing.set(meta.transactionalId, run);
+    void run.finally(() => {
+      this.completions.delete(run);
+      if (this.completing.get(meta.transactionalId) === run) this.completing.delete(meta.transactionalId);
+    });
+  }
+
+  /**
+   * When this producer's (same id and epoch) previous transaction is still
+   * completing, waits for that — at most COMPLETION_WAIT_MS — so that the next
+   * transaction's first add usually succeeds instead of getting
+   * CONCURRENT_TRANSACTIONS. A fenced producer (older epoch) does not wait.
+   */
+  private async awaitCompletion(transactionalId: string, producerId: bigint, producerEpoch: number): Promise<void> {
+    const meta = this.txns.get(transactionalId);
+    const completion = this.completing.get(transactionalId);
+    if (completion === undefined || meta === undefined || meta.producerId !== producerId || meta.producerEpoch !== producerEpoch) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([completion, new Promise<void>((resolve) => (timer = setTimeout(resolve, COMPLETION_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   private async complete(meta: TransactionMetadata): Promise<void> {

@@ -46,8 +46,9 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
   it('case 1: kill -9 before beginTransaction — nothing written; the records come back at once (the dead connection releases them, before their lock would expire); exactly once in the end', async () => {
     const c = await cluster({ topics: ONE_INPUT_PARTITION });
     await seedInput(c.bootstrap, 'in', 40);
-    // b shares the one input partition with a (more members than partitions), and keeps running.
-    const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '3', '--txn-pause-ms', '100']);
+    // b shares the one input partition with a (more members than partitions), and keeps running — slowly enough
+    // (a transaction takes ≥ 250 ms) that a, which starts later, still finds records for its three polls.
+    const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '3', '--txn-pause-ms', '250']);
     await b.waitFor((e) => e.event === 'ready', 20_000, 'ready');
     const a = job(c, { name: 'a', transactionalId: 'tx-a' }, ['--max-poll-records', '5', '--die-at', 'before-begin', '--die-after-n-transactions', '2']);
     const dying = await a.waitFor((e) => e.event === 'dying', 30_000, 'dying');
@@ -78,8 +79,8 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
   it('case 1 (frozen consumer): a process stopped before beginTransaction keeps its connection; its records come back when the lock expires', async () => {
     const c = await cluster({ topics: ONE_INPUT_PARTITION });
     await seedInput(c.bootstrap, 'in', 30);
-    // b runs first and shares the one input partition with a (more members than partitions).
-    const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '3', '--txn-pause-ms', '100']);
+    // b runs first and shares the one input partition with a (more members than partitions), slowly enough that a still finds records.
+    const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '3', '--txn-pause-ms', '250']);
     await b.waitFor((e) => e.event === 'ready', 20_000, 'ready');
     const a = job(c, { name: 'a', transactionalId: 'tx-a' }, ['--max-poll-records', '3', '--hang-at', 'before-begin', '--hang-after-n-transactions', '0']);
     const hanging = await a.waitFor((e) => e.event === 'hanging', 30_000, 'hanging');
@@ -126,7 +127,8 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
   it('case 3: kill -9 after sendShareAcksToTransaction, before commit — acks pending (records pinned, not redelivered) until the timeout aborts both; then redelivered at once', async () => {
     const c = await cluster({ topics: ONE_INPUT_PARTITION });
     await seedInput(c.bootstrap, 'in', 30);
-    const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '3', '--txn-pause-ms', '50']);
+    // b (slow enough that a, which starts later, still finds records for its two transactions) shares the partition.
+    const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '3', '--txn-pause-ms', '200']);
     await b.waitFor((e) => e.event === 'ready', 20_000, 'ready');
     const a = job(c, { name: 'a', transactionalId: 'tx-a' }, ['--max-poll-records', '5', '--die-at', 'after-share-acks', '--die-after-n-transactions', '1']);
     const dying = await a.waitFor((e) => e.event === 'dying', 30_000, 'dying');
@@ -165,7 +167,8 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
     const txB = candidates.find((id) => c.transactionCoordinatorOf(id) === 0)!;
     const group = Array.from({ length: 20 }, (_, i) => `g${i}`).find((g) => coordinatorNode(g, CHAOS_BROKER.consumerOffsetsPartitions, 2) === 0)!;
     await seedInput(c.bootstrap, 'in', 20);
-    const b = job(c, { name: 'b', transactionalId: txB, group }, ['--max-poll-records', '2', '--txn-pause-ms', '50']);
+    // b must leave records for a (whose first commit crashes node 1): ≥ 150 ms per transaction of 2.
+    const b = job(c, { name: 'b', transactionalId: txB, group }, ['--max-poll-records', '2', '--txn-pause-ms', '150']);
     const a = job(c, { name: 'a', transactionalId: txId, group }, ['--max-poll-records', '5', '--max-block-ms', '20000']);
     const exit = await c.nodes[1]!.process!.exited;
     expect(exit.signal).toBe('SIGKILL');
@@ -212,7 +215,7 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
     expect(got.at - hanging.at).toBeLessThan(TXN_TIMEOUT_MS + 5_000);
 
     // The zombie wakes up and tries to commit: fenced.
-    zombie.signal('SIGCONT');
+    await zombie.resume();
     const fenced = await zombie.waitFor((e) => e.event === 'fenced' || e.event === 'committed' && e.txn === hanging.txn, 20_000, 'the zombie to be fenced');
     expect(fenced.event).toBe('fenced');
     expect((await zombie.exited).code).toBe(3);

@@ -314,6 +314,63 @@ describe('TransactionManager state machine', () => {
     expect(p.transactionState).toBe('READY');
   });
 
+  it('the first add of a transaction retries CONCURRENT_TRANSACTIONS after 20 ms (Kafka\'s ADD_PARTITIONS_RETRY_BACKOFF_MS), later ones after retry.backoff.ms', async () => {
+    fake = await FakeKafka.start({ topics: { out: { topicId: TOPIC_ID, partitions: 2 } } });
+    const p = new KafkaProducer({ bootstrapServers: fake.bootstrap, transactionalId: 'tx-1', lingerMs: 0, maxBlockMs: 10_000, retryBackoffMs: 400, metricsRegistry: null, logger: null });
+    producers.push(p);
+    await p.initTransactions();
+    // The previous transaction's markers are still being written: the first add meets CONCURRENT_TRANSACTIONS twice.
+    let shareAcks = 0;
+    fake.on(95, () => (shareAcks++ < 2 ? respond({ errorCode: 51 }) : undefined));
+    p.beginTransaction();
+    let t0 = performance.now();
+    await p.sendShareAcksToTransaction(acks(), group);
+    const first = performance.now() - t0;
+    expect(fake.requests(95)).toHaveLength(3);
+    expect(first).toBeLessThan(300); // two retries of 20 ms, not 400 + 800
+    // The transaction has started: CONCURRENT_TRANSACTIONS now is not that race, and gets the usual backoff.
+    let offsets = 0;
+    fake.on(25, () => (offsets++ < 1 ? respond({ errorCode: 51 }) : undefined));
+    t0 = performance.now();
+    await p.sendOffsetsToTransaction([{ topic: 'out', partition: 0, offset: 1n }], 'cg');
+    expect(fake.requests(25)).toHaveLength(2);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(300); // 400 ms ± 20 %
+    await p.commitTransaction();
+    // A new transaction whose first add is AddOffsetsToTxn: 20 ms again.
+    offsets = 0;
+    p.beginTransaction();
+    t0 = performance.now();
+    await p.sendOffsetsToTransaction([{ topic: 'out', partition: 0, offset: 2n }], 'cg');
+    expect(performance.now() - t0).toBeLessThan(300);
+    await p.commitTransaction();
+  });
+
+  it('sends its add requests to the transaction coordinator one at a time', async () => {
+    const p = await setup();
+    await p.initTransactions();
+    let inFlight = 0;
+    let most = 0;
+    const slow = (): undefined => {
+      most = Math.max(most, ++inFlight);
+      return undefined;
+    };
+    for (const key of [24, 25, 95]) {
+      fake.on(key, async () => {
+        slow();
+        await new Promise((r) => setTimeout(r, 30));
+        inFlight--;
+        return undefined;
+      });
+    }
+    p.beginTransaction();
+    const sent = p.send({ topic: 'out', partition: 1, value: 'x' });
+    await Promise.all([p.sendShareAcksToTransaction(acks(), group), p.sendOffsetsToTransaction([{ topic: 'out', partition: 0, offset: 1n }], 'cg')]);
+    await p.commitTransaction();
+    await sent;
+    expect(fake.requests(24).length + fake.requests(25).length + fake.requests(95).length).toBe(3);
+    expect(most).toBe(1);
+  });
+
   it('prepareTransaction leaves the transaction open and only commit/abort may follow; completeTransaction ends it by snapshot', async () => {
     const p = await setup();
     await p.initTransactions();

@@ -15,6 +15,7 @@ import { FileStateLog } from '../../coordinator/share/file-state-log.js';
 import { SharePartition, type StateChange } from '../../coordinator/share/share-partition.js';
 import { ShareStateStore } from '../../coordinator/share/share-state-store.js';
 import { ShareSnapshotKey, ShareUpdateValue } from '../../generated/index.js';
+import { finalState, replayShareState } from '../../chaos/checker.js';
 
 const KEY = { groupId: 'g', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partition: 3 };
 const LIMITS = { deliveryCountLimit: 3, recordLockDurationMs: 30_000, maxRecordLocks: 200 };
@@ -192,6 +193,37 @@ describe('share state persistence', () => {
       { firstOffset: 2n, lastOffset: 2n, deliveryCount: 1 },
     ]);
     expect(restored.stateOf(1n)).toBe('ARCHIVED');
+  });
+
+  it('a record finished by the write that moves the start offset past it keeps its terminal state in the log (archived at the limit is never "skipped")', async () => {
+    // Regression (chaos soak seed 5, `lost=8 ack-without-output=8`, state done-unknown): records archived at the
+    // delivery-count limit at the head of the partition were written as "start offset 8" alone, which any reader
+    // of the log (the chaos checker) must count as lost: nothing says they were archived.
+    const file = tempFile();
+    const { log, store } = await openStore(file);
+    const sp = new SharePartition(KEY, { ...LIMITS, deliveryCountLimit: 1, recordLockDurationMs: 1_000 }, 0n);
+    sp.acquire('m1', window(0n, 10n), 5, T0); // offsets 0-4, delivery count 1 = the limit
+    await store.writeChanges([{ key: KEY, startOffset: sp.startOffset, changes: [change(9n, 'AVAILABLE', 0)] }]); // first write: a snapshot
+    const expired = sp.expireLocks(T0 + 1_000); // lock expiry at the limit: ARCHIVED, and the start offset moves to 5
+    expect(sp.startOffset).toBe(5n);
+    await store.writeChanges([{ key: KEY, startOffset: sp.startOffset, changes: expired }]);
+    // The same again through a write that is a snapshot (the first write of another share partition).
+    const other = { ...KEY, partition: 4 };
+    const sp2 = new SharePartition(other, { ...LIMITS, deliveryCountLimit: 1, recordLockDurationMs: 1_000 }, 0n);
+    sp2.acquire('m1', window(0n, 10n), 3, T0);
+    await store.writeChanges([{ key: other, startOffset: sp2.startOffset, changes: sp2.acknowledge('m1', [{ firstOffset: 0n, lastOffset: 2n, types: [AckType.REJECT] }], T0) }]);
+    expect(sp2.startOffset).toBe(3n);
+
+    const states = replayShareState([[...log.batches()]], KEY.groupId, KEY.topicId);
+    expect([0n, 1n, 2n, 3n, 4n].map((o) => finalState(states.get(KEY.partition), o).state)).toEqual(Array(5).fill('archived'));
+    expect(finalState(states.get(KEY.partition), 5n).state).toBe('available');
+    expect([0n, 1n, 2n].map((o) => finalState(states.get(4), o).state)).toEqual(Array(3).fill('archived'));
+    // Replay of the broker's own store agrees (the extra batches below the start offset change nothing).
+    const { recovered } = await reopen(file, log);
+    expect(recovered.map((r) => [r.key.partition, r.state.startOffset])).toEqual([
+      [3, 5n],
+      [4, 3n],
+    ]);
   });
 
   it('a marker older than the pending write does not resolve it; a bumped epoch (TV2) does', async () => {

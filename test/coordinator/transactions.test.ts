@@ -197,6 +197,16 @@ describe('transactions over the wire', () => {
 });
 
 describe('concurrent transactions', () => {
+  it('the next transaction of the same producer, started while the last one is still completing, waits for it instead of getting CONCURRENT_TRANSACTIONS', async () => {
+    const { producerId, producerEpoch } = await initProducer(c, 'tx-back-to-back');
+    for (let i = 0; i < 5; i++) {
+      // EndTxn answers once PREPARE_COMMIT is written; the add is sent at once, while the markers and COMPLETE_COMMIT are being written.
+      expect(await addPartitions(c, 'tx-back-to-back', producerId, producerEpoch, 'out', [0, 1, 2])).toEqual([0, 0, 0]);
+      expect(await endTxn(c, 'tx-back-to-back', producerId, producerEpoch, true)).toBe(0);
+    }
+    await eventually(() => broker.transactions.get('tx-back-to-back')?.state === TxnState.COMPLETE_COMMIT, 5000, 'COMPLETE_COMMIT');
+  });
+
   it('answers CONCURRENT_TRANSACTIONS while PREPARE_COMMIT is completing (a marker target is down)', async () => {
     // A two-node cluster whose node 1 never starts: markers for its partitions cannot be delivered.
     const [port0, port1] = await freePorts(2);
