@@ -473,6 +473,7 @@ export class KafkaShareConsumer {
         }
         await this.withSession(nodeId, async (s) => {
           const epoch = closing ? -1 : s.epoch;
+          const memberEpoch = this.memberEpoch;
           try {
             const { response } = await this.cluster.send(
               nodeId,
@@ -495,6 +496,7 @@ export class KafkaShareConsumer {
             );
             if (response.errorCode !== 0) {
               this.onSessionError(nodeId, response.errorCode);
+              if (response.errorCode === Errors.UNKNOWN_MEMBER_ID && !closing) this.rejoinAfterUnknownMember(memberEpoch);
               return fail(
                 errorFromCode(
                   response.errorCode,
@@ -530,13 +532,39 @@ export class KafkaShareConsumer {
   }
 
   private onSessionError(nodeId: number, code: number): void {
-    if (code === Errors.SHARE_SESSION_NOT_FOUND || code === Errors.INVALID_SHARE_SESSION_EPOCH) {
+    // UNKNOWN_MEMBER_ID: the group coordinator expired us (or we left); the broker dropped the session too.
+    if (
+      code === Errors.SHARE_SESSION_NOT_FOUND ||
+      code === Errors.INVALID_SHARE_SESSION_EPOCH ||
+      code === Errors.UNKNOWN_MEMBER_ID
+    ) {
       const session = this.sessions.get(nodeId);
       if (session) {
         session.epoch = 0;
         session.partitions.clear();
       }
     }
+  }
+
+  /**
+   * A ShareFetch or ShareAcknowledge answered UNKNOWN_MEMBER_ID: the group
+   * coordinator no longer has this member (session timeout), and the broker
+   * acquires nothing for it until it joins again. Rejoin now (heartbeat with
+   * epoch 0) rather than at the next heartbeat, and fetch nothing meanwhile:
+   * with no assignment poll() waits for the rejoin's. `sentWithEpoch` is the
+   * member epoch when the request was sent: if a heartbeat has moved it since
+   * (already rejoined), nothing is done.
+   */
+  private rejoinAfterUnknownMember(sentWithEpoch: number): void {
+    if (this.closed || this.leaving || sentWithEpoch <= 0 || this.memberEpoch !== sentWithEpoch) return;
+    this.cluster.logger.warn(
+      `share consumer ${this.cluster.clientId}: member ${this.memberId} is not in group ${this.groupId} any more (UNKNOWN_MEMBER_ID on a share request); rejoining the group`,
+    );
+    this.memberEpoch = 0;
+    this.subscriptionChanged = true;
+    this.assignmentIds = [];
+    this.assigned = [];
+    this.heartbeatWake?.();
   }
 
   /** Serializes the requests of one share session (each one moves its epoch). */
@@ -683,6 +711,7 @@ export class KafkaShareConsumer {
         forgottenByTopic.set(topicId, [...(forgottenByTopic.get(topicId) ?? []), Number(p)]);
       }
       let response: ShareFetchResponse;
+      const memberEpoch = this.memberEpoch;
       try {
         ({ response } = await this.cluster.send(
           nodeId,
@@ -726,7 +755,13 @@ export class KafkaShareConsumer {
           response.errorMessage,
         );
         this.reportAcks(acks, error);
-        if (!isRetriableCode(response.errorCode) && response.errorCode !== Errors.UNKNOWN_MEMBER_ID) throw error;
+        if (response.errorCode === Errors.UNKNOWN_MEMBER_ID) {
+          this.rejoinAfterUnknownMember(memberEpoch);
+          // Still assigned only if a heartbeat already rejoined meanwhile: retry after a short backoff, never spin.
+          if (this.assigned.length > 0) await sleep(this.cluster.backoff(1), this.cluster.closeSignal);
+          return [];
+        }
+        if (!isRetriableCode(response.errorCode)) throw error;
         await sleep(this.cluster.backoff(1), this.cluster.closeSignal);
         return [];
       }

@@ -160,6 +160,16 @@ export class ShareGroups {
     return this.groups.get(groupId)?.members.get(memberId)?.memberEpoch;
   }
 
+  /**
+   * True when the group is known here and the member is not in it (it left, was
+   * expired by the session timeout, or never joined). A group unknown here (none
+   * of its members joined since this node started) says nothing about a member.
+   */
+  isUnknownMember(groupId: string, memberId: string): boolean {
+    const group = this.groups.get(groupId);
+    return group !== undefined && !group.members.has(memberId);
+  }
+
   /** Removes members silent for the session timeout; returns them so that their locks can be released. */
   expireMembers(): { groupId: string; memberId: string }[] {
     const now = this.clock.now();

@@ -5,6 +5,17 @@ import type { ShareGroups } from './share-groups.js';
 import type { SharePartitions } from './share-partitions.js';
 import type { ShareSessions } from './share-sessions.js';
 
+/**
+ * ShareFetch and ShareAcknowledge from a member the group coordinator does not
+ * have (left, expired by the session timeout): when this node coordinates the
+ * group and knows it, the request gets UNKNOWN_MEMBER_ID and acquires nothing.
+ * Elsewhere (another node coordinates the group) there is no check.
+ */
+export function unknownMemberMessage(rt: ShareRuntime, groupId: string, memberId: string): string | null {
+  if (!rt.isGroupCoordinator(groupId) || !rt.groups.isUnknownMember(groupId, memberId)) return null;
+  return `member ${memberId} is not in share group ${groupId}; it must join again (ShareGroupHeartbeat with MemberEpoch 0)`;
+}
+
 /** What the API handlers share: the state holders and a few facts about the node. */
 export interface ShareRuntime {
   readonly nodeId: number;

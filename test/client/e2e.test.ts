@@ -337,4 +337,27 @@ describe('KIP-1289 end to end', () => {
     await explicit.commitSync();
     expect(await explicit.poll(200)).toEqual([]);
   });
+
+  it('a member expired by the session timeout rejoins at its next ShareFetch (UNKNOWN_MEMBER_ID), not at its next heartbeat', async () => {
+    // Heartbeats seconds apart against a 500 ms session timeout: the member is expired between two heartbeats.
+    const c = await cluster({ config: { shareGroup: { sessionTimeoutMs: 500, heartbeatIntervalMs: 10_000, recordLockDurationMs: 30_000 } } });
+    await seed(c, 3);
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+    const s = consumer(c, 'expiring', { logger });
+    s.subscribe(['in']);
+    const first = await pollUntil(s, 3);
+    expect(new Set(ids(first)).size).toBe(3);
+    // Expired (session timeout + the broker's 1 s housekeeping); its records were released.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const started = Date.now();
+    const again = await pollUntil(s, 3, 5_000);
+    const elapsed = Date.now() - started;
+    // Before the fix the broker kept delivering to the expired member, or (with the broker check alone) the
+    // consumer spun on UNKNOWN_MEMBER_ID until its next heartbeat told it it was out of the group.
+    expect([...new Set(ids(again))]).toEqual([...new Set(ids(first))]);
+    expect(again.every((r) => r.deliveryCount >= 2)).toBe(true);
+    expect(elapsed).toBeLessThan(1_500); // ~50 ms; ~3 s without the client change
+    expect(warnings.some((w) => /UNKNOWN_MEMBER_ID on a share request\); rejoining/.test(w))).toBe(true);
+  });
 });

@@ -44,6 +44,7 @@ const TOPICS = [
   'txn-retry-client',
   'ack-expiry',
   'restart',
+  'expired',
 ];
 
 let dataDir: string;
@@ -193,8 +194,53 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
     clock.advance(45_000);
     await sc.housekeeping();
     expect((await heartbeat(c, 'g-timeout', 'quiet', 1, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    await heartbeat(c, 'g-timeout', 'other', 0, ['groups']);
     const other = await open(await TestClient.connect(broker.port), 'g-timeout', 'other', 'groups');
     expect(other.records.find((r) => r.value === 's0')?.deliveryCount).toBe(2);
+  });
+
+  it('a member expired by the session timeout gets UNKNOWN_MEMBER_ID on ShareFetch/ShareAcknowledge and acquires nothing until it rejoins', async () => {
+    const offset = await produceValues('expired', ['e0', 'e1']);
+    const state = () => sc.describe().partitions.find((x) => x.key.groupId === 'g-expired')!.state;
+    const part = [{ topicId: topicId('expired'), partition: 0 }];
+    expect((await heartbeat(c, 'g-expired', 'zombie', 0, ['expired'])).errorCode).toBe(0);
+    const zc = await TestClient.connect(broker.port);
+    const first = await open(zc, 'g-expired', 'zombie', 'expired');
+    expect(first.records.map((r) => [r.value, r.deliveryCount])).toEqual([
+      ['e0', 1],
+      ['e1', 1],
+    ]);
+
+    // No heartbeat for the session timeout: expired, its records released (delivered once).
+    clock.advance(45_000);
+    await sc.housekeeping();
+    expect(lines.some((l) => l.includes('member zombie timed out'))).toBe(true);
+    expect(state().ranges).toMatchObject([{ firstOffset: offset, lastOffset: offset + 1n, state: 'AVAILABLE', deliveryCount: 1 }]);
+
+    // It keeps fetching, in its session and by reopening one, and acknowledging: refused, nothing acquired.
+    for (const epoch of [1, 1, 0, 0]) {
+      const refused = await shareFetch(zc, { groupId: 'g-expired', memberId: 'zombie', epoch, partitions: part });
+      expect(refused.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+      expect(refused.responses).toEqual([]);
+    }
+    const ack = await shareAcknowledge(zc, {
+      groupId: 'g-expired',
+      memberId: 'zombie',
+      epoch: 1,
+      partitions: [{ ...part[0]!, acks: [{ first: offset, last: offset + 1n, types: [AckType.ACCEPT] }] }],
+    });
+    expect(ack.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    // The delivery count did not grow: no delivery was made to the expired member.
+    expect(state().ranges).toMatchObject([{ firstOffset: offset, lastOffset: offset + 1n, state: 'AVAILABLE', deliveryCount: 1 }]);
+
+    // Joined again, it fetches as before: the second delivery.
+    expect((await heartbeat(c, 'g-expired', 'zombie', 0, ['expired'])).errorCode).toBe(0);
+    const again = await open(zc, 'g-expired', 'zombie', 'expired');
+    expect(again.records.map((r) => [r.value, r.deliveryCount])).toEqual([
+      ['e0', 2],
+      ['e1', 2],
+    ]);
+    await zc.close();
   });
 });
 
@@ -554,6 +600,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     clock.advance(LOCK_MS * 10);
     await sc.housekeeping();
     const c2 = await TestClient.connect(broker.port);
+    await heartbeat(c, 'g-txc', 'm2', 0, ['txn-commit']); // fetching needs membership where the group is known
     expect((await open(c2, 'g-txc', 'm2', 'txn-commit')).records).toEqual([]);
     expect(sc.dump()).toContain('TX_PENDING');
 
@@ -584,6 +631,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect(await endTxn(c, 'tx-abort', producer.producerId, producer.producerEpoch, false)).toBe(0);
     await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'abort marker');
     const c2 = await TestClient.connect(broker.port);
+    await heartbeat(c, 'g-txa', 'm2', 0, ['txn-abort']);
     expect((await open(c2, 'g-txa', 'm2', 'txn-abort')).records.map((x) => [x.value, x.deliveryCount])).toEqual([
       ['a', 2],
       ['b', 2],
@@ -597,6 +645,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     const { producer, memberEpoch } = await txnSetup('txn-errors', 'tx-errors', 'g-txe', 'm1');
     const c2 = await TestClient.connect(broker.port);
     await open(c, 'g-txe', 'm1', 'txn-errors', 2); // 0-1
+    await heartbeat(c, 'g-txe', 'm2', 0, ['txn-errors']);
     await open(c2, 'g-txe', 'm2', 'txn-errors', 2); // 2-3
     const base = {
       groupId: 'g-txe',
@@ -763,6 +812,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'commit marker');
     expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-txr')!.state).toMatchObject({ startOffset: 3n, ranges: [] });
     const c2 = await TestClient.connect(broker.port);
+    await heartbeat(c, 'g-txr', 'm2', 0, ['txn-retry']);
     expect((await open(c2, 'g-txr', 'm2', 'txn-retry')).records).toEqual([]);
     await c2.close();
   });

@@ -173,6 +173,8 @@ describe('KIP-1289 across three nodes', () => {
     expect(joined.errorCode).toBe(0);
     expect(joined.assignment.topicPartitions).toEqual([{ topicId, partitions: [0, 1, 2] }]);
     memberEpoch = joined.memberEpoch;
+    // m2 fetches too: ShareFetch on the group coordinator's node (1) needs it in the group.
+    expect((await heartbeat(clients[GC]!, GROUP, 'm2', 0, ['work'])).errorCode).toBe(0);
   });
 
   it('(a) commits acks of all three share partitions; the markers reach every node, nothing is redelivered', async () => {
@@ -204,7 +206,7 @@ describe('KIP-1289 across three nodes', () => {
   it('(b) a TxnShareAcknowledge sent to a node that does not lead the partition gets NOT_COORDINATOR for it', async () => {
     const txn = await beginShareTransaction(keyOnNode('tx-b', TC, TXN_PARTITIONS), [1, 2]);
     // m2 holds offset 2 of work-1 (led by node 1) and of work-2 (led by node 2); node 1 is asked for both.
-    // (v0: m2 only fetched, it never joined the group, so v1 would get UNKNOWN_MEMBER_ID from node 1.)
+    // (v0: no member named, so only the records' state is checked.)
     const v0 = await txnShareAcknowledge(
       clients[GC]!,
       {

@@ -98,6 +98,9 @@ describe('ShareGroups', () => {
     clock.advance(15_000);
     expect(groups.expireMembers()).toEqual([{ groupId: 'g', memberId: 'm1' }]);
     expect(groups.memberEpoch('g', 'm1')).toBeUndefined();
+    expect(groups.isUnknownMember('g', 'm1')).toBe(true); // ShareFetch/ShareAcknowledge refuse it
+    expect(groups.isUnknownMember('g', 'm2')).toBe(false);
+    expect(groups.isUnknownMember('other', 'm1')).toBe(false); // a group not known here says nothing
     expect(groups.heartbeat(input('m2', 2)).memberEpoch).toBe(3); // the group rebalanced without m1
   });
 });

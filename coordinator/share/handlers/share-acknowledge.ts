@@ -2,7 +2,7 @@ import { ShareAcknowledgeRequest, ShareAcknowledgeResponse } from '../../../gene
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
 import type { AckRequestPartition } from '../share-partitions.js';
-import type { ShareRuntime } from '../share-runtime.js';
+import { unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
 import { FINAL_EPOCH, INITIAL_EPOCH } from '../share-sessions.js';
 import { byTopic, currentLeader, nodeEndpoints } from './partition-responses.js';
 
@@ -10,7 +10,8 @@ import { byTopic, currentLeader, nodeEndpoints } from './partition-responses.js'
  * ShareAcknowledge (API 79, v1–2): acknowledgements in an existing share
  * session. Epoch 0 cannot open a session here (INVALID_SHARE_SESSION_EPOCH);
  * −1 acknowledges, then closes the session and releases the member's other
- * records; any other epoch must match the session's and moves it on.
+ * records; any other epoch must match the session's and moves it on. A
+ * member not in the group (when this node coordinates it) gets UNKNOWN_MEMBER_ID.
  */
 export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
   return async (request: ShareAcknowledgeRequest, _ctx: RequestContext): Promise<ShareAcknowledgeResponse> => {
@@ -23,6 +24,17 @@ export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
     const epoch = request.shareSessionEpoch;
     if (epoch === INITIAL_EPOCH)
       return fail(ErrorCode.INVALID_SHARE_SESSION_EPOCH, 'ShareAcknowledge cannot open a share session (epoch 0)');
+
+    // As ShareFetch: a member no longer in the group (this node coordinates it) acknowledges nothing.
+    const notMember = unknownMemberMessage(rt, groupId, memberId);
+    if (notMember !== null) {
+      const stale = rt.sessions.ofMember(groupId, memberId);
+      if (stale !== undefined) {
+        rt.sessions.remove(stale);
+        await rt.partitions.releaseMember(groupId, memberId);
+      }
+      return fail(ErrorCode.UNKNOWN_MEMBER_ID, notMember);
+    }
 
     let session;
     try {

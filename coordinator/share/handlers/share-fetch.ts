@@ -1,7 +1,7 @@
 import { ShareFetchRequest, ShareFetchResponse } from '../../../generated/index.js';
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
-import type { ShareRuntime } from '../share-runtime.js';
+import { unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, partitionKey, type ShareSession } from '../share-sessions.js';
 import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRef } from '../share-partitions.js';
 import { byTopic, currentLeader, nodeEndpoints, refKey } from './partition-responses.js';
@@ -10,6 +10,11 @@ import { byTopic, currentLeader, nodeEndpoints, refKey } from './partition-respo
  * ShareFetch (API 78, v1–2). In order: session (epoch 0 opens, −1 closes,
  * else must match and moves on), piggybacked acknowledgements, forgotten
  * partitions, then acquisition from every partition of the session, read_committed.
+ *
+ * A member that the group coordinator (this node) does not have in the group
+ * — left, or expired by the session timeout — gets a top-level
+ * UNKNOWN_MEMBER_ID and acquires nothing (its session is removed); when
+ * another node coordinates the group nothing is checked.
  *
  * Long poll: when nothing could be acquired the request waits up to MaxWaitMs
  * (capped by maxFetchWaitMs) for an append to one of its partitions or for
@@ -35,6 +40,18 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
       }
     }
     const epoch = request.shareSessionEpoch;
+
+    // A member the group coordinator expired (or that left) must not acquire records until it joins again:
+    // each acquisition would be a delivery it cannot acknowledge. Its session goes, with whatever it still held.
+    const notMember = unknownMemberMessage(rt, groupId, memberId);
+    if (notMember !== null) {
+      const stale = rt.sessions.ofMember(groupId, memberId);
+      if (stale !== undefined) {
+        rt.sessions.remove(stale);
+        await rt.partitions.releaseMember(groupId, memberId);
+      }
+      return fail(ErrorCode.UNKNOWN_MEMBER_ID, notMember);
+    }
 
     let session: ShareSession;
     try {
@@ -87,6 +104,7 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
         if (fetched.some((f) => f.acquired.length > 0 || f.errorCode !== ErrorCode.NONE) || left <= 0 || refs.length === 0) break;
         if (rt.sessions.ofMember(groupId, memberId) !== session) break; // closed or replaced while waiting
         await rt.waitForRecords(refs, left);
+        if (unknownMemberMessage(rt, groupId, memberId) !== null) break; // expired while waiting: acquire nothing more
       }
     }
     return respond(rt, requested, ackResults, fetched);
