@@ -29,11 +29,16 @@ export class Reader {
 
   private need(count: number): number {
     const at = this.pos;
-    if (at + count > this.end) {
-      throw new DecodeError(`needs ${count} byte${count === 1 ? '' : 's'} at offset ${at}, only ${this.end - at} left`);
-    }
+    if (at + count > this.end) this.tooShort(count);
     this.pos = at + count;
     return at;
+  }
+
+  // The throw lives apart from need() so that need() stays small enough for
+  // the JIT to inline at every read.
+  private tooShort(count: number): never {
+    const at = this.pos;
+    throw new DecodeError(`needs ${count} byte${count === 1 ? '' : 's'} at offset ${at}, only ${this.end - at} left`);
   }
 
   bool(): boolean {
@@ -113,16 +118,7 @@ export class Reader {
    */
   claim(run: FixedRun): number {
     const at = this.pos;
-    if (at + run.size > this.end) {
-      const left = this.end - at;
-      let start = 0;
-      for (const [name, end] of run.fields) {
-        if (end > left) {
-          throw new DecodeError(`needs ${end - start} byte${end - start === 1 ? '' : 's'} at offset ${at + start}, only ${left - start} left`).within(name);
-        }
-        start = end;
-      }
-    }
+    if (at + run.size > this.end) runTooShort(run, at, this.end - at);
     this.pos = at + run.size;
     return at;
   }
@@ -226,7 +222,7 @@ export class Reader {
   private fixedArrayLength(compact: boolean): number {
     if (compact) return this.unsignedVarint() - 1;
     const length = this.int32();
-    if (length < -1) throw new DecodeError(`array has invalid length ${length}`);
+    if (length < -1) invalidArrayLength(length);
     return length;
   }
 
@@ -334,13 +330,20 @@ export class Reader {
   }
 
   int32Array(compact: boolean): number[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(4 * length);
     const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getInt32(at + 4 * i);
-    return out;
+    const length = compact ? this.unsignedVarint() - 1 : view.getInt32(this.need(4));
+    if (length < 0) refuseArrayLength(length);
+    // need(4 * length), written out: this method is inlined three times per
+    // partition in MetadataResponse, and every inlined call spends JIT budget.
+    const at = this.pos;
+    if (at + 4 * length > this.end) this.tooShort(4 * length);
+    this.pos = at + 4 * length;
+    // Replica lists are mostly 2 or 3 long: an array literal is much cheaper
+    // to build than new Array(length). Longer ones go to a loop out of line,
+    // which keeps this method small enough to inline at each call site.
+    if (length === 3) return [view.getInt32(at), view.getInt32(at + 4), view.getInt32(at + 8)];
+    if (length === 2) return [view.getInt32(at), view.getInt32(at + 4)];
+    return length === 0 ? [] : int32Elements(view, at, length);
   }
 
   nullableInt32Array(compact: boolean): number[] | null {
@@ -496,4 +499,35 @@ export function fixedRun(...fields: [name: string, width: number][]): FixedRun {
   let end = 0;
   const ends = fields.map(([name, width]) => [name, (end += width)] as const);
   return { size: end, fields: ends };
+}
+
+// Cold paths and the long-array loop, kept out of the Reader methods so that
+// the hot ones stay small enough for the JIT to inline (int32Array in particular).
+
+/** Throws for the first field of a claimed run that does not fit in `left` bytes. */
+function runTooShort(run: FixedRun, at: number, left: number): never {
+  let start = 0;
+  for (const [name, end] of run.fields) {
+    if (end > left) {
+      throw new DecodeError(`needs ${end - start} byte${end - start === 1 ? '' : 's'} at offset ${at + start}, only ${left - start} left`).within(name);
+    }
+    start = end;
+  }
+  throw new DecodeError(`needs ${run.size} bytes at offset ${at}, only ${left} left`);
+}
+
+function invalidArrayLength(length: number): never {
+  throw new DecodeError(`array has invalid length ${length}`);
+}
+
+/** Throws for a negative length where a non-nullable array was expected. */
+function refuseArrayLength(length: number): never {
+  if (length < -1) invalidArrayLength(length);
+  throw new DecodeError('non-nullable array is null');
+}
+
+function int32Elements(view: DataView, at: number, length: number): number[] {
+  const out = new Array<number>(length);
+  for (let i = 0; i < length; i++) out[i] = view.getInt32(at + 4 * i);
+  return out;
 }
