@@ -32,7 +32,7 @@ export function readNullableArray<T>(
 }
 
 // Element readers and writers for arrays of strings and bytes; arrays of
-// fixed-width primitives use Reader.fixedArray and Writer.fixedArray instead.
+// fixed-width primitives use the Reader.int32Array family and Writer.fixedArray instead.
 
 export function readStringElement(reader: Reader): string {
   return reader.string(false);
