@@ -96,6 +96,24 @@ export class Reader {
   }
 
   varlong(): bigint {
+    // Most varlongs (timestamp deltas) fit in 49 bits: decode those as a number
+    // and make one BigInt, rather than doing BigInt arithmetic per byte.
+    const bytes = this.buffer;
+    const start = this.pos;
+    let value = 0;
+    let scale = 1;
+    for (let i = 0; i < 7; i++) {
+      if (this.pos >= this.end) throw new DecodeError(`varlong runs past the end at offset ${this.pos}`);
+      const b = bytes[this.pos++]!;
+      value += (b & 0x7f) * scale;
+      if (b < 0x80) return BigInt(value % 2 === 0 ? value / 2 : -(value + 1) / 2);
+      scale *= 128;
+    }
+    this.pos = start;
+    return this.longVarlong();
+  }
+
+  private longVarlong(): bigint {
     const bytes = this.buffer;
     let value = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {
@@ -109,6 +127,7 @@ export class Reader {
     }
     throw new DecodeError('varlong is longer than 10 bytes');
   }
+
 
   /**
    * Claims the bytes of a run of consecutive fixed-width fields with one
@@ -158,6 +177,7 @@ export class Reader {
     const at = this.need(length);
     return this.buffer.subarray(at, at + length);
   }
+
 
   private utf8(length: number): string {
     const at = this.need(length);
