@@ -33,6 +33,7 @@ import { pathToFileURL } from 'node:url';
 import { ShareSnapshotKey, ShareSnapshotValue, ShareUpdateKey, ShareUpdateValue } from '../generated/index.js';
 import { readControlRecord, type RecordBatch } from '../runtime/record-batch.js';
 import { utf8, WireClient, type TopicLayout } from './wire.js';
+import { parseFlags } from './args.js';
 
 export const SHARE_STATE_TOPIC = '__share_group_state';
 
@@ -419,20 +420,9 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
   }
 }
 
-function parseArgs(argv: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) continue;
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out[a.slice(2)] = 'true';
-    else out[a.slice(2)] = argv[++i]!;
-  }
-  return out;
-}
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = parseArgs(process.argv.slice(2));
+  const args = Object.fromEntries(parseFlags(process.argv.slice(2)));
   for (const required of ['bootstrap', 'group', 'input', 'output']) {
     if (!args[required]) {
       process.stderr.write(`usage: checker --bootstrap H:P[,H:P] --group G --input T --output T [--settle-ms N] [--json]\n(missing --${required})\n`);

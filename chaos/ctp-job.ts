@@ -28,23 +28,13 @@ import {
   ShareAcknowledgements,
   type ShareConsumerRecord,
 } from '../client/index.js';
+import { parseFlags } from './args.js';
 
 type Point = 'before-begin' | 'after-send' | 'after-share-acks' | 'after-commit';
 const POINTS: readonly Point[] = ['before-begin', 'after-send', 'after-share-acks', 'after-commit'];
 
-function parseArgs(argv: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out.set(a.slice(2), 'true');
-    else out.set(a.slice(2), argv[++i]!);
-  }
-  return out;
-}
 
-const args = parseArgs(process.argv.slice(2));
+const args = parseFlags(process.argv.slice(2));
 function need(name: string): string {
   const v = args.get(name);
   if (!v) {

@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { check, isClean, summaryLine, type CheckReport } from './checker.js';
 import { ChaosCluster, spawnJob, type ManagedProcess } from './harness.js';
 import { seedInput } from './seed.js';
+import { parseFlags } from './args.js';
 
 /** mulberry32: a small, seedable PRNG. */
 export function prng(seed: number): () => number {
@@ -234,20 +235,9 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function parseArgs(argv: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) continue;
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out[a.slice(2)] = 'true';
-    else out[a.slice(2)] = argv[++i]!;
-  }
-  return out;
-}
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = parseArgs(process.argv.slice(2));
+  const args = Object.fromEntries(parseFlags(process.argv.slice(2)));
   const runs = Number(args.runs ?? 3);
   const seed = Number(args.seed ?? 1);
   if (!Number.isInteger(runs) || runs < 1 || runs > 1000 || !Number.isInteger(seed)) {

@@ -1,18 +1,4 @@
-/** The primitive types with a fixed encoded width, which arrays read and write in one loop. */
-export const FIXED_WIDTH = {
-  bool: 1,
-  int8: 1,
-  int16: 2,
-  uint16: 2,
-  int32: 4,
-  uint32: 4,
-  int64: 8,
-  float64: 8,
-  uuid: 16,
-} as const;
-
-export type FixedWidthType = keyof typeof FIXED_WIDTH;
-
+/** The primitive types with a fixed encoded width, whose arrays are written in one loop (Writer.fixedArray). */
 export interface FixedWidthValue {
   bool: boolean;
   int8: number;
@@ -24,3 +10,5 @@ export interface FixedWidthValue {
   float64: number;
   uuid: string;
 }
+
+export type FixedWidthType = keyof FixedWidthValue;
