@@ -26,6 +26,8 @@
 //                       the machine's CPU during it, up to 4 times (default 0.15; 'off')
 //   --no-isolate        run every participant in the main thread (default: one worker
 //                       thread, i.e. one V8 isolate, per participant; see harness.ts)
+//   --one-process       run every comparison in this process (default: a fresh child
+//                       process per comparison; see below)
 //
 // glibc malloc: Node allocates ArrayBuffer backing stores with calloc. Outputs above
 // glibc's mmap threshold (128 KiB at start, raised dynamically up to 32 MiB each time a
@@ -35,17 +37,17 @@
 // participant the same allocator, the bench re-runs itself with GLIBC_TUNABLES pinning
 // mmap_threshold at 32 MiB (the ceiling glibc drifts to in a long-running process).
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { foreignStats, renderMarkdown, runComparisons } from './harness.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { foreignStats, renderMarkdown, runComparisons, type ComparisonResult } from './harness.js';
 import { loadOurs } from './ours.js';
 import { PEER_VERSIONS } from './peers/versions.js';
 import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 7, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, settleMs: 25, mallocPin: true, isolate: true, maxForeign: 0.15 as number | null };
+  const o = { peersOnly: false, rounds: 7, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -65,9 +67,10 @@ function parseArgs(argv: string[]) {
     else if (a === '--settle-ms') o.settleMs = Math.max(0, Number(val()));
     else if (a === '--no-malloc-pin') o.mallocPin = false;
     else if (a === '--no-isolate') o.isolate = false;
+    else if (a === '--one-process') o.onePerProcess = false;
     else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --no-selfcheck --no-malloc-pin --no-isolate --max-foreign X|off');
+      console.log('options: --peers-only --rounds N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -94,8 +97,18 @@ if (!loaded.ok && !opts.peersOnly) {
 }
 const ours = loaded.ok && !opts.peersOnly;
 
+// One process per comparison. A comparison run after others in the same process was
+// measured slower than the same comparison run alone: @platformatic/kafka's Metadata v12
+// decode at 835 ops/s after the Produce comparisons against 1,700 alone, ours at 12k
+// against 17k. Whatever the earlier comparisons leave behind (the main isolate's heap,
+// glibc arenas grown by 250 KiB buffers, V8's shared background threads) then weighs on
+// every later participant. So by default the parent runs each comparison in a fresh
+// child process (KIPGEN_BENCH_COMPARISON = its index in the plan) and merges the results.
+const childIndex = process.env.KIPGEN_BENCH_COMPARISON === undefined ? null : Number(process.env.KIPGEN_BENCH_COMPARISON);
+const childResultFile = process.env.KIPGEN_BENCH_RESULT_FILE;
+
 // ------------------------------------------------------------------ reference self-check
-if (opts.selfcheck) {
+if (opts.selfcheck && childIndex === null) {
   const sc = runReferenceSelfcheck();
   if (!sc.ok) {
     console.error(`bench/reference.ts disagrees with Kafka's conformance vectors:\n${sc.failures.slice(0, 10).join('\n')}`);
@@ -117,8 +130,8 @@ const busyJiffies = (): number | null => {
 const busy0 = busyJiffies();
 const cpu0 = process.cpuUsage();
 const wall0 = performance.now();
-const plans = makePlan({ ours: ours, oursPath: opts.ours, filter: opts.filter });
-const results = await runComparisons(plans, {
+const allPlans = makePlan({ ours: ours, oursPath: opts.ours, filter: opts.filter });
+const harnessOptions = {
   rounds: opts.rounds,
   roundMs: opts.roundMs,
   warmupMs: opts.warmupMs,
@@ -128,7 +141,43 @@ const results = await runComparisons(plans, {
   planForWorkers: { ours, oursPath: opts.ours, filter: opts.filter?.source ?? null },
   maxForeign: opts.maxForeign,
   log,
-});
+};
+let results: ComparisonResult[];
+/** CPU used by this process's waited-for children (cutime + cstime in /proc/self/stat): ours, not foreign. */
+const childrenCpuSeconds = (): number => {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+};
+let childCpuS = 0;
+if (childIndex !== null) {
+  results = await runComparisons([allPlans[childIndex]!], harnessOptions);
+  writeFileSync(childResultFile!, JSON.stringify({ results, foreignStats }));
+  process.exit(0);
+} else if (opts.onePerProcess && !opts.checkOnly && allPlans.length > 1) {
+  results = [];
+  const dir = mkdtempSync(join(tmpdir(), 'kipgen-bench-'));
+  try {
+    for (let i = 0; i < allPlans.length; i++) {
+      const file = join(dir, `${i}.json`);
+      const env = { ...process.env, KIPGEN_BENCH_COMPARISON: String(i), KIPGEN_BENCH_RESULT_FILE: file };
+      const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'inherit'], env });
+      if (child.status !== 0) throw new Error(`the child process for comparison ${i} exited with ${child.status ?? child.signal}`);
+      const out = JSON.parse(readFileSync(file, 'utf8')) as { results: ComparisonResult[]; foreignStats: typeof foreignStats };
+      results.push(...out.results);
+      for (const k of Object.keys(foreignStats) as Array<keyof typeof foreignStats>) foreignStats[k] += out.foreignStats[k];
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  childCpuS = childrenCpuSeconds();
+} else {
+  results = await runComparisons(allPlans, harnessOptions);
+}
 const W1 = W.produce();
 const W2 = W.metadata();
 const W3 = W.fetch();
@@ -137,7 +186,7 @@ const W5 = W.txnShareAck();
 const busy1 = busyJiffies();
 const ownCpuS = (() => {
   const u = process.cpuUsage(cpu0);
-  return (u.user + u.system) / 1e6;
+  return (u.user + u.system) / 1e6 + childCpuS;
 })();
 const wallS = (performance.now() - wall0) / 1000;
 const foreign = busy0 === null || busy1 === null ? null : Math.max(0, (busy1 - busy0) / 100 - ownCpuS) / (wallS * cpus().length);
@@ -147,7 +196,8 @@ const header = [
   '',
   `- ${new Date().toISOString()}, Node ${process.version} (V8 ${process.versions.v8}), ${cpu[0]?.model ?? 'cpu?'} × ${cpu.length}`,
   `- kafkajs ${PEER_VERSIONS.kafkajs.libVersion}, @platformatic/kafka ${PEER_VERSIONS.platformatic.libVersion}; ${mallocNote}`,
-  `- ${opts.isolate ? 'each participant in its own worker thread (own V8 isolate), one running at a time' : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
+  `- ${opts.onePerProcess ? 'each comparison in a fresh process; ' : 'all comparisons in one process (--one-process); '}` +
+    `${opts.isolate ? 'each participant in its own worker thread (own V8 isolate), one running at a time' : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
   `- ${opts.checkOnly ? 'checks only' : `${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up; figures are medians over rounds; MB = 10^6 wire bytes`}`,
   `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches); ` +
     `Metadata ${W2.partitions.toLocaleString('en-US')} partitions; Fetch ${W3.recordBytes.toLocaleString('en-US')} B of records (${W3.batchCount} batches, ${W3.recordCount} records); ` +

@@ -232,7 +232,17 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         participants: [
           ...(o.ours
             ? [
-                P('ours', 'ours', 'ours', ours((c) => fromEncode(c.smallRequest(W.small(), api, v), exp))),
+                // The bench's own framing (header + body encoded apart, then copied together): only
+                // until runtime/ has encodeFrame, which is how our client frames requests.
+                P(
+                  'ours',
+                  'ours',
+                  'ours',
+                  ours((c) => {
+                    if (c.smallRequestRuntime(W.small(), api, v)) throw new NotApplicable('runtime encodeFrame measures our framing');
+                    return fromEncode(c.smallRequest(W.small(), api, v), exp);
+                  }),
+                ),
                 // only when runtime/ has encodeFrame and the codecs have size()/write(); else make() fails and the row is dropped
                 P(
                   'ours',

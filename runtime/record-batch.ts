@@ -604,15 +604,13 @@ export function decodeRecordBatch(bytes: Uint8Array, at = 0, options?: DecodeRec
     );
   }
 
-  const baseOffset = header.baseOffset;
-  const baseTimestamp = header.baseTimestamp;
-  const logAppendTime = header.timestampType === 'LogAppendTime' ? header.maxTimestamp : null;
+  const bases = recordBases(header);
   const records = new Array<KafkaRecord>(count);
   let i = 0;
   try {
     for (; i < count; i++) {
       if (reader.remaining === 0) throw new DecodeError(`batch declares ${count} records but holds only ${i}`);
-      records[i] = readRecord(reader, baseOffset, baseTimestamp, logAppendTime);
+      records[i] = readRecord(reader, bases);
     }
   } catch (error) {
     throw decodeErrorAt(error, `[${i}]`).within('records');
@@ -636,7 +634,38 @@ function gunzip(data: Uint8Array, maxOutputLength: number): Uint8Array {
   }
 }
 
-function readRecord(reader: Reader, baseOffset: bigint, baseTimestamp: bigint, logAppendTime: bigint | null): KafkaRecord {
+/**
+ * What a record's deltas are added to. While the batch's base offset and base
+ * timestamp are within ±2^52 (always, short of hostile input), the sums are done
+ * on numbers, exactly, and each record makes one BigInt per field instead of
+ * four or five; otherwise `safe` is false and the sums are done on BigInts.
+ */
+interface RecordBases {
+  safe: boolean;
+  baseOffset: bigint;
+  baseTimestamp: bigint;
+  baseOffsetNumber: number;
+  baseTimestampNumber: number;
+  /** The batch's maxTimestamp in a LogAppendTime batch: every record's timestamp. */
+  logAppendTime: bigint | null;
+}
+
+const SAFE_BASE = 2 ** 52;
+
+function recordBases(header: RecordBatchHeader): RecordBases {
+  const baseOffsetNumber = Number(header.baseOffset);
+  const baseTimestampNumber = Number(header.baseTimestamp);
+  return {
+    safe: Math.abs(baseOffsetNumber) < SAFE_BASE && Math.abs(baseTimestampNumber) < SAFE_BASE,
+    baseOffset: header.baseOffset,
+    baseTimestamp: header.baseTimestamp,
+    baseOffsetNumber,
+    baseTimestampNumber,
+    logAppendTime: header.timestampType === 'LogAppendTime' ? header.maxTimestamp : null,
+  };
+}
+
+function readRecord(reader: Reader, bases: RecordBases): KafkaRecord {
   const length = reader.varint();
   const start = reader.pos;
   if (length < 0) throw new DecodeError(`record length ${length} is negative`);
@@ -645,7 +674,9 @@ function readRecord(reader: Reader, baseOffset: bigint, baseTimestamp: bigint, l
   }
   const end = start + length;
   reader.int8(); // attributes: unused, ignored as Kafka does
-  const timestampDelta = reader.varlong();
+  // A delta under 2^48 (a timestamp delta of 8,900 years) with a safe base sums exactly as a number.
+  const smallTimestampDelta = reader.smallVarlong();
+  const timestampDelta = smallTimestampDelta === null ? reader.varlong() : null;
   const offsetDelta = reader.varint();
   const key = readNullableVarintBytes(reader, end, 'key');
   const value = readNullableVarintBytes(reader, end, 'value');
@@ -664,7 +695,7 @@ function readRecord(reader: Reader, baseOffset: bigint, baseTimestamp: bigint, l
       if (keyLength > end - reader.pos) {
         throw new DecodeError(`header key length ${keyLength} runs past the end of the record (${end - reader.pos} bytes left)`);
       }
-      const headerKey = utf8(reader.raw(keyLength));
+      const headerKey = reader.utf8(keyLength);
       headers[j] = { key: headerKey, value: readNullableVarintBytes(reader, end, 'header value') };
     }
   } catch (error) {
@@ -673,13 +704,18 @@ function readRecord(reader: Reader, baseOffset: bigint, baseTimestamp: bigint, l
   if (reader.pos !== end) {
     throw new DecodeError(`record declares ${length} bytes but its fields take ${reader.pos - start}`);
   }
-  return {
-    offset: BigInt.asIntN(64, baseOffset + BigInt(offsetDelta)),
-    timestamp: logAppendTime ?? BigInt.asIntN(64, baseTimestamp + timestampDelta),
-    key,
-    value,
-    headers,
-  };
+  let offset: bigint;
+  let timestamp: bigint;
+  if (bases.safe) {
+    offset = BigInt(bases.baseOffsetNumber + offsetDelta);
+    timestamp =
+      bases.logAppendTime ??
+      (smallTimestampDelta !== null ? BigInt(bases.baseTimestampNumber + smallTimestampDelta) : BigInt.asIntN(64, bases.baseTimestamp + timestampDelta!));
+  } else {
+    offset = BigInt.asIntN(64, bases.baseOffset + BigInt(offsetDelta));
+    timestamp = bases.logAppendTime ?? BigInt.asIntN(64, bases.baseTimestamp + (timestampDelta ?? BigInt(smallTimestampDelta!)));
+  }
+  return { offset, timestamp, key, value, headers };
 }
 
 function readNullableVarintBytes(reader: Reader, end: number, what: string): Uint8Array | null {
@@ -692,23 +728,6 @@ function readNullableVarintBytes(reader: Reader, end: number, what: string): Uin
     throw new DecodeError(`${what} length ${length} runs past the end of the record (${Math.max(0, end - reader.pos)} bytes left)`);
   }
   return reader.raw(length);
-}
-
-const textDecoder = new TextDecoder('utf-8', { fatal: false });
-
-/** Header keys are short and mostly ASCII: decode those by hand, the rest with TextDecoder (lenient, as Kafka's Utils.utf8). */
-function utf8(bytes: Uint8Array): string {
-  const length = bytes.length;
-  if (length < 48) {
-    let out = '';
-    for (let i = 0; i < length; i++) {
-      const b = bytes[i]!;
-      if (b >= 0x80) return textDecoder.decode(bytes);
-      out += String.fromCharCode(b);
-    }
-    return out;
-  }
-  return textDecoder.decode(bytes);
 }
 
 function hex32(value: number): string {

@@ -435,6 +435,41 @@ describe('round trips', () => {
     );
   });
 
+  it('gives exact offsets and timestamps on both sides of the number fast path (bases of 2^52, deltas of 2^48)', () => {
+    // Offsets and timestamps are summed as numbers while the base is within ±2^52 and
+    // the timestamp delta within ±2^48, and as BigInts otherwise: every case must agree.
+    const bases = [2n ** 48n, 2n ** 52n - 1n, 2n ** 52n, 2n ** 62n, 2n ** 63n - 2n ** 61n];
+    const deltas = [0n, 1n, -1n, 2n ** 48n - 1n, -(2n ** 48n), 2n ** 48n, -(2n ** 48n) - 1n, 2n ** 60n];
+    const check = (bytes: Uint8Array, baseOffset: bigint, baseTimestamp: bigint) => {
+      const batch = decodeRecordBatch(bytes);
+      expect(batch.records.map((r) => [r.offset, r.timestamp])).toEqual(deltas.map((delta, i) => [baseOffset + BigInt(i) * 1000n, baseTimestamp + delta]));
+    };
+    for (const baseOffset of [0n, ...bases]) {
+      for (const baseTimestamp of bases) {
+        const records = deltas.map((delta, i) => ({ offset: baseOffset + BigInt(i) * 1000n, timestamp: baseTimestamp + delta }));
+        const bytes = Buffer.from(encodeRecordBatch({ baseOffset, baseTimestamp, records }));
+        check(bytes, baseOffset, baseTimestamp);
+        // The encoder refuses negative timestamps, as Kafka does; a decoder still meets them
+        // on the wire. Rewrite the base timestamp (and the CRC) to reach negative bases.
+        for (const negative of [-baseTimestamp, -(2n ** 52n) + 1n]) {
+          bytes.writeBigInt64BE(negative, 27);
+          fixCrc(bytes);
+          check(bytes, baseOffset, negative);
+        }
+      }
+    }
+  });
+
+  it('gives plain Uint8Array views for keys, values and header values, also from a Node Buffer', () => {
+    const bytes = Buffer.from(encodeRecordBatch({ records: [{ key: buf('key'), value: buf('value'), headers: [{ key: 'h', value: buf('hv') }] }] }));
+    const record = decodeRecordBatch(bytes).records[0]!;
+    for (const view of [record.key!, record.value!, record.headers[0]!.value!]) {
+      expect(Object.getPrototypeOf(view)).toBe(Uint8Array.prototype);
+      expect(view.buffer).toBe(bytes.buffer);
+    }
+    expect(Buffer.from(record.value!).toString()).toBe('value');
+  });
+
   it('keeps keys and values of an uncompressed batch as views of the input', () => {
     const bytes = encodeRecordBatch({ records: [{ key: buf('key'), value: buf('value'), headers: [{ key: 'h', value: buf('hv') }] }] });
     const record = decodeRecordBatch(bytes).records[0]!;
