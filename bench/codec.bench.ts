@@ -12,7 +12,8 @@
 //
 // Options:
 //   --peers-only        run without generated/ (peers and their checks only)
-//   --rounds N          timed rounds per comparison (default 7)
+//   --rounds N          timed rounds per comparison and process (default 5)
+//   --processes N       fresh processes per comparison, rounds joined (default 3; see below)
 //   --round-ms N        ms per participant per round (default 200)
 //   --warmup-ms N       warm-up per participant (default 1000)
 //   --settle-ms N       pause after the full GCs around each slice (default 25; 0 = none)
@@ -26,8 +27,8 @@
 //                       the machine's CPU during it, up to 4 times (default 0.15; 'off')
 //   --no-isolate        run every participant in the main thread (default: one worker
 //                       thread, i.e. one V8 isolate, per participant; see harness.ts)
-//   --one-process       run every comparison in this process (default: a fresh child
-//                       process per comparison; see below)
+//   --one-process       run every comparison in this process (default: fresh child
+//                       processes per comparison; see below)
 //
 // glibc malloc: Node allocates ArrayBuffer backing stores with calloc. Outputs above
 // glibc's mmap threshold (128 KiB at start, raised dynamically up to 32 MiB each time a
@@ -40,14 +41,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { foreignStats, renderMarkdown, runComparisons, type ComparisonResult } from './harness.js';
+import { foreignStats, renderMarkdown, runComparisons, summarize, type ComparisonResult } from './harness.js';
 import { loadOurs } from './ours.js';
 import { PEER_VERSIONS } from './peers/versions.js';
 import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 7, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
+  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -57,6 +58,7 @@ function parseArgs(argv: string[]) {
     };
     if (a === '--peers-only') o.peersOnly = true;
     else if (a === '--rounds') o.rounds = Math.max(1, Number(val()));
+    else if (a === '--processes') o.processes = Math.max(1, Number(val()));
     else if (a === '--round-ms') o.roundMs = Math.max(10, Number(val()));
     else if (a === '--warmup-ms') o.warmupMs = Math.max(0, Number(val()));
     else if (a === '--filter') o.filter = new RegExp(val(), 'i');
@@ -70,7 +72,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--one-process') o.onePerProcess = false;
     else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
+      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -97,13 +99,17 @@ if (!loaded.ok && !opts.peersOnly) {
 }
 const ours = loaded.ok && !opts.peersOnly;
 
-// One process per comparison. A comparison run after others in the same process was
+// Fresh processes per comparison. A comparison run after others in the same process was
 // measured slower than the same comparison run alone: @platformatic/kafka's Metadata v12
 // decode at 835 ops/s after the Produce comparisons against 1,700 alone, ours at 12k
 // against 17k. Whatever the earlier comparisons leave behind (the main isolate's heap,
 // glibc arenas grown by 250 KiB buffers, V8's shared background threads) then weighs on
 // every later participant. So by default the parent runs each comparison in a fresh
 // child process (KIPGEN_BENCH_COMPARISON = its index in the plan) and merges the results.
+// And it does so --processes times: on this machine a process now and then runs one
+// participant at half its usual speed for its whole life (seen for ours and for both
+// peers, with no other load), so one process's rounds can all be off together. Rounds of
+// all the processes are joined before the medians are taken.
 const childIndex = process.env.KIPGEN_BENCH_COMPARISON === undefined ? null : Number(process.env.KIPGEN_BENCH_COMPARISON);
 const childResultFile = process.env.KIPGEN_BENCH_RESULT_FILE;
 
@@ -158,18 +164,33 @@ if (childIndex !== null) {
   results = await runComparisons([allPlans[childIndex]!], harnessOptions);
   writeFileSync(childResultFile!, JSON.stringify({ results, foreignStats }));
   process.exit(0);
-} else if (opts.onePerProcess && !opts.checkOnly && allPlans.length > 1) {
+} else if (opts.onePerProcess && !opts.checkOnly) {
   results = [];
   const dir = mkdtempSync(join(tmpdir(), 'kipgen-bench-'));
   try {
     for (let i = 0; i < allPlans.length; i++) {
-      const file = join(dir, `${i}.json`);
-      const env = { ...process.env, KIPGEN_BENCH_COMPARISON: String(i), KIPGEN_BENCH_RESULT_FILE: file };
-      const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'inherit'], env });
-      if (child.status !== 0) throw new Error(`the child process for comparison ${i} exited with ${child.status ?? child.signal}`);
-      const out = JSON.parse(readFileSync(file, 'utf8')) as { results: ComparisonResult[]; foreignStats: typeof foreignStats };
-      results.push(...out.results);
-      for (const k of Object.keys(foreignStats) as Array<keyof typeof foreignStats>) foreignStats[k] += out.foreignStats[k];
+      let joined: ComparisonResult | null = null;
+      for (let k = 0; k < opts.processes; k++) {
+        const file = join(dir, `${i}-${k}.json`);
+        const env = { ...process.env, KIPGEN_BENCH_COMPARISON: String(i), KIPGEN_BENCH_RESULT_FILE: file };
+        const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'inherit'], env });
+        if (child.status !== 0) throw new Error(`the child process for comparison ${i} exited with ${child.status ?? child.signal}`);
+        const out = JSON.parse(readFileSync(file, 'utf8')) as { results: ComparisonResult[]; foreignStats: typeof foreignStats };
+        for (const key of Object.keys(foreignStats) as Array<keyof typeof foreignStats>) foreignStats[key] += out.foreignStats[key];
+        const res = out.results[0]!;
+        if (joined === null) {
+          joined = res;
+          continue;
+        }
+        for (const row of res.rows) {
+          const into = joined.rows.find((r) => r.label === row.label);
+          if (!into) joined.rows.push(row);
+          else if (row.checkError !== null) into.checkError ??= row.checkError;
+          else into.opsPerRound.push(...row.opsPerRound);
+        }
+      }
+      summarize(joined!);
+      results.push(joined!);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -196,9 +217,9 @@ const header = [
   '',
   `- ${new Date().toISOString()}, Node ${process.version} (V8 ${process.versions.v8}), ${cpu[0]?.model ?? 'cpu?'} × ${cpu.length}`,
   `- kafkajs ${PEER_VERSIONS.kafkajs.libVersion}, @platformatic/kafka ${PEER_VERSIONS.platformatic.libVersion}; ${mallocNote}`,
-  `- ${opts.onePerProcess ? 'each comparison in a fresh process; ' : 'all comparisons in one process (--one-process); '}` +
+  `- ${opts.onePerProcess ? `each comparison in ${opts.processes} fresh process${opts.processes === 1 ? '' : 'es'} in turn; ` : 'all comparisons in one process (--one-process); '}` +
     `${opts.isolate ? 'each participant in its own worker thread (own V8 isolate), one running at a time' : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
-  `- ${opts.checkOnly ? 'checks only' : `${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up; figures are medians over rounds; MB = 10^6 wire bytes`}`,
+  `- ${opts.checkOnly ? 'checks only' : `${opts.onePerProcess ? `${opts.processes} processes × ` : ''}${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up per process; figures are medians over all rounds; MB = 10^6 wire bytes`}`,
   `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches); ` +
     `Metadata ${W2.partitions.toLocaleString('en-US')} partitions; Fetch ${W3.recordBytes.toLocaleString('en-US')} B of records (${W3.batchCount} batches, ${W3.recordCount} records); ` +
     `TxnShareAcknowledge ${W5.batches.toLocaleString('en-US')} ack batches`,

@@ -193,6 +193,25 @@ const median = (xs: number[]): number => {
 };
 const firstLines = (e: unknown) => String((e as Error)?.stack ?? e).split('\n').slice(0, 3).join(' | ');
 
+/**
+ * Fills in each timed row's median ops/s, MB/s and spread, and for ours the
+ * ratios to the peer's round taken in the same round (the same index of
+ * opsPerRound, also when rounds from several processes were joined).
+ */
+export function summarize(res: ComparisonResult): void {
+  const timed = res.rows.filter((r) => r.checkError === null && r.opsPerRound.length > 0);
+  const peer = timed.find((r) => r.role === 'peer');
+  for (const r of timed) {
+    r.medianOps = median(r.opsPerRound);
+    r.mbPerSec = (r.medianOps * res.bytesPerOp) / 1e6;
+    r.spread = (Math.max(...r.opsPerRound) - Math.min(...r.opsPerRound)) / r.medianOps;
+    if (r.role === 'ours' && peer) {
+      const ratios = r.opsPerRound.map((x, i) => x / peer.opsPerRound[i]!);
+      r.ratio = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+    }
+  }
+}
+
 export async function runComparisons(plans: ComparisonPlan[], opts: HarnessOptions): Promise<ComparisonResult[]> {
   const results: ComparisonResult[] = [];
   for (const comp of plans) {
@@ -275,18 +294,8 @@ export async function runComparisons(plans: ComparisonPlan[], opts: HarnessOptio
         }
       }
       // 4. stats
-      const peer = live.find((x) => x.pp.role === 'peer');
-      for (const { pp, r } of live) {
-        r.medianOps = median(r.opsPerRound);
-        r.mbPerSec = (r.medianOps * comp.bytesPerOp) / 1e6;
-        r.spread = (Math.max(...r.opsPerRound) - Math.min(...r.opsPerRound)) / r.medianOps;
-        if (pp.role === 'ours' && peer) {
-          const pr = peer.r.opsPerRound;
-          const ratios = r.opsPerRound.map((x, i) => x / pr[i]!);
-          r.ratio = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
-        }
-        opts.log(`time  ${title} / ${pp.label}: ${fmtOps(r.medianOps)} ops/s`);
-      }
+      summarize(res);
+      for (const { pp, r } of live) opts.log(`time  ${title} / ${pp.label}: ${fmtOps(r.medianOps!)} ops/s`);
     } finally {
       for (const { runner } of live) await runner.close();
     }
