@@ -20,7 +20,6 @@ import {
   ClientClosedError,
   ConfigError,
   Errors,
-  errorCodeName,
   errorFromCode,
   KafkaError,
   KafkaTimeoutError,
@@ -90,7 +89,6 @@ interface NodeState {
   connecting: Promise<KafkaConnection> | null;
   /** API key → [min, max] the node supports; known once connected. */
   versions: Map<number, readonly [number, number]>;
-  finalizedFeatures: Map<string, number>;
   failures: number;
   nextAttemptAt: number;
 }
@@ -106,6 +104,18 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** `items` grouped by `keyOf`: keys in the order first seen, each group in input order. */
+export function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 /** Kafka's Uuid.randomUuid().toString(): 22 base64url characters. */
@@ -127,7 +137,7 @@ function parseBootstrap(servers: string | readonly string[]): Array<{ host: stri
 }
 
 /** Is this error worth retrying (network failure, timeout of one request, retriable error code)? */
-export function isRetriable(error: unknown): boolean {
+function isRetriable(error: unknown): boolean {
   if (error instanceof NetworkError) return true;
   if (error instanceof KafkaError) return error.retriable;
   return false;
@@ -168,10 +178,6 @@ export class ClusterClient {
     });
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   /** Aborted when the client closes; long waits listen to it. */
   get closeSignal(): AbortSignal {
     return this.closer.signal;
@@ -185,7 +191,6 @@ export class ClusterClient {
       connection: null,
       connecting: null,
       versions: new Map(),
-      finalizedFeatures: new Map(),
       failures: 0,
       nextAttemptAt: 0,
     };
@@ -198,12 +203,12 @@ export class ClusterClient {
   // -------------------------------------------------------------------------
   // Retries
 
-  /** Backoff before attempt `attempt` (1-based): exponential with ±20% jitter, as Kafka's ExponentialBackoff. */
   /** retry.backoff.ms as configured. */
   get retryBackoffMs(): number {
     return this.config.retryBackoffMs;
   }
 
+  /** Backoff before attempt `attempt` (1-based): exponential with ±20% jitter, as Kafka's ExponentialBackoff. */
   backoff(attempt: number, base = this.config.retryBackoffMs, max = this.config.retryBackoffMaxMs): number {
     const value = Math.min(max, base * 2 ** Math.max(0, attempt - 1));
     return Math.round(value * (0.8 + Math.random() * 0.4));
@@ -315,15 +320,8 @@ export class ClusterClient {
       }
       if (response.errorCode !== 0) throw errorFromCode(response.errorCode, `ApiVersions to node ${node.id}`);
       node.versions = new Map(response.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion] as const]));
-      node.finalizedFeatures = new Map(response.finalizedFeatures.map((f) => [f.name, f.maxVersionLevel]));
       return;
     }
-  }
-
-  /** The API versions `nodeId` advertised, once connected. */
-  apiVersions(nodeId: number): ReadonlyMap<number, readonly [number, number]> | undefined {
-    const node = this.nodes.get(nodeId);
-    return node && node.versions.size > 0 ? node.versions : undefined;
   }
 
   /** Does the (connected) node advertise this API, optionally at `minVersion`? */
@@ -431,7 +429,6 @@ export class ClusterClient {
         if (boot.host === broker.host && boot.port === broker.port && boot.connection?.isOpen) {
           node.connection = boot.connection;
           node.versions = boot.versions;
-          node.finalizedFeatures = boot.finalizedFeatures;
           boot.connection = null;
           const connection = node.connection;
           connection.on('close', () => {
@@ -600,11 +597,6 @@ export class ClusterClient {
     }, options.backoffFor);
   }
 
-  /** Finalized feature level (e.g. `transaction.version`) as a node reported it, if any. */
-  featureLevel(nodeId: number, feature: string): number | undefined {
-    return this.nodes.get(nodeId)?.finalizedFeatures.get(feature);
-  }
-
   describeNode(nodeId: number): string {
     const node = this.nodes.get(nodeId);
     return node ? `node ${nodeId} (${node.host}:${node.port})` : `node ${nodeId}`;
@@ -623,5 +615,3 @@ export class ClusterClient {
     await Promise.all(closing);
   }
 }
-
-export { errorCodeName };

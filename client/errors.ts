@@ -1,106 +1,18 @@
 /**
  * Typed client errors, mirroring Kafka's exceptions. Each says what to do next.
- *
- * The Kafka error codes the client handles are listed by hand below, copied
- * from kafka-facts/error-codes.tsv (code, name, retriable); nothing is read or
- * generated from that file at run time.
+ * Error codes, their names and retriability come from runtime/error-codes.ts.
  */
+import { ErrorCode, errorCodeName as kafkaErrorCodeName, errorName, isRetriableErrorCode } from '../runtime/error-codes.js';
 import { UnsupportedVersionError as CodecUnsupportedVersionError } from '../runtime/errors.js';
 export { NetworkError, RequestTimeoutError } from '../runtime/connection.js';
 
-/** [name, retriable] of the error codes this client meets. */
-const CODES: ReadonlyMap<number, readonly [string, boolean]> = new Map<number, readonly [string, boolean]>([
-  [-1, ['UNKNOWN_SERVER_ERROR', false]],
-  [2, ['CORRUPT_MESSAGE', true]],
-  [3, ['UNKNOWN_TOPIC_OR_PARTITION', true]],
-  [5, ['LEADER_NOT_AVAILABLE', true]],
-  [6, ['NOT_LEADER_OR_FOLLOWER', true]],
-  [7, ['REQUEST_TIMED_OUT', true]],
-  [10, ['MESSAGE_TOO_LARGE', false]],
-  [13, ['NETWORK_EXCEPTION', true]],
-  [14, ['COORDINATOR_LOAD_IN_PROGRESS', true]],
-  [15, ['COORDINATOR_NOT_AVAILABLE', true]],
-  [16, ['NOT_COORDINATOR', true]],
-  [17, ['INVALID_TOPIC_EXCEPTION', false]],
-  [18, ['RECORD_LIST_TOO_LARGE', false]],
-  [19, ['NOT_ENOUGH_REPLICAS', true]],
-  [20, ['NOT_ENOUGH_REPLICAS_AFTER_APPEND', true]],
-  [22, ['ILLEGAL_GENERATION', false]],
-  [24, ['INVALID_GROUP_ID', false]],
-  [25, ['UNKNOWN_MEMBER_ID', false]],
-  [29, ['TOPIC_AUTHORIZATION_FAILED', false]],
-  [30, ['GROUP_AUTHORIZATION_FAILED', false]],
-  [35, ['UNSUPPORTED_VERSION', false]],
-  [42, ['INVALID_REQUEST', false]],
-  [45, ['OUT_OF_ORDER_SEQUENCE_NUMBER', false]],
-  [46, ['DUPLICATE_SEQUENCE_NUMBER', false]],
-  [47, ['INVALID_PRODUCER_EPOCH', false]],
-  [48, ['INVALID_TXN_STATE', false]],
-  [49, ['INVALID_PRODUCER_ID_MAPPING', false]],
-  [50, ['INVALID_TRANSACTION_TIMEOUT', false]],
-  [51, ['CONCURRENT_TRANSACTIONS', true]],
-  [52, ['TRANSACTION_COORDINATOR_FENCED', false]],
-  [53, ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', false]],
-  [56, ['KAFKA_STORAGE_ERROR', true]],
-  [59, ['UNKNOWN_PRODUCER_ID', false]],
-  [69, ['GROUP_ID_NOT_FOUND', false]],
-  [87, ['INVALID_RECORD', false]],
-  [89, ['THROTTLING_QUOTA_EXCEEDED', true]],
-  [90, ['PRODUCER_FENCED', false]],
-  [100, ['UNKNOWN_TOPIC_ID', true]],
-  [103, ['INCONSISTENT_TOPIC_ID', true]],
-  [110, ['FENCED_MEMBER_EPOCH', false]],
-  [113, ['STALE_MEMBER_EPOCH', false]],
-  [120, ['TRANSACTION_ABORTABLE', false]],
-  [121, ['INVALID_RECORD_STATE', false]],
-  [122, ['SHARE_SESSION_NOT_FOUND', true]],
-  [123, ['INVALID_SHARE_SESSION_EPOCH', true]],
-  [124, ['FENCED_STATE_EPOCH', false]],
-]);
-
-export const Errors = {
-  NONE: 0,
-  UNKNOWN_SERVER_ERROR: -1,
-  UNKNOWN_TOPIC_OR_PARTITION: 3,
-  LEADER_NOT_AVAILABLE: 5,
-  NOT_LEADER_OR_FOLLOWER: 6,
-  REQUEST_TIMED_OUT: 7,
-  COORDINATOR_LOAD_IN_PROGRESS: 14,
-  COORDINATOR_NOT_AVAILABLE: 15,
-  NOT_COORDINATOR: 16,
-  ILLEGAL_GENERATION: 22,
-  UNKNOWN_MEMBER_ID: 25,
-  GROUP_AUTHORIZATION_FAILED: 30,
-  UNSUPPORTED_VERSION: 35,
-  INVALID_REQUEST: 42,
-  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
-  DUPLICATE_SEQUENCE_NUMBER: 46,
-  INVALID_PRODUCER_EPOCH: 47,
-  INVALID_TXN_STATE: 48,
-  INVALID_PRODUCER_ID_MAPPING: 49,
-  INVALID_TRANSACTION_TIMEOUT: 50,
-  CONCURRENT_TRANSACTIONS: 51,
-  TRANSACTION_COORDINATOR_FENCED: 52,
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
-  UNKNOWN_PRODUCER_ID: 59,
-  PRODUCER_FENCED: 90,
-  UNKNOWN_TOPIC_ID: 100,
-  FENCED_MEMBER_EPOCH: 110,
-  STALE_MEMBER_EPOCH: 113,
-  TRANSACTION_ABORTABLE: 120,
-  INVALID_RECORD_STATE: 121,
-  SHARE_SESSION_NOT_FOUND: 122,
-  INVALID_SHARE_SESSION_EPOCH: 123,
-} as const;
+/** Error codes by Kafka's name: `Errors.NOT_COORDINATOR` is 16, `Errors.NONE` 0. */
+export const Errors = ErrorCode;
 
 /** `NOT_COORDINATOR (16)`. */
-export function errorCodeName(code: number): string {
-  return `${CODES.get(code)?.[0] ?? 'UNKNOWN_ERROR_CODE'} (${code})`;
-}
+export const errorCodeName = kafkaErrorCodeName;
 
-export function isRetriableCode(code: number): boolean {
-  return CODES.get(code)?.[1] ?? false;
-}
+export const isRetriableCode = isRetriableErrorCode;
 
 /** The base of every error this client raises. */
 export class KafkaError extends Error {
@@ -122,7 +34,7 @@ export class ApiError extends KafkaError {
   readonly errorName: string;
   constructor(code: number, message: string, cause?: unknown) {
     super(message, { code, cause });
-    this.errorName = CODES.get(code)?.[0] ?? 'UNKNOWN_ERROR_CODE';
+    this.errorName = errorName(code);
   }
 }
 

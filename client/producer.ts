@@ -12,7 +12,7 @@ import {
   type RecordHeader,
   type RecordInput,
 } from '../runtime/record-batch.js';
-import { ClusterClient, type CommonClientConfig } from './cluster.js';
+import { ClusterClient, groupBy, type CommonClientConfig } from './cluster.js';
 import {
   ApiError,
   ClientClosedError,
@@ -361,7 +361,7 @@ export class KafkaProducer {
     for (const h of headers) size += 2 + h.key.length * 3 + (h.value?.length ?? 0);
     if (size + 61 > this.cfg.maxRequestSize) {
       const error = new ApiError(
-        10,
+        Errors.MESSAGE_TOO_LARGE,
         `the record is ${size} bytes, more than max.request.size (${this.cfg.maxRequestSize}); it was not sent (MESSAGE_TOO_LARGE)`,
       );
       this.failTransactionOf(generation, error);
@@ -521,6 +521,7 @@ export class KafkaProducer {
     for (const queue of this.queues.values()) queue.nextSequence = 0;
   }
 
+  /** Fails every queued batch but the one in flight of each partition with `error`. */
   private abortUndrainedBatches(error: Error): void {
     for (const queue of this.queues.values()) {
       const keep: ProducerBatch[] = [];
@@ -586,11 +587,7 @@ export class KafkaProducer {
         this.cluster.logger.error(
           `producer ${this.clientId}: could not get a producer id: ${(error as Error).message}`,
         );
-        for (const queue of this.queues.values()) {
-          for (const batch of queue.batches)
-            if (!queue.inFlight || batch !== queue.batches[0]) this.failBatch(batch, error as Error);
-          queue.batches = queue.inFlight ? queue.batches.slice(0, 1) : [];
-        }
+        this.abortUndrainedBatches(error as Error);
       })
       .finally(() => {
         this.initializingProducerId = null;
@@ -689,15 +686,12 @@ export class KafkaProducer {
   }
 
   private sendProduce(nodeId: number, items: Array<{ queue: PartitionQueue; batch: ProducerBatch }>): void {
-    const byTopic = new Map<string, Array<{ queue: PartitionQueue; batch: ProducerBatch }>>();
     for (const item of items) {
       item.queue.inFlight = true;
       item.batch.attempts++;
       this.encode(item.queue, item.batch);
-      const list = byTopic.get(item.queue.topic) ?? [];
-      list.push(item);
-      byTopic.set(item.queue.topic, list);
     }
+    const byTopic = groupBy(items, (item) => item.queue.topic);
     const request = (version: number) =>
       ProduceRequest.create({
         transactionalId: this.txn?.transactionalId ?? null,

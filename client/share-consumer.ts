@@ -15,7 +15,7 @@ import {
 } from '../generated/index.js';
 import { NetworkError } from '../runtime/connection.js';
 import { decodeRecordBatches } from '../runtime/record-batch.js';
-import { ClusterClient, CoordinatorType, randomUuid, sleep, type CommonClientConfig } from './cluster.js';
+import { ClusterClient, CoordinatorType, groupBy, randomUuid, sleep, type CommonClientConfig } from './cluster.js';
 import {
   ClientClosedError,
   ConfigError,
@@ -95,6 +95,12 @@ export class KafkaShareConsumer {
   private readonly configuredMode: AcknowledgementMode;
   private mode: AcknowledgementMode;
   private readonly allowFallback: boolean;
+  /**
+   * Whether poll() remembers the records it delivered (for acknowledge(),
+   * implicit acceptance and the explicit-mode check): not in transactional
+   * mode without fallback, where the consumer never acknowledges records.
+   */
+  private readonly tracksDelivered: boolean;
   private readonly cfg: {
     maxPollRecords: number;
     fetchMaxWaitMs: number;
@@ -137,6 +143,7 @@ export class KafkaShareConsumer {
     this.configuredMode = mode;
     this.mode = mode;
     this.allowFallback = config.allowExplicitFallback ?? false;
+    this.tracksDelivered = mode !== 'transactional' || this.allowFallback;
     this.cluster = new ClusterClient(config, `share-consumer-${config.groupId}`);
     this.cfg = {
       maxPollRecords: config.maxPollRecords ?? 500,
@@ -440,12 +447,7 @@ export class KafkaShareConsumer {
 
   private async sendAcknowledgements(deadline: number, closing: boolean): Promise<AcknowledgementCommitResult> {
     const result: AcknowledgementCommitResult = new Map();
-    const taken = this.takeAcks(() => true);
-    const byNode = new Map<number, Array<{ ref: TopicPartitionRef; batches: AckBatch[] }>>();
-    for (const item of taken.values()) {
-      const node = this.leaderOf(item.ref);
-      byNode.set(node, [...(byNode.get(node) ?? []), item]);
-    }
+    const byNode = groupBy(this.takeAcks(() => true).values(), (item) => this.leaderOf(item.ref));
     // Sessions without acks are closed too when closing.
     if (closing) for (const node of this.sessions.keys()) if (!byNode.has(node)) byNode.set(node, []);
     await Promise.all(
@@ -484,7 +486,7 @@ export class KafkaShareConsumer {
                   groupId: this.groupId,
                   memberId: this.memberId,
                   shareSessionEpoch: epoch,
-                  topics: groupByTopic(items).map(([topicId, list]) => ({
+                  topics: [...groupBy(items, (item) => item.ref.topicId)].map(([topicId, list]) => ({
                     topicId,
                     partitions: list.map((i) => ({
                       partitionIndex: i.ref.partition,
@@ -652,11 +654,9 @@ export class KafkaShareConsumer {
     let missingLeader = false;
     for (const ref of this.assigned) {
       const node = this.leaderOf(ref);
-      if (node < 0) {
-        missingLeader = true;
-        continue;
-      }
-      byNode.set(node, [...(byNode.get(node) ?? []), ref]);
+      if (node < 0) missingLeader = true;
+      else if (byNode.has(node)) byNode.get(node)!.push(ref);
+      else byNode.set(node, [ref]);
     }
     if (missingLeader) await this.cluster.refreshMetadata(null, deadline).catch(() => {});
     // Sessions with nodes that lead none of our partitions any more: forget their partitions.
@@ -766,7 +766,7 @@ export class KafkaShareConsumer {
         return [];
       }
       session.epoch = nextEpoch(session.epoch);
-      session.partitions = new Set(refs.map((r) => tpKey(r.topicId, r.partition)));
+      session.partitions = wanted;
       const records: ShareConsumerRecord[] = [];
       const ackResult: AcknowledgementCommitResult = new Map();
       for (const topic of response.responses) {
@@ -832,6 +832,7 @@ export class KafkaShareConsumer {
     const covered: Array<{ from: bigint; to: bigint }> = [];
     const ranges = [...acquired].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
     const rangeOf = (offset: bigint) => ranges.find((r) => offset >= r.firstOffset && offset <= r.lastOffset);
+    const deliveredKey = `${tpKey(ref.topicId, ref.partition)}:`;
     if (bytes && bytes.length > 0) {
       const { batches } = decodeRecordBatches(bytes);
       for (const batch of batches) {
@@ -853,7 +854,7 @@ export class KafkaShareConsumer {
             deliveryCount: range.deliveryCount,
           };
           out.push(delivered);
-          this.delivered.set(`${tpKey(ref.topicId, ref.partition)}:${record.offset}`, delivered);
+          if (this.tracksDelivered) this.delivered.set(`${deliveredKey}${record.offset}`, delivered);
         }
       }
     }
@@ -911,10 +912,4 @@ export class KafkaShareConsumer {
 
 function nextEpoch(epoch: number): number {
   return epoch >= MAX_EPOCH ? 1 : epoch + 1;
-}
-
-function groupByTopic<T extends { ref: TopicPartitionRef }>(items: T[]): Array<[string, T[]]> {
-  const map = new Map<string, T[]>();
-  for (const item of items) map.set(item.ref.topicId, [...(map.get(item.ref.topicId) ?? []), item]);
-  return [...map];
 }

@@ -24,11 +24,13 @@ import {
   TxnShareAcknowledgeRequest,
   TxnShareAcknowledgeResponse,
 } from '../generated/index.js';
+import type { ApiMessageCodec } from '../runtime/codec.js';
 import { NetworkError } from '../runtime/connection.js';
-import { ClusterClient, CoordinatorType } from './cluster.js';
+import { ClusterClient, CoordinatorType, groupBy } from './cluster.js';
 import {
   ApiError,
   Errors,
+  errorCodeName,
   errorFromCode,
   IllegalStateError,
   isFatalTransactionError,
@@ -161,7 +163,7 @@ export class TransactionManager {
   /** Offsets / share acks calls of this transaction still running; commit waits for them. */
   private readonly pendingOps = new Set<Promise<unknown>>();
   private transactionStarted = false;
-  /** Add requests to the transaction coordinator, one at a time (see serialAdd). */
+  /** Add requests to the transaction coordinator, one at a time (see addToTransaction). */
   private addChain: Promise<unknown> = Promise.resolve();
   /** An add request (partitions, offsets, share acks) was sent, maybe without an answer: the coordinator may have started the transaction. */
   private addAttempted = false;
@@ -237,10 +239,7 @@ export class TransactionManager {
     this.maybeCountTimeout(error);
     if (isFatalTransactionError(error)) {
       if (this.state !== 'FATAL_ERROR') this.transitionTo('FATAL_ERROR', error);
-      if (this.hasShareAcks) {
-        this.metrics.recordAbort();
-        this.hasShareAcks = false;
-      }
+      this.countShareTransactionAbort();
       return;
     }
     if (
@@ -250,6 +249,13 @@ export class TransactionManager {
     ) {
       this.transitionTo('ABORTABLE_ERROR', error);
     }
+  }
+
+  /** The transaction ended aborted (or cannot end otherwise): abort-total counts it, once, if it was a share transaction. */
+  private countShareTransactionAbort(): void {
+    if (!this.hasShareAcks) return;
+    this.metrics.recordAbort();
+    this.hasShareAcks = false;
   }
 
   /** A failed batch with an assigned sequence: the epoch must be bumped before the next transaction. */
@@ -277,12 +283,7 @@ export class TransactionManager {
 
   /** send() in a transactional producer: only inside a transaction. */
   checkSend(): void {
-    this.maybeFailWithError('send()');
-    if (this.state !== 'IN_TRANSACTION') throw this.illegal('send()');
-    if (this.prepared)
-      throw new IllegalStateError(
-        `TransactionalId ${this.transactionalId}: the transaction was prepared; only commitTransaction() or abortTransaction() may follow`,
-      );
+    this.checkInTransaction('send()');
   }
 
   private checkInTransaction(call: string): void {
@@ -398,54 +399,47 @@ export class TransactionManager {
     const batch = new Map(this.pendingPartitions);
     const run = async (): Promise<void> => {
       const deadline = Date.now() + this.options.maxBlockMs;
-      const byTopic = new Map<string, number[]>();
-      for (const { topic, partition } of batch.values()) {
-        byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
-      }
-      const topics = [...byTopic].map(([name, partitions]) => ({ name, partitions }));
-      this.addAttempted = true;
-      await this.serialAdd(() => this.cluster
-        .coordinatorRequest(
-          'AddPartitionsToTxn',
-          CoordinatorType.TRANSACTION,
-          this.transactionalId,
-          AddPartitionsToTxnRequest,
-          AddPartitionsToTxnResponse,
-          () =>
-            AddPartitionsToTxnRequest.create({
-              v3AndBelowTransactionalId: this.transactionalId,
-              v3AndBelowProducerId: this.producerId,
-              v3AndBelowProducerEpoch: this.producerEpoch,
-              v3AndBelowTopics: topics,
-            }),
-          (response) => {
-            if (response.errorCode !== 0) return response.errorCode;
-            let retriable = 0;
-            for (const topic of response.resultsByTopicV3AndBelow) {
-              for (const p of topic.resultsByPartition) {
-                const code = p.partitionErrorCode;
-                if (code === 0 || code === Errors.NONE) continue;
-                if (code === 55 /* OPERATION_NOT_ATTEMPTED */) continue;
-                if (
-                  code === Errors.CONCURRENT_TRANSACTIONS ||
-                  code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||
-                  code === Errors.UNKNOWN_TOPIC_OR_PARTITION
-                ) {
-                  retriable = code;
-                  continue;
-                }
-                if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) return code;
-                throw this.coordinatorError(code, `AddPartitionsToTxn (${topic.name}-${p.partitionIndex})`);
+      const topics = [...groupBy(batch.values(), (p) => p.topic)].map(([name, list]) => ({
+        name,
+        partitions: list.map((p) => p.partition),
+      }));
+      const { response } = await this.addToTransaction(
+        'AddPartitionsToTxn',
+        AddPartitionsToTxnRequest,
+        AddPartitionsToTxnResponse,
+        () =>
+          AddPartitionsToTxnRequest.create({
+            v3AndBelowTransactionalId: this.transactionalId,
+            v3AndBelowProducerId: this.producerId,
+            v3AndBelowProducerEpoch: this.producerEpoch,
+            v3AndBelowTopics: topics,
+          }),
+        (response) => {
+          if (response.errorCode !== 0) return response.errorCode;
+          let retriable = 0;
+          for (const topic of response.resultsByTopicV3AndBelow) {
+            for (const p of topic.resultsByPartition) {
+              const code = p.partitionErrorCode;
+              if (code === 0) continue;
+              if (code === 55 /* OPERATION_NOT_ATTEMPTED */) continue;
+              if (
+                code === Errors.CONCURRENT_TRANSACTIONS ||
+                code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||
+                code === Errors.UNKNOWN_TOPIC_OR_PARTITION
+              ) {
+                retriable = code;
+                continue;
               }
+              if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) return code;
+              throw this.coordinatorError(code, `AddPartitionsToTxn (${topic.name}-${p.partitionIndex})`);
             }
-            if (retriable) throw errorFromCode(retriable, 'AddPartitionsToTxn');
-            return 0;
-          },
-          { deadline, max: TV1_MAX.addPartitions, backoffFor: this.addBackoff },
-        )
-        .then(({ response }) => {
-          if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddPartitionsToTxn');
-        }));
+          }
+          if (retriable) throw errorFromCode(retriable, 'AddPartitionsToTxn');
+          return 0;
+        },
+        { deadline, max: TV1_MAX.addPartitions },
+      );
+      if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddPartitionsToTxn');
       for (const key of batch.keys()) {
         this.pendingPartitions.delete(key);
         this.partitionsInTransaction.add(key);
@@ -474,11 +468,8 @@ export class TransactionManager {
     if (offsets.length === 0) return;
     const op = this.track(async () => {
       const deadline = Date.now() + this.options.maxBlockMs;
-      this.addAttempted = true;
-      const { response } = await this.serialAdd(() => this.cluster.coordinatorRequest(
+      const { response } = await this.addToTransaction(
         'AddOffsetsToTxn',
-        CoordinatorType.TRANSACTION,
-        this.transactionalId,
         AddOffsetsToTxnRequest,
         AddOffsetsToTxnResponse,
         () =>
@@ -489,12 +480,11 @@ export class TransactionManager {
             groupId: metadata.groupId,
           }),
         (r) => r.errorCode,
-        { deadline, max: TV1_MAX.addOffsets, backoffFor: this.addBackoff },
-      ));
+        { deadline, max: TV1_MAX.addOffsets },
+      );
       if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddOffsetsToTxn');
       this.transactionStarted = true;
-      const byTopic = new Map<string, TopicPartitionOffset[]>();
-      for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
+      const byTopic = groupBy(offsets, (o) => o.topic);
       const commit = await this.cluster.coordinatorRequest(
         'TxnOffsetCommit',
         CoordinatorType.GROUP,
@@ -589,9 +579,10 @@ export class TransactionManager {
   }
 
   private async addShareAcksToTxn(groupId: string, partitions: ShareAckPartition[], deadline: number): Promise<void> {
-    const byTopic = new Map<string, number[]>();
-    for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
-    const topics = [...byTopic].map(([name, list]) => ({ name, partitions: list }));
+    const topics = [...groupBy(partitions, (p) => p.topic)].map(([name, list]) => ({
+      name,
+      partitions: list.map((p) => p.partition),
+    }));
     const tc = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
     if (!(await this.cluster.supports(tc, AddShareAcksToTxnRequest.apiKey, 0, deadline))) {
       throw new UnsupportedVersionError(
@@ -599,11 +590,8 @@ export class TransactionManager {
           'transactional share acknowledgements need a broker with KIP-1289. Abort this transaction.',
       );
     }
-    this.addAttempted = true;
-    const { response } = await this.serialAdd(() => this.cluster.coordinatorRequest(
+    const { response } = await this.addToTransaction(
       'AddShareAcksToTxn',
-      CoordinatorType.TRANSACTION,
-      this.transactionalId,
       AddShareAcksToTxnRequest,
       AddShareAcksToTxnResponse,
       () =>
@@ -632,8 +620,8 @@ export class TransactionManager {
         }
         return 0;
       },
-      { deadline, backoffFor: this.addBackoff },
-    ));
+      { deadline },
+    );
     if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddShareAcksToTxn');
     for (const t of response.results) {
       for (const p of t.partitions) {
@@ -668,8 +656,7 @@ export class TransactionManager {
               );
             }
             const useV1 = group.memberId !== '';
-            const byTopic = new Map<string, ShareAckPartition[]>();
-            for (const p of list) byTopic.set(p.topicId, [...(byTopic.get(p.topicId) ?? []), p]);
+            const byTopic = groupBy(list, (p) => p.topicId);
             const { response } = await this.cluster.send(
               nodeId,
               TxnShareAcknowledgeRequest,
@@ -691,16 +678,11 @@ export class TransactionManager {
             );
             const top = response.errorCode;
             for (const p of list) {
-              const code =
-                top !== 0
-                  ? top
-                  : (response.topics
-                      .find((t) => t.topicId === p.topicId)
-                      ?.partitions.find((x) => x.partition === p.partition)?.errorCode ?? 0);
-              const message =
-                response.topics
-                  .find((t) => t.topicId === p.topicId)
-                  ?.partitions.find((x) => x.partition === p.partition)?.errorMessage ?? null;
+              const result = response.topics
+                .find((t) => t.topicId === p.topicId)
+                ?.partitions.find((x) => x.partition === p.partition);
+              const code = top !== 0 ? top : (result?.errorCode ?? 0);
+              const message = result?.errorMessage ?? null;
               if (code === 0) continue;
               if (
                 code === Errors.NOT_COORDINATOR ||
@@ -757,14 +739,34 @@ export class TransactionManager {
       : undefined;
 
   /**
-   * Runs the add requests of this producer (AddPartitionsToTxn,
-   * AddOffsetsToTxn, AddShareAcksToTxn) one after the other, as Kafka's
-   * TransactionManager sends one transactional request at a time: two adds in
-   * flight together make the coordinator answer one of them
-   * CONCURRENT_TRANSACTIONS (its state change for the other is being written),
-   * which costs a retry and its backoff.
+   * An add request (AddPartitionsToTxn, AddOffsetsToTxn, AddShareAcksToTxn)
+   * to the transaction coordinator, with the add backoff. Once sent it may
+   * have started the transaction (addAttempted). The adds of this producer go
+   * one after the other, as Kafka's TransactionManager sends one
+   * transactional request at a time: two adds in flight together make the
+   * coordinator answer one of them CONCURRENT_TRANSACTIONS (its state change
+   * for the other is being written), which costs a retry and its backoff.
    */
-  private serialAdd<T>(fn: () => Promise<T>): Promise<T> {
+  private addToTransaction<Req, Res>(
+    what: string,
+    requestCodec: ApiMessageCodec<Req>,
+    responseCodec: ApiMessageCodec<Res>,
+    build: (version: number) => Req,
+    check: (response: Res, version: number) => number,
+    options: { deadline: number; max?: number },
+  ): Promise<{ response: Res }> {
+    this.addAttempted = true;
+    const fn = () =>
+      this.cluster.coordinatorRequest(
+        what,
+        CoordinatorType.TRANSACTION,
+        this.transactionalId,
+        requestCodec,
+        responseCodec,
+        build,
+        check,
+        { ...options, backoffFor: this.addBackoff },
+      );
     const run = this.addChain.then(fn, fn);
     this.addChain = run.then(
       () => undefined,
@@ -854,7 +856,6 @@ export class TransactionManager {
       if (this.state !== 'IN_TRANSACTION' && this.state !== 'ABORTABLE_ERROR') throw this.illegal('abortTransaction()');
       this.transitionTo('ABORTING_TRANSACTION');
     }
-    const hadShareAcks = this.hasShareAcks;
     this.pendingResult = (async () => {
       this.hooks.abortUndrainedBatches(
         new TransactionAbortedError(`the transaction of ${this.transactionalId} was aborted; the record was not sent`),
@@ -870,8 +871,7 @@ export class TransactionManager {
           if (!(error instanceof ApiError && error.code === Errors.INVALID_TXN_STATE)) throw error;
         });
       }
-      if (hadShareAcks) this.metrics.recordAbort();
-      this.hasShareAcks = false;
+      this.countShareTransactionAbort();
       if (this.epochBumpRequired) {
         this.transitionTo('INITIALIZING');
         await this.initProducerId(true);
@@ -883,10 +883,7 @@ export class TransactionManager {
           this.maybeCountTimeout(error);
         } else if (this.state !== 'FATAL_ERROR') {
           this.transitionTo('FATAL_ERROR', error as Error);
-          if (this.hasShareAcks) {
-            this.metrics.recordAbort();
-            this.hasShareAcks = false;
-          }
+          this.countShareTransactionAbort();
         }
         throw error;
       })
@@ -943,7 +940,7 @@ export async function endTransaction(
   if (code === Errors.INVALID_PRODUCER_EPOCH || code === Errors.PRODUCER_FENCED) {
     throw new ProducerFencedError(
       code,
-      `${what} for transactional id ${txn.transactionalId} (producer id ${txn.producerId}, epoch ${txn.producerEpoch}) failed with ${code === 90 ? 'PRODUCER_FENCED (90)' : 'INVALID_PRODUCER_EPOCH (47)'}: ` +
+      `${what} for transactional id ${txn.transactionalId} (producer id ${txn.producerId}, epoch ${txn.producerEpoch}) failed with ${errorCodeName(code)}: ` +
         'a newer producer with this transactional.id started, or the coordinator aborted the transaction after transaction.timeout.ms. ' +
         'Close this producer; records and acknowledgements of the aborted transaction are redelivered.',
     );

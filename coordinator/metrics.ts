@@ -2,7 +2,7 @@
  * In-memory broker counters: requests per API, error codes seen in responses,
  * frames rejected, and transaction outcomes. Read with `broker.metrics()`.
  */
-import { errorName } from './errors.js';
+import { errorCodeName } from './errors.js';
 
 export interface MetricsSnapshot {
   /** API name → requests handled. */
@@ -19,7 +19,7 @@ export interface MetricsSnapshot {
 }
 
 export class Metrics {
-  private readonly requests = new Map<string, number>();
+  /** API name → version → requests handled; the per-API totals are summed from it in snapshot(). */
   private readonly versions = new Map<string, Map<number, number>>();
   private readonly errors = new Map<number, number>();
   rejectedFrames = 0;
@@ -28,7 +28,6 @@ export class Metrics {
   markersSent = 0;
 
   countRequest(apiName: string, version: number): void {
-    this.requests.set(apiName, (this.requests.get(apiName) ?? 0) + 1);
     let byVersion = this.versions.get(apiName);
     if (byVersion === undefined) this.versions.set(apiName, (byVersion = new Map()));
     byVersion.set(version, (byVersion.get(version) ?? 0) + 1);
@@ -45,9 +44,9 @@ export class Metrics {
 
   snapshot(): MetricsSnapshot {
     return {
-      requests: Object.fromEntries(this.requests),
+      requests: Object.fromEntries([...this.versions].map(([api, byVersion]) => [api, sum(byVersion.values())])),
       requestVersions: Object.fromEntries([...this.versions].map(([api, byVersion]) => [api, Object.fromEntries([...byVersion].sort((a, b) => a[0] - b[0]))])),
-      errors: Object.fromEntries([...this.errors].map(([code, n]) => [errorName(code), n])),
+      errors: Object.fromEntries([...this.errors].map(([code, n]) => [errorCodeName(code), n])),
       rejectedFrames: this.rejectedFrames,
       connectionsOpened: this.connectionsOpened,
       transactions: { ...this.transactions },
@@ -56,13 +55,22 @@ export class Metrics {
   }
 }
 
+function sum(values: Iterable<number>): number {
+  let total = 0;
+  for (const n of values) total += n;
+  return total;
+}
+
+/** Runs once per response: walks the body's own fields without building entry arrays. */
 function walk(value: unknown, onError: (code: number) => void): void {
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return;
   if (Array.isArray(value)) {
     for (const item of value) walk(item, onError);
     return;
   }
-  for (const [key, field] of Object.entries(value)) {
+  const fields = value as Record<string, unknown>;
+  for (const key in fields) {
+    const field = fields[key];
     if (typeof field === 'number') {
       if (field !== 0 && (key === 'errorCode' || key === 'partitionErrorCode')) onError(field);
     } else if (typeof field === 'object') {

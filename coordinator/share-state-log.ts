@@ -6,7 +6,6 @@
  */
 import { encodeRecordBatch, type RecordBatch } from '../runtime/index.js';
 import type { AppendResult, CoordinatorLog, CoordinatorRecord, IsolationLevel, ReadResult, TransactionalProducer } from './broker-context.js';
-import { SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import type { PartitionLog } from './log/partition-log.js';
 import type { TransactionVerifier } from './txn/verifier.js';
 
@@ -49,8 +48,8 @@ export class ShareStateLog implements CoordinatorLog {
 
   async append(records: readonly CoordinatorRecord[], transaction?: TransactionalProducer): Promise<AppendResult> {
     if (records.length === 0) throw new Error('append needs at least one record');
-    if (transaction !== undefined && !this.log.producers.hasOngoingTransaction(transaction.producerId, transaction.producerEpoch)) {
-      await this.verifier.verify(transaction.transactionalId, transaction.producerId, transaction.producerEpoch, SHARE_GROUP_STATE_TOPIC, this.log.partition);
+    if (transaction !== undefined) {
+      await this.verifier.verifyWrite(this.log, transaction.transactionalId, transaction.producerId, transaction.producerEpoch);
     }
     const now = BigInt(Date.now());
     const info = await this.log.append(

@@ -50,6 +50,7 @@ export function createAddPartitionsToTxnRequest(
     ...fields,
   };
 }
+
 /** Fields of AddPartitionsToTxnTopic. */
 export interface AddPartitionsToTxnTopic {
   /** The topic whose partitions join the transaction. (versions 0+) */
@@ -68,6 +69,7 @@ export function createAddPartitionsToTxnTopic(fields?: Partial<AddPartitionsToTx
     ...fields,
   };
 }
+
 /** Fields of AddPartitionsToTxnTransaction. */
 export interface AddPartitionsToTxnTransaction {
   /** The transactional id of the transaction. (versions 4+) */
@@ -104,7 +106,7 @@ function readAddPartitionsToTxnRequest(r: Reader, version: number): AddPartition
   try {
     at = 'transactions';
     const transactions: AddPartitionsToTxnTransaction[] =
-      version >= 4 ? readArray(r, r.arrayLength(flexible), version, readAddPartitionsToTxnTransaction) : [];
+      version >= 4 ? readArray(r, r.arrayLength(true), version, readAddPartitionsToTxnTransaction) : [];
     at = 'v3AndBelowTransactionalId';
     const v3AndBelowTransactionalId: string = version <= 3 ? r.string(flexible) : '';
     at = 'v3AndBelowProducerId';
@@ -136,7 +138,7 @@ function sizeOfAddPartitionsToTxnRequest(m: AddPartitionsToTxnRequest, version: 
   const flexible = version >= 3;
   let size = 0;
   if (version >= 4) {
-    size += sizeOfArray(m.transactions, version, flexible, sizeOfAddPartitionsToTxnTransaction);
+    size += sizeOfArray(m.transactions, version, true, sizeOfAddPartitionsToTxnTransaction);
   }
   if (!(version >= 4) && m.transactions.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default transactions at version ${version}`);
@@ -176,7 +178,7 @@ function sizeOfAddPartitionsToTxnRequest(m: AddPartitionsToTxnRequest, version: 
 function writeAddPartitionsToTxnRequest(w: Writer, m: AddPartitionsToTxnRequest, version: number): void {
   const flexible = version >= 3;
   if (version >= 4) {
-    writeArray(w, m.transactions, version, flexible, writeAddPartitionsToTxnTransaction);
+    writeArray(w, m.transactions, version, true, writeAddPartitionsToTxnTransaction);
   }
   if (version <= 3) {
     w.string(m.v3AndBelowTransactionalId, flexible);
@@ -330,10 +332,8 @@ function readAddPartitionsToTxnTransaction(r: Reader, version: number): AddParti
     at = 'topics';
     const topics: AddPartitionsToTxnTopic[] = readArray(r, r.arrayLength(true), version, readAddPartitionsToTxnTopic);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { transactionalId, producerId, producerEpoch, verifyOnly, topics, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -345,9 +345,7 @@ function sizeOfAddPartitionsToTxnTransaction(m: AddPartitionsToTxnTransaction, v
   size += sizeOfString(m.transactionalId, true);
   size += 11; // producerId, producerEpoch, verifyOnly
   size += sizeOfArray(m.topics, version, true, sizeOfAddPartitionsToTxnTopic);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -357,9 +355,7 @@ function writeAddPartitionsToTxnTransaction(w: Writer, m: AddPartitionsToTxnTran
   w.int16(m.producerEpoch);
   w.bool(m.verifyOnly);
   writeArray(w, m.topics, version, true, writeAddPartitionsToTxnTopic);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addPartitionsToTxnTransactionToJson(m: AddPartitionsToTxnTransaction, version: number): JsonObject {

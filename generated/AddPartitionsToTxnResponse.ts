@@ -44,6 +44,7 @@ export function createAddPartitionsToTxnResponse(
     ...fields,
   };
 }
+
 /** Fields of AddPartitionsToTxnTopicResult. */
 export interface AddPartitionsToTxnTopicResult {
   /** The name of the topic. (versions 0+) */
@@ -64,6 +65,7 @@ export function createAddPartitionsToTxnTopicResult(
     ...fields,
   };
 }
+
 /** Fields of AddPartitionsToTxnPartitionResult. */
 export interface AddPartitionsToTxnPartitionResult {
   /** The index of the partition. (versions 0+) */
@@ -84,6 +86,7 @@ export function createAddPartitionsToTxnPartitionResult(
     ...fields,
   };
 }
+
 /** Fields of AddPartitionsToTxnResult. */
 export interface AddPartitionsToTxnResult {
   /** The transactional id these results belong to. (versions 4+) */
@@ -113,7 +116,7 @@ function readAddPartitionsToTxnResponse(r: Reader, version: number): AddPartitio
     const errorCode: number = version >= 4 ? r.int16() : 0;
     at = 'resultsByTransaction';
     const resultsByTransaction: AddPartitionsToTxnResult[] =
-      version >= 4 ? readArray(r, r.arrayLength(flexible), version, readAddPartitionsToTxnResult) : [];
+      version >= 4 ? readArray(r, r.arrayLength(true), version, readAddPartitionsToTxnResult) : [];
     at = 'resultsByTopicV3AndBelow';
     const resultsByTopicV3AndBelow: AddPartitionsToTxnTopicResult[] =
       version <= 3 ? readArray(r, r.arrayLength(flexible), version, readAddPartitionsToTxnTopicResult) : [];
@@ -136,7 +139,7 @@ function sizeOfAddPartitionsToTxnResponse(m: AddPartitionsToTxnResponse, version
     size += 2;
   }
   if (version >= 4) {
-    size += sizeOfArray(m.resultsByTransaction, version, flexible, sizeOfAddPartitionsToTxnResult);
+    size += sizeOfArray(m.resultsByTransaction, version, true, sizeOfAddPartitionsToTxnResult);
   }
   if (!(version >= 4) && m.resultsByTransaction.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default resultsByTransaction at version ${version}`);
@@ -162,7 +165,7 @@ function writeAddPartitionsToTxnResponse(w: Writer, m: AddPartitionsToTxnRespons
     w.int16(m.errorCode);
   }
   if (version >= 4) {
-    writeArray(w, m.resultsByTransaction, version, flexible, writeAddPartitionsToTxnResult);
+    writeArray(w, m.resultsByTransaction, version, true, writeAddPartitionsToTxnResult);
   }
   if (version <= 3) {
     writeArray(w, m.resultsByTopicV3AndBelow, version, flexible, writeAddPartitionsToTxnTopicResult);
@@ -377,10 +380,8 @@ function readAddPartitionsToTxnResult(r: Reader, version: number): AddPartitions
       readAddPartitionsToTxnTopicResult,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { transactionalId, topicResults, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -391,18 +392,14 @@ function sizeOfAddPartitionsToTxnResult(m: AddPartitionsToTxnResult, version: nu
   let size = 0;
   size += sizeOfString(m.transactionalId, true);
   size += sizeOfArray(m.topicResults, version, true, sizeOfAddPartitionsToTxnTopicResult);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAddPartitionsToTxnResult(w: Writer, m: AddPartitionsToTxnResult, version: number): void {
   w.string(m.transactionalId, true);
   writeArray(w, m.topicResults, version, true, writeAddPartitionsToTxnTopicResult);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addPartitionsToTxnResultToJson(m: AddPartitionsToTxnResult, version: number): JsonObject {

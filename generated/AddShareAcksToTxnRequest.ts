@@ -46,6 +46,7 @@ export function createAddShareAcksToTxnRequest(fields?: Partial<AddShareAcksToTx
     ...fields,
   };
 }
+
 /** Fields of AddShareAcksToTxnTopic. */
 export interface AddShareAcksToTxnTopic {
   /** The topic name. (versions 0+) */
@@ -82,10 +83,8 @@ function readAddShareAcksToTxnRequest(r: Reader, version: number): AddShareAcksT
     at = 'topics';
     const topics: AddShareAcksToTxnTopic[] = readArray(r, r.arrayLength(true), version, readAddShareAcksToTxnTopic);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { transactionalId, producerId, producerEpoch, groupId, topics, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -98,9 +97,7 @@ function sizeOfAddShareAcksToTxnRequest(m: AddShareAcksToTxnRequest, version: nu
   size += 10; // producerId, producerEpoch
   size += sizeOfString(m.groupId, true);
   size += sizeOfArray(m.topics, version, true, sizeOfAddShareAcksToTxnTopic);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -110,9 +107,7 @@ function writeAddShareAcksToTxnRequest(w: Writer, m: AddShareAcksToTxnRequest, v
   w.int16(m.producerEpoch);
   w.string(m.groupId, true);
   writeArray(w, m.topics, version, true, writeAddShareAcksToTxnTopic);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addShareAcksToTxnRequestToJson(m: AddShareAcksToTxnRequest, version: number): JsonObject {
@@ -166,10 +161,8 @@ function readAddShareAcksToTxnTopic(r: Reader, version: number): AddShareAcksToT
     at = 'partitions';
     const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -180,18 +173,14 @@ function sizeOfAddShareAcksToTxnTopic(m: AddShareAcksToTxnTopic, version: number
   let size = 0;
   size += sizeOfString(m.name, true);
   size += sizeOfFixedArray(m.partitions, true, 4);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAddShareAcksToTxnTopic(w: Writer, m: AddShareAcksToTxnTopic, version: number): void {
   w.string(m.name, true);
   w.fixedArray(m.partitions, true, 'int32');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addShareAcksToTxnTopicToJson(m: AddShareAcksToTxnTopic, version: number): JsonObject {

@@ -40,6 +40,7 @@ export function createAddShareAcksToTxnResponse(
     ...fields,
   };
 }
+
 /** Fields of AddShareAcksToTxnTopicResult. */
 export interface AddShareAcksToTxnTopicResult {
   /** The topic name. (versions 0+) */
@@ -60,6 +61,7 @@ export function createAddShareAcksToTxnTopicResult(
     ...fields,
   };
 }
+
 /** Fields of AddShareAcksToTxnPartitionResult. */
 export interface AddShareAcksToTxnPartitionResult {
   /** The partition index. (versions 0+) */
@@ -98,10 +100,8 @@ function readAddShareAcksToTxnResponse(r: Reader, version: number): AddShareAcks
       readAddShareAcksToTxnTopicResult,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { throttleTimeMs, errorCode, results, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -112,9 +112,7 @@ function sizeOfAddShareAcksToTxnResponse(m: AddShareAcksToTxnResponse, version: 
   let size = 0;
   size += 6; // throttleTimeMs, errorCode
   size += sizeOfArray(m.results, version, true, sizeOfAddShareAcksToTxnTopicResult);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -122,9 +120,7 @@ function writeAddShareAcksToTxnResponse(w: Writer, m: AddShareAcksToTxnResponse,
   w.int32(m.throttleTimeMs);
   w.int16(m.errorCode);
   writeArray(w, m.results, version, true, writeAddShareAcksToTxnTopicResult);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addShareAcksToTxnResponseToJson(m: AddShareAcksToTxnResponse, version: number): JsonObject {
@@ -171,10 +167,8 @@ function readAddShareAcksToTxnTopicResult(r: Reader, version: number): AddShareA
       readAddShareAcksToTxnPartitionResult,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -185,18 +179,14 @@ function sizeOfAddShareAcksToTxnTopicResult(m: AddShareAcksToTxnTopicResult, ver
   let size = 0;
   size += sizeOfString(m.name, true);
   size += sizeOfArray(m.partitions, version, true, sizeOfAddShareAcksToTxnPartitionResult);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAddShareAcksToTxnTopicResult(w: Writer, m: AddShareAcksToTxnTopicResult, version: number): void {
   w.string(m.name, true);
   writeArray(w, m.partitions, version, true, writeAddShareAcksToTxnPartitionResult);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addShareAcksToTxnTopicResultToJson(m: AddShareAcksToTxnTopicResult, version: number): JsonObject {
@@ -238,10 +228,8 @@ function readAddShareAcksToTxnPartitionResult(r: Reader, version: number): AddSh
     const partitionIndex: number = r.int32At(run0);
     const partitionErrorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partitionIndex, partitionErrorCode, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -251,18 +239,14 @@ function readAddShareAcksToTxnPartitionResult(r: Reader, version: number): AddSh
 function sizeOfAddShareAcksToTxnPartitionResult(m: AddShareAcksToTxnPartitionResult, version: number): number {
   let size = 0;
   size += 6; // partitionIndex, partitionErrorCode
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAddShareAcksToTxnPartitionResult(w: Writer, m: AddShareAcksToTxnPartitionResult, version: number): void {
   w.int32(m.partitionIndex);
   w.int16(m.partitionErrorCode);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function addShareAcksToTxnPartitionResultToJson(m: AddShareAcksToTxnPartitionResult, version: number): JsonObject {

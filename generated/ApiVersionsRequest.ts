@@ -43,12 +43,11 @@ function readApiVersionsRequest(r: Reader, version: number): ApiVersionsRequest 
   let at = '';
   try {
     at = 'clientSoftwareName';
-    const clientSoftwareName: string = version >= 3 ? r.string(flexible) : '';
+    const clientSoftwareName: string = version >= 3 ? r.string(true) : '';
     at = 'clientSoftwareVersion';
-    const clientSoftwareVersion: string = version >= 3 ? r.string(flexible) : '';
+    const clientSoftwareVersion: string = version >= 3 ? r.string(true) : '';
     at = 'clusterId';
-    const clusterId: string | null =
-      version >= 5 ? (version >= 5 ? r.nullableString(flexible) : r.string(flexible)) : null;
+    const clusterId: string | null = version >= 5 ? r.nullableString(true) : null;
     at = 'nodeId';
     const nodeId: number = version >= 5 ? r.int32() : -1;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
@@ -66,13 +65,13 @@ function sizeOfApiVersionsRequest(m: ApiVersionsRequest, version: number): numbe
   const flexible = version >= 3;
   let size = 0;
   if (version >= 3) {
-    size += sizeOfString(m.clientSoftwareName, flexible);
+    size += sizeOfString(m.clientSoftwareName, true);
   }
   if (version >= 3) {
-    size += sizeOfString(m.clientSoftwareVersion, flexible);
+    size += sizeOfString(m.clientSoftwareVersion, true);
   }
   if (version >= 5) {
-    size += version >= 5 ? sizeOfNullableString(m.clusterId, flexible) : sizeOfString(m.clusterId, flexible);
+    size += sizeOfNullableString(m.clusterId, true);
   }
   if (version >= 5) {
     size += 4;
@@ -86,13 +85,13 @@ function sizeOfApiVersionsRequest(m: ApiVersionsRequest, version: number): numbe
 function writeApiVersionsRequest(w: Writer, m: ApiVersionsRequest, version: number): void {
   const flexible = version >= 3;
   if (version >= 3) {
-    w.string(m.clientSoftwareName, flexible);
+    w.string(m.clientSoftwareName, true);
   }
   if (version >= 3) {
-    w.string(m.clientSoftwareVersion, flexible);
+    w.string(m.clientSoftwareVersion, true);
   }
   if (version >= 5) {
-    version >= 5 ? w.nullableString(m.clusterId, flexible) : w.string(m.clusterId, flexible);
+    w.nullableString(m.clusterId, true);
   }
   if (version >= 5) {
     w.int32(m.nodeId);

@@ -55,6 +55,7 @@ export function createApiVersionsResponse(fields?: Partial<ApiVersionsResponse>)
     ...fields,
   };
 }
+
 /** Fields of ApiVersion. */
 export interface ApiVersion {
   /** The API key. (versions 0+) */
@@ -76,6 +77,7 @@ export function createApiVersion(fields?: Partial<ApiVersion>): ApiVersion {
     ...fields,
   };
 }
+
 /** Fields of SupportedFeatureKey. */
 export interface SupportedFeatureKey {
   /** The feature name. (versions 3+) */
@@ -97,6 +99,7 @@ export function createSupportedFeatureKey(fields?: Partial<SupportedFeatureKey>)
     ...fields,
   };
 }
+
 /** Fields of FinalizedFeatureKey. */
 export interface FinalizedFeatureKey {
   /** The feature name. (versions 3+) */
@@ -219,33 +222,37 @@ function writeApiVersionsResponse(w: Writer, m: ApiVersionsResponse, version: nu
     w.int32(m.throttleTimeMs);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 3 && m.supportedFeatures.length !== 0) count++;
-    if (version >= 3 && m.finalizedFeaturesEpoch !== -1n) count++;
-    if (version >= 3 && m.finalizedFeatures.length !== 0) count++;
-    if (version >= 3 && m.zkMigrationReady !== false) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 3 && m.supportedFeatures.length !== 0;
+    if (has0) count++;
+    const has1 = version >= 3 && m.finalizedFeaturesEpoch !== -1n;
+    if (has1) count++;
+    const has2 = version >= 3 && m.finalizedFeatures.length !== 0;
+    if (has2) count++;
+    const has3 = version >= 3 && m.zkMigrationReady !== false;
+    if (has3) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 3 && m.supportedFeatures.length !== 0) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(sizeOfArray(m.supportedFeatures, version, true, sizeOfSupportedFeatureKey));
       writeArray(w, m.supportedFeatures, version, true, writeSupportedFeatureKey);
     }
-    if (version >= 3 && m.finalizedFeaturesEpoch !== -1n) {
+    if (has1) {
       next = writeRawTaggedFields(w, unknown, next, 1);
       w.unsignedVarint(1);
       w.unsignedVarint(8);
       w.int64(m.finalizedFeaturesEpoch);
     }
-    if (version >= 3 && m.finalizedFeatures.length !== 0) {
+    if (has2) {
       next = writeRawTaggedFields(w, unknown, next, 2);
       w.unsignedVarint(2);
       w.unsignedVarint(sizeOfArray(m.finalizedFeatures, version, true, sizeOfFinalizedFeatureKey));
       writeArray(w, m.finalizedFeatures, version, true, writeFinalizedFeatureKey);
     }
-    if (version >= 3 && m.zkMigrationReady !== false) {
+    if (has3) {
       next = writeRawTaggedFields(w, unknown, next, 3);
       w.unsignedVarint(3);
       w.unsignedVarint(1);
@@ -400,10 +407,8 @@ function readSupportedFeatureKey(r: Reader, version: number): SupportedFeatureKe
     const minVersion: number = r.int16At(run0);
     const maxVersion: number = r.int16At(run0 + 2);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, minVersion, maxVersion, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -414,9 +419,7 @@ function sizeOfSupportedFeatureKey(m: SupportedFeatureKey, version: number): num
   let size = 0;
   size += sizeOfString(m.name, true);
   size += 4; // minVersion, maxVersion
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -424,9 +427,7 @@ function writeSupportedFeatureKey(w: Writer, m: SupportedFeatureKey, version: nu
   w.string(m.name, true);
   w.int16(m.minVersion);
   w.int16(m.maxVersion);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function supportedFeatureKeyToJson(m: SupportedFeatureKey, version: number): JsonObject {
@@ -471,10 +472,8 @@ function readFinalizedFeatureKey(r: Reader, version: number): FinalizedFeatureKe
     const maxVersionLevel: number = r.int16At(run0);
     const minVersionLevel: number = r.int16At(run0 + 2);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, maxVersionLevel, minVersionLevel, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -485,9 +484,7 @@ function sizeOfFinalizedFeatureKey(m: FinalizedFeatureKey, version: number): num
   let size = 0;
   size += sizeOfString(m.name, true);
   size += 4; // maxVersionLevel, minVersionLevel
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -495,9 +492,7 @@ function writeFinalizedFeatureKey(w: Writer, m: FinalizedFeatureKey, version: nu
   w.string(m.name, true);
   w.int16(m.maxVersionLevel);
   w.int16(m.minVersionLevel);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function finalizedFeatureKeyToJson(m: FinalizedFeatureKey, version: number): JsonObject {

@@ -2,7 +2,6 @@
 import {
   UnsupportedVersionError,
   decodeErrorAt,
-  deepEqual,
   defineApiCodec,
   fixedRun,
   jsonArray,
@@ -74,6 +73,7 @@ export function createFetchRequest(fields?: Partial<FetchRequest>): FetchRequest
     ...fields,
   };
 }
+
 /** Fields of ReplicaState. */
 export interface ReplicaState {
   /** The id of the fetching replica, or -1 for a consumer. (versions 15+) */
@@ -92,6 +92,12 @@ export function createReplicaState(fields?: Partial<ReplicaState>): ReplicaState
     ...fields,
   };
 }
+
+/** True when `m` equals the default ReplicaState: every field at its default, and no unknown tagged field kept. */
+function isDefaultReplicaState(m: ReplicaState): boolean {
+  return m.replicaId === -1 && m.replicaEpoch === -1n && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of FetchTopic. */
 export interface FetchTopic {
   /** The topic name (v0-v12). (versions 0-12; ignorable) */
@@ -113,6 +119,7 @@ export function createFetchTopic(fields?: Partial<FetchTopic>): FetchTopic {
     ...fields,
   };
 }
+
 /** Fields of FetchPartition. */
 export interface FetchPartition {
   /** The index of the partition. (versions 0+) */
@@ -149,6 +156,7 @@ export function createFetchPartition(fields?: Partial<FetchPartition>): FetchPar
     ...fields,
   };
 }
+
 /** Fields of ForgottenTopic. */
 export interface ForgottenTopic {
   /** The topic name (v7-v12). (versions 7-12; ignorable) */
@@ -209,7 +217,7 @@ function readFetchRequest(r: Reader, version: number): FetchRequest {
         const start = r.pos;
         if (tag === 0 && version >= 12) {
           at = 'clusterId';
-          clusterId = version >= 12 ? r.nullableString(true) : r.string(true);
+          clusterId = r.nullableString(true);
         } else if (tag === 1 && version >= 15) {
           at = 'replicaState';
           replicaState = readReplicaState(r, version);
@@ -248,7 +256,7 @@ function sizeOfFetchRequest(m: FetchRequest, version: number): number {
   if (!(version <= 14) && m.replicaId !== -1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default replicaId at version ${version}`);
   }
-  if (!(version >= 15) && !deepEqual(m.replicaState, createReplicaState())) {
+  if (!(version >= 15) && !isDefaultReplicaState(m.replicaState)) {
     throw new UnsupportedVersionError(`Attempted to write a non-default replicaState at version ${version}`);
   }
   size += 13; // maxWaitMs, minBytes, maxBytes, isolationLevel
@@ -273,11 +281,11 @@ function sizeOfFetchRequest(m: FetchRequest, version: number): number {
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
     if (version >= 12 && m.clusterId !== null) {
-      const fieldSize = version >= 12 ? sizeOfNullableString(m.clusterId, true) : sizeOfString(m.clusterId, true);
+      const fieldSize = sizeOfNullableString(m.clusterId, true);
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 15 && !deepEqual(m.replicaState, createReplicaState())) {
+    if (version >= 15 && !isDefaultReplicaState(m.replicaState)) {
       const fieldSize = sizeOfReplicaState(m.replicaState, version);
       size += sizeOfUnsignedVarint(1) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -310,19 +318,21 @@ function writeFetchRequest(w: Writer, m: FetchRequest, version: number): void {
     w.string(m.rackId, flexible);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 12 && m.clusterId !== null) count++;
-    if (version >= 15 && !deepEqual(m.replicaState, createReplicaState())) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 12 && m.clusterId !== null;
+    if (has0) count++;
+    const has1 = version >= 15 && !isDefaultReplicaState(m.replicaState);
+    if (has1) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 12 && m.clusterId !== null) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
-      w.unsignedVarint(version >= 12 ? sizeOfNullableString(m.clusterId, true) : sizeOfString(m.clusterId, true));
-      version >= 12 ? w.nullableString(m.clusterId, true) : w.string(m.clusterId, true);
+      w.unsignedVarint(sizeOfNullableString(m.clusterId, true));
+      w.nullableString(m.clusterId, true);
     }
-    if (version >= 15 && !deepEqual(m.replicaState, createReplicaState())) {
+    if (has1) {
       next = writeRawTaggedFields(w, unknown, next, 1);
       w.unsignedVarint(1);
       w.unsignedVarint(sizeOfReplicaState(m.replicaState, version));
@@ -340,7 +350,7 @@ function fetchRequestToJson(m: FetchRequest, version: number): JsonObject {
   if (version <= 14) {
     json.replicaId = m.replicaId;
   }
-  if (version >= 15 && !deepEqual(m.replicaState, createReplicaState())) {
+  if (version >= 15 && !isDefaultReplicaState(m.replicaState)) {
     json.replicaState = replicaStateToJson(m.replicaState, version);
   }
   json.maxWaitMs = m.maxWaitMs;
@@ -439,10 +449,8 @@ function readReplicaState(r: Reader, version: number): ReplicaState {
     const replicaId: number = r.int32At(run0);
     const replicaEpoch: bigint = r.int64At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { replicaId, replicaEpoch, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -452,18 +460,14 @@ function readReplicaState(r: Reader, version: number): ReplicaState {
 function sizeOfReplicaState(m: ReplicaState, version: number): number {
   let size = 0;
   size += 12; // replicaId, replicaEpoch
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeReplicaState(w: Writer, m: ReplicaState, version: number): void {
   w.int32(m.replicaId);
   w.int64(m.replicaEpoch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function replicaStateToJson(m: ReplicaState, version: number): JsonObject {
@@ -681,19 +685,21 @@ function writeFetchPartition(w: Writer, m: FetchPartition, version: number): voi
   }
   w.int32(m.partitionMaxBytes);
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 17 && m.replicaDirectoryId !== 'AAAAAAAAAAAAAAAAAAAAAA') count++;
-    if (version >= 18 && m.highWatermark !== 9223372036854775807n) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 17 && m.replicaDirectoryId !== 'AAAAAAAAAAAAAAAAAAAAAA';
+    if (has0) count++;
+    const has1 = version >= 18 && m.highWatermark !== 9223372036854775807n;
+    if (has1) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 17 && m.replicaDirectoryId !== 'AAAAAAAAAAAAAAAAAAAAAA') {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(16);
       w.uuid(m.replicaDirectoryId);
     }
-    if (version >= 18 && m.highWatermark !== 9223372036854775807n) {
+    if (has1) {
       next = writeRawTaggedFields(w, unknown, next, 1);
       w.unsignedVarint(1);
       w.unsignedVarint(8);

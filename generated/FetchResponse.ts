@@ -3,7 +3,6 @@ import {
   UnsupportedVersionError,
   bytesToJson,
   decodeErrorAt,
-  deepEqual,
   defineApiCodec,
   fixedRun,
   jsonArray,
@@ -57,6 +56,7 @@ export function createFetchResponse(fields?: Partial<FetchResponse>): FetchRespo
     ...fields,
   };
 }
+
 /** Fields of FetchableTopicResponse. */
 export interface FetchableTopicResponse {
   /** The topic name (v0-v12). (versions 0-12; ignorable) */
@@ -78,6 +78,7 @@ export function createFetchableTopicResponse(fields?: Partial<FetchableTopicResp
     ...fields,
   };
 }
+
 /** Fields of PartitionData. */
 export interface PartitionData {
   /** The index of the partition. (versions 0+) */
@@ -123,6 +124,7 @@ export function createPartitionData(fields?: Partial<PartitionData>): PartitionD
     ...fields,
   };
 }
+
 /** Fields of EpochEndOffset. */
 export interface EpochEndOffset {
   /** The epoch. (versions 12+) */
@@ -141,6 +143,12 @@ export function createEpochEndOffset(fields?: Partial<EpochEndOffset>): EpochEnd
     ...fields,
   };
 }
+
+/** True when `m` equals the default EpochEndOffset: every field at its default, and no unknown tagged field kept. */
+function isDefaultEpochEndOffset(m: EpochEndOffset): boolean {
+  return m.epoch === -1 && m.endOffset === -1n && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of LeaderIdAndEpoch. */
 export interface LeaderIdAndEpoch {
   /** The id of the current leader, or -1 if unknown. (versions 12+) */
@@ -159,6 +167,12 @@ export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): Lead
     ...fields,
   };
 }
+
+/** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
+function isDefaultLeaderIdAndEpoch(m: LeaderIdAndEpoch): boolean {
+  return m.leaderId === -1 && m.leaderEpoch === -1 && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of SnapshotId. */
 export interface SnapshotId {
   /** The end offset of the snapshot. (versions 0+) */
@@ -177,6 +191,12 @@ export function createSnapshotId(fields?: Partial<SnapshotId>): SnapshotId {
     ...fields,
   };
 }
+
+/** True when `m` equals the default SnapshotId: every field at its default, and no unknown tagged field kept. */
+function isDefaultSnapshotId(m: SnapshotId): boolean {
+  return m.endOffset === -1n && m.epoch === -1 && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of AbortedTransaction. */
 export interface AbortedTransaction {
   /** The producer id of the aborted transaction. (versions 4+) */
@@ -195,6 +215,7 @@ export function createAbortedTransaction(fields?: Partial<AbortedTransaction>): 
     ...fields,
   };
 }
+
 /** Fields of NodeEndpoint. */
 export interface NodeEndpoint {
   /** The node id. (versions 16+) */
@@ -303,12 +324,13 @@ function writeFetchResponse(w: Writer, m: FetchResponse, version: number): void 
   }
   writeArray(w, m.responses, version, flexible, writeFetchableTopicResponse);
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 16 && m.nodeEndpoints.length !== 0) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 16 && m.nodeEndpoints.length !== 0;
+    if (has0) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 16 && m.nodeEndpoints.length !== 0) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(sizeOfArray(m.nodeEndpoints, version, true, sizeOfNodeEndpoint));
@@ -535,13 +557,13 @@ function sizeOfPartitionData(m: PartitionData, version: number): number {
   if (version >= 5) {
     size += 8;
   }
-  if (!(version >= 12) && !deepEqual(m.divergingEpoch, createEpochEndOffset())) {
+  if (!(version >= 12) && !isDefaultEpochEndOffset(m.divergingEpoch)) {
     throw new UnsupportedVersionError(`Attempted to write a non-default divergingEpoch at version ${version}`);
   }
-  if (!(version >= 12) && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+  if (!(version >= 12) && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
     throw new UnsupportedVersionError(`Attempted to write a non-default currentLeader at version ${version}`);
   }
-  if (!(version >= 12) && !deepEqual(m.snapshotId, createSnapshotId())) {
+  if (!(version >= 12) && !isDefaultSnapshotId(m.snapshotId)) {
     throw new UnsupportedVersionError(`Attempted to write a non-default snapshotId at version ${version}`);
   }
   size += sizeOfNullableArray(m.abortedTransactions, version, flexible, sizeOfAbortedTransaction);
@@ -556,17 +578,17 @@ function sizeOfPartitionData(m: PartitionData, version: number): number {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
-    if (version >= 12 && !deepEqual(m.divergingEpoch, createEpochEndOffset())) {
+    if (version >= 12 && !isDefaultEpochEndOffset(m.divergingEpoch)) {
       const fieldSize = sizeOfEpochEndOffset(m.divergingEpoch, version);
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 12 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+    if (version >= 12 && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
       const fieldSize = sizeOfLeaderIdAndEpoch(m.currentLeader, version);
       size += sizeOfUnsignedVarint(1) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 12 && !deepEqual(m.snapshotId, createSnapshotId())) {
+    if (version >= 12 && !isDefaultSnapshotId(m.snapshotId)) {
       const fieldSize = sizeOfSnapshotId(m.snapshotId, version);
       size += sizeOfUnsignedVarint(2) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -591,26 +613,29 @@ function writePartitionData(w: Writer, m: PartitionData, version: number): void 
   }
   w.nullableBytes(m.records, flexible);
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 12 && !deepEqual(m.divergingEpoch, createEpochEndOffset())) count++;
-    if (version >= 12 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) count++;
-    if (version >= 12 && !deepEqual(m.snapshotId, createSnapshotId())) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 12 && !isDefaultEpochEndOffset(m.divergingEpoch);
+    if (has0) count++;
+    const has1 = version >= 12 && !isDefaultLeaderIdAndEpoch(m.currentLeader);
+    if (has1) count++;
+    const has2 = version >= 12 && !isDefaultSnapshotId(m.snapshotId);
+    if (has2) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 12 && !deepEqual(m.divergingEpoch, createEpochEndOffset())) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(sizeOfEpochEndOffset(m.divergingEpoch, version));
       writeEpochEndOffset(w, m.divergingEpoch, version);
     }
-    if (version >= 12 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+    if (has1) {
       next = writeRawTaggedFields(w, unknown, next, 1);
       w.unsignedVarint(1);
       w.unsignedVarint(sizeOfLeaderIdAndEpoch(m.currentLeader, version));
       writeLeaderIdAndEpoch(w, m.currentLeader, version);
     }
-    if (version >= 12 && !deepEqual(m.snapshotId, createSnapshotId())) {
+    if (has2) {
       next = writeRawTaggedFields(w, unknown, next, 2);
       w.unsignedVarint(2);
       w.unsignedVarint(sizeOfSnapshotId(m.snapshotId, version));
@@ -629,13 +654,13 @@ function partitionDataToJson(m: PartitionData, version: number): JsonObject {
   if (version >= 5) {
     json.logStartOffset = m.logStartOffset.toString();
   }
-  if (version >= 12 && !deepEqual(m.divergingEpoch, createEpochEndOffset())) {
+  if (version >= 12 && !isDefaultEpochEndOffset(m.divergingEpoch)) {
     json.divergingEpoch = epochEndOffsetToJson(m.divergingEpoch, version);
   }
-  if (version >= 12 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+  if (version >= 12 && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
     json.currentLeader = leaderIdAndEpochToJson(m.currentLeader, version);
   }
-  if (version >= 12 && !deepEqual(m.snapshotId, createSnapshotId())) {
+  if (version >= 12 && !isDefaultSnapshotId(m.snapshotId)) {
     json.snapshotId = snapshotIdToJson(m.snapshotId, version);
   }
   json.abortedTransactions =
@@ -717,10 +742,8 @@ function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
     const epoch: number = r.int32At(run0);
     const endOffset: bigint = r.int64At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { epoch, endOffset, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -730,18 +753,14 @@ function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
 function sizeOfEpochEndOffset(m: EpochEndOffset, version: number): number {
   let size = 0;
   size += 12; // epoch, endOffset
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeEpochEndOffset(w: Writer, m: EpochEndOffset, version: number): void {
   w.int32(m.epoch);
   w.int64(m.endOffset);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function epochEndOffsetToJson(m: EpochEndOffset, version: number): JsonObject {
@@ -777,10 +796,8 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     const leaderId: number = r.int32At(run0);
     const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { leaderId, leaderEpoch, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -790,18 +807,14 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
   size += 8; // leaderId, leaderEpoch
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeLeaderIdAndEpoch(w: Writer, m: LeaderIdAndEpoch, version: number): void {
   w.int32(m.leaderId);
   w.int32(m.leaderEpoch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function leaderIdAndEpochToJson(m: LeaderIdAndEpoch, version: number): JsonObject {
@@ -837,10 +850,8 @@ function readSnapshotId(r: Reader, version: number): SnapshotId {
     const endOffset: bigint = r.int64At(run0);
     const epoch: number = r.int32At(run0 + 8);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { endOffset, epoch, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -850,18 +861,14 @@ function readSnapshotId(r: Reader, version: number): SnapshotId {
 function sizeOfSnapshotId(m: SnapshotId, version: number): number {
   let size = 0;
   size += 12; // endOffset, epoch
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeSnapshotId(w: Writer, m: SnapshotId, version: number): void {
   w.int64(m.endOffset);
   w.int32(m.epoch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function snapshotIdToJson(m: SnapshotId, version: number): JsonObject {
@@ -962,10 +969,8 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     at = 'rack';
     const rack: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { nodeId, host, port, rack, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -978,9 +983,7 @@ function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   size += sizeOfString(m.host, true);
   size += 4; // port
   size += sizeOfNullableString(m.rack, true);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -989,9 +992,7 @@ function writeNodeEndpoint(w: Writer, m: NodeEndpoint, version: number): void {
   w.string(m.host, true);
   w.int32(m.port);
   w.nullableString(m.rack, true);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function nodeEndpointToJson(m: NodeEndpoint, version: number): JsonObject {

@@ -11,15 +11,12 @@ import {
   missingField,
   readArray,
   readCompactStringElement,
-  readStringElement,
   sizeOfArray,
   sizeOfCompactStringElement,
   sizeOfString,
-  sizeOfStringElement,
   sizeOfUnknownTaggedFields,
   writeArray,
   writeCompactStringElement,
-  writeStringElement,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
 import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/index.js';
@@ -55,9 +52,7 @@ function readFindCoordinatorRequest(r: Reader, version: number): FindCoordinator
     const keyType: number = version >= 1 ? r.int8() : 0;
     at = 'coordinatorKeys';
     const coordinatorKeys: string[] =
-      version >= 4
-        ? readArray(r, r.arrayLength(flexible), version, flexible ? readCompactStringElement : readStringElement)
-        : [];
+      version >= 4 ? readArray(r, r.arrayLength(true), version, readCompactStringElement) : [];
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -85,12 +80,7 @@ function sizeOfFindCoordinatorRequest(m: FindCoordinatorRequest, version: number
     throw new UnsupportedVersionError(`Attempted to write a non-default keyType at version ${version}`);
   }
   if (version >= 4) {
-    size += sizeOfArray(
-      m.coordinatorKeys,
-      version,
-      flexible,
-      flexible ? sizeOfCompactStringElement : sizeOfStringElement,
-    );
+    size += sizeOfArray(m.coordinatorKeys, version, true, sizeOfCompactStringElement);
   }
   if (!(version >= 4) && m.coordinatorKeys.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default coordinatorKeys at version ${version}`);
@@ -110,7 +100,7 @@ function writeFindCoordinatorRequest(w: Writer, m: FindCoordinatorRequest, versi
     w.int8(m.keyType);
   }
   if (version >= 4) {
-    writeArray(w, m.coordinatorKeys, version, flexible, flexible ? writeCompactStringElement : writeStringElement);
+    writeArray(w, m.coordinatorKeys, version, true, writeCompactStringElement);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);

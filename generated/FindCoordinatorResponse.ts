@@ -52,6 +52,7 @@ export function createFindCoordinatorResponse(fields?: Partial<FindCoordinatorRe
     ...fields,
   };
 }
+
 /** Fields of Coordinator. */
 export interface Coordinator {
   /** The key this result is for. (versions 4+) */
@@ -92,12 +93,7 @@ function readFindCoordinatorResponse(r: Reader, version: number): FindCoordinato
     at = 'errorCode';
     const errorCode: number = version <= 3 ? r.int16() : 0;
     at = 'errorMessage';
-    const errorMessage: string | null =
-      version >= 1 && version <= 3
-        ? version >= 1 && version <= 3
-          ? r.nullableString(flexible)
-          : r.string(flexible)
-        : '';
+    const errorMessage: string | null = version >= 1 && version <= 3 ? r.nullableString(flexible) : '';
     at = 'nodeId';
     const nodeId: number = version <= 3 ? r.int32() : 0;
     at = 'host';
@@ -105,8 +101,7 @@ function readFindCoordinatorResponse(r: Reader, version: number): FindCoordinato
     at = 'port';
     const port: number = version <= 3 ? r.int32() : 0;
     at = 'coordinators';
-    const coordinators: Coordinator[] =
-      version >= 4 ? readArray(r, r.arrayLength(flexible), version, readCoordinator) : [];
+    const coordinators: Coordinator[] = version >= 4 ? readArray(r, r.arrayLength(true), version, readCoordinator) : [];
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -131,10 +126,7 @@ function sizeOfFindCoordinatorResponse(m: FindCoordinatorResponse, version: numb
     throw new UnsupportedVersionError(`Attempted to write a non-default errorCode at version ${version}`);
   }
   if (version >= 1 && version <= 3) {
-    size +=
-      version >= 1 && version <= 3
-        ? sizeOfNullableString(m.errorMessage, flexible)
-        : sizeOfString(m.errorMessage, flexible);
+    size += sizeOfNullableString(m.errorMessage, flexible);
   }
   if (version <= 3) {
     size += 4;
@@ -155,7 +147,7 @@ function sizeOfFindCoordinatorResponse(m: FindCoordinatorResponse, version: numb
     throw new UnsupportedVersionError(`Attempted to write a non-default port at version ${version}`);
   }
   if (version >= 4) {
-    size += sizeOfArray(m.coordinators, version, flexible, sizeOfCoordinator);
+    size += sizeOfArray(m.coordinators, version, true, sizeOfCoordinator);
   }
   if (!(version >= 4) && m.coordinators.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default coordinators at version ${version}`);
@@ -175,7 +167,7 @@ function writeFindCoordinatorResponse(w: Writer, m: FindCoordinatorResponse, ver
     w.int16(m.errorCode);
   }
   if (version >= 1 && version <= 3) {
-    version >= 1 && version <= 3 ? w.nullableString(m.errorMessage, flexible) : w.string(m.errorMessage, flexible);
+    w.nullableString(m.errorMessage, flexible);
   }
   if (version <= 3) {
     w.int32(m.nodeId);
@@ -187,7 +179,7 @@ function writeFindCoordinatorResponse(w: Writer, m: FindCoordinatorResponse, ver
     w.int32(m.port);
   }
   if (version >= 4) {
-    writeArray(w, m.coordinators, version, flexible, writeCoordinator);
+    writeArray(w, m.coordinators, version, true, writeCoordinator);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -282,10 +274,8 @@ function readCoordinator(r: Reader, version: number): Coordinator {
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { key, nodeId, host, port, errorCode, errorMessage, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -299,9 +289,7 @@ function sizeOfCoordinator(m: Coordinator, version: number): number {
   size += sizeOfString(m.host, true);
   size += 6; // port, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -312,9 +300,7 @@ function writeCoordinator(w: Writer, m: Coordinator, version: number): void {
   w.int32(m.port);
   w.int16(m.errorCode);
   w.nullableString(m.errorMessage, true);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function coordinatorToJson(m: Coordinator, version: number): JsonObject {

@@ -42,6 +42,7 @@ export function createListOffsetsRequest(fields?: Partial<ListOffsetsRequest>): 
     ...fields,
   };
 }
+
 /** Fields of ListOffsetsTopic. */
 export interface ListOffsetsTopic {
   /** The name of the topic. (versions 0+) */
@@ -60,6 +61,7 @@ export function createListOffsetsTopic(fields?: Partial<ListOffsetsTopic>): List
     ...fields,
   };
 }
+
 /** Fields of ListOffsetsPartition. */
 export interface ListOffsetsPartition {
   /** The index of the partition. (versions 0+) */

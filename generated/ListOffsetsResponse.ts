@@ -37,6 +37,7 @@ export function createListOffsetsResponse(fields?: Partial<ListOffsetsResponse>)
     ...fields,
   };
 }
+
 /** Fields of ListOffsetsTopicResponse. */
 export interface ListOffsetsTopicResponse {
   /** The name of the topic. (versions 0+) */
@@ -55,6 +56,7 @@ export function createListOffsetsTopicResponse(fields?: Partial<ListOffsetsTopic
     ...fields,
   };
 }
+
 /** Fields of ListOffsetsPartitionResponse. */
 export interface ListOffsetsPartitionResponse {
   /** The index of the partition. (versions 0+) */

@@ -45,6 +45,7 @@ export function createMetadataRequest(fields?: Partial<MetadataRequest>): Metada
     ...fields,
   };
 }
+
 /** Fields of MetadataRequestTopic. */
 export interface MetadataRequestTopic {
   /** The id of the topic to look up; zero when looking it up by name. (versions 10+; ignorable) */

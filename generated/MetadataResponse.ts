@@ -55,6 +55,7 @@ export function createMetadataResponse(fields?: Partial<MetadataResponse>): Meta
     ...fields,
   };
 }
+
 /** Fields of MetadataResponseBroker. */
 export interface MetadataResponseBroker {
   /** The broker id. (versions 0+) */
@@ -79,6 +80,7 @@ export function createMetadataResponseBroker(fields?: Partial<MetadataResponseBr
     ...fields,
   };
 }
+
 /** Fields of MetadataResponseTopic. */
 export interface MetadataResponseTopic {
   /** The error for this topic, or 0. (versions 0+) */
@@ -109,6 +111,7 @@ export function createMetadataResponseTopic(fields?: Partial<MetadataResponseTop
     ...fields,
   };
 }
+
 /** Fields of MetadataResponsePartition. */
 export interface MetadataResponsePartition {
   /** The error for this partition, or 0. (versions 0+) */
@@ -159,8 +162,7 @@ function readMetadataResponse(r: Reader, version: number): MetadataResponse {
       readMetadataResponseBroker,
     );
     at = 'clusterId';
-    const clusterId: string | null =
-      version >= 2 ? (version >= 2 ? r.nullableString(flexible) : r.string(flexible)) : null;
+    const clusterId: string | null = version >= 2 ? r.nullableString(flexible) : null;
     at = 'controllerId';
     const controllerId: number = version >= 1 ? r.int32() : -1;
     at = 'topics';
@@ -197,7 +199,7 @@ function sizeOfMetadataResponse(m: MetadataResponse, version: number): number {
   }
   size += sizeOfArray(m.brokers, version, flexible, sizeOfMetadataResponseBroker);
   if (version >= 2) {
-    size += version >= 2 ? sizeOfNullableString(m.clusterId, flexible) : sizeOfString(m.clusterId, flexible);
+    size += sizeOfNullableString(m.clusterId, flexible);
   }
   if (version >= 1) {
     size += 4;
@@ -227,7 +229,7 @@ function writeMetadataResponse(w: Writer, m: MetadataResponse, version: number):
   }
   writeArray(w, m.brokers, version, flexible, writeMetadataResponseBroker);
   if (version >= 2) {
-    version >= 2 ? w.nullableString(m.clusterId, flexible) : w.string(m.clusterId, flexible);
+    w.nullableString(m.clusterId, flexible);
   }
   if (version >= 1) {
     w.int32(m.controllerId);
@@ -326,7 +328,7 @@ function readMetadataResponseBroker(r: Reader, version: number): MetadataRespons
     at = 'port';
     const port: number = r.int32();
     at = 'rack';
-    const rack: string | null = version >= 1 ? (version >= 1 ? r.nullableString(flexible) : r.string(flexible)) : null;
+    const rack: string | null = version >= 1 ? r.nullableString(flexible) : null;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -345,7 +347,7 @@ function sizeOfMetadataResponseBroker(m: MetadataResponseBroker, version: number
   size += sizeOfString(m.host, flexible);
   size += 4; // port
   if (version >= 1) {
-    size += version >= 1 ? sizeOfNullableString(m.rack, flexible) : sizeOfString(m.rack, flexible);
+    size += sizeOfNullableString(m.rack, flexible);
   }
   if (flexible) {
     size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
@@ -359,7 +361,7 @@ function writeMetadataResponseBroker(w: Writer, m: MetadataResponseBroker, versi
   w.string(m.host, flexible);
   w.int32(m.port);
   if (version >= 1) {
-    version >= 1 ? w.nullableString(m.rack, flexible) : w.string(m.rack, flexible);
+    w.nullableString(m.rack, flexible);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);

@@ -47,6 +47,7 @@ export function createOffsetFetchRequest(fields?: Partial<OffsetFetchRequest>): 
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchRequestTopic. */
 export interface OffsetFetchRequestTopic {
   /** The name of the topic. (versions 0-7) */
@@ -65,6 +66,7 @@ export function createOffsetFetchRequestTopic(fields?: Partial<OffsetFetchReques
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchRequestGroup. */
 export interface OffsetFetchRequestGroup {
   /** The group id. (versions 8+) */
@@ -89,6 +91,7 @@ export function createOffsetFetchRequestGroup(fields?: Partial<OffsetFetchReques
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchRequestTopics. */
 export interface OffsetFetchRequestTopics {
   /** The topic name (v8-v9). (versions 8-9; ignorable) */
@@ -120,13 +123,13 @@ function readOffsetFetchRequest(r: Reader, version: number): OffsetFetchRequest 
     at = 'topics';
     const topics: OffsetFetchRequestTopic[] | null =
       version <= 7
-        ? version >= 2 && version <= 7
+        ? version >= 2
           ? readNullableArray(r, r.arrayLength(flexible), version, readOffsetFetchRequestTopic)
           : readArray(r, r.arrayLength(flexible), version, readOffsetFetchRequestTopic)
         : [];
     at = 'groups';
     const groups: OffsetFetchRequestGroup[] =
-      version >= 8 ? readArray(r, r.arrayLength(flexible), version, readOffsetFetchRequestGroup) : [];
+      version >= 8 ? readArray(r, r.arrayLength(true), version, readOffsetFetchRequestGroup) : [];
     at = 'requireStable';
     const requireStable: boolean = version >= 7 ? r.bool() : false;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
@@ -151,7 +154,7 @@ function sizeOfOffsetFetchRequest(m: OffsetFetchRequest, version: number): numbe
   }
   if (version <= 7) {
     size +=
-      version >= 2 && version <= 7
+      version >= 2
         ? sizeOfNullableArray(m.topics, version, flexible, sizeOfOffsetFetchRequestTopic)
         : sizeOfArray(m.topics, version, flexible, sizeOfOffsetFetchRequestTopic);
   }
@@ -159,7 +162,7 @@ function sizeOfOffsetFetchRequest(m: OffsetFetchRequest, version: number): numbe
     throw new UnsupportedVersionError(`Attempted to write a non-default topics at version ${version}`);
   }
   if (version >= 8) {
-    size += sizeOfArray(m.groups, version, flexible, sizeOfOffsetFetchRequestGroup);
+    size += sizeOfArray(m.groups, version, true, sizeOfOffsetFetchRequestGroup);
   }
   if (!(version >= 8) && m.groups.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default groups at version ${version}`);
@@ -185,7 +188,7 @@ function writeOffsetFetchRequest(w: Writer, m: OffsetFetchRequest, version: numb
     writeArray(w, m.topics, version, flexible, writeOffsetFetchRequestTopic);
   }
   if (version >= 8) {
-    writeArray(w, m.groups, version, flexible, writeOffsetFetchRequestGroup);
+    writeArray(w, m.groups, version, true, writeOffsetFetchRequestGroup);
   }
   if (version >= 7) {
     w.bool(m.requireStable);
@@ -315,7 +318,7 @@ function readOffsetFetchRequestGroup(r: Reader, version: number): OffsetFetchReq
     at = 'groupId';
     const groupId: string = r.string(true);
     at = 'memberId';
-    const memberId: string | null = version >= 9 ? (version >= 9 ? r.nullableString(true) : r.string(true)) : null;
+    const memberId: string | null = version >= 9 ? r.nullableString(true) : null;
     at = 'memberEpoch';
     const memberEpoch: number = version >= 9 ? r.int32() : -1;
     at = 'topics';
@@ -326,10 +329,8 @@ function readOffsetFetchRequestGroup(r: Reader, version: number): OffsetFetchReq
       readOffsetFetchRequestTopics,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { groupId, memberId, memberEpoch, topics, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -340,30 +341,26 @@ function sizeOfOffsetFetchRequestGroup(m: OffsetFetchRequestGroup, version: numb
   let size = 0;
   size += sizeOfString(m.groupId, true);
   if (version >= 9) {
-    size += version >= 9 ? sizeOfNullableString(m.memberId, true) : sizeOfString(m.memberId, true);
+    size += sizeOfNullableString(m.memberId, true);
   }
   if (version >= 9) {
     size += 4;
   }
   size += sizeOfNullableArray(m.topics, version, true, sizeOfOffsetFetchRequestTopics);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeOffsetFetchRequestGroup(w: Writer, m: OffsetFetchRequestGroup, version: number): void {
   w.string(m.groupId, true);
   if (version >= 9) {
-    version >= 9 ? w.nullableString(m.memberId, true) : w.string(m.memberId, true);
+    w.nullableString(m.memberId, true);
   }
   if (version >= 9) {
     w.int32(m.memberEpoch);
   }
   writeArray(w, m.topics, version, true, writeOffsetFetchRequestTopics);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function offsetFetchRequestGroupToJson(m: OffsetFetchRequestGroup, version: number): JsonObject {
@@ -420,10 +417,8 @@ function readOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRe
     at = 'partitionIndexes';
     const partitionIndexes: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, topicId, partitionIndexes, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -439,9 +434,7 @@ function sizeOfOffsetFetchRequestTopics(m: OffsetFetchRequestTopics, version: nu
     size += 16;
   }
   size += sizeOfFixedArray(m.partitionIndexes, true, 4);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -453,9 +446,7 @@ function writeOffsetFetchRequestTopics(w: Writer, m: OffsetFetchRequestTopics, v
     w.uuid(m.topicId);
   }
   w.fixedArray(m.partitionIndexes, true, 'int32');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function offsetFetchRequestTopicsToJson(m: OffsetFetchRequestTopics, version: number): JsonObject {

@@ -45,6 +45,7 @@ export function createOffsetFetchResponse(fields?: Partial<OffsetFetchResponse>)
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchResponseTopic. */
 export interface OffsetFetchResponseTopic {
   /** The name of the topic. (versions 0-7) */
@@ -63,6 +64,7 @@ export function createOffsetFetchResponseTopic(fields?: Partial<OffsetFetchRespo
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchResponsePartition. */
 export interface OffsetFetchResponsePartition {
   /** The index of the partition. (versions 0-7) */
@@ -92,6 +94,7 @@ export function createOffsetFetchResponsePartition(
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchResponseGroup. */
 export interface OffsetFetchResponseGroup {
   /** The group id. (versions 8+) */
@@ -113,6 +116,7 @@ export function createOffsetFetchResponseGroup(fields?: Partial<OffsetFetchRespo
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchResponseTopics. */
 export interface OffsetFetchResponseTopics {
   /** The topic name (v8-v9). (versions 8-9; ignorable) */
@@ -136,6 +140,7 @@ export function createOffsetFetchResponseTopics(
     ...fields,
   };
 }
+
 /** Fields of OffsetFetchResponsePartitions. */
 export interface OffsetFetchResponsePartitions {
   /** The index of the partition. (versions 8+) */
@@ -179,7 +184,7 @@ function readOffsetFetchResponse(r: Reader, version: number): OffsetFetchRespons
     const errorCode: number = version >= 2 && version <= 7 ? r.int16() : 0;
     at = 'groups';
     const groups: OffsetFetchResponseGroup[] =
-      version >= 8 ? readArray(r, r.arrayLength(flexible), version, readOffsetFetchResponseGroup) : [];
+      version >= 8 ? readArray(r, r.arrayLength(true), version, readOffsetFetchResponseGroup) : [];
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -207,7 +212,7 @@ function sizeOfOffsetFetchResponse(m: OffsetFetchResponse, version: number): num
     size += 2;
   }
   if (version >= 8) {
-    size += sizeOfArray(m.groups, version, flexible, sizeOfOffsetFetchResponseGroup);
+    size += sizeOfArray(m.groups, version, true, sizeOfOffsetFetchResponseGroup);
   }
   if (!(version >= 8) && m.groups.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default groups at version ${version}`);
@@ -230,7 +235,7 @@ function writeOffsetFetchResponse(w: Writer, m: OffsetFetchResponse, version: nu
     w.int16(m.errorCode);
   }
   if (version >= 8) {
-    writeArray(w, m.groups, version, flexible, writeOffsetFetchResponseGroup);
+    writeArray(w, m.groups, version, true, writeOffsetFetchResponseGroup);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -471,10 +476,8 @@ function readOffsetFetchResponseGroup(r: Reader, version: number): OffsetFetchRe
     at = 'errorCode';
     const errorCode: number = r.int16();
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { groupId, topics, errorCode, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -486,9 +489,7 @@ function sizeOfOffsetFetchResponseGroup(m: OffsetFetchResponseGroup, version: nu
   size += sizeOfString(m.groupId, true);
   size += sizeOfArray(m.topics, version, true, sizeOfOffsetFetchResponseTopics);
   size += 2; // errorCode
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -496,9 +497,7 @@ function writeOffsetFetchResponseGroup(w: Writer, m: OffsetFetchResponseGroup, v
   w.string(m.groupId, true);
   writeArray(w, m.topics, version, true, writeOffsetFetchResponseTopics);
   w.int16(m.errorCode);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function offsetFetchResponseGroupToJson(m: OffsetFetchResponseGroup, version: number): JsonObject {
@@ -547,10 +546,8 @@ function readOffsetFetchResponseTopics(r: Reader, version: number): OffsetFetchR
       readOffsetFetchResponsePartitions,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -566,9 +563,7 @@ function sizeOfOffsetFetchResponseTopics(m: OffsetFetchResponseTopics, version: 
     size += 16;
   }
   size += sizeOfArray(m.partitions, version, true, sizeOfOffsetFetchResponsePartitions);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -580,9 +575,7 @@ function writeOffsetFetchResponseTopics(w: Writer, m: OffsetFetchResponseTopics,
     w.uuid(m.topicId);
   }
   writeArray(w, m.partitions, version, true, writeOffsetFetchResponsePartitions);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function offsetFetchResponseTopicsToJson(m: OffsetFetchResponseTopics, version: number): JsonObject {
@@ -639,10 +632,8 @@ function readOffsetFetchResponsePartitions(r: Reader, version: number): OffsetFe
     at = 'errorCode';
     const errorCode: number = r.int16();
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partitionIndex, committedOffset, committedLeaderEpoch, metadata, errorCode, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -654,9 +645,7 @@ function sizeOfOffsetFetchResponsePartitions(m: OffsetFetchResponsePartitions, v
   size += 16; // partitionIndex, committedOffset, committedLeaderEpoch
   size += sizeOfNullableString(m.metadata, true);
   size += 2; // errorCode
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -666,9 +655,7 @@ function writeOffsetFetchResponsePartitions(w: Writer, m: OffsetFetchResponsePar
   w.int32(m.committedLeaderEpoch);
   w.nullableString(m.metadata, true);
   w.int16(m.errorCode);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function offsetFetchResponsePartitionsToJson(m: OffsetFetchResponsePartitions, version: number): JsonObject {

@@ -46,6 +46,7 @@ export function createProduceRequest(fields?: Partial<ProduceRequest>): ProduceR
     ...fields,
   };
 }
+
 /** Fields of TopicProduceData. */
 export interface TopicProduceData {
   /** The topic name (v0-v12). (versions 0-12; ignorable) */
@@ -67,6 +68,7 @@ export function createTopicProduceData(fields?: Partial<TopicProduceData>): Topi
     ...fields,
   };
 }
+
 /** Fields of PartitionProduceData. */
 export interface PartitionProduceData {
   /** The index of the partition. (versions 0+) */

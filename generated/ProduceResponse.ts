@@ -2,7 +2,6 @@
 import {
   UnsupportedVersionError,
   decodeErrorAt,
-  deepEqual,
   defineApiCodec,
   fixedRun,
   jsonArray,
@@ -46,6 +45,7 @@ export function createProduceResponse(fields?: Partial<ProduceResponse>): Produc
     ...fields,
   };
 }
+
 /** Fields of TopicProduceResponse. */
 export interface TopicProduceResponse {
   /** The topic name (v0-v12). (versions 0-12; ignorable) */
@@ -67,6 +67,7 @@ export function createTopicProduceResponse(fields?: Partial<TopicProduceResponse
     ...fields,
   };
 }
+
 /** Fields of PartitionProduceResponse. */
 export interface PartitionProduceResponse {
   /** The index of the partition. (versions 0+) */
@@ -103,6 +104,7 @@ export function createPartitionProduceResponse(fields?: Partial<PartitionProduce
     ...fields,
   };
 }
+
 /** Fields of BatchIndexAndErrorMessage. */
 export interface BatchIndexAndErrorMessage {
   /** The position of the offending record in its batch. (versions 8+) */
@@ -123,6 +125,7 @@ export function createBatchIndexAndErrorMessage(
     ...fields,
   };
 }
+
 /** Fields of LeaderIdAndEpoch. */
 export interface LeaderIdAndEpoch {
   /** The id of the current leader, or -1 if unknown. (versions 10+) */
@@ -141,6 +144,12 @@ export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): Lead
     ...fields,
   };
 }
+
+/** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
+function isDefaultLeaderIdAndEpoch(m: LeaderIdAndEpoch): boolean {
+  return m.leaderId === -1 && m.leaderEpoch === -1 && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of NodeEndpoint. */
 export interface NodeEndpoint {
   /** The node id. (versions 10+) */
@@ -225,12 +234,13 @@ function writeProduceResponse(w: Writer, m: ProduceResponse, version: number): v
   writeArray(w, m.responses, version, flexible, writeTopicProduceResponse);
   w.int32(m.throttleTimeMs);
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 10 && m.nodeEndpoints.length !== 0) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 10 && m.nodeEndpoints.length !== 0;
+    if (has0) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 10 && m.nodeEndpoints.length !== 0) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(sizeOfArray(m.nodeEndpoints, version, true, sizeOfNodeEndpoint));
@@ -387,8 +397,7 @@ function readPartitionProduceResponse(r: Reader, version: number): PartitionProd
     const recordErrors: BatchIndexAndErrorMessage[] =
       version >= 8 ? readArray(r, r.arrayLength(flexible), version, readBatchIndexAndErrorMessage) : [];
     at = 'errorMessage';
-    const errorMessage: string | null =
-      version >= 8 ? (version >= 8 ? r.nullableString(flexible) : r.string(flexible)) : null;
+    const errorMessage: string | null = version >= 8 ? r.nullableString(flexible) : null;
     let currentLeader: LeaderIdAndEpoch = createLeaderIdAndEpoch();
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
@@ -434,16 +443,16 @@ function sizeOfPartitionProduceResponse(m: PartitionProduceResponse, version: nu
     size += sizeOfArray(m.recordErrors, version, flexible, sizeOfBatchIndexAndErrorMessage);
   }
   if (version >= 8) {
-    size += version >= 8 ? sizeOfNullableString(m.errorMessage, flexible) : sizeOfString(m.errorMessage, flexible);
+    size += sizeOfNullableString(m.errorMessage, flexible);
   }
-  if (!(version >= 10) && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+  if (!(version >= 10) && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
     throw new UnsupportedVersionError(`Attempted to write a non-default currentLeader at version ${version}`);
   }
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
-    if (version >= 10 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+    if (version >= 10 && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
       const fieldSize = sizeOfLeaderIdAndEpoch(m.currentLeader, version);
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -466,15 +475,16 @@ function writePartitionProduceResponse(w: Writer, m: PartitionProduceResponse, v
     writeArray(w, m.recordErrors, version, flexible, writeBatchIndexAndErrorMessage);
   }
   if (version >= 8) {
-    version >= 8 ? w.nullableString(m.errorMessage, flexible) : w.string(m.errorMessage, flexible);
+    w.nullableString(m.errorMessage, flexible);
   }
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 10 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 10 && !isDefaultLeaderIdAndEpoch(m.currentLeader);
+    if (has0) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 10 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(sizeOfLeaderIdAndEpoch(m.currentLeader, version));
@@ -499,7 +509,7 @@ function partitionProduceResponseToJson(m: PartitionProduceResponse, version: nu
   if (version >= 8) {
     json.errorMessage = m.errorMessage;
   }
-  if (version >= 10 && !deepEqual(m.currentLeader, createLeaderIdAndEpoch())) {
+  if (version >= 10 && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
     json.currentLeader = leaderIdAndEpochToJson(m.currentLeader, version);
   }
   return json;
@@ -626,10 +636,8 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     const leaderId: number = r.int32At(run0);
     const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { leaderId, leaderEpoch, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -639,18 +647,14 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
   size += 8; // leaderId, leaderEpoch
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeLeaderIdAndEpoch(w: Writer, m: LeaderIdAndEpoch, version: number): void {
   w.int32(m.leaderId);
   w.int32(m.leaderEpoch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function leaderIdAndEpochToJson(m: LeaderIdAndEpoch, version: number): JsonObject {
@@ -688,10 +692,8 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     at = 'rack';
     const rack: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { nodeId, host, port, rack, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -704,9 +706,7 @@ function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   size += sizeOfString(m.host, true);
   size += 4; // port
   size += sizeOfNullableString(m.rack, true);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -715,9 +715,7 @@ function writeNodeEndpoint(w: Writer, m: NodeEndpoint, version: number): void {
   w.string(m.host, true);
   w.int32(m.port);
   w.nullableString(m.rack, true);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function nodeEndpointToJson(m: NodeEndpoint, version: number): JsonObject {

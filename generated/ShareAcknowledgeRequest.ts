@@ -49,6 +49,7 @@ export function createShareAcknowledgeRequest(fields?: Partial<ShareAcknowledgeR
     ...fields,
   };
 }
+
 /** Fields of AcknowledgeTopic. */
 export interface AcknowledgeTopic {
   /** The id of the topic. (versions 0+) */
@@ -67,6 +68,7 @@ export function createAcknowledgeTopic(fields?: Partial<AcknowledgeTopic>): Ackn
     ...fields,
   };
 }
+
 /** Fields of AcknowledgePartition. */
 export interface AcknowledgePartition {
   /** The index of the partition. (versions 0+) */
@@ -85,6 +87,7 @@ export function createAcknowledgePartition(fields?: Partial<AcknowledgePartition
     ...fields,
   };
 }
+
 /** Fields of AcknowledgementBatch. */
 export interface AcknowledgementBatch {
   /** The first offset of the acknowledged range. (versions 0+) */
@@ -121,10 +124,8 @@ function readShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowled
     at = 'topics';
     const topics: AcknowledgeTopic[] = readArray(r, r.arrayLength(true), version, readAcknowledgeTopic);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { groupId, memberId, shareSessionEpoch, isRenewAck, topics, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -143,9 +144,7 @@ function sizeOfShareAcknowledgeRequest(m: ShareAcknowledgeRequest, version: numb
     throw new UnsupportedVersionError(`Attempted to write a non-default isRenewAck at version ${version}`);
   }
   size += sizeOfArray(m.topics, version, true, sizeOfAcknowledgeTopic);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -157,9 +156,7 @@ function writeShareAcknowledgeRequest(w: Writer, m: ShareAcknowledgeRequest, ver
     w.bool(m.isRenewAck);
   }
   writeArray(w, m.topics, version, true, writeAcknowledgeTopic);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareAcknowledgeRequestToJson(m: ShareAcknowledgeRequest, version: number): JsonObject {
@@ -215,10 +212,8 @@ function readAcknowledgeTopic(r: Reader, version: number): AcknowledgeTopic {
     at = 'partitions';
     const partitions: AcknowledgePartition[] = readArray(r, r.arrayLength(true), version, readAcknowledgePartition);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -229,18 +224,14 @@ function sizeOfAcknowledgeTopic(m: AcknowledgeTopic, version: number): number {
   let size = 0;
   size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfAcknowledgePartition);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAcknowledgeTopic(w: Writer, m: AcknowledgeTopic, version: number): void {
   w.uuid(m.topicId);
   writeArray(w, m.partitions, version, true, writeAcknowledgePartition);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function acknowledgeTopicToJson(m: AcknowledgeTopic, version: number): JsonObject {
@@ -281,10 +272,8 @@ function readAcknowledgePartition(r: Reader, version: number): AcknowledgePartit
       readAcknowledgementBatch,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partitionIndex, acknowledgementBatches, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -295,18 +284,14 @@ function sizeOfAcknowledgePartition(m: AcknowledgePartition, version: number): n
   let size = 0;
   size += 4; // partitionIndex
   size += sizeOfArray(m.acknowledgementBatches, version, true, sizeOfAcknowledgementBatch);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAcknowledgePartition(w: Writer, m: AcknowledgePartition, version: number): void {
   w.int32(m.partitionIndex);
   writeArray(w, m.acknowledgementBatches, version, true, writeAcknowledgementBatch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function acknowledgePartitionToJson(m: AcknowledgePartition, version: number): JsonObject {
@@ -346,10 +331,8 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     at = 'acknowledgeTypes';
     const acknowledgeTypes: number[] = r.int8Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { firstOffset, lastOffset, acknowledgeTypes, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -360,9 +343,7 @@ function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): n
   let size = 0;
   size += 16; // firstOffset, lastOffset
   size += sizeOfFixedArray(m.acknowledgeTypes, true, 1);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -370,9 +351,7 @@ function writeAcknowledgementBatch(w: Writer, m: AcknowledgementBatch, version: 
   w.int64(m.firstOffset);
   w.int64(m.lastOffset);
   w.fixedArray(m.acknowledgeTypes, true, 'int8');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function acknowledgementBatchToJson(m: AcknowledgementBatch, version: number): JsonObject {

@@ -49,6 +49,7 @@ export function createShareAcknowledgeResponse(fields?: Partial<ShareAcknowledge
     ...fields,
   };
 }
+
 /** Fields of ShareAcknowledgeTopicResponse. */
 export interface ShareAcknowledgeTopicResponse {
   /** The id of the topic. (versions 0+) */
@@ -69,6 +70,7 @@ export function createShareAcknowledgeTopicResponse(
     ...fields,
   };
 }
+
 /** Fields of PartitionData. */
 export interface PartitionData {
   /** The index of the partition. (versions 0+) */
@@ -93,6 +95,7 @@ export function createPartitionData(fields?: Partial<PartitionData>): PartitionD
     ...fields,
   };
 }
+
 /** Fields of LeaderIdAndEpoch. */
 export interface LeaderIdAndEpoch {
   /** The id of the current leader, or -1 if unknown. (versions 0+) */
@@ -111,6 +114,12 @@ export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): Lead
     ...fields,
   };
 }
+
+/** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
+function isDefaultLeaderIdAndEpoch(m: LeaderIdAndEpoch): boolean {
+  return m.leaderId === 0 && m.leaderEpoch === 0 && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of NodeEndpoint. */
 export interface NodeEndpoint {
   /** The node id. (versions 0+) */
@@ -159,10 +168,8 @@ function readShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowle
     at = 'nodeEndpoints';
     const nodeEndpoints: NodeEndpoint[] = readArray(r, r.arrayLength(true), version, readNodeEndpoint);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       throttleTimeMs,
       errorCode,
@@ -186,9 +193,7 @@ function sizeOfShareAcknowledgeResponse(m: ShareAcknowledgeResponse, version: nu
   }
   size += sizeOfArray(m.responses, version, true, sizeOfShareAcknowledgeTopicResponse);
   size += sizeOfArray(m.nodeEndpoints, version, true, sizeOfNodeEndpoint);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -201,9 +206,7 @@ function writeShareAcknowledgeResponse(w: Writer, m: ShareAcknowledgeResponse, v
   }
   writeArray(w, m.responses, version, true, writeShareAcknowledgeTopicResponse);
   writeArray(w, m.nodeEndpoints, version, true, writeNodeEndpoint);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareAcknowledgeResponseToJson(m: ShareAcknowledgeResponse, version: number): JsonObject {
@@ -271,10 +274,8 @@ function readShareAcknowledgeTopicResponse(r: Reader, version: number): ShareAck
     at = 'partitions';
     const partitions: PartitionData[] = readArray(r, r.arrayLength(true), version, readPartitionData);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -285,18 +286,14 @@ function sizeOfShareAcknowledgeTopicResponse(m: ShareAcknowledgeTopicResponse, v
   let size = 0;
   size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfPartitionData);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeShareAcknowledgeTopicResponse(w: Writer, m: ShareAcknowledgeTopicResponse, version: number): void {
   w.uuid(m.topicId);
   writeArray(w, m.partitions, version, true, writePartitionData);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareAcknowledgeTopicResponseToJson(m: ShareAcknowledgeTopicResponse, version: number): JsonObject {
@@ -342,10 +339,8 @@ function readPartitionData(r: Reader, version: number): PartitionData {
     at = 'currentLeader';
     const currentLeader: LeaderIdAndEpoch = readLeaderIdAndEpoch(r, version);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partitionIndex, errorCode, errorMessage, currentLeader, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -357,9 +352,7 @@ function sizeOfPartitionData(m: PartitionData, version: number): number {
   size += 6; // partitionIndex, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
   size += sizeOfLeaderIdAndEpoch(m.currentLeader, version);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -368,9 +361,7 @@ function writePartitionData(w: Writer, m: PartitionData, version: number): void 
   w.int16(m.errorCode);
   w.nullableString(m.errorMessage, true);
   writeLeaderIdAndEpoch(w, m.currentLeader, version);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function partitionDataToJson(m: PartitionData, version: number): JsonObject {
@@ -418,10 +409,8 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     const leaderId: number = r.int32At(run0);
     const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { leaderId, leaderEpoch, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -431,18 +420,14 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
   size += 8; // leaderId, leaderEpoch
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeLeaderIdAndEpoch(w: Writer, m: LeaderIdAndEpoch, version: number): void {
   w.int32(m.leaderId);
   w.int32(m.leaderEpoch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function leaderIdAndEpochToJson(m: LeaderIdAndEpoch, version: number): JsonObject {
@@ -480,10 +465,8 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     at = 'rack';
     const rack: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { nodeId, host, port, rack, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -496,9 +479,7 @@ function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   size += sizeOfString(m.host, true);
   size += 4; // port
   size += sizeOfNullableString(m.rack, true);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -507,9 +488,7 @@ function writeNodeEndpoint(w: Writer, m: NodeEndpoint, version: number): void {
   w.string(m.host, true);
   w.int32(m.port);
   w.nullableString(m.rack, true);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function nodeEndpointToJson(m: NodeEndpoint, version: number): JsonObject {

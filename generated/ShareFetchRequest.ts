@@ -70,6 +70,7 @@ export function createShareFetchRequest(fields?: Partial<ShareFetchRequest>): Sh
     ...fields,
   };
 }
+
 /** Fields of FetchTopic. */
 export interface FetchTopic {
   /** The id of the topic. (versions 0+) */
@@ -88,6 +89,7 @@ export function createFetchTopic(fields?: Partial<FetchTopic>): FetchTopic {
     ...fields,
   };
 }
+
 /** Fields of FetchPartition. */
 export interface FetchPartition {
   /** The index of the partition. (versions 0+) */
@@ -109,6 +111,7 @@ export function createFetchPartition(fields?: Partial<FetchPartition>): FetchPar
     ...fields,
   };
 }
+
 /** Fields of AcknowledgementBatch. */
 export interface AcknowledgementBatch {
   /** The first offset of the acknowledged range. (versions 0+) */
@@ -130,6 +133,7 @@ export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch
     ...fields,
   };
 }
+
 /** Fields of ForgottenTopic. */
 export interface ForgottenTopic {
   /** The id of the topic. (versions 0+) */
@@ -183,10 +187,8 @@ function readShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
     at = 'forgottenTopicsData';
     const forgottenTopicsData: ForgottenTopic[] = readArray(r, r.arrayLength(true), version, readForgottenTopic);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       groupId,
       memberId,
@@ -223,9 +225,7 @@ function sizeOfShareFetchRequest(m: ShareFetchRequest, version: number): number 
   }
   size += sizeOfArray(m.topics, version, true, sizeOfFetchTopic);
   size += sizeOfArray(m.forgottenTopicsData, version, true, sizeOfForgottenTopic);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -246,9 +246,7 @@ function writeShareFetchRequest(w: Writer, m: ShareFetchRequest, version: number
   }
   writeArray(w, m.topics, version, true, writeFetchTopic);
   writeArray(w, m.forgottenTopicsData, version, true, writeForgottenTopic);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareFetchRequestToJson(m: ShareFetchRequest, version: number): JsonObject {
@@ -350,10 +348,8 @@ function readFetchTopic(r: Reader, version: number): FetchTopic {
     at = 'partitions';
     const partitions: FetchPartition[] = readArray(r, r.arrayLength(true), version, readFetchPartition);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -364,18 +360,14 @@ function sizeOfFetchTopic(m: FetchTopic, version: number): number {
   let size = 0;
   size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfFetchPartition);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeFetchTopic(w: Writer, m: FetchTopic, version: number): void {
   w.uuid(m.topicId);
   writeArray(w, m.partitions, version, true, writeFetchPartition);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function fetchTopicToJson(m: FetchTopic, version: number): JsonObject {
@@ -417,10 +409,8 @@ function readFetchPartition(r: Reader, version: number): FetchPartition {
       readAcknowledgementBatch,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partitionIndex, partitionMaxBytes, acknowledgementBatches, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -434,18 +424,14 @@ function sizeOfFetchPartition(m: FetchPartition, version: number): number {
     throw new UnsupportedVersionError(`Attempted to write a non-default partitionMaxBytes at version ${version}`);
   }
   size += sizeOfArray(m.acknowledgementBatches, version, true, sizeOfAcknowledgementBatch);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeFetchPartition(w: Writer, m: FetchPartition, version: number): void {
   w.int32(m.partitionIndex);
   writeArray(w, m.acknowledgementBatches, version, true, writeAcknowledgementBatch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function fetchPartitionToJson(m: FetchPartition, version: number): JsonObject {
@@ -488,10 +474,8 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     at = 'acknowledgeTypes';
     const acknowledgeTypes: number[] = r.int8Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { firstOffset, lastOffset, acknowledgeTypes, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -502,9 +486,7 @@ function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): n
   let size = 0;
   size += 16; // firstOffset, lastOffset
   size += sizeOfFixedArray(m.acknowledgeTypes, true, 1);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -512,9 +494,7 @@ function writeAcknowledgementBatch(w: Writer, m: AcknowledgementBatch, version: 
   w.int64(m.firstOffset);
   w.int64(m.lastOffset);
   w.fixedArray(m.acknowledgeTypes, true, 'int8');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function acknowledgementBatchToJson(m: AcknowledgementBatch, version: number): JsonObject {
@@ -556,10 +536,8 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
     at = 'partitions';
     const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -570,18 +548,14 @@ function sizeOfForgottenTopic(m: ForgottenTopic, version: number): number {
   let size = 0;
   size += 16; // topicId
   size += sizeOfFixedArray(m.partitions, true, 4);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeForgottenTopic(w: Writer, m: ForgottenTopic, version: number): void {
   w.uuid(m.topicId);
   w.fixedArray(m.partitions, true, 'int32');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function forgottenTopicToJson(m: ForgottenTopic, version: number): JsonObject {

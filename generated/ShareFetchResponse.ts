@@ -53,6 +53,7 @@ export function createShareFetchResponse(fields?: Partial<ShareFetchResponse>): 
     ...fields,
   };
 }
+
 /** Fields of ShareFetchableTopicResponse. */
 export interface ShareFetchableTopicResponse {
   /** The id of the topic. (versions 0+) */
@@ -73,6 +74,7 @@ export function createShareFetchableTopicResponse(
     ...fields,
   };
 }
+
 /** Fields of PartitionData. */
 export interface PartitionData {
   /** The index of the partition. (versions 0+) */
@@ -109,6 +111,7 @@ export function createPartitionData(fields?: Partial<PartitionData>): PartitionD
     ...fields,
   };
 }
+
 /** Fields of LeaderIdAndEpoch. */
 export interface LeaderIdAndEpoch {
   /** The id of the current leader, or -1 if unknown. (versions 0+) */
@@ -127,6 +130,12 @@ export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): Lead
     ...fields,
   };
 }
+
+/** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
+function isDefaultLeaderIdAndEpoch(m: LeaderIdAndEpoch): boolean {
+  return m.leaderId === 0 && m.leaderEpoch === 0 && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of AcquiredRecords. */
 export interface AcquiredRecords {
   /** The first offset of the range. (versions 0+) */
@@ -148,6 +157,7 @@ export function createAcquiredRecords(fields?: Partial<AcquiredRecords>): Acquir
     ...fields,
   };
 }
+
 /** Fields of NodeEndpoint. */
 export interface NodeEndpoint {
   /** The node id. (versions 0+) */
@@ -196,10 +206,8 @@ function readShareFetchResponse(r: Reader, version: number): ShareFetchResponse 
     at = 'nodeEndpoints';
     const nodeEndpoints: NodeEndpoint[] = readArray(r, r.arrayLength(true), version, readNodeEndpoint);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       throttleTimeMs,
       errorCode,
@@ -221,9 +229,7 @@ function sizeOfShareFetchResponse(m: ShareFetchResponse, version: number): numbe
   size += 4; // acquisitionLockTimeoutMs
   size += sizeOfArray(m.responses, version, true, sizeOfShareFetchableTopicResponse);
   size += sizeOfArray(m.nodeEndpoints, version, true, sizeOfNodeEndpoint);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -234,9 +240,7 @@ function writeShareFetchResponse(w: Writer, m: ShareFetchResponse, version: numb
   w.int32(m.acquisitionLockTimeoutMs);
   writeArray(w, m.responses, version, true, writeShareFetchableTopicResponse);
   writeArray(w, m.nodeEndpoints, version, true, writeNodeEndpoint);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareFetchResponseToJson(m: ShareFetchResponse, version: number): JsonObject {
@@ -302,10 +306,8 @@ function readShareFetchableTopicResponse(r: Reader, version: number): ShareFetch
     at = 'partitions';
     const partitions: PartitionData[] = readArray(r, r.arrayLength(true), version, readPartitionData);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -316,18 +318,14 @@ function sizeOfShareFetchableTopicResponse(m: ShareFetchableTopicResponse, versi
   let size = 0;
   size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfPartitionData);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeShareFetchableTopicResponse(w: Writer, m: ShareFetchableTopicResponse, version: number): void {
   w.uuid(m.topicId);
   writeArray(w, m.partitions, version, true, writePartitionData);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareFetchableTopicResponseToJson(m: ShareFetchableTopicResponse, version: number): JsonObject {
@@ -381,10 +379,8 @@ function readPartitionData(r: Reader, version: number): PartitionData {
     at = 'acquiredRecords';
     const acquiredRecords: AcquiredRecords[] = readArray(r, r.arrayLength(true), version, readAcquiredRecords);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       partitionIndex,
       errorCode,
@@ -410,9 +406,7 @@ function sizeOfPartitionData(m: PartitionData, version: number): number {
   size += sizeOfLeaderIdAndEpoch(m.currentLeader, version);
   size += sizeOfBytes(m.records, true);
   size += sizeOfArray(m.acquiredRecords, version, true, sizeOfAcquiredRecords);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -425,9 +419,7 @@ function writePartitionData(w: Writer, m: PartitionData, version: number): void 
   writeLeaderIdAndEpoch(w, m.currentLeader, version);
   w.bytes(m.records, true);
   writeArray(w, m.acquiredRecords, version, true, writeAcquiredRecords);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function partitionDataToJson(m: PartitionData, version: number): JsonObject {
@@ -504,10 +496,8 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     const leaderId: number = r.int32At(run0);
     const leaderEpoch: number = r.int32At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { leaderId, leaderEpoch, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -517,18 +507,14 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
 function sizeOfLeaderIdAndEpoch(m: LeaderIdAndEpoch, version: number): number {
   let size = 0;
   size += 8; // leaderId, leaderEpoch
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeLeaderIdAndEpoch(w: Writer, m: LeaderIdAndEpoch, version: number): void {
   w.int32(m.leaderId);
   w.int32(m.leaderEpoch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function leaderIdAndEpochToJson(m: LeaderIdAndEpoch, version: number): JsonObject {
@@ -565,10 +551,8 @@ function readAcquiredRecords(r: Reader, version: number): AcquiredRecords {
     const lastOffset: bigint = r.int64At(run0 + 8);
     const deliveryCount: number = r.int16At(run0 + 16);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { firstOffset, lastOffset, deliveryCount, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -578,9 +562,7 @@ function readAcquiredRecords(r: Reader, version: number): AcquiredRecords {
 function sizeOfAcquiredRecords(m: AcquiredRecords, version: number): number {
   let size = 0;
   size += 18; // firstOffset, lastOffset, deliveryCount
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -588,9 +570,7 @@ function writeAcquiredRecords(w: Writer, m: AcquiredRecords, version: number): v
   w.int64(m.firstOffset);
   w.int64(m.lastOffset);
   w.int16(m.deliveryCount);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function acquiredRecordsToJson(m: AcquiredRecords, version: number): JsonObject {
@@ -634,10 +614,8 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     at = 'rack';
     const rack: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { nodeId, host, port, rack, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -650,9 +628,7 @@ function sizeOfNodeEndpoint(m: NodeEndpoint, version: number): number {
   size += sizeOfString(m.host, true);
   size += 4; // port
   size += sizeOfNullableString(m.rack, true);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -661,9 +637,7 @@ function writeNodeEndpoint(w: Writer, m: NodeEndpoint, version: number): void {
   w.string(m.host, true);
   w.int32(m.port);
   w.nullableString(m.rack, true);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function nodeEndpointToJson(m: NodeEndpoint, version: number): JsonObject {

@@ -47,10 +47,8 @@ function readShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDe
     at = 'includeAuthorizedOperations';
     const includeAuthorizedOperations: boolean = r.bool();
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { groupIds, includeAuthorizedOperations, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -61,18 +59,14 @@ function sizeOfShareGroupDescribeRequest(m: ShareGroupDescribeRequest, version: 
   let size = 0;
   size += sizeOfArray(m.groupIds, version, true, sizeOfCompactStringElement);
   size += 1; // includeAuthorizedOperations
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeShareGroupDescribeRequest(w: Writer, m: ShareGroupDescribeRequest, version: number): void {
   writeArray(w, m.groupIds, version, true, writeCompactStringElement);
   w.bool(m.includeAuthorizedOperations);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareGroupDescribeRequestToJson(m: ShareGroupDescribeRequest, version: number): JsonObject {

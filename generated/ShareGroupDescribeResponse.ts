@@ -43,6 +43,7 @@ export function createShareGroupDescribeResponse(
     ...fields,
   };
 }
+
 /** Fields of TopicPartitions. */
 export interface TopicPartitions {
   /** The id of the topic. (versions 0+) */
@@ -64,6 +65,7 @@ export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicP
     ...fields,
   };
 }
+
 /** Fields of Assignment. */
 export interface Assignment {
   /** The assigned partitions, by topic. (versions 0+) */
@@ -79,6 +81,12 @@ export function createAssignment(fields?: Partial<Assignment>): Assignment {
     ...fields,
   };
 }
+
+/** True when `m` equals the default Assignment: every field at its default, and no unknown tagged field kept. */
+function isDefaultAssignment(m: Assignment): boolean {
+  return m.topicPartitions.length === 0 && m._unknownTaggedFields === undefined;
+}
+
 /** Fields of DescribedGroup. */
 export interface DescribedGroup {
   /** The error for this group, or 0. (versions 0+) */
@@ -118,6 +126,7 @@ export function createDescribedGroup(fields?: Partial<DescribedGroup>): Describe
     ...fields,
   };
 }
+
 /** Fields of Member. */
 export interface Member {
   /** The member id. (versions 0+) */
@@ -160,10 +169,8 @@ function readShareGroupDescribeResponse(r: Reader, version: number): ShareGroupD
     at = 'groups';
     const groups: DescribedGroup[] = readArray(r, r.arrayLength(true), version, readDescribedGroup);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { throttleTimeMs, groups, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -174,18 +181,14 @@ function sizeOfShareGroupDescribeResponse(m: ShareGroupDescribeResponse, version
   let size = 0;
   size += 4; // throttleTimeMs
   size += sizeOfArray(m.groups, version, true, sizeOfDescribedGroup);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeShareGroupDescribeResponse(w: Writer, m: ShareGroupDescribeResponse, version: number): void {
   w.int32(m.throttleTimeMs);
   writeArray(w, m.groups, version, true, writeDescribedGroup);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareGroupDescribeResponseToJson(m: ShareGroupDescribeResponse, version: number): JsonObject {
@@ -223,10 +226,8 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     at = 'partitions';
     const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, topicName, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -238,9 +239,7 @@ function sizeOfTopicPartitions(m: TopicPartitions, version: number): number {
   size += 16; // topicId
   size += sizeOfString(m.topicName, true);
   size += sizeOfFixedArray(m.partitions, true, 4);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -248,9 +247,7 @@ function writeTopicPartitions(w: Writer, m: TopicPartitions, version: number): v
   w.uuid(m.topicId);
   w.string(m.topicName, true);
   w.fixedArray(m.partitions, true, 'int32');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function topicPartitionsToJson(m: TopicPartitions, version: number): JsonObject {
@@ -290,10 +287,8 @@ function readAssignment(r: Reader, version: number): Assignment {
     at = 'topicPartitions';
     const topicPartitions: TopicPartitions[] = readArray(r, r.arrayLength(true), version, readTopicPartitions);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicPartitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -303,17 +298,13 @@ function readAssignment(r: Reader, version: number): Assignment {
 function sizeOfAssignment(m: Assignment, version: number): number {
   let size = 0;
   size += sizeOfArray(m.topicPartitions, version, true, sizeOfTopicPartitions);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAssignment(w: Writer, m: Assignment, version: number): void {
   writeArray(w, m.topicPartitions, version, true, writeTopicPartitions);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function assignmentToJson(m: Assignment, version: number): JsonObject {
@@ -360,10 +351,8 @@ function readDescribedGroup(r: Reader, version: number): DescribedGroup {
     at = 'authorizedOperations';
     const authorizedOperations: number = r.int32();
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       errorCode,
       errorMessage,
@@ -391,9 +380,7 @@ function sizeOfDescribedGroup(m: DescribedGroup, version: number): number {
   size += sizeOfString(m.assignorName, true);
   size += sizeOfArray(m.members, version, true, sizeOfMember);
   size += 4; // authorizedOperations
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -407,9 +394,7 @@ function writeDescribedGroup(w: Writer, m: DescribedGroup, version: number): voi
   w.string(m.assignorName, true);
   writeArray(w, m.members, version, true, writeMember);
   w.int32(m.authorizedOperations);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function describedGroupToJson(m: DescribedGroup, version: number): JsonObject {
@@ -497,10 +482,8 @@ function readMember(r: Reader, version: number): Member {
     at = 'assignment';
     const assignment: Assignment = readAssignment(r, version);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       memberId,
       rackId,
@@ -525,9 +508,7 @@ function sizeOfMember(m: Member, version: number): number {
   size += sizeOfString(m.clientHost, true);
   size += sizeOfArray(m.subscribedTopicNames, version, true, sizeOfCompactStringElement);
   size += sizeOfAssignment(m.assignment, version);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -539,9 +520,7 @@ function writeMember(w: Writer, m: Member, version: number): void {
   w.string(m.clientHost, true);
   writeArray(w, m.subscribedTopicNames, version, true, writeCompactStringElement);
   writeAssignment(w, m.assignment, version);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function memberToJson(m: Member, version: number): JsonObject {

@@ -69,10 +69,8 @@ function readShareGroupHeartbeatRequest(r: Reader, version: number): ShareGroupH
       readCompactStringElement,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { groupId, memberId, memberEpoch, rackId, subscribedTopicNames, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -86,9 +84,7 @@ function sizeOfShareGroupHeartbeatRequest(m: ShareGroupHeartbeatRequest, version
   size += 4; // memberEpoch
   size += sizeOfNullableString(m.rackId, true);
   size += sizeOfNullableArray(m.subscribedTopicNames, version, true, sizeOfCompactStringElement);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -98,9 +94,7 @@ function writeShareGroupHeartbeatRequest(w: Writer, m: ShareGroupHeartbeatReques
   w.int32(m.memberEpoch);
   w.nullableString(m.rackId, true);
   writeArray(w, m.subscribedTopicNames, version, true, writeCompactStringElement);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareGroupHeartbeatRequestToJson(m: ShareGroupHeartbeatRequest, version: number): JsonObject {

@@ -55,6 +55,7 @@ export function createShareGroupHeartbeatResponse(
     ...fields,
   };
 }
+
 /** Fields of TopicPartitions. */
 export interface TopicPartitions {
   /** The id of the topic. (versions 0+) */
@@ -73,6 +74,7 @@ export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicP
     ...fields,
   };
 }
+
 /** Fields of Assignment. */
 export interface Assignment {
   /** The assigned partitions, by topic. (versions 0+) */
@@ -112,10 +114,8 @@ function readShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroup
     at = 'assignment';
     const assignment: Assignment | null = r.structPresent() ? readAssignment(r, version) : null;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       throttleTimeMs,
       errorCode,
@@ -138,9 +138,7 @@ function sizeOfShareGroupHeartbeatResponse(m: ShareGroupHeartbeatResponse, versi
   size += sizeOfNullableString(m.memberId, true);
   size += 8; // memberEpoch, heartbeatIntervalMs
   size += m.assignment === null ? 1 : 1 + sizeOfAssignment(m.assignment, version);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -152,9 +150,7 @@ function writeShareGroupHeartbeatResponse(w: Writer, m: ShareGroupHeartbeatRespo
   w.int32(m.memberEpoch);
   w.int32(m.heartbeatIntervalMs);
   writeNullableStruct(w, m.assignment, version, writeAssignment);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function shareGroupHeartbeatResponseToJson(m: ShareGroupHeartbeatResponse, version: number): JsonObject {
@@ -223,10 +219,8 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     at = 'partitions';
     const partitions: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -237,18 +231,14 @@ function sizeOfTopicPartitions(m: TopicPartitions, version: number): number {
   let size = 0;
   size += 16; // topicId
   size += sizeOfFixedArray(m.partitions, true, 4);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeTopicPartitions(w: Writer, m: TopicPartitions, version: number): void {
   w.uuid(m.topicId);
   w.fixedArray(m.partitions, true, 'int32');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function topicPartitionsToJson(m: TopicPartitions, version: number): JsonObject {
@@ -282,10 +272,8 @@ function readAssignment(r: Reader, version: number): Assignment {
     at = 'topicPartitions';
     const topicPartitions: TopicPartitions[] = readArray(r, r.arrayLength(true), version, readTopicPartitions);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicPartitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -295,17 +283,13 @@ function readAssignment(r: Reader, version: number): Assignment {
 function sizeOfAssignment(m: Assignment, version: number): number {
   let size = 0;
   size += sizeOfArray(m.topicPartitions, version, true, sizeOfTopicPartitions);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeAssignment(w: Writer, m: Assignment, version: number): void {
   writeArray(w, m.topicPartitions, version, true, writeTopicPartitions);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function assignmentToJson(m: Assignment, version: number): JsonObject {

@@ -55,6 +55,7 @@ export function createShareSnapshotValue(fields?: Partial<ShareSnapshotValue>): 
     ...fields,
   };
 }
+
 /** Fields of StateBatch. */
 export interface StateBatch {
   /** The first offset of the range. (versions 0+) */
@@ -107,21 +108,19 @@ function readShareSnapshotValue(r: Reader, version: number): ShareSnapshotValue 
     at = 'stateBatches';
     const stateBatches: StateBatch[] = readArray(r, r.arrayLength(true), version, readStateBatch);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      const count = r.unsignedVarint();
-      for (let i = 0; i < count; i++) {
-        const tag = r.unsignedVarint();
-        const size = r.taggedFieldSize();
-        const start = r.pos;
-        if (tag === 0) {
-          at = 'deliveryCompleteCount';
-          deliveryCompleteCount = r.int32();
-        } else {
-          _unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);
-        }
-        r.endTaggedField(tag, start, size);
+    at = '(tagged fields)';
+    const count = r.unsignedVarint();
+    for (let i = 0; i < count; i++) {
+      const tag = r.unsignedVarint();
+      const size = r.taggedFieldSize();
+      const start = r.pos;
+      if (tag === 0) {
+        at = 'deliveryCompleteCount';
+        deliveryCompleteCount = r.int32();
+      } else {
+        _unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);
       }
+      r.endTaggedField(tag, start, size);
     }
     return {
       snapshotEpoch,
@@ -143,17 +142,15 @@ function sizeOfShareSnapshotValue(m: ShareSnapshotValue, version: number): numbe
   let size = 0;
   size += 36; // snapshotEpoch, stateEpoch, leaderEpoch, startOffset, createTimestamp, writeTimestamp
   size += sizeOfArray(m.stateBatches, version, true, sizeOfStateBatch);
-  if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    if (m.deliveryCompleteCount !== -1) {
-      const fieldSize = 4;
-      size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
-      count++;
-    }
-    size += sizeOfUnsignedVarint(count);
+  const unknown = m._unknownTaggedFields;
+  let count = unknown === undefined ? 0 : unknown.length;
+  size += sizeOfRawTaggedFields(unknown);
+  if (m.deliveryCompleteCount !== -1) {
+    const fieldSize = 4;
+    size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
+    count++;
   }
+  size += sizeOfUnsignedVarint(count);
   return size;
 }
 
@@ -165,20 +162,19 @@ function writeShareSnapshotValue(w: Writer, m: ShareSnapshotValue, version: numb
   w.int64(m.createTimestamp);
   w.int64(m.writeTimestamp);
   writeArray(w, m.stateBatches, version, true, writeStateBatch);
-  if (true) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (m.deliveryCompleteCount !== -1) count++;
-    w.unsignedVarint(count);
-    let next = 0;
-    if (m.deliveryCompleteCount !== -1) {
-      next = writeRawTaggedFields(w, unknown, next, 0);
-      w.unsignedVarint(0);
-      w.unsignedVarint(4);
-      w.int32(m.deliveryCompleteCount);
-    }
-    writeRawTaggedFields(w, unknown, next, Infinity);
+  const unknown = m._unknownTaggedFields;
+  let count = unknown === undefined ? 0 : unknown.length;
+  const has0 = m.deliveryCompleteCount !== -1;
+  if (has0) count++;
+  w.unsignedVarint(count);
+  let next = 0;
+  if (has0) {
+    next = writeRawTaggedFields(w, unknown, next, 0);
+    w.unsignedVarint(0);
+    w.unsignedVarint(4);
+    w.int32(m.deliveryCompleteCount);
   }
+  writeRawTaggedFields(w, unknown, next, Infinity);
 }
 
 function shareSnapshotValueToJson(m: ShareSnapshotValue, version: number): JsonObject {
@@ -254,10 +250,8 @@ function readStateBatch(r: Reader, version: number): StateBatch {
     const deliveryState: number = r.int8At(run0 + 16);
     const deliveryCount: number = r.int16At(run0 + 17);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { firstOffset, lastOffset, deliveryState, deliveryCount, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -267,9 +261,7 @@ function readStateBatch(r: Reader, version: number): StateBatch {
 function sizeOfStateBatch(m: StateBatch, version: number): number {
   let size = 0;
   size += 19; // firstOffset, lastOffset, deliveryState, deliveryCount
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -278,9 +270,7 @@ function writeStateBatch(w: Writer, m: StateBatch, version: number): void {
   w.int64(m.lastOffset);
   w.int8(m.deliveryState);
   w.int16(m.deliveryCount);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function stateBatchToJson(m: StateBatch, version: number): JsonObject {

@@ -46,6 +46,7 @@ export function createShareUpdateValue(fields?: Partial<ShareUpdateValue>): Shar
     ...fields,
   };
 }
+
 /** Fields of StateBatch. */
 export interface StateBatch {
   /** The first offset of the range. (versions 0+) */
@@ -85,21 +86,19 @@ function readShareUpdateValue(r: Reader, version: number): ShareUpdateValue {
     at = 'stateBatches';
     const stateBatches: StateBatch[] = readArray(r, r.arrayLength(true), version, readStateBatch);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      const count = r.unsignedVarint();
-      for (let i = 0; i < count; i++) {
-        const tag = r.unsignedVarint();
-        const size = r.taggedFieldSize();
-        const start = r.pos;
-        if (tag === 0) {
-          at = 'deliveryCompleteCount';
-          deliveryCompleteCount = r.int32();
-        } else {
-          _unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);
-        }
-        r.endTaggedField(tag, start, size);
+    at = '(tagged fields)';
+    const count = r.unsignedVarint();
+    for (let i = 0; i < count; i++) {
+      const tag = r.unsignedVarint();
+      const size = r.taggedFieldSize();
+      const start = r.pos;
+      if (tag === 0) {
+        at = 'deliveryCompleteCount';
+        deliveryCompleteCount = r.int32();
+      } else {
+        _unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);
       }
+      r.endTaggedField(tag, start, size);
     }
     return { snapshotEpoch, leaderEpoch, startOffset, deliveryCompleteCount, stateBatches, _unknownTaggedFields };
   } catch (error) {
@@ -111,17 +110,15 @@ function sizeOfShareUpdateValue(m: ShareUpdateValue, version: number): number {
   let size = 0;
   size += 16; // snapshotEpoch, leaderEpoch, startOffset
   size += sizeOfArray(m.stateBatches, version, true, sizeOfStateBatch);
-  if (true) {
-    const unknown = m._unknownTaggedFields;
-    let count = unknown === undefined ? 0 : unknown.length;
-    size += sizeOfRawTaggedFields(unknown);
-    if (m.deliveryCompleteCount !== -1) {
-      const fieldSize = 4;
-      size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
-      count++;
-    }
-    size += sizeOfUnsignedVarint(count);
+  const unknown = m._unknownTaggedFields;
+  let count = unknown === undefined ? 0 : unknown.length;
+  size += sizeOfRawTaggedFields(unknown);
+  if (m.deliveryCompleteCount !== -1) {
+    const fieldSize = 4;
+    size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
+    count++;
   }
+  size += sizeOfUnsignedVarint(count);
   return size;
 }
 
@@ -130,20 +127,19 @@ function writeShareUpdateValue(w: Writer, m: ShareUpdateValue, version: number):
   w.int32(m.leaderEpoch);
   w.int64(m.startOffset);
   writeArray(w, m.stateBatches, version, true, writeStateBatch);
-  if (true) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (m.deliveryCompleteCount !== -1) count++;
-    w.unsignedVarint(count);
-    let next = 0;
-    if (m.deliveryCompleteCount !== -1) {
-      next = writeRawTaggedFields(w, unknown, next, 0);
-      w.unsignedVarint(0);
-      w.unsignedVarint(4);
-      w.int32(m.deliveryCompleteCount);
-    }
-    writeRawTaggedFields(w, unknown, next, Infinity);
+  const unknown = m._unknownTaggedFields;
+  let count = unknown === undefined ? 0 : unknown.length;
+  const has0 = m.deliveryCompleteCount !== -1;
+  if (has0) count++;
+  w.unsignedVarint(count);
+  let next = 0;
+  if (has0) {
+    next = writeRawTaggedFields(w, unknown, next, 0);
+    w.unsignedVarint(0);
+    w.unsignedVarint(4);
+    w.int32(m.deliveryCompleteCount);
   }
+  writeRawTaggedFields(w, unknown, next, Infinity);
 }
 
 function shareUpdateValueToJson(m: ShareUpdateValue, version: number): JsonObject {
@@ -201,10 +197,8 @@ function readStateBatch(r: Reader, version: number): StateBatch {
     const deliveryState: number = r.int8At(run0 + 16);
     const deliveryCount: number = r.int16At(run0 + 17);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { firstOffset, lastOffset, deliveryState, deliveryCount, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -214,9 +208,7 @@ function readStateBatch(r: Reader, version: number): StateBatch {
 function sizeOfStateBatch(m: StateBatch, version: number): number {
   let size = 0;
   size += 19; // firstOffset, lastOffset, deliveryState, deliveryCount
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -225,9 +217,7 @@ function writeStateBatch(w: Writer, m: StateBatch, version: number): void {
   w.int64(m.lastOffset);
   w.int8(m.deliveryState);
   w.int16(m.deliveryCount);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function stateBatchToJson(m: StateBatch, version: number): JsonObject {

@@ -68,6 +68,7 @@ export function createTransactionLogValue(fields?: Partial<TransactionLogValue>)
     ...fields,
   };
 }
+
 /** Fields of PartitionsSchema. */
 export interface PartitionsSchema {
   /** The name of the topic. (versions 0+) */
@@ -229,33 +230,37 @@ function writeTransactionLogValue(w: Writer, m: TransactionLogValue, version: nu
   w.int64(m.transactionLastUpdateTimestampMs);
   w.int64(m.transactionStartTimestampMs);
   if (flexible) {
-    const unknown = m._unknownTaggedFields ?? [];
-    let count = unknown.length;
-    if (version >= 1 && m.previousProducerId !== -1n) count++;
-    if (version >= 1 && m.nextProducerId !== -1n) count++;
-    if (version >= 1 && m.clientTransactionVersion !== 0) count++;
-    if (version >= 1 && m.nextProducerEpoch !== -1) count++;
+    const unknown = m._unknownTaggedFields;
+    let count = unknown === undefined ? 0 : unknown.length;
+    const has0 = version >= 1 && m.previousProducerId !== -1n;
+    if (has0) count++;
+    const has1 = version >= 1 && m.nextProducerId !== -1n;
+    if (has1) count++;
+    const has2 = version >= 1 && m.clientTransactionVersion !== 0;
+    if (has2) count++;
+    const has3 = version >= 1 && m.nextProducerEpoch !== -1;
+    if (has3) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (version >= 1 && m.previousProducerId !== -1n) {
+    if (has0) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(8);
       w.int64(m.previousProducerId);
     }
-    if (version >= 1 && m.nextProducerId !== -1n) {
+    if (has1) {
       next = writeRawTaggedFields(w, unknown, next, 1);
       w.unsignedVarint(1);
       w.unsignedVarint(8);
       w.int64(m.nextProducerId);
     }
-    if (version >= 1 && m.clientTransactionVersion !== 0) {
+    if (has2) {
       next = writeRawTaggedFields(w, unknown, next, 2);
       w.unsignedVarint(2);
       w.unsignedVarint(2);
       w.int16(m.clientTransactionVersion);
     }
-    if (version >= 1 && m.nextProducerEpoch !== -1) {
+    if (has3) {
       next = writeRawTaggedFields(w, unknown, next, 3);
       w.unsignedVarint(3);
       w.unsignedVarint(2);

@@ -57,6 +57,7 @@ export function createTxnOffsetCommitRequest(fields?: Partial<TxnOffsetCommitReq
     ...fields,
   };
 }
+
 /** Fields of TxnOffsetCommitRequestTopic. */
 export interface TxnOffsetCommitRequestTopic {
   /** The topic name (v0-v5). (versions 0-5; ignorable) */
@@ -80,6 +81,7 @@ export function createTxnOffsetCommitRequestTopic(
     ...fields,
   };
 }
+
 /** Fields of TxnOffsetCommitRequestPartition. */
 export interface TxnOffsetCommitRequestPartition {
   /** The index of the partition. (versions 0+) */
@@ -125,10 +127,9 @@ function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommit
     at = 'generationIdOrMemberEpoch';
     const generationIdOrMemberEpoch: number = version >= 3 ? r.int32() : -1;
     at = 'memberId';
-    const memberId: string = version >= 3 ? r.string(flexible) : '';
+    const memberId: string = version >= 3 ? r.string(true) : '';
     at = 'groupInstanceId';
-    const groupInstanceId: string | null =
-      version >= 3 ? (version >= 3 ? r.nullableString(flexible) : r.string(flexible)) : null;
+    const groupInstanceId: string | null = version >= 3 ? r.nullableString(true) : null;
     at = 'topics';
     const topics: TxnOffsetCommitRequestTopic[] = readArray(
       r,
@@ -172,14 +173,13 @@ function sizeOfTxnOffsetCommitRequest(m: TxnOffsetCommitRequest, version: number
     );
   }
   if (version >= 3) {
-    size += sizeOfString(m.memberId, flexible);
+    size += sizeOfString(m.memberId, true);
   }
   if (!(version >= 3) && m.memberId !== '') {
     throw new UnsupportedVersionError(`Attempted to write a non-default memberId at version ${version}`);
   }
   if (version >= 3) {
-    size +=
-      version >= 3 ? sizeOfNullableString(m.groupInstanceId, flexible) : sizeOfString(m.groupInstanceId, flexible);
+    size += sizeOfNullableString(m.groupInstanceId, true);
   }
   if (!(version >= 3) && m.groupInstanceId !== null) {
     throw new UnsupportedVersionError(`Attempted to write a non-default groupInstanceId at version ${version}`);
@@ -201,10 +201,10 @@ function writeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitRequest, versi
     w.int32(m.generationIdOrMemberEpoch);
   }
   if (version >= 3) {
-    w.string(m.memberId, flexible);
+    w.string(m.memberId, true);
   }
   if (version >= 3) {
-    version >= 3 ? w.nullableString(m.groupInstanceId, flexible) : w.string(m.groupInstanceId, flexible);
+    w.nullableString(m.groupInstanceId, true);
   }
   writeArray(w, m.topics, version, flexible, writeTxnOffsetCommitRequestTopic);
   if (flexible) {

@@ -36,6 +36,7 @@ export function createTxnOffsetCommitResponse(fields?: Partial<TxnOffsetCommitRe
     ...fields,
   };
 }
+
 /** Fields of TxnOffsetCommitResponseTopic. */
 export interface TxnOffsetCommitResponseTopic {
   /** The topic name (v0-v5). (versions 0-5; ignorable) */
@@ -59,6 +60,7 @@ export function createTxnOffsetCommitResponseTopic(
     ...fields,
   };
 }
+
 /** Fields of TxnOffsetCommitResponsePartition. */
 export interface TxnOffsetCommitResponsePartition {
   /** The index of the partition. (versions 0+) */

@@ -55,6 +55,7 @@ export function createTxnShareAcknowledgeRequest(
     ...fields,
   };
 }
+
 /** Fields of TxnShareAcknowledgeTopic. */
 export interface TxnShareAcknowledgeTopic {
   /** The unique topic ID. (versions 0+) */
@@ -73,6 +74,7 @@ export function createTxnShareAcknowledgeTopic(fields?: Partial<TxnShareAcknowle
     ...fields,
   };
 }
+
 /** Fields of TxnShareAcknowledgePartition. */
 export interface TxnShareAcknowledgePartition {
   /** The partition index. (versions 0+) */
@@ -93,6 +95,7 @@ export function createTxnShareAcknowledgePartition(
     ...fields,
   };
 }
+
 /** Fields of AcknowledgementBatch. */
 export interface AcknowledgementBatch {
   /** First offset of batch of records to acknowledge. (versions 0+) */
@@ -136,10 +139,8 @@ function readTxnShareAcknowledgeRequest(r: Reader, version: number): TxnShareAck
     at = 'topics';
     const topics: TxnShareAcknowledgeTopic[] = readArray(r, r.arrayLength(true), version, readTxnShareAcknowledgeTopic);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       groupId,
       transactionalId,
@@ -173,9 +174,7 @@ function sizeOfTxnShareAcknowledgeRequest(m: TxnShareAcknowledgeRequest, version
     throw new UnsupportedVersionError(`Attempted to write a non-default generationId at version ${version}`);
   }
   size += sizeOfArray(m.topics, version, true, sizeOfTxnShareAcknowledgeTopic);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -191,9 +190,7 @@ function writeTxnShareAcknowledgeRequest(w: Writer, m: TxnShareAcknowledgeReques
     w.int32(m.generationId);
   }
   writeArray(w, m.topics, version, true, writeTxnShareAcknowledgeTopic);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function txnShareAcknowledgeRequestToJson(m: TxnShareAcknowledgeRequest, version: number): JsonObject {
@@ -268,10 +265,8 @@ function readTxnShareAcknowledgeTopic(r: Reader, version: number): TxnShareAckno
       readTxnShareAcknowledgePartition,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -282,18 +277,14 @@ function sizeOfTxnShareAcknowledgeTopic(m: TxnShareAcknowledgeTopic, version: nu
   let size = 0;
   size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfTxnShareAcknowledgePartition);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeTxnShareAcknowledgeTopic(w: Writer, m: TxnShareAcknowledgeTopic, version: number): void {
   w.uuid(m.topicId);
   writeArray(w, m.partitions, version, true, writeTxnShareAcknowledgePartition);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function txnShareAcknowledgeTopicToJson(m: TxnShareAcknowledgeTopic, version: number): JsonObject {
@@ -334,10 +325,8 @@ function readTxnShareAcknowledgePartition(r: Reader, version: number): TxnShareA
       readAcknowledgementBatch,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partition, acknowledgementBatches, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -348,18 +337,14 @@ function sizeOfTxnShareAcknowledgePartition(m: TxnShareAcknowledgePartition, ver
   let size = 0;
   size += 4; // partition
   size += sizeOfArray(m.acknowledgementBatches, version, true, sizeOfAcknowledgementBatch);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeTxnShareAcknowledgePartition(w: Writer, m: TxnShareAcknowledgePartition, version: number): void {
   w.int32(m.partition);
   writeArray(w, m.acknowledgementBatches, version, true, writeAcknowledgementBatch);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function txnShareAcknowledgePartitionToJson(m: TxnShareAcknowledgePartition, version: number): JsonObject {
@@ -402,10 +387,8 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     const lastOffset: bigint = r.int64At(run0 + 8);
     const acknowledgeType: number = r.int8At(run0 + 16);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { firstOffset, lastOffset, acknowledgeType, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -415,9 +398,7 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
 function sizeOfAcknowledgementBatch(m: AcknowledgementBatch, version: number): number {
   let size = 0;
   size += 17; // firstOffset, lastOffset, acknowledgeType
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -425,9 +406,7 @@ function writeAcknowledgementBatch(w: Writer, m: AcknowledgementBatch, version: 
   w.int64(m.firstOffset);
   w.int64(m.lastOffset);
   w.int8(m.acknowledgeType);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function acknowledgementBatchToJson(m: AcknowledgementBatch, version: number): JsonObject {

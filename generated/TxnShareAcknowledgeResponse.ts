@@ -41,6 +41,7 @@ export function createTxnShareAcknowledgeResponse(
     ...fields,
   };
 }
+
 /** Fields of TxnShareAcknowledgeTopicResponse. */
 export interface TxnShareAcknowledgeTopicResponse {
   /** The unique topic ID. (versions 0+) */
@@ -61,6 +62,7 @@ export function createTxnShareAcknowledgeTopicResponse(
     ...fields,
   };
 }
+
 /** Fields of TxnShareAcknowledgePartitionResponse. */
 export interface TxnShareAcknowledgePartitionResponse {
   /** The partition index. (versions 0+) */
@@ -102,10 +104,8 @@ function readTxnShareAcknowledgeResponse(r: Reader, version: number): TxnShareAc
       readTxnShareAcknowledgeTopicResponse,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { throttleTimeMs, errorCode, topics, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -116,9 +116,7 @@ function sizeOfTxnShareAcknowledgeResponse(m: TxnShareAcknowledgeResponse, versi
   let size = 0;
   size += 6; // throttleTimeMs, errorCode
   size += sizeOfArray(m.topics, version, true, sizeOfTxnShareAcknowledgeTopicResponse);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -126,9 +124,7 @@ function writeTxnShareAcknowledgeResponse(w: Writer, m: TxnShareAcknowledgeRespo
   w.int32(m.throttleTimeMs);
   w.int16(m.errorCode);
   writeArray(w, m.topics, version, true, writeTxnShareAcknowledgeTopicResponse);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function txnShareAcknowledgeResponseToJson(m: TxnShareAcknowledgeResponse, version: number): JsonObject {
@@ -179,10 +175,8 @@ function readTxnShareAcknowledgeTopicResponse(r: Reader, version: number): TxnSh
       readTxnShareAcknowledgePartitionResponse,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { topicId, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -193,18 +187,14 @@ function sizeOfTxnShareAcknowledgeTopicResponse(m: TxnShareAcknowledgeTopicRespo
   let size = 0;
   size += 16; // topicId
   size += sizeOfArray(m.partitions, version, true, sizeOfTxnShareAcknowledgePartitionResponse);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeTxnShareAcknowledgeTopicResponse(w: Writer, m: TxnShareAcknowledgeTopicResponse, version: number): void {
   w.uuid(m.topicId);
   writeArray(w, m.partitions, version, true, writeTxnShareAcknowledgePartitionResponse);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function txnShareAcknowledgeTopicResponseToJson(m: TxnShareAcknowledgeTopicResponse, version: number): JsonObject {
@@ -248,10 +238,8 @@ function readTxnShareAcknowledgePartitionResponse(r: Reader, version: number): T
     at = 'errorMessage';
     const errorMessage: string | null = r.nullableString(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partition, errorCode, errorMessage, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -262,9 +250,7 @@ function sizeOfTxnShareAcknowledgePartitionResponse(m: TxnShareAcknowledgePartit
   let size = 0;
   size += 6; // partition, errorCode
   size += sizeOfNullableString(m.errorMessage, true);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -276,9 +262,7 @@ function writeTxnShareAcknowledgePartitionResponse(
   w.int32(m.partition);
   w.int16(m.errorCode);
   w.nullableString(m.errorMessage, true);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function txnShareAcknowledgePartitionResponseToJson(

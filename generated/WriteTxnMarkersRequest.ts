@@ -35,6 +35,7 @@ export function createWriteTxnMarkersRequest(fields?: Partial<WriteTxnMarkersReq
     ...fields,
   };
 }
+
 /** Fields of WritableTxnMarker. */
 export interface WritableTxnMarker {
   /** The producer id of the transaction. (versions 0+) */
@@ -65,6 +66,7 @@ export function createWritableTxnMarker(fields?: Partial<WritableTxnMarker>): Wr
     ...fields,
   };
 }
+
 /** Fields of WritableTxnMarkerTopic. */
 export interface WritableTxnMarkerTopic {
   /** The name of the topic. (versions 0+) */
@@ -90,10 +92,8 @@ function readWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkers
     at = 'markers';
     const markers: WritableTxnMarker[] = readArray(r, r.arrayLength(true), version, readWritableTxnMarker);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { markers, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -103,17 +103,13 @@ function readWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkers
 function sizeOfWriteTxnMarkersRequest(m: WriteTxnMarkersRequest, version: number): number {
   let size = 0;
   size += sizeOfArray(m.markers, version, true, sizeOfWritableTxnMarker);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeWriteTxnMarkersRequest(w: Writer, m: WriteTxnMarkersRequest, version: number): void {
   writeArray(w, m.markers, version, true, writeWritableTxnMarker);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writeTxnMarkersRequestToJson(m: WriteTxnMarkersRequest, version: number): JsonObject {
@@ -152,10 +148,8 @@ function readWritableTxnMarker(r: Reader, version: number): WritableTxnMarker {
     at = 'transactionVersion';
     const transactionVersion: number = version >= 2 ? r.int8() : 0;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return {
       producerId,
       producerEpoch,
@@ -178,9 +172,7 @@ function sizeOfWritableTxnMarker(m: WritableTxnMarker, version: number): number 
   if (version >= 2) {
     size += 1;
   }
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
@@ -193,9 +185,7 @@ function writeWritableTxnMarker(w: Writer, m: WritableTxnMarker, version: number
   if (version >= 2) {
     w.int8(m.transactionVersion);
   }
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writableTxnMarkerToJson(m: WritableTxnMarker, version: number): JsonObject {
@@ -257,10 +247,8 @@ function readWritableTxnMarkerTopic(r: Reader, version: number): WritableTxnMark
     at = 'partitionIndexes';
     const partitionIndexes: number[] = r.int32Array(true);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, partitionIndexes, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -271,18 +259,14 @@ function sizeOfWritableTxnMarkerTopic(m: WritableTxnMarkerTopic, version: number
   let size = 0;
   size += sizeOfString(m.name, true);
   size += sizeOfFixedArray(m.partitionIndexes, true, 4);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeWritableTxnMarkerTopic(w: Writer, m: WritableTxnMarkerTopic, version: number): void {
   w.string(m.name, true);
   w.fixedArray(m.partitionIndexes, true, 'int32');
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writableTxnMarkerTopicToJson(m: WritableTxnMarkerTopic, version: number): JsonObject {

@@ -33,6 +33,7 @@ export function createWriteTxnMarkersResponse(fields?: Partial<WriteTxnMarkersRe
     ...fields,
   };
 }
+
 /** Fields of WritableTxnMarkerResult. */
 export interface WritableTxnMarkerResult {
   /** The producer id of the marker's transaction. (versions 0+) */
@@ -51,6 +52,7 @@ export function createWritableTxnMarkerResult(fields?: Partial<WritableTxnMarker
     ...fields,
   };
 }
+
 /** Fields of WritableTxnMarkerTopicResult. */
 export interface WritableTxnMarkerTopicResult {
   /** The name of the topic. (versions 0+) */
@@ -71,6 +73,7 @@ export function createWritableTxnMarkerTopicResult(
     ...fields,
   };
 }
+
 /** Fields of WritableTxnMarkerPartitionResult. */
 export interface WritableTxnMarkerPartitionResult {
   /** The index of the partition. (versions 0+) */
@@ -98,10 +101,8 @@ function readWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarker
     at = 'markers';
     const markers: WritableTxnMarkerResult[] = readArray(r, r.arrayLength(true), version, readWritableTxnMarkerResult);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { markers, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -111,17 +112,13 @@ function readWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarker
 function sizeOfWriteTxnMarkersResponse(m: WriteTxnMarkersResponse, version: number): number {
   let size = 0;
   size += sizeOfArray(m.markers, version, true, sizeOfWritableTxnMarkerResult);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeWriteTxnMarkersResponse(w: Writer, m: WriteTxnMarkersResponse, version: number): void {
   writeArray(w, m.markers, version, true, writeWritableTxnMarkerResult);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writeTxnMarkersResponseToJson(m: WriteTxnMarkersResponse, version: number): JsonObject {
@@ -156,10 +153,8 @@ function readWritableTxnMarkerResult(r: Reader, version: number): WritableTxnMar
       readWritableTxnMarkerTopicResult,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { producerId, topics, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -170,18 +165,14 @@ function sizeOfWritableTxnMarkerResult(m: WritableTxnMarkerResult, version: numb
   let size = 0;
   size += 8; // producerId
   size += sizeOfArray(m.topics, version, true, sizeOfWritableTxnMarkerTopicResult);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeWritableTxnMarkerResult(w: Writer, m: WritableTxnMarkerResult, version: number): void {
   w.int64(m.producerId);
   writeArray(w, m.topics, version, true, writeWritableTxnMarkerTopicResult);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writableTxnMarkerResultToJson(m: WritableTxnMarkerResult, version: number): JsonObject {
@@ -222,10 +213,8 @@ function readWritableTxnMarkerTopicResult(r: Reader, version: number): WritableT
       readWritableTxnMarkerPartitionResult,
     );
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { name, partitions, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -236,18 +225,14 @@ function sizeOfWritableTxnMarkerTopicResult(m: WritableTxnMarkerTopicResult, ver
   let size = 0;
   size += sizeOfString(m.name, true);
   size += sizeOfArray(m.partitions, version, true, sizeOfWritableTxnMarkerPartitionResult);
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeWritableTxnMarkerTopicResult(w: Writer, m: WritableTxnMarkerTopicResult, version: number): void {
   w.string(m.name, true);
   writeArray(w, m.partitions, version, true, writeWritableTxnMarkerPartitionResult);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writableTxnMarkerTopicResultToJson(m: WritableTxnMarkerTopicResult, version: number): JsonObject {
@@ -289,10 +274,8 @@ function readWritableTxnMarkerPartitionResult(r: Reader, version: number): Writa
     const partitionIndex: number = r.int32At(run0);
     const errorCode: number = r.int16At(run0 + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
-    if (true) {
-      at = '(tagged fields)';
-      _unknownTaggedFields = r.unknownTaggedFields();
-    }
+    at = '(tagged fields)';
+    _unknownTaggedFields = r.unknownTaggedFields();
     return { partitionIndex, errorCode, _unknownTaggedFields };
   } catch (error) {
     throw decodeErrorAt(error, at);
@@ -302,18 +285,14 @@ function readWritableTxnMarkerPartitionResult(r: Reader, version: number): Writa
 function sizeOfWritableTxnMarkerPartitionResult(m: WritableTxnMarkerPartitionResult, version: number): number {
   let size = 0;
   size += 6; // partitionIndex, errorCode
-  if (true) {
-    size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
-  }
+  size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
   return size;
 }
 
 function writeWritableTxnMarkerPartitionResult(w: Writer, m: WritableTxnMarkerPartitionResult, version: number): void {
   w.int32(m.partitionIndex);
   w.int16(m.errorCode);
-  if (true) {
-    writeUnknownTaggedFields(w, m._unknownTaggedFields);
-  }
+  writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
 
 function writableTxnMarkerPartitionResultToJson(m: WritableTxnMarkerPartitionResult, version: number): JsonObject {

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchemaError, type Diagnostic } from './diagnostics.js';
 import { parseSpec } from './parse-spec.js';
@@ -30,23 +30,34 @@ export function schemaFiles(paths: string[]): string[] {
 
 /** Loads one schema file through both validation layers. Never throws for a bad schema: it reports. */
 export function loadSpec(file: string): { spec: MessageSpec | undefined; diagnostics: Diagnostic[] } {
+  // Sized before it is read, so that a huge file is refused without reading it.
   const size = statSync(file).size;
-  if (size > MAX_SCHEMA_BYTES) {
-    return {
-      spec: undefined,
-      diagnostics: [{ severity: 'error', file, line: 1, column: 1, jsonPath: '', message: `schema file is ${size} bytes, more than the ${MAX_SCHEMA_BYTES}-byte limit` }],
-    };
-  }
+  if (size > MAX_SCHEMA_BYTES) return { spec: undefined, diagnostics: [tooLarge(file, size)] };
+  const { spec, diagnostics } = loadSpecText(file, readFileSync(file, 'utf8'));
+  return { spec, diagnostics };
+}
+
+/**
+ * Runs both validation layers on a schema's text; `source` locates JSON paths
+ * in it (for `kipgen diff`). Never throws for a bad schema: it reports.
+ */
+export function loadSpecText(file: string, text: string): { spec: MessageSpec | undefined; source?: SchemaSource; diagnostics: Diagnostic[] } {
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > MAX_SCHEMA_BYTES) return { spec: undefined, diagnostics: [tooLarge(file, size)] };
   let source: SchemaSource;
   try {
-    source = SchemaSource.read(file);
+    source = SchemaSource.parse(file, text);
   } catch (error) {
     if (error instanceof SchemaError) return { spec: undefined, diagnostics: error.diagnostics };
     throw error;
   }
   const shape = checkShape(source);
   if (shape.length > 0) return { spec: undefined, diagnostics: shape };
-  return parseSpec(source);
+  return { ...parseSpec(source), source };
+}
+
+function tooLarge(file: string, size: number): Diagnostic {
+  return { severity: 'error', file, line: 1, column: 1, jsonPath: '', message: `schema file is ${size} bytes, more than the ${MAX_SCHEMA_BYTES}-byte limit` };
 }
 
 /** Loads every schema; specs with no valid versions are dropped, as Kafka generates nothing for them. */

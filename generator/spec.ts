@@ -90,3 +90,15 @@ export function isTaggedIn(field: FieldSpec, version: number): boolean {
 export function existsIn(field: FieldSpec, version: number): boolean {
   return field.versions.contains(version);
 }
+
+/** The requests and responses among `specs`, paired by API key; other spec types are left out. */
+export function pairByApiKey<T extends { type: SpecType; apiKey: number | undefined }>(specs: Iterable<T>): Map<number, { request?: T; response?: T }> {
+  const pairs = new Map<number, { request?: T; response?: T }>();
+  for (const spec of specs) {
+    if ((spec.type !== 'request' && spec.type !== 'response') || spec.apiKey === undefined) continue;
+    const pair = pairs.get(spec.apiKey) ?? {};
+    pair[spec.type] = spec;
+    pairs.set(spec.apiKey, pair);
+  }
+  return pairs;
+}

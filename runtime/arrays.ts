@@ -68,7 +68,6 @@ export function sizeOfArray<T>(items: readonly T[] | null, version: number, comp
   return size;
 }
 
-/** Size of an array of fixed-width elements. */
 export function sizeOfNullableArray<T>(items: readonly T[] | null, version: number, compact: boolean, sizeElement: ElementSizer<T>): number {
   return items === null ? sizeOfArrayLength(-1, compact) : sizeOfArray(items, version, compact, sizeElement);
 }

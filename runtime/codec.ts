@@ -39,7 +39,3 @@ export interface ApiMessageCodec<T> extends MessageCodec<T> {
   readonly apiKey: number;
   headerVersion(version: number): number;
 }
-
-export function inRange(range: VersionRange | null, version: number): boolean {
-  return range !== null && version >= range.lowest && version <= range.highest;
-}

@@ -91,7 +91,7 @@ export function jsonChild(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-/** Reads an optional key: the mandatory check is the caller's, since it depends on the version. */
+/** The error for a key that `version` makes mandatory but the JSON lacks (the generated readers decide which keys are). */
 export function missingField(path: string, name: string, version: number): JsonFormatError {
   return new JsonFormatError(path, `field '${name}' is mandatory in version ${version}`);
 }

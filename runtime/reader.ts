@@ -162,7 +162,6 @@ export class Reader {
     throw new DecodeError('varlong is longer than 10 bytes');
   }
 
-
   /**
    * Claims the bytes of a run of consecutive fixed-width fields with one
    * bounds check, and returns where the run starts; the fields are then read
@@ -215,23 +214,24 @@ export class Reader {
     return new Uint8Array(this.arrayBuffer, this.byteOffset + at, length);
   }
 
-
   /** Reads `length` bytes as UTF-8 (lenient, as Kafka's Utils.utf8: bad sequences become U+FFFD). */
   utf8(length: number): string {
     const at = this.need(length);
-    const bytes = this.buffer;
     if (length < 48) {
       // Short strings dominate Kafka messages (topic names, ids); decoding
       // ASCII by hand avoids the fixed cost of TextDecoder.
+      const bytes = this.buffer;
+      const end = at + length;
       let out = '';
-      for (let i = at, end = at + length; i < end; i++) {
+      let i = at;
+      for (; i < end; i++) {
         const b = bytes[i]!;
-        if (b >= 0x80) return textDecoder.decode(bytes.subarray(at, at + length));
+        if (b >= 0x80) break;
         out += String.fromCharCode(b);
       }
-      return out;
+      if (i === end) return out;
     }
-    return textDecoder.decode(bytes.subarray(at, at + length));
+    return textDecoder.decode(new Uint8Array(this.arrayBuffer, this.byteOffset + at, length));
   }
 
   /** A string: int16 length (classic) or unsigned varint length + 1 (compact), then UTF-8. */
@@ -276,8 +276,12 @@ export class Reader {
     return this.int8() >= 0;
   }
 
-  /** An array length for a fixed-width array, whose need() of all its bytes is the bounds check. */
-  private fixedArrayLength(compact: boolean): number {
+  /**
+   * An array length as written, int32 (classic) or unsigned varint + 1
+   * (compact); -1 for null. Not checked against the bytes left: arrays of
+   * fixed-width primitives check all their bytes at once instead.
+   */
+  private arrayLengthPrefix(compact: boolean): number {
     if (compact) return this.unsignedVarint() - 1;
     const length = this.int32();
     if (length < -1) invalidArrayLength(length);
@@ -285,18 +289,12 @@ export class Reader {
   }
 
   /**
-   * An array length, int32 (classic) or unsigned varint + 1 (compact); -1 for
-   * null. A count larger than the bytes left cannot be honest, since every
-   * element takes at least one byte, so it is refused before anything is allocated.
+   * An array length, as arrayLengthPrefix reads it. A count larger than the
+   * bytes left cannot be honest, since every element takes at least one byte,
+   * so it is refused before anything is allocated.
    */
   arrayLength(compact: boolean): number {
-    let length: number;
-    if (compact) {
-      length = this.unsignedVarint() - 1;
-    } else {
-      length = this.int32();
-      if (length < -1) throw new DecodeError(`array has invalid length ${length}`);
-    }
+    const length = this.arrayLengthPrefix(compact);
     if (length > this.end - this.pos) {
       throw new DecodeError(`array claims ${length} elements but only ${this.end - this.pos} bytes are left`);
     }
@@ -305,22 +303,16 @@ export class Reader {
 
   // Arrays of fixed-width primitives: the length, then every element in one
   // loop with no call per element. The whole array is bounds-checked first, so
-  // no element can fail. The nullable variants return null for length -1.
-  // (Kept as small separate methods: they sit on the decode hot path, where a
-  // shared helper or an optional parameter measurably slows them down.)
+  // no element can fail. The nullable variants hold the loops and return null
+  // for length -1; the others refuse that null. int32Array, the one on the
+  // MetadataResponse hot path, is tuned on its own.
 
   int8Array(compact: boolean): number[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(length);
-    const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getInt8(at + i);
-    return out;
+    return this.nullableInt8Array(compact) ?? nullArray();
   }
 
   nullableInt8Array(compact: boolean): number[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(length);
     const view = this.view;
@@ -330,35 +322,25 @@ export class Reader {
   }
 
   boolArray(compact: boolean): boolean[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(length);
-    const out = new Array<boolean>(length);
-    for (let i = 0; i < length; i++) out[i] = this.buffer[at + i] !== 0;
-    return out;
+    return this.nullableBoolArray(compact) ?? nullArray();
   }
 
   nullableBoolArray(compact: boolean): boolean[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(length);
+    const bytes = this.buffer;
     const out = new Array<boolean>(length);
-    for (let i = 0; i < length; i++) out[i] = this.buffer[at + i] !== 0;
+    for (let i = 0; i < length; i++) out[i] = bytes[at + i] !== 0;
     return out;
   }
 
   int16Array(compact: boolean): number[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(2 * length);
-    const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getInt16(at + 2 * i);
-    return out;
+    return this.nullableInt16Array(compact) ?? nullArray();
   }
 
   nullableInt16Array(compact: boolean): number[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(2 * length);
     const view = this.view;
@@ -368,17 +350,11 @@ export class Reader {
   }
 
   uint16Array(compact: boolean): number[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(2 * length);
-    const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getUint16(at + 2 * i);
-    return out;
+    return this.nullableUint16Array(compact) ?? nullArray();
   }
 
   nullableUint16Array(compact: boolean): number[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(2 * length);
     const view = this.view;
@@ -418,27 +394,18 @@ export class Reader {
   }
 
   nullableInt32Array(compact: boolean): number[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(4 * length);
-    const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getInt32(at + 4 * i);
-    return out;
+    return int32Elements(this.view, at, length);
   }
 
   uint32Array(compact: boolean): number[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(4 * length);
-    const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getUint32(at + 4 * i);
-    return out;
+    return this.nullableUint32Array(compact) ?? nullArray();
   }
 
   nullableUint32Array(compact: boolean): number[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(4 * length);
     const view = this.view;
@@ -448,17 +415,11 @@ export class Reader {
   }
 
   int64Array(compact: boolean): bigint[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(8 * length);
-    const view = this.view;
-    const out = new Array<bigint>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getBigInt64(at + 8 * i);
-    return out;
+    return this.nullableInt64Array(compact) ?? nullArray();
   }
 
   nullableInt64Array(compact: boolean): bigint[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(8 * length);
     const view = this.view;
@@ -468,17 +429,11 @@ export class Reader {
   }
 
   float64Array(compact: boolean): number[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(8 * length);
-    const view = this.view;
-    const out = new Array<number>(length);
-    for (let i = 0; i < length; i++) out[i] = view.getFloat64(at + 8 * i);
-    return out;
+    return this.nullableFloat64Array(compact) ?? nullArray();
   }
 
   nullableFloat64Array(compact: boolean): number[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(8 * length);
     const view = this.view;
@@ -488,33 +443,17 @@ export class Reader {
   }
 
   uuidArray(compact: boolean): string[] {
-    const length = this.fixedArrayLength(compact);
-    if (length < 0) throw new DecodeError('non-nullable array is null');
-    const at = this.need(16 * length);
-    const out = new Array<string>(length);
-    for (let i = 0; i < length; i++) out[i] = uuidToString(this.buffer, at + 16 * i);
-    return out;
+    return this.nullableUuidArray(compact) ?? nullArray();
   }
 
   nullableUuidArray(compact: boolean): string[] | null {
-    const length = this.fixedArrayLength(compact);
+    const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
     const at = this.need(16 * length);
+    const bytes = this.buffer;
     const out = new Array<string>(length);
-    for (let i = 0; i < length; i++) out[i] = uuidToString(this.buffer, at + 16 * i);
+    for (let i = 0; i < length; i++) out[i] = uuidToString(bytes, at + 16 * i);
     return out;
-  }
-
-
-
-  /**
-   * Checks that `count` elements of `elementSize` bytes each fit in what is left,
-   * for arrays of fixed-size primitives where a one-byte bound is too loose.
-   */
-  expectElements(count: number, elementSize: number): void {
-    if (count * elementSize > this.end - this.pos) {
-      throw new DecodeError(`array of ${count} elements needs ${count * elementSize} bytes, only ${this.end - this.pos} left`);
-    }
   }
 
   /** The byte count of a tagged field, checked against the bytes left. */
@@ -594,6 +533,10 @@ function invalidArrayLength(length: number): never {
 /** Throws for a negative length where a non-nullable array was expected. */
 function refuseArrayLength(length: number): never {
   if (length < -1) invalidArrayLength(length);
+  nullArray();
+}
+
+function nullArray(): never {
   throw new DecodeError('non-nullable array is null');
 }
 

@@ -307,7 +307,7 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
     (input.isControl ? CONTROL_FLAG_MASK : 0) |
     (hasDeleteHorizon ? DELETE_HORIZON_FLAG_MASK : 0);
 
-  const writeRecordsInto = (writer: Writer, buffer: Buffer): void => {
+  const writeRecordsInto = (writer: Writer): void => {
     let h = 0;
     for (let i = 0; i < count; i++) {
       const record = records[i]!;
@@ -322,9 +322,8 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
       writer.varint(headerCount);
       for (let j = 0; j < headerCount; j++) {
         const header = headers![j]!;
-        const keyLength = headerKeyLengths[h++]!;
-        writer.varint(keyLength);
-        if (keyLength > 0) writer.pos += buffer.write(header.key, writer.pos, keyLength, 'utf8');
+        writer.varint(headerKeyLengths[h++]!);
+        writer.utf8(header.key);
         writeNullableVarintBytes(writer, header.value ?? null);
       }
     }
@@ -333,17 +332,16 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
   let body: Uint8Array | null = null;
   let bodySize = recordsSize;
   if (compression === 'gzip') {
-    const plainBuffer = Buffer.allocUnsafe(recordsSize);
-    const plain = new Writer(recordsSize, plainBuffer);
-    writeRecordsInto(plain, plainBuffer);
+    const plain = new Writer(recordsSize);
+    writeRecordsInto(plain);
     body = gzipSync(plain.finish());
     bodySize = body.length;
   }
   const size = RECORD_BATCH_OVERHEAD + bodySize;
   if (size - LOG_OVERHEAD > 0x7fffffff) throw new EncodeError(`batch of ${size} bytes exceeds the int32 batchLength`);
 
-  const out = Buffer.allocUnsafe(size);
-  const writer = new Writer(size, out);
+  const writer = new Writer(size);
+  const out = writer.buffer;
   writer.int64(baseOffset);
   writer.int32(size - LOG_OVERHEAD);
   writer.int32(input.partitionLeaderEpoch ?? NO_PARTITION_LEADER_EPOCH);
@@ -357,7 +355,7 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
   writer.int16(input.producerEpoch ?? NO_PRODUCER_EPOCH);
   writer.int32(input.baseSequence ?? NO_SEQUENCE);
   writer.int32(count);
-  if (body === null) writeRecordsInto(writer, out);
+  if (body === null) writeRecordsInto(writer);
   else writer.raw(body);
   writer.finish();
   out.writeUInt32BE(crc32c(out.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);

@@ -34,24 +34,22 @@ export function utf8Length(value: string): number {
     if (code < 0x80) continue;
     if (code < 0x800) {
       bytes += 1;
-    } else if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
+      continue;
+    }
+    // 3 bytes for one UTF-16 unit; a surrogate pair is 2 units and 4 bytes.
+    bytes += 2;
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
       const next = value.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        // The pair takes 2 UTF-16 units and 4 UTF-8 bytes.
-        bytes += 2;
-        i++;
-      } else {
-        bytes += 2;
-      }
-    } else {
-      bytes += 2;
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
     }
   }
   return bytes;
 }
 
-/** Size of a string, classic (int16 length) or compact (unsigned varint length + 1). */
-/** Throws EncodeError for null: callers use it for versions where the field is not nullable. */
+/**
+ * Size of a string, classic (int16 length) or compact (unsigned varint length + 1).
+ * Throws EncodeError for null: callers use it for versions where the field is not nullable.
+ */
 export function sizeOfString(value: string | null, compact: boolean): number {
   if (typeof value !== 'string') throw new EncodeError(`non-nullable string is ${String(value)}`);
   const bytes = utf8Length(value);

@@ -30,10 +30,11 @@ export function sizeOfUnknownTaggedFields(fields: readonly RawTaggedField[] | un
  */
 export function writeRawTaggedFields(
   writer: Writer,
-  fields: readonly RawTaggedField[],
+  fields: readonly RawTaggedField[] | undefined,
   next: number,
   belowTag: number,
 ): number {
+  if (fields === undefined) return next;
   let i = next;
   for (; i < fields.length && fields[i]!.tag < belowTag; i++) {
     const field = fields[i]!;
@@ -46,6 +47,7 @@ export function writeRawTaggedFields(
 
 /** Writes a tagged-field section that holds only unknown fields (a struct with no known tags). */
 export function writeUnknownTaggedFields(writer: Writer, fields: readonly RawTaggedField[] | undefined): void {
+  // Nearly every struct has none: that case returns at once (this runs for every struct written).
   if (fields === undefined) {
     writer.unsignedVarint(0);
     return;

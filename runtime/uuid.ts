@@ -53,11 +53,3 @@ export function writeUuidBytes(value: string, target: Uint8Array, offset: number
   }
   target[o] = (CHAR_TO_SEXTET[value.charCodeAt(20)]! << 2) | (CHAR_TO_SEXTET[value.charCodeAt(21)]! >>> 4);
 }
-
-/** Parses a uuid string into 16 bytes, or throws a RangeError naming the problem. */
-export function uuidFromString(value: string): Uint8Array {
-  if (!isUuidString(value)) throw new RangeError(`not a Kafka uuid (22 base64url characters): ${JSON.stringify(value)}`);
-  const bytes = new Uint8Array(16);
-  writeUuidBytes(value, bytes, 0);
-  return bytes;
-}

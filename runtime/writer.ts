@@ -1,6 +1,6 @@
 import { EncodeError } from './errors.js';
 import { isUuidString, writeUuidBytes } from './uuid.js';
-import { utf8Length } from './sizes.js';
+import { sizeOfUnsignedVarint } from './sizes.js';
 import type { FixedWidthType, FixedWidthValue } from './fixed-width.js';
 
 /**
@@ -14,10 +14,11 @@ export class Writer {
   private readonly view: DataView;
   pos: number;
 
-  constructor(size: number, buffer: Buffer = Buffer.allocUnsafe(size), start = 0) {
+  constructor(size: number) {
+    const buffer = Buffer.allocUnsafe(size);
     this.buffer = buffer;
     this.view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-    this.pos = start;
+    this.pos = 0;
   }
 
   /** Returns the written bytes, checking that the size pass was exact. */
@@ -107,11 +108,18 @@ export class Writer {
     this.pos += value.length;
   }
 
+  /** Writes `value` as UTF-8 at the cursor, with no length, and returns the byte count. */
+  utf8(value: string): number {
+    const written = this.utf8At(value, this.pos);
+    this.pos += written;
+    return written;
+  }
+
   /**
-   * Writes UTF-8 at the cursor and returns the byte count. ASCII is copied by
-   * hand: for the short names that fill Kafka messages that beats a native call.
+   * Writes UTF-8 at `at` and returns the byte count. ASCII is copied by hand:
+   * for the short names that fill Kafka messages that beats a native call.
    */
-  private utf8(value: string, at: number): number {
+  private utf8At(value: string, at: number): number {
     const length = value.length;
     if (length < 32) {
       const bytes = this.buffer;
@@ -123,7 +131,7 @@ export class Writer {
       }
       if (i === length) return length;
     }
-    return this.buffer.write(value, at, "utf8");
+    return this.buffer.write(value, at, 'utf8');
   }
 
   /** A string, classic (int16 length) or compact (unsigned varint length + 1). */
@@ -145,29 +153,27 @@ export class Writer {
   /** int16 length then UTF-8; the length is back-filled once the bytes are written. */
   private classicString(value: string): void {
     const at = this.pos;
-    const written = this.utf8(value, at + 2);
+    const written = this.utf8At(value, at + 2);
     if (written > 0x7fff) throw new EncodeError(`string of ${written} bytes exceeds the int16 length limit`);
     this.view.setInt16(at, written);
     this.pos = at + 2 + written;
   }
 
   /**
-   * Unsigned-varint (length + 1) then UTF-8. When even the worst case (3 bytes
-   * per UTF-16 unit) fits a one-byte prefix, the prefix is back-filled and the
-   * string is scanned once; otherwise its UTF-8 length is measured first.
+   * Unsigned-varint (length + 1) then UTF-8, in one scan of the string: the
+   * bytes go after a prefix as wide as the shortest the string can need (its
+   * UTF-8 length is at least its UTF-16 length), and the prefix is back-filled.
+   * Only when the UTF-8 length needs a wider prefix are the bytes moved up.
    */
   private compactString(value: string): void {
-    if (value.length * 3 < 0x7f) {
-      const at = this.pos;
-      const written = this.utf8(value, at + 1);
-      this.buffer[at] = written + 1;
-      this.pos = at + 1 + written;
-      return;
-    }
-    const byteLength = utf8Length(value);
-    if (byteLength > 0x7fff) throw new EncodeError(`string of ${byteLength} bytes exceeds the 32767-byte limit`);
-    this.unsignedVarint(byteLength + 1);
-    this.pos += this.utf8(value, this.pos);
+    const at = this.pos;
+    const guess = sizeOfUnsignedVarint(value.length + 1);
+    const written = this.utf8At(value, at + guess);
+    if (written > 0x7fff) throw new EncodeError(`string of ${written} bytes exceeds the 32767-byte limit`);
+    const width = sizeOfUnsignedVarint(written + 1);
+    if (width !== guess) this.buffer.copyWithin(at + width, at + guess, at + guess + written);
+    this.unsignedVarint(written + 1);
+    this.pos = at + width + written;
   }
 
   bytes(value: Uint8Array | null, compact: boolean): void {

@@ -30,11 +30,13 @@ import {
 } from '../index.js';
 import {
   describeEnvironment,
-  finalLine,
+  exactlyOnce,
+  finish,
   formatMetrics,
   isThisRun,
   openEnvironment,
   position,
+  produceInput,
   prometheusText,
   readTopic,
   withEnvironment,
@@ -135,15 +137,11 @@ async function consumeTransformProduce(
   print(`  ${describeEnvironment(env)}`);
 
   // 1. Input: a dozen orders.
-  const seeder = new KafkaProducer({ bootstrapServers: bootstrap, lingerMs: 1, metricsRegistry: null, logger });
   const items = Object.keys(MENU);
-  await Promise.all(
-    Array.from({ length: ORDER_COUNT }, (_, i) => {
-      const order: Order = { order: i, item: items[i % items.length]!, qty: 1 + (i % 3) };
-      return seeder.send({ topic: ORDERS, key: `order-${i}`, value: JSON.stringify(order), headers: { run: runId } });
-    }),
-  );
-  await seeder.close();
+  await produceInput(env, ORDERS, ORDER_COUNT, (i) => {
+    const order: Order = { order: i, item: items[i % items.length]!, qty: 1 + (i % 3) };
+    return { key: `order-${i}`, value: order };
+  });
   print(`1. produced ${ORDER_COUNT} orders (order-0 … order-${ORDER_COUNT - 1}) to ${ORDERS} (3 partitions)`);
 
   // 2. The pricer: a share consumer in transactional mode and a transactional producer.
@@ -248,10 +246,10 @@ async function consumeTransformProduce(
   // 4. Verify with a read_committed reader: every order priced exactly once, correctly.
   const outputs = (await readTopic(bootstrap, PRICED, 'read_committed')).filter((r) => isThisRun(env, r));
   const pricedOrders = outputs.map((r) => JSON.parse(r.value) as PricedOrder);
-  const seen = new Map<number, number>();
-  for (const p of pricedOrders) seen.set(p.order, (seen.get(p.order) ?? 0) + 1);
-  const lost = Array.from({ length: ORDER_COUNT }, (_, i) => i).filter((i) => !seen.has(i)).length;
-  const duplicated = [...seen.values()].reduce((n, count) => n + count - 1, 0);
+  const { lost, duplicated } = exactlyOnce(
+    pricedOrders.map((p) => p.order),
+    Array.from({ length: ORDER_COUNT }, (_, i) => i),
+  );
   const wrong = pricedOrders.filter((p) => p.totalCents !== MENU[p.item]! * p.qty).length;
   const totalCents = pricedOrders.reduce((sum, p) => sum + p.totalCents, 0);
   print(
@@ -289,21 +287,14 @@ async function consumeTransformProduce(
     problems.push('share-transaction-commit-time-ms count is not the number of commits');
   if (metrics['share-transaction-active'] !== 0) problems.push('share-transaction-active is not 0 at the end');
 
-  const ok = problems.length === 0;
-  const line = finalLine(
-    NAME,
-    ok,
-    `${ORDER_COUNT} orders in, ${outputs.length} priced orders committed in ${committed} transactions; 1 transaction aborted, its ${redelivered.size} orders redelivered at once and its output never visible; lost ${lost}, duplicated ${duplicated}`,
-    problems,
-    startedAt,
-  );
-  print(line);
   return {
-    example: NAME,
-    ok,
-    problems,
-    durationMs: Date.now() - startedAt,
-    line,
+    ...finish(
+      env,
+      NAME,
+      startedAt,
+      `${ORDER_COUNT} orders in, ${outputs.length} priced orders committed in ${committed} transactions; 1 transaction aborted, its ${redelivered.size} orders redelivered at once and its output never visible; lost ${lost}, duplicated ${duplicated}`,
+      problems,
+    ),
     inputs: ORDER_COUNT,
     outputsCommitted: outputs.length,
     transactionsCommitted: committed,

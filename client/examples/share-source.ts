@@ -25,7 +25,6 @@
 import {
   KafkaShareConsumer,
   ProducerFencedError,
-  KafkaProducer,
   ShareAcknowledgements,
   TransactionalShareAcknowledger,
   type ShareConsumerRecord,
@@ -33,14 +32,18 @@ import {
 import {
   describeAcks,
   describeEnvironment,
-  finalLine,
+  exactlyOnce,
+  finish,
   isThisRun,
   latestCheckpoint,
   openEnvironment,
   pollUntil,
+  position,
+  produceInput,
   restoreTransaction,
   withEnvironment,
   saveCheckpoint,
+  storeTransaction,
   text,
   type ExampleEnvironment,
   type ExampleOptions,
@@ -142,7 +145,7 @@ class ShareSourceTask {
   async snapshotState(checkpointId: number): Promise<{ file: string; transaction: StoredTransaction; acks: string }> {
     const acks = this.takeBuffered();
     const prepared = await this.acknowledger.prepareAcknowledgements(acks, this.consumer.groupMetadata());
-    const transaction: StoredTransaction = { ...prepared, producerId: prepared.producerId.toString() };
+    const transaction = storeTransaction(prepared);
     const described = describeAcks(acks.partitions());
     const file = saveCheckpoint(this.env.stateDir, checkpointId, {
       totals: this.totals,
@@ -188,7 +191,7 @@ export async function runShareSource(options: ExampleOptions = {}): Promise<Shar
 }
 
 async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<ShareSourceSummary> {
-  const { print, bootstrap, runId } = env;
+  const { print, bootstrap } = env;
   const groupId = env.unique('sensor-totals');
   const transactionalId = env.unique('sensor-totals-source-0');
   print(
@@ -197,28 +200,14 @@ async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<
   print(`  ${describeEnvironment(env)}; checkpoints in ${env.stateDir}`);
 
   // 1. Input.
-  const seeder = new KafkaProducer({
-    bootstrapServers: bootstrap,
-    lingerMs: 1,
-    metricsRegistry: null,
-    logger: env.logger,
+  await produceInput(env, READINGS, READING_COUNT, (i) => {
+    const reading: Reading = {
+      reading: i,
+      sensor: SENSORS[i % SENSORS.length]!,
+      celsius: i === MALFORMED ? 'n/a' : 20 + ((i * 7) % 15),
+    };
+    return { key: reading.sensor, value: reading };
   });
-  await Promise.all(
-    Array.from({ length: READING_COUNT }, (_, i) => {
-      const reading: Reading = {
-        reading: i,
-        sensor: SENSORS[i % SENSORS.length]!,
-        celsius: i === MALFORMED ? 'n/a' : 20 + ((i * 7) % 15),
-      };
-      return seeder.send({
-        topic: READINGS,
-        key: reading.sensor,
-        value: JSON.stringify(reading),
-        headers: { run: runId },
-      });
-    }),
-  );
-  await seeder.close();
   print(`1. produced ${READING_COUNT} sensor readings to ${READINGS} (reading ${MALFORMED} is malformed)`);
 
   // 2. Attempt 1 of the job.
@@ -270,7 +259,7 @@ async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<
     records = await second.pollAndProcess();
     for (const r of records) {
       if (isThisRun(env, r) && afterBarrier.some((a) => a.partition === r.partition && a.offset === r.offset))
-        redelivered.add(`${r.partition}@${r.offset}`);
+        redelivered.add(position(r));
     }
     print(`   polled ${describe(env, records)} → state updated, acks buffered`);
   }
@@ -299,8 +288,7 @@ async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<
   await second.acknowledger.close();
   const ids = countedIds(second.totals);
   const expected = Array.from({ length: READING_COUNT }, (_, i) => i).filter((i) => i !== MALFORMED);
-  const lost = expected.filter((i) => !ids.includes(i)).length;
-  const duplicated = ids.length - new Set(ids).size;
+  const { lost, duplicated } = exactlyOnce(ids, expected);
   const rejected = ids.includes(MALFORMED) ? 0 : 1;
   print(`5. final state: ${describeTotals(second.totals)}`);
   print(
@@ -317,21 +305,14 @@ async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<
   if (!zombieFenced) problems.push('the old instance was not fenced');
   if (leftOver > 0) problems.push(`${leftOver} reading(s) delivered again after the last checkpoint`);
 
-  const ok = problems.length === 0;
-  const line = finalLine(
-    NAME,
-    ok,
-    `${READING_COUNT} readings in, ${ids.length} counted exactly once and 1 rejected across a crash; checkpoint 2's acks committed after the restart, ${redelivered.size} readings redelivered; lost ${lost}, duplicated ${duplicated}`,
-    problems,
-    startedAt,
-  );
-  print(line);
   return {
-    example: NAME,
-    ok,
-    problems,
-    durationMs: Date.now() - startedAt,
-    line,
+    ...finish(
+      env,
+      NAME,
+      startedAt,
+      `${READING_COUNT} readings in, ${ids.length} counted exactly once and 1 rejected across a crash; checkpoint 2's acks committed after the restart, ${redelivered.size} readings redelivered; lost ${lost}, duplicated ${duplicated}`,
+      problems,
+    ),
     inputs: READING_COUNT,
     counted: ids.length,
     rejected,

@@ -29,18 +29,21 @@ import {
 import {
   describeAcks,
   describeEnvironment,
-  finalLine,
+  exactlyOnce,
+  finish,
   isThisRun,
   openEnvironment,
   pollUntil,
+  position,
+  produceInput,
   readTopic,
   withEnvironment,
   saveCheckpoint,
+  storeTransaction,
   text,
   type ExampleEnvironment,
   type ExampleOptions,
   type ExampleSummary,
-  type StoredTransaction,
 } from './support.js';
 
 export const NAME = 'source-and-sink';
@@ -134,8 +137,10 @@ class SourceAndSinkTask {
 
   /** snapshotState(): what a restarted job needs to commit (or abort) this transaction. */
   snapshotState(checkpointId: number, prepared: PreparedTransaction, acks: ShareAcknowledgements): string {
-    const transaction: StoredTransaction = { ...prepared, producerId: prepared.producerId.toString() };
-    return saveCheckpoint(this.env.stateDir, checkpointId, { transaction, acks: describeAcks(acks.partitions()) });
+    return saveCheckpoint(this.env.stateDir, checkpointId, {
+      transaction: storeTransaction(prepared),
+      acks: describeAcks(acks.partitions()),
+    });
   }
 
   /** notifyCheckpointComplete(): commit, and begin the next checkpoint period's transaction. */
@@ -188,7 +193,7 @@ export async function runSourceAndSink(options: ExampleOptions = {}): Promise<So
 }
 
 async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promise<SourceAndSinkSummary> {
-  const { print, bootstrap, runId } = env;
+  const { print, bootstrap } = env;
   // What a read_committed consumer of the sink topic sees (waitMs: how long to wait for open transactions to end).
   const committedViews = async (waitMs = 3_000): Promise<EnrichedView[]> =>
     (await readTopic(bootstrap, ENRICHED, 'read_committed', waitMs))
@@ -200,19 +205,10 @@ async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promis
   print(`  ${describeEnvironment(env)}`);
 
   // 1. Input.
-  const seeder = new KafkaProducer({
-    bootstrapServers: bootstrap,
-    lingerMs: 1,
-    metricsRegistry: null,
-    logger: env.logger,
+  await produceInput(env, VIEWS, VIEW_COUNT, (i) => {
+    const view: PageView = { view: i, user: `user-${i % 4}`, path: PAGES[i % PAGES.length]! };
+    return { key: view.user, value: view };
   });
-  await Promise.all(
-    Array.from({ length: VIEW_COUNT }, (_, i) => {
-      const view: PageView = { view: i, user: `user-${i % 4}`, path: PAGES[i % PAGES.length]! };
-      return seeder.send({ topic: VIEWS, key: view.user, value: JSON.stringify(view), headers: { run: runId } });
-    }),
-  );
-  await seeder.close();
   print(`1. produced ${VIEW_COUNT} page views to ${VIEWS}`);
 
   const task = new SourceAndSinkTask(env, env.unique('page-view-enricher'), env.unique('page-view-enricher-sink-0'));
@@ -236,7 +232,7 @@ async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promis
     const records = await task.process();
     for (const r of records) {
       if (abortedRecords.some((a) => a.partition === r.partition && a.offset === r.offset))
-        redelivered.add(`${r.partition}@${r.offset}`);
+        redelivered.add(position(r));
     }
     const mine = records.filter((r) => isThisRun(env, r));
     const others =
@@ -283,10 +279,10 @@ async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promis
 
   // Verify with a read_committed reader: every page view enriched exactly once.
   const outputs = await committedViews();
-  const counts = new Map<number, number>();
-  for (const v of outputs) counts.set(v.view, (counts.get(v.view) ?? 0) + 1);
-  const lost = Array.from({ length: VIEW_COUNT }, (_, i) => i).filter((i) => !counts.has(i)).length;
-  const duplicated = [...counts.values()].reduce((n, c) => n + c - 1, 0);
+  const { lost, duplicated } = exactlyOnce(
+    outputs.map((v) => v.view),
+    Array.from({ length: VIEW_COUNT }, (_, i) => i),
+  );
   print(
     `4. read_committed reader of ${ENRICHED}: ${outputs.length} enriched views, lost ${lost}, duplicated ${duplicated}; ${redelivered.size} views of checkpoint 2 redelivered; ${leftOver} left to deliver`,
   );
@@ -305,21 +301,14 @@ async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promis
     problems.push(`${abortedOutputsInLog} aborted outputs in the log, expected ${abortedRecords.length}`);
   if (leftOver > 0) problems.push(`${leftOver} page view(s) delivered again after being committed`);
 
-  const ok = problems.length === 0;
-  const line = finalLine(
-    NAME,
-    ok,
-    `${VIEW_COUNT} page views in, ${outputs.length} enriched views committed over ${completed} checkpoints; checkpoint 2 aborted: ${abortedOutputsInLog} outputs rolled back, ${redelivered.size} views redelivered; lost ${lost}, duplicated ${duplicated}`,
-    problems,
-    startedAt,
-  );
-  print(line);
   return {
-    example: NAME,
-    ok,
-    problems,
-    durationMs: Date.now() - startedAt,
-    line,
+    ...finish(
+      env,
+      NAME,
+      startedAt,
+      `${VIEW_COUNT} page views in, ${outputs.length} enriched views committed over ${completed} checkpoints; checkpoint 2 aborted: ${abortedOutputsInLog} outputs rolled back, ${redelivered.size} views redelivered; lost ${lost}, duplicated ${duplicated}`,
+      problems,
+    ),
     inputs: VIEW_COUNT,
     outputsCommitted: outputs.length,
     checkpointsCompleted: completed,

@@ -1,9 +1,10 @@
 /**
  * What the three examples share and what is not the point of any of them: a
  * broker to run against (an embedded one in a temp folder, or `--bootstrap`),
- * a small reader that reads a topic the way a read_committed (or
- * read_uncommitted) consumer would, polling helpers, checkpoint files, and
- * printing. The examples themselves are in the files next to this one.
+ * the input records, a small reader that reads a topic the way a
+ * read_committed (or read_uncommitted) consumer would, polling helpers,
+ * checkpoint files, the exactly-once check, and printing. The examples
+ * themselves are in the files next to this one.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,6 +16,7 @@ import { FetchRequest, FetchResponse } from '../../generated/index.js';
 import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../../runtime/record-batch.js';
 import { ClusterClient, consoleLogger, type Logger } from '../cluster.js';
 import type { ShareTransactionMetricsSnapshot } from '../metrics.js';
+import { KafkaProducer } from '../producer.js';
 import type { KafkaShareConsumer } from '../share-consumer.js';
 import type { ShareConsumerRecord } from '../share-acknowledgements.js';
 import type { PreparedTransaction } from '../transaction-manager.js';
@@ -156,6 +158,31 @@ async function requireTopics(bootstrap: string, topics: TopicSpec[]): Promise<vo
 
 // ---------------------------------------------------------------------------
 // Records
+
+/**
+ * The example's input: `count` records `make(i)` to `topic`, values as JSON,
+ * each with header `run` (this run's id), from a plain (idempotent) producer.
+ */
+export async function produceInput(
+  env: ExampleEnvironment,
+  topic: string,
+  count: number,
+  make: (i: number) => { key: string; value: unknown },
+): Promise<void> {
+  const producer = new KafkaProducer({
+    bootstrapServers: env.bootstrap,
+    lingerMs: 1,
+    metricsRegistry: null,
+    logger: env.logger,
+  });
+  await Promise.all(
+    Array.from({ length: count }, (_, i) => {
+      const { key, value } = make(i);
+      return producer.send({ topic, key, value: JSON.stringify(value), headers: { run: env.runId } });
+    }),
+  );
+  await producer.close();
+}
 
 /** UTF-8 text of a key or value. */
 export function text(bytes: Uint8Array | null): string {
@@ -349,11 +376,15 @@ export function latestCheckpoint<T>(dir: string): { checkpointId: number; state:
   return { checkpointId: ids[0]!, state };
 }
 
-/** A PreparedTransaction as stored in a checkpoint file (JSON has no bigint). */
+/** A PreparedTransaction as stored in a checkpoint file (JSON has no bigint); storeTransaction / restoreTransaction convert. */
 export interface StoredTransaction {
   transactionalId: string;
   producerId: string;
   producerEpoch: number;
+}
+
+export function storeTransaction(prepared: PreparedTransaction): StoredTransaction {
+  return { ...prepared, producerId: prepared.producerId.toString() };
 }
 
 export function restoreTransaction(stored: StoredTransaction): PreparedTransaction {
@@ -362,6 +393,15 @@ export function restoreTransaction(stored: StoredTransaction): PreparedTransacti
     producerId: BigInt(stored.producerId),
     producerEpoch: stored.producerEpoch,
   };
+}
+
+// ---------------------------------------------------------------------------
+// Checking
+
+/** The exactly-once check: how many of `expected` are missing from `ids`, and how many of `ids` are repeats. */
+export function exactlyOnce(ids: readonly number[], expected: readonly number[]): { lost: number; duplicated: number } {
+  const seen = new Set(ids);
+  return { lost: expected.filter((id) => !seen.has(id)).length, duplicated: ids.length - seen.size };
 }
 
 // ---------------------------------------------------------------------------
@@ -447,8 +487,22 @@ export async function withEnvironment<T extends ExampleSummary>(
   }
 }
 
-/** The line every example ends with. */
-export function finalLine(example: string, ok: boolean, facts: string, problems: string[], startedAt: number): string {
+/**
+ * Prints the line every example ends with — OK with `facts`, or FAILED with
+ * the problems — and returns the common part of its summary.
+ */
+export function finish(
+  env: ExampleEnvironment,
+  example: string,
+  startedAt: number,
+  facts: string,
+  problems: string[],
+): ExampleSummary {
+  const ok = problems.length === 0;
   const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
-  return ok ? `${example}: OK — ${facts} (${seconds} s)` : `${example}: FAILED — ${problems.join('; ')} (${seconds} s)`;
+  const line = ok
+    ? `${example}: OK — ${facts} (${seconds} s)`
+    : `${example}: FAILED — ${problems.join('; ')} (${seconds} s)`;
+  env.print(line);
+  return { example, ok, problems, durationMs: Date.now() - startedAt, line };
 }

@@ -47,11 +47,8 @@ export function txnOffsetCommitHandler(
     let code: number = ErrorCode.NONE;
     if (offsets.length > 0) {
       try {
-        const partition = cluster.offsetsPartitionFor(req.groupId);
-        const offsetsLog = logs.get(CONSUMER_OFFSETS_TOPIC, partition)!;
-        if (!offsetsLog.producers.hasOngoingTransaction(req.producerId, req.producerEpoch)) {
-          await verifier.verify(req.transactionalId, req.producerId, req.producerEpoch, CONSUMER_OFFSETS_TOPIC, partition);
-        }
+        const offsetsLog = logs.get(CONSUMER_OFFSETS_TOPIC, cluster.offsetsPartitionFor(req.groupId))!;
+        await verifier.verifyWrite(offsetsLog, req.transactionalId, req.producerId, req.producerEpoch);
         await store.commitTransactional(req.groupId, req.producerId, req.producerEpoch, offsets);
       } catch (error) {
         if (!(error instanceof KafkaError)) log(`TxnOffsetCommit for group ${req.groupId} failed: ${(error as Error).stack}`);

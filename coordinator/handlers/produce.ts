@@ -50,10 +50,8 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
         }
         try {
           const header = validateBatch(pd.records);
-          if (header.isTransactional && !partitionLog.producers.hasOngoingTransaction(header.producerId, header.producerEpoch)) {
-            await verifier.verify(req.transactionalId, header.producerId, header.producerEpoch, topic.info.name, pd.index);
-          }
-          const info = await partitionLog.append(pd.records);
+          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch);
+          const info = await partitionLog.append(pd.records, header);
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset()));
         } catch (error) {
           if (!(error instanceof KafkaError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);

@@ -12,8 +12,8 @@ export function writeTxnMarkersHandler(cluster: Cluster, writer: MarkerWriter): 
       const topics = [];
       for (const topic of marker.topics) {
         const partitions = [];
+        const info = cluster.topicByName(topic.name);
         for (const partition of topic.partitionIndexes as number[]) {
-          const info = cluster.topicByName(topic.name);
           const errorCode =
             info === undefined || partition < 0 || partition >= info.partitions
               ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

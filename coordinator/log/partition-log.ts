@@ -130,14 +130,14 @@ export class PartitionLog implements PartitionReader {
    * has checked its framing and CRC, and that a transactional producer added
    * this partition to its transaction). Enforces sequences and epochs,
    * assigns offsets and writes it; a retried batch gets its first offsets back.
+   * `header` is the batch's header when the caller has already read it.
    */
-  async append(batch: Uint8Array): Promise<AppendInfo> {
-    const header = readBatchHeader(batch);
+  async append(batch: Uint8Array, header: RecordBatchHeader = readBatchHeader(batch)): Promise<AppendInfo> {
     const duplicate: Duplicate | null = this.producers.check(header);
     if (duplicate !== null) {
       return { baseOffset: duplicate.firstOffset, lastOffset: duplicate.lastOffset, duplicate: true, logAppendTime: -1n };
     }
-    return this.write(batch);
+    return this.write(batch, header);
   }
 
   /** Appends a COMMIT or ABORT marker for a producer; fsyncs (markers decide what is visible). */
@@ -150,15 +150,17 @@ export class PartitionLog implements PartitionReader {
       coordinatorEpoch,
       timestamp: BigInt(Date.now()),
     });
-    return this.write(batch, true);
+    return this.write(batch, readBatchHeader(batch), true);
   }
 
-  private async write(batch: Uint8Array, forceSync = false): Promise<AppendInfo> {
+  /** Writes `batch` (whose header, as sent, is `sent`) at the next offset. */
+  private async write(batch: Uint8Array, sent: RecordBatchHeader, forceSync = false): Promise<AppendInfo> {
     // Own copy: the request buffer is a view of a socket chunk and the offset is rewritten in place.
     const bytes = Buffer.from(batch);
     const baseOffset = this.nextOffset;
     setBatchBaseOffset(bytes, 0, baseOffset);
-    const header = readBatchHeader(bytes);
+    // Only the base offset changed (the CRC does not cover it): the header as written, without reading it again.
+    const header: RecordBatchHeader = { ...sent, baseOffset, lastOffset: BigInt.asIntN(64, baseOffset + BigInt(sent.lastOffsetDelta)) };
     let segment = this.segments[this.segments.length - 1]!;
     if (segment.size > 0 && segment.size + bytes.length > this.options.segmentBytes) segment = this.roll();
     segment.append(bytes, header);

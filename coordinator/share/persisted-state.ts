@@ -77,11 +77,6 @@ export class PersistedShareState {
     };
   }
 
-  /** The ranges, for SharePartition.restore and dumps. */
-  persistedRanges(): readonly PersistedRange[] {
-    return this.ranges;
-  }
-
   restoredRanges(): RestoredRange[] {
     return this.ranges.map((r) => ({
       firstOffset: r.firstOffset,
@@ -111,21 +106,7 @@ export class PersistedShareState {
     }
     next.push({ firstOffset, lastOffset, deliveryState, deliveryCount });
     next.sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
-    const merged: PersistedRange[] = [];
-    for (const r of next) {
-      const last = merged[merged.length - 1];
-      if (
-        last !== undefined &&
-        last.lastOffset + 1n === r.firstOffset &&
-        last.deliveryState === r.deliveryState &&
-        last.deliveryCount === r.deliveryCount
-      ) {
-        last.lastOffset = r.lastOffset;
-      } else {
-        merged.push(r);
-      }
-    }
-    this.ranges = merged;
+    this.ranges = mergeAdjacent(next);
   }
 
   /** Drops what lies below the start offset and moves the start past leading finished ranges. */
@@ -167,7 +148,7 @@ export function stateBatchesOf(changes: readonly StateChange[], startOffset: big
     else latest.delete(c.offset);
   }
   const sorted = [...latest.values()].sort((a, b) => (a.offset < b.offset ? -1 : 1));
-  return coalesce(sorted.map((c) => ({ offset: c.offset, deliveryState: persistedStateOf(c.state), deliveryCount: c.deliveryCount })));
+  return mergeAdjacent(sorted.map((c) => single(c.offset, persistedStateOf(c.state), c.deliveryCount)));
 }
 
 /**
@@ -178,17 +159,18 @@ export function stateBatchesOf(changes: readonly StateChange[], startOffset: big
  */
 export function pendingStateBatchesOf(staged: readonly StagedAck[], deliveryCountLimit: number): ShareUpdateValue['stateBatches'] {
   const sorted = [...staged].sort((a, b) => (a.offset < b.offset ? -1 : 1));
-  return coalesce(
-    sorted.map((s) => ({
-      offset: s.offset,
-      deliveryState:
+  return mergeAdjacent(
+    sorted.map((s) =>
+      single(
+        s.offset,
         s.type === AckType.ACCEPT
           ? PersistedDeliveryState.ACKNOWLEDGED
           : s.type === AckType.REJECT || s.deliveryCount >= deliveryCountLimit
             ? PersistedDeliveryState.ARCHIVED
             : PersistedDeliveryState.AVAILABLE,
-      deliveryCount: s.deliveryCount,
-    })),
+        s.deliveryCount,
+      ),
+    ),
   );
 }
 
@@ -206,20 +188,31 @@ function persistedStateOf(state: RecordState): PersistedDeliveryState {
   return PersistedDeliveryState[state as keyof typeof PersistedDeliveryState];
 }
 
-function coalesce(points: readonly { offset: bigint; deliveryState: number; deliveryCount: number }[]): ShareUpdateValue['stateBatches'] {
-  const batches: ShareUpdateValue['stateBatches'] = [];
-  for (const p of points) {
-    const last = batches[batches.length - 1];
+/** A state batch of one offset. */
+function single(offset: bigint, deliveryState: number, deliveryCount: number): ShareUpdateValue['stateBatches'][number] {
+  return { firstOffset: offset, lastOffset: offset, deliveryState, deliveryCount };
+}
+
+/**
+ * Ranges sorted by first offset, each adjacent one with the same state and
+ * delivery count merged into the one before it (which is extended in place).
+ */
+function mergeAdjacent<R extends { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }>(
+  sorted: readonly R[],
+): R[] {
+  const merged: R[] = [];
+  for (const r of sorted) {
+    const last = merged[merged.length - 1];
     if (
       last !== undefined &&
-      last.lastOffset + 1n === p.offset &&
-      last.deliveryState === p.deliveryState &&
-      last.deliveryCount === p.deliveryCount
+      last.lastOffset + 1n === r.firstOffset &&
+      last.deliveryState === r.deliveryState &&
+      last.deliveryCount === r.deliveryCount
     ) {
-      last.lastOffset = p.offset;
+      last.lastOffset = r.lastOffset;
     } else {
-      batches.push({ firstOffset: p.offset, lastOffset: p.offset, deliveryState: p.deliveryState, deliveryCount: p.deliveryCount });
+      merged.push(r);
     }
   }
-  return batches;
+  return merged;
 }

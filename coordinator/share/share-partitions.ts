@@ -239,7 +239,7 @@ export class SharePartitions {
           if (seen.has(id)) throw new ShareError(ErrorCode.INVALID_REQUEST, 'the partition appears twice in the request');
           seen.add(id);
           const ranges = validateTxnAckBatches(request.batches);
-          const sp = this.partitions.get(sharePartitionKeyString(key));
+          const sp = this.partitions.get(id);
           if (sp === undefined) throw new ShareError(ErrorCode.INVALID_RECORD_STATE, 'no records of this partition were acquired');
           expired.push({ key, sp, changes: sp.expireLocks(now) });
           plans.push({ key, sp, ...sp.planTransactional(producer, memberId, ranges, now), index });

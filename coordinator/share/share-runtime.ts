@@ -1,6 +1,7 @@
 import type { ClusterView, RequestContext } from '../broker-context.js';
 import type { Clock } from './clock.js';
 import type { ShareConfig } from './config.js';
+import { ErrorCode } from './error-codes.js';
 import type { ShareGroups } from './share-groups.js';
 import type { SharePartitions } from './share-partitions.js';
 import type { ShareSessions } from './share-sessions.js';
@@ -14,6 +15,30 @@ import type { ShareSessions } from './share-sessions.js';
 export function unknownMemberMessage(rt: ShareRuntime, groupId: string, memberId: string): string | null {
   if (!rt.isGroupCoordinator(groupId) || !rt.groups.isUnknownMember(groupId, memberId)) return null;
   return `member ${memberId} is not in share group ${groupId}; it must join again (ShareGroupHeartbeat with MemberEpoch 0)`;
+}
+
+/** ShareFetch and ShareAcknowledge: the error for an empty GroupId or MemberId, or null. */
+export function missingIdError(groupId: string, memberId: string): { code: number; message: string } | null {
+  if (groupId === '') return { code: ErrorCode.INVALID_GROUP_ID, message: 'GroupId can not be empty' };
+  if (memberId === '') return { code: ErrorCode.INVALID_REQUEST, message: 'MemberId can not be empty' };
+  return null;
+}
+
+/**
+ * ShareFetch and ShareAcknowledge from a member not in the group (see
+ * unknownMemberMessage): its share session goes, with whatever records it
+ * still held. Returns the UNKNOWN_MEMBER_ID message, or null for a member in
+ * good standing.
+ */
+export async function expelUnknownMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<string | null> {
+  const notMember = unknownMemberMessage(rt, groupId, memberId);
+  if (notMember === null) return null;
+  const stale = rt.sessions.ofMember(groupId, memberId);
+  if (stale !== undefined) {
+    rt.sessions.remove(stale);
+    await rt.partitions.releaseMember(groupId, memberId);
+  }
+  return notMember;
 }
 
 /** What the API handlers share: the state holders and a few facts about the node. */

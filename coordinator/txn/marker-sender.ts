@@ -7,7 +7,7 @@
  */
 import { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../../generated/index.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, errorName } from '../errors.js';
+import { ErrorCode, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { PeerConnections } from '../net/peers.js';
 import type { Marker, MarkerWriter } from './marker-writer.js';
@@ -124,7 +124,7 @@ export class MarkerSender {
     }
     if (GIVE_UP.has(code)) {
       this.log(
-        `${marker.commit ? 'COMMIT' : 'ABORT'} marker for producer ${marker.producerId} epoch ${marker.producerEpoch} on ${topic}-${partition} (node ${nodeId}) refused with ${errorName(code)}; not resending`,
+        `${marker.commit ? 'COMMIT' : 'ABORT'} marker for producer ${marker.producerId} epoch ${marker.producerEpoch} on ${topic}-${partition} (node ${nodeId}) refused with ${errorCodeName(code)}; not resending`,
       );
       return;
     }

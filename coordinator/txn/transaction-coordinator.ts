@@ -12,7 +12,7 @@
  * PRODUCER_FENCED from then on (KIP-1289 case 5).
  */
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { ErrorCode, errorName } from '../errors.js';
+import { ErrorCode, errorCodeName } from '../errors.js';
 import { maybeCrash } from '../faults.js';
 import type { Metrics } from '../metrics.js';
 import type { MarkerSender } from './marker-sender.js';
@@ -20,6 +20,7 @@ import type { ProducerIdManager } from './producer-id-manager.js';
 import type { TransactionLog } from './transaction-log.js';
 import {
   TxnState,
+  clonePartitions,
   describePartitions,
   isPrepare,
   txnStateName,
@@ -190,7 +191,7 @@ export class TransactionCoordinator {
     if (error !== ErrorCode.NONE) return error;
     if (isPrepare(meta!.state)) return ErrorCode.CONCURRENT_TRANSACTIONS;
     const ongoing = meta!.state === TxnState.ONGOING;
-    const next = ongoing ? clone(meta!.partitions) : new Map<string, Set<number>>();
+    const next = ongoing ? clonePartitions(meta!.partitions) : new Map<string, Set<number>>();
     let added = false;
     for (const { topic, partition } of partitions) {
       let set = next.get(topic);
@@ -348,13 +349,8 @@ export class TransactionCoordinator {
       if (now < meta.startTimestamp + meta.timeoutMs) continue;
       this.o.metrics.transactions.timedOut++;
       void this.prepareAbort(meta, `timed out after ${meta.timeoutMs} ms`).then((error) => {
-        if (error !== ErrorCode.NONE) this.o.log(`aborting timed-out ${meta.transactionalId} failed: ${errorName(error)}`);
+        if (error !== ErrorCode.NONE) this.o.log(`aborting timed-out ${meta.transactionalId} failed: ${errorCodeName(error)}`);
       });
     }
   }
 }
-
-function clone(partitions: Map<string, Set<number>>): Map<string, Set<number>> {
-  return new Map([...partitions].map(([topic, set]) => [topic, new Set(set)]));
-}
-

@@ -29,20 +29,6 @@ export function txnStateName(state: number): string {
   return NAMES[state] ?? `UNKNOWN(${state})`;
 }
 
-/** Which states may follow each state. */
-const TRANSITIONS: Record<number, readonly number[]> = {
-  [TxnState.EMPTY]: [TxnState.EMPTY, TxnState.ONGOING],
-  [TxnState.ONGOING]: [TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT],
-  [TxnState.PREPARE_COMMIT]: [TxnState.COMPLETE_COMMIT],
-  [TxnState.PREPARE_ABORT]: [TxnState.COMPLETE_ABORT],
-  [TxnState.COMPLETE_COMMIT]: [TxnState.EMPTY, TxnState.ONGOING],
-  [TxnState.COMPLETE_ABORT]: [TxnState.EMPTY, TxnState.ONGOING],
-};
-
-export function canTransition(from: number, to: number): boolean {
-  return TRANSITIONS[from]?.includes(to) ?? false;
-}
-
 export interface TransactionMetadata {
   readonly transactionalId: string;
   producerId: bigint;
@@ -63,16 +49,6 @@ export interface TransactionMetadata {
 
 export function isPrepare(state: number): boolean {
   return state === TxnState.PREPARE_COMMIT || state === TxnState.PREPARE_ABORT;
-}
-
-export function isComplete(state: number): boolean {
-  return state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT;
-}
-
-export function partitionCount(partitions: Map<string, Set<number>>): number {
-  let n = 0;
-  for (const set of partitions.values()) n += set.size;
-  return n;
 }
 
 export function clonePartitions(partitions: Map<string, Set<number>>): Map<string, Set<number>> {

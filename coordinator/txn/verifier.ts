@@ -7,7 +7,8 @@
  */
 import { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse } from '../../generated/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorName } from '../errors.js';
+import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import type { PartitionLog } from '../log/partition-log.js';
 import type { PeerConnections } from '../net/peers.js';
 import type { TransactionCoordinator } from './transaction-coordinator.js';
 
@@ -20,6 +21,16 @@ export class TransactionVerifier {
     private readonly peers: PeerConnections,
   ) {}
 
+  /**
+   * Before a transactional write to a partition this node leads: asks the
+   * coordinator only when the producer has no transaction open in that log
+   * yet (a later write of the same transaction was verified with the first).
+   */
+  async verifyWrite(log: PartitionLog, transactionalId: string | null, producerId: bigint, producerEpoch: number): Promise<void> {
+    if (log.producers.hasOngoingTransaction(producerId, producerEpoch)) return;
+    await this.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition);
+  }
+
   /** Resolves when the partition is in the transaction; rejects with KafkaError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
   async verify(transactionalId: string | null, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<void> {
     if (transactionalId === null || transactionalId === '') {
@@ -31,7 +42,7 @@ export class TransactionVerifier {
     if (code !== ErrorCode.NONE) {
       throw new KafkaError(
         code,
-        `${topic}-${partition} is not in the ongoing transaction of ${transactionalId} (producer ${producerId} epoch ${producerEpoch}): ${errorName(code)}`,
+        `${topic}-${partition} is not in the ongoing transaction of ${transactionalId} (producer ${producerId} epoch ${producerEpoch}): ${errorCodeName(code)}`,
       );
     }
   }

@@ -1,4 +1,5 @@
 import type { JsonPath } from '../source.js';
+import { pairByApiKey } from '../spec.js';
 import {
   fieldSignature,
   isArray,
@@ -208,18 +209,8 @@ export function compareTrees(olds: readonly MessageLayout[], news: readonly Mess
 
 /** A request and its response must keep declaring the same validVersions and flexibleVersions. */
 function checkPairing(collector: Collector, olds: readonly MessageLayout[], news: readonly MessageLayout[]): void {
-  const sides = (layouts: readonly MessageLayout[]): Map<number, { request?: MessageLayout; response?: MessageLayout }> => {
-    const map = new Map<number, { request?: MessageLayout; response?: MessageLayout }>();
-    for (const l of layouts) {
-      if ((l.type !== 'request' && l.type !== 'response') || l.apiKey === undefined) continue;
-      const entry = map.get(l.apiKey) ?? {};
-      entry[l.type] = l;
-      map.set(l.apiKey, entry);
-    }
-    return map;
-  };
-  const oldSides = sides(olds);
-  for (const [key, { request, response }] of sides(news)) {
+  const oldSides = pairByApiKey(olds);
+  for (const [key, { request, response }] of pairByApiKey(news)) {
     if (request === undefined || response === undefined) continue;
     const before = oldSides.get(key);
     for (const attribute of ['validVersions', 'flexibleVersions'] as const) {

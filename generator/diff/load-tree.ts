@@ -1,11 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { SchemaError, type Diagnostic } from '../diagnostics.js';
-import { MAX_SCHEMA_BYTES } from '../load.js';
-import { parseSpec } from '../parse-spec.js';
-import { checkShape } from '../shape.js';
-import { SchemaSource, type JsonPath } from '../source.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { loadSpecText } from '../load.js';
+import type { JsonPath } from '../source.js';
 import type { MessageSpec } from '../spec.js';
 
 /**
@@ -40,27 +38,11 @@ export class TreeArgumentError extends Error {
   override name = 'TreeArgumentError';
 }
 
-/** Runs the three validation layers on a schema's text. Never throws for a bad schema: it reports. */
-export function loadSpecText(file: string, text: string): { loaded: LoadedSpec | undefined; diagnostics: Diagnostic[] } {
-  const size = Buffer.byteLength(text, 'utf8');
-  if (size > MAX_SCHEMA_BYTES) {
-    return {
-      loaded: undefined,
-      diagnostics: [{ severity: 'error', file, line: 1, column: 1, jsonPath: '', message: `schema file is ${size} bytes, more than the ${MAX_SCHEMA_BYTES}-byte limit` }],
-    };
-  }
-  let source: SchemaSource;
-  try {
-    source = SchemaSource.parse(file, text);
-  } catch (error) {
-    if (error instanceof SchemaError) return { loaded: undefined, diagnostics: error.diagnostics };
-    throw error;
-  }
-  const shape = checkShape(source);
-  if (shape.length > 0) return { loaded: undefined, diagnostics: shape };
-  const result = parseSpec(source);
-  if (result.spec === undefined) return { loaded: undefined, diagnostics: result.diagnostics };
-  return { loaded: { spec: result.spec, file, text, locate: (path) => source.locate(path) }, diagnostics: result.diagnostics };
+/** Loads one schema of a tree, keeping its text and a locator for its JSON paths. */
+function loadTreeSpec(file: string, text: string): { loaded: LoadedSpec | undefined; diagnostics: Diagnostic[] } {
+  const { spec, source, diagnostics } = loadSpecText(file, text);
+  if (spec === undefined) return { loaded: undefined, diagnostics };
+  return { loaded: { spec, file, text, locate: (path) => source!.locate(path) }, diagnostics };
 }
 
 /**
@@ -81,7 +63,7 @@ export function loadTree(argument: string | readonly string[], options: { cwd?: 
   tree.singleFile = only !== undefined && (only.startsWith('git:') ? only.endsWith('.json') : statSync(resolve(cwd, only)).isFile());
   const seen = new Map<string, string>();
   for (const { file, text } of texts) {
-    const { loaded, diagnostics } = loadSpecText(file, text());
+    const { loaded, diagnostics } = loadTreeSpec(file, text());
     tree.diagnostics.push(...diagnostics);
     if (loaded === undefined) continue;
     const earlier = seen.get(loaded.spec.name);

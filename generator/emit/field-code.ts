@@ -36,29 +36,26 @@ const CAPITALIZED: Record<PrimitiveName, string> = {
   uuid: 'Uuid',
 };
 
-const READER_METHOD: Partial<Record<PrimitiveName, string>> = {
-  bool: 'bool',
-  int8: 'int8',
-  int16: 'int16',
-  uint16: 'uint16',
-  int32: 'int32',
-  uint32: 'uint32',
-  int64: 'int64',
-  float64: 'float64',
-  uuid: 'uuid',
-};
-
 /** The encoded width of a field that is a single fixed-width primitive, else undefined. */
 export function fixedWidth(field: FieldSpec): number | undefined {
   return field.type.kind === 'primitive' ? FIXED_SIZE[field.type.name] : undefined;
 }
 
-/** Runtime names a module uses; collected so that only those are imported. */
+/**
+ * Names a module uses, collected as its code is emitted: runtime names, so that
+ * only those are imported, and the structs whose default test (`isDefault…`) it calls.
+ */
 export class RuntimeImports {
   readonly used = new Set<string>();
+  readonly defaultTests = new Set<string>();
   use(name: string): string {
     this.used.add(name);
     return name;
+  }
+  /** The function that tests whether a `name` struct has every field at its default. */
+  defaultTest(name: string): string {
+    this.defaultTests.add(name);
+    return `isDefault${name}`;
   }
 }
 
@@ -124,9 +121,9 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
     const length = `r.arrayLength(${compact})`;
     if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
       const name = type.element.name;
-      return choose(nullable, `r.nullable${name.charAt(0).toUpperCase()}${name.slice(1)}Array(${compact})`, `r.${name}Array(${compact})`);
+      return choose(nullable, `r.nullable${CAPITALIZED[name]}Array(${compact})`, `r.${name}Array(${compact})`);
     }
-    const element = elementReader(type.element, compact, rt);
+    const element = elementFunction(type.element, 'read', compact, rt);
     return choose(
       nullable,
       `${rt.use('readNullableArray')}(r, ${length}, version, ${element})`,
@@ -140,17 +137,25 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
     case 'records':
       return choose(nullable, `r.nullableBytes(${compact})`, `r.bytes(${compact})`);
     default:
-      return `r.${READER_METHOD[type.name]!}()`;
+      // A fixed-width primitive: the Reader method has the type's name.
+      return `r.${type.name}()`;
   }
 }
 
-function elementReader(element: { kind: 'primitive'; name: PrimitiveName } | { kind: 'struct'; name: string }, compact: Condition, rt: RuntimeImports): string {
-  if (element.kind === 'struct') return `read${element.name}`;
-  if (element.name === 'string' || element.name === 'bytes') {
-    const name = CAPITALIZED[element.name];
-    return choose(compact, rt.use(`readCompact${name}Element`), rt.use(`read${name}Element`));
-  }
-  return rt.use(`read${CAPITALIZED[element.name]}Element`);
+/**
+ * The element function of an array that is neither of fixed-width primitives
+ * (read, sized and written in one loop) nor of records (not allowed): a struct
+ * function, or the runtime's for strings and bytes, e.g. `readCompactStringElement`.
+ */
+function elementFunction(
+  element: { kind: 'primitive'; name: PrimitiveName } | { kind: 'struct'; name: string },
+  verb: 'read' | 'write' | 'sizeOf',
+  compact: Condition,
+  rt: RuntimeImports,
+): string {
+  if (element.kind === 'struct') return `${verb}${element.name}`;
+  const name = CAPITALIZED[element.name];
+  return choose(compact, rt.use(`${verb}Compact${name}Element`), rt.use(`${verb}${name}Element`));
 }
 
 /** Expression for the encoded size of the value `v`. */
@@ -170,10 +175,7 @@ export function sizeExpression(field: FieldSpec, v: string, compact: Condition, 
         `${rt.use('sizeOfFixedArray')}(${v}, ${compact}, ${fixed})`,
       );
     }
-    const sizer =
-      element.kind === 'struct'
-        ? `sizeOf${element.name}`
-        : choose(compact, rt.use(`sizeOfCompact${CAPITALIZED[element.name]}Element`), rt.use(`sizeOf${CAPITALIZED[element.name]}Element`));
+    const sizer = elementFunction(element, 'sizeOf', compact, rt);
     return choose(
       nullable,
       `${rt.use('sizeOfNullableArray')}(${v}, version, ${compact}, ${sizer})`,
@@ -200,12 +202,7 @@ export function writeStatement(field: FieldSpec, v: string, compact: Condition, 
     if (element.kind === 'primitive' && FIXED_SIZE[element.name] !== undefined) {
       return `w.fixedArray(${v}, ${compact}, '${element.name}');`;
     }
-    const writer =
-      element.kind === 'struct'
-        ? `write${element.name}`
-        : element.name === 'string' || element.name === 'bytes'
-          ? choose(compact, rt.use(`writeCompact${CAPITALIZED[element.name]}Element`), rt.use(`write${CAPITALIZED[element.name]}Element`))
-          : rt.use(`write${CAPITALIZED[element.name]}Element`);
+    const writer = elementFunction(element, 'write', compact, rt);
     return `${rt.use('writeArray')}(w, ${v}, version, ${compact}, ${writer});`;
   }
   switch (type.name) {
@@ -215,7 +212,7 @@ export function writeStatement(field: FieldSpec, v: string, compact: Condition, 
     case 'records':
       return choose(nullable, `w.nullableBytes(${v}, ${compact})`, `w.bytes(${v}, ${compact})`) + ';';
     default:
-      return `w.${READER_METHOD[type.name]!}(${v});`;
+      return `w.${type.name}(${v});`;
   }
 }
 
@@ -226,10 +223,23 @@ export function nonDefaultCondition(field: FieldSpec, v: string, rt: RuntimeImpo
   const canBeNull = tsType(field).endsWith('| null');
   if (d.kind === 'null') return `${v} !== null`;
   if (d.kind === 'empty') {
-    if (type.kind === 'struct') return `!${rt.use('deepEqual')}(${v}, create${type.name}())`;
-    return canBeNull ? `(${v} === null || ${v}.length !== 0)` : `${v}.length !== 0`;
+    const empty = type.kind === 'struct' ? `!${rt.defaultTest(type.name)}(${v})` : `${v}.length !== 0`;
+    return canBeNull ? `(${v} === null || ${empty})` : empty;
   }
   return `${v} !== ${defaultExpression(field, rt)}`;
+}
+
+/** Condition that the value `v` equals the field's default: the negation of nonDefaultCondition. */
+export function defaultCondition(field: FieldSpec, v: string, rt: RuntimeImports): string {
+  const d = field.defaultValue;
+  const type = field.type;
+  const canBeNull = tsType(field).endsWith('| null');
+  if (d.kind === 'null') return `${v} === null`;
+  if (d.kind === 'empty') {
+    const empty = type.kind === 'struct' ? `${rt.defaultTest(type.name)}(${v})` : `${v}.length === 0`;
+    return canBeNull ? `(${v} !== null && ${empty})` : empty;
+  }
+  return `${v} === ${defaultExpression(field, rt)}`;
 }
 
 /** Expression converting the value `v` to its JSON form. */

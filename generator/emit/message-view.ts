@@ -3,7 +3,7 @@ import { structNameOf } from '../field-type.js';
 import type { MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
 import { RuntimeImports } from './field-code.js';
-import { structView, type StructView } from './struct-view.js';
+import { defaultTestBody, structView, type StructView } from './struct-view.js';
 
 /** Everything templates/message.hbs needs to render one message module. */
 export interface MessageView {
@@ -30,9 +30,9 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
   const rt = new RuntimeImports();
   const ranges = structRanges(spec);
   const top = structView(spec, spec.struct, spec.validVersions, true, rt);
-  const nested = [...spec.structs.values()]
-    .filter((s) => ranges.has(s.name) || s.isCommon)
-    .map((s) => structView(spec, s, ranges.get(s.name) ?? spec.validVersions, false, rt));
+  const nestedSpecs = [...spec.structs.values()].filter((s) => ranges.has(s.name) || s.isCommon);
+  const nested = nestedSpecs.map((s) => structView(spec, s, ranges.get(s.name) ?? spec.validVersions, false, rt));
+  addDefaultTests(nestedSpecs, nested, rt);
   const isApi = spec.type === 'request' || spec.type === 'response';
   rt.use(isApi ? 'defineApiCodec' : 'defineCodec');
   rt.use('decodeErrorAt');
@@ -60,6 +60,26 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
     typeOnlyRuntimeNames: [...TYPE_ONLY, 'Reader', 'Writer'],
     runtimeModule,
   };
+}
+
+/**
+ * Gives each struct whose default test the module calls its `isDefault…` body.
+ * A body may call the tests of the structs of its fields in turn, so this runs
+ * until no new test is called.
+ */
+function addDefaultTests(specs: StructSpec[], views: StructView[], rt: RuntimeImports): void {
+  const done = new Set<string>();
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const name of [...rt.defaultTests]) {
+      if (done.has(name)) continue;
+      done.add(name);
+      grew = true;
+      const i = specs.findIndex((s) => s.name === name);
+      // A struct without a view has no create function either: the type check reports it.
+      if (i >= 0) views[i]!.defaultTest = defaultTestBody(specs[i]!, views[i]!.hasTaggedSection, rt);
+    }
+  }
 }
 
 /**

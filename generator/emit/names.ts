@@ -6,7 +6,7 @@ const RESERVED = new Set(
     'import in instanceof new null return super switch this throw true try typeof var void while with yield let static ' +
     'implements interface package private protected public await arguments eval undefined ' +
     // locals and parameters of the generated functions
-    'r w m o json version flexible at error tag size start count next unknown path _unknownTaggedFields'
+    'r w m o i json version flexible at error tag size start count next unknown path _unknownTaggedFields'
   ).split(' '),
 );
 

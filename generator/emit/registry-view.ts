@@ -1,4 +1,4 @@
-import type { MessageSpec } from '../spec.js';
+import { pairByApiKey, type MessageSpec } from '../spec.js';
 
 /** What templates/registry.hbs needs: every codec, and the APIs paired by key. */
 export interface RegistryView {
@@ -15,13 +15,7 @@ export interface RegistryView {
 }
 
 export function registryView(specs: MessageSpec[], runtimeModule: string): RegistryView {
-  const byKey = new Map<number, { request?: MessageSpec; response?: MessageSpec }>();
-  for (const spec of specs) {
-    if ((spec.type !== 'request' && spec.type !== 'response') || spec.apiKey === undefined) continue;
-    const pair = byKey.get(spec.apiKey) ?? {};
-    pair[spec.type] = spec;
-    byKey.set(spec.apiKey, pair);
-  }
+  const byKey = pairByApiKey(specs);
   const apis = [...byKey.entries()]
     .filter(([, pair]) => pair.request !== undefined && pair.response !== undefined)
     .sort(([a], [b]) => a - b)

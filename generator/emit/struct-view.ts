@@ -2,6 +2,7 @@ import type { FieldSpec, MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
 import { and, choose, not, regularVersions, versionCondition, type Condition } from './conditions.js';
 import {
+  defaultCondition,
   defaultExpression,
   fixedWidth,
   fromJsonExpression,
@@ -25,13 +26,14 @@ export interface StructView {
   name: string;
   jsonName: string;
   about: string;
-  exported: boolean;
   /** Module-level descriptions of the runs of fixed-width fields the reader claims at once. */
   fixedRuns: { name: string; fields: string; comment: string }[];
   readFlexible: string | undefined;
   sizeFlexible: string | undefined;
   writeFlexible: string | undefined;
   hasTaggedSection: boolean;
+  /** The body of `isDefault<name>`, when the module tests this struct against its default (see defaultTestBody). */
+  defaultTest: string | undefined;
   properties: { name: string; type: string; doc: string; versions: string }[];
   defaults: { name: string; value: string }[];
   readLines: string[];
@@ -49,26 +51,35 @@ interface FieldPlan {
   regular: Condition;
   tagged: Condition;
   exists: Condition;
+  /** Whether the field is compact where it is a regular field (tagged fields always are). */
   compact: Condition;
+  /** Whether the field is nullable where it is a regular field. */
   nullable: Condition;
+  /** Whether the field is nullable where it is a tagged field. */
+  taggedNullable: Condition;
 }
 
 export function structView(message: MessageSpec, struct: StructSpec, within: Versions, isTop: boolean, rt: RuntimeImports): StructView {
   const flexibleCondition = versionCondition(message.flexibleVersions, within);
   const flexible = flexibleCondition === 'true' || flexibleCondition === 'false' ? flexibleCondition : 'flexible';
   const plans: FieldPlan[] = struct.fields.map((field) => {
-    const regular = versionCondition(regularVersions(field.versions, field.taggedVersions), within);
-    const exists = versionCondition(field.versions, within);
-    const compact = field.flexibleVersions === undefined ? flexible : versionCondition(field.flexibleVersions, within);
+    // The compact and nullable tests run only where the field is read or
+    // written, so they are simplified against those versions, not the struct's.
+    const regularIn = regularVersions(field.versions, field.taggedVersions).intersect(within);
+    const taggedIn = field.taggedVersions.intersect(within);
+    let compact = versionCondition(field.flexibleVersions ?? message.flexibleVersions, regularIn);
+    // Within the struct's versions, `flexible` says the same as a test on the message's flexible versions.
+    if (field.flexibleVersions === undefined && compact !== 'true' && compact !== 'false') compact = flexible;
     return {
       field,
       local: localName(field.propertyName),
       v: `m.${field.propertyName}`,
-      regular,
-      tagged: versionCondition(field.taggedVersions, within),
-      exists,
+      regular: versionCondition(regularIn, within),
+      tagged: versionCondition(taggedIn, within),
+      exists: versionCondition(field.versions, within),
       compact,
-      nullable: versionCondition(field.nullableVersions, within),
+      nullable: versionCondition(field.nullableVersions, regularIn),
+      taggedNullable: versionCondition(field.nullableVersions, taggedIn),
     };
   });
   const taggedPlans = plans.filter((p) => p.tagged !== 'false').sort((a, b) => a.field.tag! - b.field.tag!);
@@ -84,20 +95,18 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
     name: struct.name,
     jsonName: lowerFirst(struct.name),
     about: isTop ? '' : `Fields of ${struct.name}.`,
-    exported: true,
     fixedRuns,
     readFlexible: needs(read),
     sizeFlexible: needs(size),
     writeFlexible: needs(write),
     hasTaggedSection,
-    properties: [
-      ...plans.map((p) => ({
-        name: p.field.propertyName,
-        type: tsType(p.field),
-        doc: docText(p.field.about),
-        versions: describeVersions(p.field),
-      })),
-    ],
+    defaultTest: undefined,
+    properties: plans.map((p) => ({
+      name: p.field.propertyName,
+      type: tsType(p.field),
+      doc: docText(p.field.about),
+      versions: describeVersions(p.field),
+    })),
     defaults: plans.map((p) => ({ name: p.field.propertyName, value: defaultExpression(p.field, rt) })),
     readLines: read,
     returnFields: [...plans.map((p) => shorthand(p.field.propertyName, p.local)), ...(hasTaggedSection ? ['_unknownTaggedFields'] : [])],
@@ -106,6 +115,17 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
     toJsonLines: toJsonLines(plans, rt),
     fromJsonLines: fromJsonLines(plans, rt),
   };
+}
+
+/**
+ * Whether a struct value equals the struct's default, as Kafka's non-default
+ * check of a struct field asks: every field at its default and no unknown
+ * tagged field kept. Field by field, with no default object built to compare with.
+ */
+export function defaultTestBody(struct: StructSpec, hasTaggedSection: boolean, rt: RuntimeImports): string {
+  const tests = struct.fields.map((field) => defaultCondition(field, `m.${field.propertyName}`, rt));
+  if (hasTaggedSection) tests.push('m._unknownTaggedFields === undefined');
+  return tests.length === 0 ? 'true' : tests.join(' && ');
 }
 
 function describeVersions(field: FieldSpec): string {
@@ -169,27 +189,32 @@ function readLines(
   if (!hasTagged) return lines;
   lines.push('let _unknownTaggedFields: RawTaggedField[] | undefined;');
   if (tagged.length === 0) {
-    lines.push(`if (${flexible}) {`, `at = '(tagged fields)';`, '_unknownTaggedFields = r.unknownTaggedFields();', '}');
+    lines.push(...when(flexible, [`at = '(tagged fields)';`, '_unknownTaggedFields = r.unknownTaggedFields();']));
     return lines;
   }
-  lines.push(
-    `if (${flexible}) {`,
+  const section = [
     `at = '(tagged fields)';`,
     'const count = r.unsignedVarint();',
     'for (let i = 0; i < count; i++) {',
     'const tag = r.unsignedVarint();',
     'const size = r.taggedFieldSize();',
     'const start = r.pos;',
-  );
+  ];
   tagged.forEach((p, i) => {
     const test = and(`tag === ${p.field.tag}`, p.tagged);
-    lines.push(`${i === 0 ? '' : '} else '}if (${test}) {`);
-    lines.push(`at = '${p.field.propertyName}';`);
-    lines.push(`${p.local} = ${readExpression(p.field, 'true', p.nullable, rt)};`);
+    section.push(`${i === 0 ? '' : '} else '}if (${test}) {`);
+    section.push(`at = '${p.field.propertyName}';`);
+    section.push(`${p.local} = ${readExpression(p.field, 'true', p.taggedNullable, rt)};`);
   });
-  lines.push('} else {', '_unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);', '}');
-  lines.push('r.endTaggedField(tag, start, size);', '}', '}');
+  section.push('} else {', '_unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);', '}');
+  section.push('r.endTaggedField(tag, start, size);', '}');
+  lines.push(...when(flexible, section));
   return lines;
+}
+
+/** `lines` run only when `cond` holds; with no test at all when it always does. */
+function when(cond: Condition, lines: string[]): string[] {
+  return cond === 'true' ? lines : [`if (${cond}) {`, ...lines, '}'];
 }
 
 function unsupported(p: FieldPlan, rt: RuntimeImports): string {
@@ -230,20 +255,22 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
   const done = (): string[] => [...lines, 'return size;'];
   if (!hasTagged) return done();
   if (tagged.length === 0) {
-    lines.push(`if (${flexible}) {`, `size += ${rt.use('sizeOfUnknownTaggedFields')}(m._unknownTaggedFields);`, '}');
+    lines.push(...when(flexible, [`size += ${rt.use('sizeOfUnknownTaggedFields')}(m._unknownTaggedFields);`]));
     return done();
   }
-  lines.push(`if (${flexible}) {`);
-  lines.push('const unknown = m._unknownTaggedFields;');
-  lines.push(`let count = unknown === undefined ? 0 : unknown.length;`);
-  lines.push(`size += ${rt.use('sizeOfRawTaggedFields')}(unknown);`);
+  const section = [
+    'const unknown = m._unknownTaggedFields;',
+    'let count = unknown === undefined ? 0 : unknown.length;',
+    `size += ${rt.use('sizeOfRawTaggedFields')}(unknown);`,
+  ];
   for (const p of tagged) {
-    lines.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) {`);
-    lines.push(`const fieldSize = ${sizeExpression(p.field, p.v, 'true', p.nullable, rt)};`);
-    lines.push(`size += ${rt.use('sizeOfUnsignedVarint')}(${p.field.tag}) + ${rt.use('sizeOfUnsignedVarint')}(fieldSize) + fieldSize;`);
-    lines.push('count++;', '}');
+    section.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) {`);
+    section.push(`const fieldSize = ${sizeExpression(p.field, p.v, 'true', p.taggedNullable, rt)};`);
+    section.push(`size += ${rt.use('sizeOfUnsignedVarint')}(${p.field.tag}) + ${rt.use('sizeOfUnsignedVarint')}(fieldSize) + fieldSize;`);
+    section.push('count++;', '}');
   }
-  lines.push(`size += ${rt.use('sizeOfUnsignedVarint')}(count);`, '}');
+  section.push(`size += ${rt.use('sizeOfUnsignedVarint')}(count);`);
+  lines.push(...when(flexible, section));
   return done();
 }
 
@@ -257,23 +284,25 @@ function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition
   }
   if (!hasTagged) return lines;
   if (tagged.length === 0) {
-    lines.push(`if (${flexible}) {`, `${rt.use('writeUnknownTaggedFields')}(w, m._unknownTaggedFields);`, '}');
+    lines.push(...when(flexible, [`${rt.use('writeUnknownTaggedFields')}(w, m._unknownTaggedFields);`]));
     return lines;
   }
-  lines.push(`if (${flexible}) {`);
-  lines.push('const unknown = m._unknownTaggedFields ?? [];');
-  lines.push('let count = unknown.length;');
-  for (const p of tagged) lines.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) count++;`);
-  lines.push('w.unsignedVarint(count);', 'let next = 0;');
-  for (const p of tagged) {
-    lines.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) {`);
-    lines.push(`next = ${rt.use('writeRawTaggedFields')}(w, unknown, next, ${p.field.tag});`);
-    lines.push(`w.unsignedVarint(${p.field.tag});`);
-    lines.push(`w.unsignedVarint(${sizeExpression(p.field, p.v, 'true', p.nullable, rt)});`);
-    lines.push(writeStatement(p.field, p.v, 'true', p.nullable, rt));
-    lines.push('}');
-  }
-  lines.push(`${rt.use('writeRawTaggedFields')}(w, unknown, next, Infinity);`, '}');
+  const section = ['const unknown = m._unknownTaggedFields;', 'let count = unknown === undefined ? 0 : unknown.length;'];
+  // Whether each known tagged field is written: decided once, used for the count and the write.
+  tagged.forEach((p, i) => {
+    section.push(`const has${i} = ${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))};`, `if (has${i}) count++;`);
+  });
+  section.push('w.unsignedVarint(count);', 'let next = 0;');
+  tagged.forEach((p, i) => {
+    section.push(`if (has${i}) {`);
+    section.push(`next = ${rt.use('writeRawTaggedFields')}(w, unknown, next, ${p.field.tag});`);
+    section.push(`w.unsignedVarint(${p.field.tag});`);
+    section.push(`w.unsignedVarint(${sizeExpression(p.field, p.v, 'true', p.taggedNullable, rt)});`);
+    section.push(writeStatement(p.field, p.v, 'true', p.taggedNullable, rt));
+    section.push('}');
+  });
+  section.push(`${rt.use('writeRawTaggedFields')}(w, unknown, next, Infinity);`);
+  lines.push(...when(flexible, section));
   return lines;
 }
 

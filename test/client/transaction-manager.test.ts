@@ -7,7 +7,6 @@ import {
   ShareGroupMetadata,
   TransactionAbortableError,
   TransactionAbortedError,
-  UnsupportedVersionError,
 } from '../../client/index.js';
 import { createPartitionProduceResponse, createTopicProduceResponse } from '../../generated/ProduceResponse.js';
 import { respond } from './support/fake-server.js';
@@ -53,6 +52,22 @@ function calls(p: KafkaProducer) {
   };
 }
 
+/** Makes each of the calls `names` on `p` and expects every one to fail with `type`, its message matching `message`. */
+async function expectEachFails(
+  p: KafkaProducer,
+  names: ReadonlyArray<keyof ReturnType<typeof calls>>,
+  type: new (...args: any[]) => Error,
+  message: RegExp,
+  label = (name: string): string => name,
+): Promise<void> {
+  const c = calls(p);
+  for (const name of names) {
+    const error = await c[name]().catch((e: unknown) => e);
+    expect(error, label(name)).toBeInstanceOf(type);
+    expect((error as Error).message, name).toMatch(message);
+  }
+}
+
 describe('TransactionManager state machine', () => {
   it('walks UNINITIALIZED → READY → IN_TRANSACTION → COMMITTING → READY', async () => {
     const p = await setup();
@@ -87,39 +102,31 @@ describe('TransactionManager state machine', () => {
 
   it('UNINITIALIZED: every call but initTransactions raises IllegalStateError naming initTransactions()', async () => {
     const p = await setup();
-    const c = calls(p);
-    for (const name of [
-      'beginTransaction',
-      'send',
-      'sendOffsetsToTransaction',
-      'sendShareAcksToTransaction',
-      'commitTransaction',
-      'abortTransaction',
-    ] as const) {
-      const error = await c[name]().catch((e: unknown) => e);
-      expect(error, name).toBeInstanceOf(IllegalStateError);
-      expect((error as Error).message, name).toMatch(/call initTransactions\(\) first/);
-    }
+    await expectEachFails(
+      p,
+      [
+        'beginTransaction',
+        'send',
+        'sendOffsetsToTransaction',
+        'sendShareAcksToTransaction',
+        'commitTransaction',
+        'abortTransaction',
+      ],
+      IllegalStateError,
+      /call initTransactions\(\) first/,
+    );
   });
 
   it('READY: transactional calls raise IllegalStateError naming beginTransaction()', async () => {
     const p = await setup();
     await p.initTransactions();
-    const c = calls(p);
-    for (const name of [
-      'send',
-      'sendOffsetsToTransaction',
-      'sendShareAcksToTransaction',
-      'commitTransaction',
-      'abortTransaction',
-    ] as const) {
-      const error = await c[name]().catch((e: unknown) => e);
-      expect(error, name).toBeInstanceOf(IllegalStateError);
-      expect((error as Error).message, name).toMatch(
-        /in state READY: no transaction is in progress: call beginTransaction\(\) first/,
-      );
-    }
-    await expect(c.initTransactions()).rejects.toThrow(/initTransactions\(\) was already called \(state READY\)/);
+    await expectEachFails(
+      p,
+      ['send', 'sendOffsetsToTransaction', 'sendShareAcksToTransaction', 'commitTransaction', 'abortTransaction'],
+      IllegalStateError,
+      /in state READY: no transaction is in progress: call beginTransaction\(\) first/,
+    );
+    await expect(p.initTransactions()).rejects.toThrow(/initTransactions\(\) was already called \(state READY\)/);
   });
 
   it('IN_TRANSACTION: beginTransaction and initTransactions are illegal', async () => {
@@ -149,12 +156,13 @@ describe('TransactionManager state machine', () => {
       await p.send({ topic: 'out', partition: 0, value: 'x' }).catch(() => {});
       const first = p[end]();
       expect(p.transactionState).toBe(state);
-      const c = calls(p);
-      for (const name of ['beginTransaction', 'send', 'sendOffsetsToTransaction', 'sendShareAcksToTransaction', other] as const) {
-        const error = await c[name]().catch((e: unknown) => e);
-        expect(error, `${name} in ${state}`).toBeInstanceOf(IllegalStateError);
-        expect((error as Error).message, name).toMatch(new RegExp(`in state ${state}: ${end}\\(\\) is in progress`));
-      }
+      await expectEachFails(
+        p,
+        ['beginTransaction', 'send', 'sendOffsetsToTransaction', 'sendShareAcksToTransaction', other],
+        IllegalStateError,
+        new RegExp(`in state ${state}: ${end}\\(\\) is in progress`),
+        (name) => `${name} in ${state}`,
+      );
       const again = p[end]();
       await Promise.all([first, again]);
       expect(p.transactionState).toBe('READY');
@@ -182,18 +190,13 @@ describe('TransactionManager state machine', () => {
       /INVALID_RECORD \(87\): bad record/,
     );
     expect(p.transactionState).toBe('ABORTABLE_ERROR');
-    const c = calls(p);
-    for (const name of [
-      'send',
-      'sendOffsetsToTransaction',
-      'sendShareAcksToTransaction',
-      'commitTransaction',
-    ] as const) {
-      const error = await c[name]().catch((e: unknown) => e);
-      expect(error, name).toBeInstanceOf(TransactionAbortableError);
-      expect((error as Error).message, name).toMatch(/can only be aborted; call abortTransaction\(\)/);
-    }
-    await expect(c.beginTransaction()).rejects.toThrow(
+    await expectEachFails(
+      p,
+      ['send', 'sendOffsetsToTransaction', 'sendShareAcksToTransaction', 'commitTransaction'],
+      TransactionAbortableError,
+      /can only be aborted; call abortTransaction\(\)/,
+    );
+    await expect(calls(p).beginTransaction()).rejects.toThrow(
       /in state ABORTABLE_ERROR: the transaction failed and can only be aborted: call abortTransaction\(\)/,
     );
     await p.abortTransaction();

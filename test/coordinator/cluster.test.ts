@@ -6,9 +6,7 @@
  * the commit gets its marker once it is back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { partitionForKey } from '../../coordinator/cluster.js';
 import { ErrorCode } from '../../coordinator/errors.js';
-import type { BrokerConfigInput } from '../../coordinator/config.js';
 import {
   TestClient,
   addPartitions,
@@ -16,43 +14,33 @@ import {
   endTxn,
   eventually,
   fetchAll,
-  freePorts,
   initProducer,
+  keyLedBy,
   produce,
-  spawnBroker,
-  tempDir,
-  type BrokerProcess,
+  startCluster,
+  type TestCluster,
 } from './support/broker-harness.js';
 
 const TXN_PARTITIONS = 3;
-let nodes: BrokerProcess[] = [];
+let cluster: TestCluster;
 let clients: TestClient[] = [];
-let configs: BrokerConfigInput[] = [];
 
 /** A transactional id whose coordinator is node 0 (`__transaction_state` partition 0). */
 function txnIdOnNode0(prefix: string): string {
-  for (let i = 0; ; i++) if (partitionForKey(`${prefix}-${i}`, TXN_PARTITIONS) === 0) return `${prefix}-${i}`;
+  return keyLedBy(prefix, 0, TXN_PARTITIONS, 3);
 }
 
 beforeAll(async () => {
-  const ports = await freePorts(3);
-  const cluster = ports.map((port, nodeId) => ({ nodeId, host: '127.0.0.1', port }));
-  configs = cluster.map((n) => ({
-    nodeId: n.nodeId,
-    port: n.port,
-    cluster,
-    dataDir: tempDir(`kipgen-node${n.nodeId}-`),
+  cluster = await startCluster(3, 'kipgen-node', {
     topics: [{ name: 'out', partitions: 3 }],
     transactionStatePartitions: TXN_PARTITIONS,
     consumerOffsetsPartitions: 3,
-  }));
-  nodes = await Promise.all(configs.map((c) => spawnBroker(c)));
-  clients = await Promise.all(nodes.map((n) => TestClient.connect(n.port)));
+  });
+  clients = cluster.clients;
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-  await Promise.all(nodes.map((n) => n.kill9()));
+  await cluster?.close();
 });
 
 describe('three-node cluster', () => {
@@ -94,13 +82,11 @@ describe('three-node cluster', () => {
     const { producerId, producerEpoch } = await initProducer(tc, id, 20_000);
     await addPartitions(tc, id, producerId, producerEpoch, 'out', [2]);
     expect((await produce(clients[2]!, 'out', 2, batch({ values: ['survives'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
-    await clients[2]!.close().catch(() => undefined);
-    await nodes[2]!.kill9();
+    await cluster.kill9(2);
     expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
     expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(ErrorCode.CONCURRENT_TRANSACTIONS); // still PREPARE_COMMIT
-    nodes[2] = await spawnBroker(configs[2]!);
-    clients[2] = await TestClient.connect(nodes[2].port);
+    await cluster.restart(2);
     await eventually(async () => (await fetchAll(clients[2]!, 'out', 2, 'read_committed')).records.some((r) => r.value === 'survives'), 8000, 'marker after restart');
     await eventually(async () => (await endTxn(tc, id, producerId, producerEpoch, true)) === 0, 5000, 'COMPLETE_COMMIT');
   });

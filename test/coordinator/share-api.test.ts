@@ -25,6 +25,7 @@ import {
   shareFetch,
   txnShareAcknowledge,
   txnShareAcknowledgeFrame,
+  type TxnAckArgs,
 } from './share-wire.js';
 
 const LOCK_MS = 30_000;
@@ -561,6 +562,10 @@ describe('locks and delivery counts', () => {
 });
 
 describe('TxnShareAcknowledge (KIP-1289)', () => {
+  /**
+   * Joins `memberId` and starts `transactionalId`'s transaction with the share acks of `topic`-0 added.
+   * `acks` gives the fields of that member's TxnShareAcknowledge of `batches` on `topic`-0.
+   */
   async function txnSetup(topic: string, transactionalId: string, groupId: string, memberId: string) {
     await heartbeat(c, groupId, memberId, 0, [topic]);
     const member = await heartbeat(c, groupId, memberId, 1, null);
@@ -568,32 +573,33 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect(producer.errorCode).toBe(0);
     const added = await addShareAcksToTxn(c, transactionalId, producer.producerId, producer.producerEpoch, groupId, topic, [0]);
     expect(added.errorCode).toBe(0);
-    return { producer, memberEpoch: member.memberEpoch as number };
+    const acks = (batches: TxnAckArgs['partitions'][number]['batches'], generationId?: number): TxnAckArgs => ({
+      groupId,
+      transactionalId,
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      memberId,
+      generationId,
+      partitions: [{ topicId: topicId(topic), partition: 0, batches }],
+    });
+    return { producer, memberEpoch: member.memberEpoch as number, acks };
   }
 
   it('pins acknowledged records until COMMIT, which applies them', async () => {
     const t = topicId('txn-commit');
     await produceValues('txn-commit', ['a', 'b', 'c']);
-    const { producer, memberEpoch } = await txnSetup('txn-commit', 'tx-commit', 'g-txc', 'm1');
+    const { producer, memberEpoch, acks } = await txnSetup('txn-commit', 'tx-commit', 'g-txc', 'm1');
     expect((await open(c, 'g-txc', 'm1', 'txn-commit')).records).toHaveLength(3);
-    const r = await txnShareAcknowledge(c, {
-      groupId: 'g-txc',
-      transactionalId: 'tx-commit',
-      producerId: producer.producerId,
-      producerEpoch: producer.producerEpoch,
-      memberId: 'm1',
-      generationId: memberEpoch,
-      partitions: [
-        {
-          topicId: t,
-          partition: 0,
-          batches: [
-            { first: 0n, last: 1n, type: AckType.ACCEPT },
-            { first: 2n, last: 2n, type: AckType.RELEASE },
-          ],
-        },
-      ],
-    });
+    const r = await txnShareAcknowledge(
+      c,
+      acks(
+        [
+          { first: 0n, last: 1n, type: AckType.ACCEPT },
+          { first: 2n, last: 2n, type: AckType.RELEASE },
+        ],
+        memberEpoch,
+      ),
+    );
     expect(r.errorCode).toBe(0);
     expect(r.topics[0].partitions[0]).toMatchObject({ partition: 0, errorCode: 0 });
     // Locks do not run out while pending, and nobody else gets the records.
@@ -615,18 +621,10 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
   });
 
   it('ABORT makes the records available at once, delivery count kept', async () => {
-    const t = topicId('txn-abort');
     await produceValues('txn-abort', ['a', 'b']);
-    const { producer } = await txnSetup('txn-abort', 'tx-abort', 'g-txa', 'm1');
+    const { producer, acks } = await txnSetup('txn-abort', 'tx-abort', 'g-txa', 'm1');
     await open(c, 'g-txa', 'm1', 'txn-abort');
-    const r = await txnShareAcknowledge(c, {
-      groupId: 'g-txa',
-      transactionalId: 'tx-abort',
-      producerId: producer.producerId,
-      producerEpoch: producer.producerEpoch,
-      memberId: 'm1',
-      partitions: [{ topicId: t, partition: 0, batches: [{ first: 0n, last: 1n, type: AckType.ACCEPT }] }],
-    });
+    const r = await txnShareAcknowledge(c, acks([{ first: 0n, last: 1n, type: AckType.ACCEPT }]));
     expect(r.errorCode).toBe(0);
     expect(await endTxn(c, 'tx-abort', producer.producerId, producer.producerEpoch, false)).toBe(0);
     await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'abort marker');
@@ -739,26 +737,15 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
   it('a retry of a stored TxnShareAcknowledge (same bytes, response lost) succeeds without a second write; commit applies it once', async () => {
     const t = topicId('txn-retry');
     await produceValues('txn-retry', ['a', 'b', 'c']);
-    const { producer, memberEpoch } = await txnSetup('txn-retry', 'tx-retry', 'g-txr', 'm1');
+    const { producer, memberEpoch, acks } = await txnSetup('txn-retry', 'tx-retry', 'g-txr', 'm1');
     expect((await open(c, 'g-txr', 'm1', 'txn-retry')).records).toHaveLength(3);
-    const args = {
-      groupId: 'g-txr',
-      transactionalId: 'tx-retry',
-      producerId: producer.producerId,
-      producerEpoch: producer.producerEpoch,
-      memberId: 'm1',
-      generationId: memberEpoch,
-      partitions: [
-        {
-          topicId: t,
-          partition: 0,
-          batches: [
-            { first: 0n, last: 1n, type: AckType.ACCEPT },
-            { first: 2n, last: 2n, type: AckType.REJECT },
-          ],
-        },
+    const args = acks(
+      [
+        { first: 0n, last: 1n, type: AckType.ACCEPT },
+        { first: 2n, last: 2n, type: AckType.REJECT },
       ],
-    };
+      memberEpoch,
+    );
     const frame = txnShareAcknowledgeFrame(args);
     const writes = () =>
       [...ctx.shareStateLog.batches()].filter((b) => b.isTransactional && !b.isControl && b.producerId === producer.producerId).length;
@@ -856,18 +843,10 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
   });
 
   it('keeps pending acks pending across a broker restart, then the commit applies them', async () => {
-    const t = topicId('restart');
     await produceValues('restart', ['a', 'b', 'c']);
-    const { producer } = await txnSetup('restart', 'tx-restart', 'g-rs', 'm1');
+    const { producer, acks } = await txnSetup('restart', 'tx-restart', 'g-rs', 'm1');
     await open(c, 'g-rs', 'm1', 'restart');
-    const r = await txnShareAcknowledge(c, {
-      groupId: 'g-rs',
-      transactionalId: 'tx-restart',
-      producerId: producer.producerId,
-      producerEpoch: producer.producerEpoch,
-      memberId: 'm1',
-      partitions: [{ topicId: t, partition: 0, batches: [{ first: 0n, last: 1n, type: AckType.ACCEPT }] }],
-    });
+    const r = await txnShareAcknowledge(c, acks([{ first: 0n, last: 1n, type: AckType.ACCEPT }]));
     expect(r.errorCode).toBe(0);
     await c.close();
     await broker.close();

@@ -11,8 +11,6 @@
  * as WriteTxnMarkers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { partitionForKey } from '../../coordinator/cluster.js';
-import type { BrokerConfigInput } from '../../coordinator/config.js';
 import { ErrorCode as BrokerError } from '../../coordinator/errors.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ErrorCode } from '../../coordinator/share/error-codes.js';
@@ -21,12 +19,11 @@ import {
   batch,
   endTxn,
   eventually,
-  freePorts,
   initProducer,
+  keyLedBy,
   produce,
-  spawnBroker,
-  tempDir,
-  type BrokerProcess,
+  startCluster,
+  type TestCluster,
 } from './support/broker-harness.js';
 import {
   addShareAcksToTxn,
@@ -46,14 +43,13 @@ const TC = 0;
 const GC = 1;
 const REMOTE = 2; // leads work-2 and so holds its share state: neither coordinator
 
-let nodes: BrokerProcess[] = [];
+let cluster: TestCluster;
 let clients: TestClient[] = [];
-let configs: BrokerConfigInput[] = [];
 let topicId = '';
 
 /** A key whose partition (of `partitions`) is led by `node`. */
 function keyOnNode(prefix: string, node: number, partitions: number): string {
-  for (let i = 0; ; i++) if (partitionForKey(`${prefix}-${i}`, partitions) % NODES === node) return `${prefix}-${i}`;
+  return keyLedBy(prefix, node, partitions, NODES);
 }
 
 const GROUP = keyOnNode('sg', GC, OFFSETS_PARTITIONS);
@@ -131,28 +127,20 @@ async function completed(txn: Txn, commit: boolean, what: string): Promise<void>
 }
 
 beforeAll(async () => {
-  const ports = await freePorts(NODES);
-  const cluster = ports.map((port, nodeId) => ({ nodeId, host: '127.0.0.1', port }));
-  configs = cluster.map((n) => ({
-    nodeId: n.nodeId,
-    port: n.port,
-    cluster,
-    dataDir: tempDir(`kipgen-share-node${n.nodeId}-`),
+  cluster = await startCluster(NODES, 'kipgen-share-node', {
     topics: [{ name: 'work', partitions: NODES }],
     transactionStatePartitions: TXN_PARTITIONS,
     consumerOffsetsPartitions: OFFSETS_PARTITIONS,
     // Long locks: records that come back do so because of an abort, never an expiry.
     shareGroup: { recordLockDurationMs: 60_000 },
-  }));
-  nodes = await Promise.all(configs.map((c) => spawnBroker(c)));
-  clients = await Promise.all(nodes.map((n) => TestClient.connect(n.port)));
+  });
+  clients = cluster.clients;
   const metadata = await clients[0]!.call(3, { topics: [{ name: 'work', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }, 12);
   topicId = metadata.topics[0].topicId;
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-  await Promise.all(nodes.map((n) => n.kill9()));
+  await cluster?.close();
 });
 
 describe('KIP-1289 across three nodes', () => {
@@ -194,7 +182,7 @@ describe('KIP-1289 across three nodes', () => {
     await completed(txn, true, 'COMPLETE_COMMIT of (a)');
     for (let p = 0; p < NODES; p++) {
       // The marker is in that node's own __share_group_state partition, after the one transactional write.
-      const onDisk = shareStateBatches(configs[p]!.dataDir!, p).filter((b) => b.producerId === txn.producerId);
+      const onDisk = shareStateBatches(cluster.configs[p]!.dataDir!, p).filter((b) => b.producerId === txn.producerId);
       expect(onDisk.filter((b) => !b.control)).toHaveLength(1);
       expect(onDisk.some((b) => b.control)).toBe(true);
       // ACKNOWLEDGED there: never redelivered; the next record is.
@@ -251,8 +239,7 @@ describe('KIP-1289 across three nodes', () => {
     // m3 holds work-2 offsets 3-4 (from (c)); they go into a transaction, then node 2 dies.
     const txn = await beginShareTransaction(keyOnNode('tx-d', TC, TXN_PARTITIONS), [REMOTE]);
     expect((await txnShareAcknowledge(clients[REMOTE]!, acks(txn, '', -1, REMOTE, 3n, 4n), 0)).errorCode).toBe(0);
-    await clients[REMOTE]!.close().catch(() => undefined);
-    await nodes[REMOTE]!.kill9();
+    await cluster.kill9(REMOTE);
 
     expect(await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, true)).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
@@ -261,13 +248,12 @@ describe('KIP-1289 across three nodes', () => {
       BrokerError.CONCURRENT_TRANSACTIONS,
     );
 
-    nodes[REMOTE] = await spawnBroker(configs[REMOTE]!);
-    clients[REMOTE] = await TestClient.connect(nodes[REMOTE].port);
+    await cluster.restart(REMOTE);
     for (const key of [...sessions.keys()]) if (key.startsWith(`${REMOTE}/`)) sessions.delete(key);
     await completed(txn, true, 'COMPLETE_COMMIT of (d) after the restart');
 
     // Written once, committed: 3-4 are never delivered again; what follows them is.
-    expect(transactionalWrites(configs[REMOTE]!.dataDir!, REMOTE, txn.producerId)).toBe(1);
+    expect(transactionalWrites(cluster.configs[REMOTE]!.dataDir!, REMOTE, txn.producerId)).toBe(1);
     expect(await produceTo(REMOTE, ['r-f'])).toBe(5n);
     expect((await fetchOn(REMOTE, 'm4')).get(REMOTE)!.map((r) => [r.offset, r.value, r.deliveryCount])).toEqual([[5n, 'r-f', 1]]);
     // A retry of the acks, as a client whose response was lost would send: committed already, so refused.

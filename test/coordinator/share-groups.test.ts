@@ -1,24 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { assignPartitions } from '../../coordinator/share/assignor.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
-import { ErrorCode, ShareError } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/error-codes.js';
 import { ShareGroups } from '../../coordinator/share/share-groups.js';
 import { ShareSessions } from '../../coordinator/share/share-sessions.js';
+import { shareErrorCode as codeOf } from './support/share-errors.js';
 
 const TOPICS = new Map([
   ['a', { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: 4 }],
   ['b', { topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partitions: 1 }],
 ]);
-
-function codeOf(fn: () => unknown): number {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ShareError) return error.code;
-    throw error;
-  }
-  return ErrorCode.NONE;
-}
 
 describe('assignor', () => {
   it('spreads partitions round-robin over the subscribers, sorted by member id', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AckType, validateAckBatches, validateTxnAckBatches, type AckRange } from '../../coordinator/share/acknowledgements.js';
-import { ErrorCode, ShareError } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/error-codes.js';
 import { SharePartition, type LogWindow } from '../../coordinator/share/share-partition.js';
+import { shareErrorCode as errorCodeOf } from './support/share-errors.js';
 
 const KEY = { groupId: 'g', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partition: 0 };
 const LIMITS = { deliveryCountLimit: 3, recordLockDurationMs: 30_000, maxRecordLocks: 200 };
@@ -15,16 +16,6 @@ function window(start: bigint, end: bigint, holes: bigint[] = []): LogWindow {
 
 function ack(first: bigint, last: bigint, ...types: number[]): AckRange {
   return { firstOffset: first, lastOffset: last, types };
-}
-
-function errorCodeOf(fn: () => unknown): number {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ShareError) return error.code;
-    throw error;
-  }
-  return ErrorCode.NONE;
 }
 
 function fresh(limits = LIMITS): SharePartition {

@@ -63,12 +63,7 @@ export function shareFetch(
         createFetchTopic({
           topicId,
           partitions: parts.map((p) =>
-            createFetchPartition({
-              partitionIndex: p.partition,
-              acknowledgementBatches: (p.acks ?? []).map((a) =>
-                createAcknowledgementBatch({ firstOffset: a.first, lastOffset: a.last, acknowledgeTypes: a.types }),
-              ),
-            }),
+            createFetchPartition({ partitionIndex: p.partition, acknowledgementBatches: acknowledgementBatches(p) }),
           ),
         }),
       ),
@@ -93,12 +88,7 @@ export function shareAcknowledge(
         createAcknowledgeTopic({
           topicId,
           partitions: parts.map((p) =>
-            createAcknowledgePartition({
-              partitionIndex: p.partition,
-              acknowledgementBatches: (p.acks ?? []).map((a) =>
-                createAcknowledgementBatch({ firstOffset: a.first, lastOffset: a.last, acknowledgeTypes: a.types }),
-              ),
-            }),
+            createAcknowledgePartition({ partitionIndex: p.partition, acknowledgementBatches: acknowledgementBatches(p) }),
           ),
         }),
       ),
@@ -239,6 +229,11 @@ export function delivered(partitionData: any): { offset: bigint; value: string; 
     }
   }
   return out;
+}
+
+/** AcknowledgementBatches of a ShareFetch or ShareAcknowledge partition (the two share the batch layout). */
+function acknowledgementBatches(p: PartitionAcks) {
+  return (p.acks ?? []).map((a) => createAcknowledgementBatch({ firstOffset: a.first, lastOffset: a.last, acknowledgeTypes: a.types }));
 }
 
 function byTopic<T extends { topicId: string }>(items: readonly T[]): [string, T[]][] {

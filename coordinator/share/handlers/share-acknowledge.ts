@@ -2,7 +2,7 @@ import { ShareAcknowledgeRequest, ShareAcknowledgeResponse } from '../../../gene
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
 import type { AckRequestPartition } from '../share-partitions.js';
-import { unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
+import { expelUnknownMember, missingIdError, type ShareRuntime } from '../share-runtime.js';
 import { FINAL_EPOCH, INITIAL_EPOCH } from '../share-sessions.js';
 import { byTopic, currentLeader, nodeEndpoints } from './partition-responses.js';
 
@@ -19,22 +19,15 @@ export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
       ShareAcknowledgeResponse.create({ errorCode: code, errorMessage: message, acquisitionLockTimeoutMs: rt.config.recordLockDurationMs });
     const groupId = request.groupId ?? '';
     const memberId = request.memberId ?? '';
-    if (groupId === '') return fail(ErrorCode.INVALID_GROUP_ID, 'GroupId can not be empty');
-    if (memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty');
+    const missing = missingIdError(groupId, memberId);
+    if (missing !== null) return fail(missing.code, missing.message);
     const epoch = request.shareSessionEpoch;
     if (epoch === INITIAL_EPOCH)
       return fail(ErrorCode.INVALID_SHARE_SESSION_EPOCH, 'ShareAcknowledge cannot open a share session (epoch 0)');
 
     // As ShareFetch: a member no longer in the group (this node coordinates it) acknowledges nothing.
-    const notMember = unknownMemberMessage(rt, groupId, memberId);
-    if (notMember !== null) {
-      const stale = rt.sessions.ofMember(groupId, memberId);
-      if (stale !== undefined) {
-        rt.sessions.remove(stale);
-        await rt.partitions.releaseMember(groupId, memberId);
-      }
-      return fail(ErrorCode.UNKNOWN_MEMBER_ID, notMember);
-    }
+    const notMember = await expelUnknownMember(rt, groupId, memberId);
+    if (notMember !== null) return fail(ErrorCode.UNKNOWN_MEMBER_ID, notMember);
 
     let session;
     try {

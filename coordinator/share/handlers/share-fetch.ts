@@ -1,7 +1,7 @@
 import { ShareFetchRequest, ShareFetchResponse } from '../../../generated/index.js';
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
-import { unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
+import { expelUnknownMember, missingIdError, unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, partitionKey, type ShareSession } from '../share-sessions.js';
 import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRef } from '../share-partitions.js';
 import { byTopic, currentLeader, nodeEndpoints, refKey } from './partition-responses.js';
@@ -27,8 +27,8 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
       ShareFetchResponse.create({ errorCode: code, errorMessage: message, acquisitionLockTimeoutMs: rt.config.recordLockDurationMs });
     const groupId = request.groupId ?? '';
     const memberId = request.memberId ?? '';
-    if (groupId === '') return fail(ErrorCode.INVALID_GROUP_ID, 'GroupId can not be empty');
-    if (memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId can not be empty');
+    const missing = missingIdError(groupId, memberId);
+    if (missing !== null) return fail(missing.code, missing.message);
 
     const acks: AckRequestPartition[] = [];
     const requested: PartitionRef[] = [];
@@ -43,15 +43,8 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
 
     // A member the group coordinator expired (or that left) must not acquire records until it joins again:
     // each acquisition would be a delivery it cannot acknowledge. Its session goes, with whatever it still held.
-    const notMember = unknownMemberMessage(rt, groupId, memberId);
-    if (notMember !== null) {
-      const stale = rt.sessions.ofMember(groupId, memberId);
-      if (stale !== undefined) {
-        rt.sessions.remove(stale);
-        await rt.partitions.releaseMember(groupId, memberId);
-      }
-      return fail(ErrorCode.UNKNOWN_MEMBER_ID, notMember);
-    }
+    const notMember = await expelUnknownMember(rt, groupId, memberId);
+    if (notMember !== null) return fail(ErrorCode.UNKNOWN_MEMBER_ID, notMember);
 
     let session: ShareSession;
     try {

@@ -5,7 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
+import { freePorts } from '../../../chaos/harness.js';
+export { freePorts };
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { apiByKey } from '../../../generated/index.js';
@@ -13,6 +14,7 @@ import { createFetchPartition, createFetchTopic } from '../../../generated/Fetch
 import { KafkaConnection } from '../../../runtime/connection.js';
 import { decodeRecordBatches, encodeRecordBatch, type ApiMessageCodec } from '../../../runtime/index.js';
 import { startBroker, type Broker } from '../../../coordinator/broker.js';
+import { partitionForKey } from '../../../coordinator/cluster.js';
 import type { BrokerConfigInput } from '../../../coordinator/config.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -41,16 +43,6 @@ export async function startTestBroker(config: BrokerConfigInput, lines?: string[
     { host: '127.0.0.1', port: 0, ...FAST, ...config },
     { shareCoordinator: null, log: (line) => lines?.push(line) },
   );
-}
-
-/** Free ports for a static cluster (bound then released: fine on a quiet loopback). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<net.Server>((resolve) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => resolve(s)); })),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
 }
 
 export interface BrokerProcess {
@@ -112,6 +104,55 @@ export async function spawnBroker(config: BrokerConfigInput, env: Record<string,
       await exited;
     },
   };
+}
+
+/** A static cluster of broker processes with one client connected to each node (index = node id). */
+export interface TestCluster {
+  readonly configs: readonly BrokerConfigInput[];
+  /** The node processes; restart() replaces an entry in place. */
+  readonly nodes: BrokerProcess[];
+  /** A client per node; restart() replaces an entry in place. */
+  readonly clients: TestClient[];
+  /** Closes the node's client, then kills the node with -9. */
+  kill9(node: number): Promise<void>;
+  /** Spawns a node again on its data directory and connects a new client to it. */
+  restart(node: number): Promise<void>;
+  /** Closes every client and kills every node. */
+  close(): Promise<void>;
+}
+
+/**
+ * Spawns a `count`-node static cluster on free ports: node i gets `config`,
+ * the cluster list and its own data directory (`<dirPrefix><i>-…`).
+ */
+export async function startCluster(count: number, dirPrefix: string, config: BrokerConfigInput): Promise<TestCluster> {
+  const ports = await freePorts(count);
+  const cluster = ports.map((port, nodeId) => ({ nodeId, host: '127.0.0.1', port }));
+  const configs = cluster.map((n) => ({ ...config, nodeId: n.nodeId, port: n.port, cluster, dataDir: tempDir(`${dirPrefix}${n.nodeId}-`) }));
+  const nodes = await Promise.all(configs.map((c) => spawnBroker(c)));
+  const clients = await Promise.all(nodes.map((n) => TestClient.connect(n.port)));
+  return {
+    configs,
+    nodes,
+    clients,
+    async kill9(node) {
+      await clients[node]!.close().catch(() => undefined);
+      await nodes[node]!.kill9();
+    },
+    async restart(node) {
+      nodes[node] = await spawnBroker(configs[node]!);
+      clients[node] = await TestClient.connect(nodes[node].port);
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await Promise.all(nodes.map((n) => n.kill9()));
+    },
+  };
+}
+
+/** The first `<prefix>-<i>` whose coordinator partition (of `partitions`) is led by `node` of a `nodes`-node cluster. */
+export function keyLedBy(prefix: string, node: number, partitions: number, nodes: number): string {
+  for (let i = 0; ; i++) if (partitionForKey(`${prefix}-${i}`, partitions) % nodes === node) return `${prefix}-${i}`;
 }
 
 /** A connection with one-line typed calls: `await c.call(22, {...}, 4)`. */

@@ -1,0 +1,12 @@
+import { ErrorCode, ShareError } from '../../../coordinator/share/error-codes.js';
+
+/** The code of the ShareError that `fn` throws, or NONE when it returns; any other error is rethrown. */
+export function shareErrorCode(fn: () => unknown): number {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ShareError) return error.code;
+    throw error;
+  }
+  return ErrorCode.NONE;
+}
