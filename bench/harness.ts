@@ -55,7 +55,7 @@ export interface ComparisonResult {
   workload: string;
   api: string;
   version: number;
-  op: 'encode' | 'decode';
+  op: 'encode' | 'encodeChunks' | 'decode';
   bytesPerOp: number;
   skipped?: string;
   rows: ParticipantResult[];

@@ -22,7 +22,7 @@ import { parseRecordBatches, type BenchRecord } from './recordBatch.js';
 import { decodeRecordBatches, encodeRecordBatch, type RecordBatch } from '../runtime/record-batch.js';
 import { flatFromBatches } from './normalize.js';
 import { REQUEST_FLEXIBLE_FROM } from './reference.js';
-import type { DecodeCase, EncodeCase } from './types.js';
+import type { ChunksCase, DecodeCase, EncodeCase } from './types.js';
 import type {
   FetchWorkload,
   MetadataWorkload,
@@ -37,6 +37,8 @@ import type {
 /** What the bench needs from a generated codec (a subset of runtime/codec.ts MessageCodec). */
 export interface OursCodec {
   encode(message: any, version: number): Uint8Array;
+  /** Zero-copy encode (runtime writeChunks); absent in codecs from before it. */
+  encodeChunks?(message: any, version: number): Uint8Array[];
   decode(bytes: Uint8Array, version: number): any;
   /** A message with every field at its default, overridden by `fields` (top level). */
   create?(fields?: any): any;
@@ -183,6 +185,15 @@ export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint
     producePrebuilt(w: ProduceWorkload, version: number): EncodeCase {
       const msg = full(reg.ProduceRequest, w.message(version));
       return { ...sync, version, encode: () => reg.ProduceRequest.encode(msg, version) };
+    },
+
+    /** encodeChunks: the batches referenced, not copied (how our client and broker send). */
+    producePrebuiltChunks(w: ProduceWorkload, version: number): ChunksCase | null {
+      const codec = reg.ProduceRequest;
+      const encodeChunks = codec.encodeChunks;
+      if (typeof encodeChunks !== 'function') return null;
+      const msg = full(codec, w.message(version));
+      return { async: false, version, encode: () => encodeChunks.call(codec, msg, version) };
     },
 
     /** Build the batches from the messages, then encode: the same work as the peers' own Produce encoders. */

@@ -4,7 +4,7 @@
 // what that participant needs (see harness.ts, "isolation").
 import type { Participant } from './harness.js';
 import { PEER_VERSIONS } from './peers/versions.js';
-import type { DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
+import type { ChunksCase, DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
 import { bytesDiff, valueDiff } from './normalize.js';
 import { RECORD_BATCHES, loadOurs, oursCases } from './ours.js';
 import {
@@ -31,7 +31,7 @@ export interface ComparisonPlan {
   workload: string;
   api: string;
   version: number;
-  op: 'encode' | 'decode';
+  op: 'encode' | 'encodeChunks' | 'decode';
   bytesPerOp: number;
   participants: ParticipantPlan[];
   skipped?: string;
@@ -97,6 +97,21 @@ function fromEncode(c: EncodeCase, expected: () => Uint8Array): Participant {
   };
 }
 
+/** A chunk list must concatenate to the expected bytes; the concatenation is the check's, not the op's. */
+function fromChunks(c: ChunksCase, expected: () => Uint8Array): Participant {
+  return {
+    version: c.version,
+    async: c.async,
+    op: c.encode,
+    note: c.note,
+    check: async () => {
+      const got = c.encode();
+      if (!Array.isArray(got) || !got.every((chunk) => chunk instanceof Uint8Array)) return 'encode did not return a list of Uint8Array chunks';
+      return bytesDiff(expected(), Buffer.concat(got));
+    },
+  };
+}
+
 function fromDecode(c: DecodeCase, input: () => Buffer, canonical: () => unknown): Participant {
   const bytes = input();
   return {
@@ -141,6 +156,36 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       participants: [
         ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(W.produce(), v), exp)))] : []),
         P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(W.produce())!, exp))),
+      ],
+    });
+  }
+  // The same request as zero-copy chunks, where a library can end there: platformatic's
+  // Writer keeps a chunk list; kafkajs's Encoder is one Buffer (its adapter says null).
+  for (const lib of ['platformatic'] as const) {
+    const v = PEER_VERSIONS[lib].Produce;
+    const exp = () => W.produce().expected(v);
+    const peerChunks = (a: PeerAdapter) => {
+      const c = a.producePrebuiltChunks(W.produce());
+      if (c === null) throw new NotApplicable(`${lib} has no chunk-list output`);
+      return fromChunks(c, exp);
+    };
+    add({
+      workload: '1 Produce, pre-built batches',
+      api: 'ProduceRequest',
+      version: v,
+      op: 'encodeChunks',
+      bytesPerOp: exp().length,
+      participants: [
+        ...(o.ours
+          ? [
+              P('ours', 'ours', 'ours (encodeChunks)', ours((c) => {
+                const chunks = c.producePrebuiltChunks(W.produce(), v);
+                if (chunks === null) throw new NotApplicable('these codecs have no encodeChunks');
+                return fromChunks(chunks, exp);
+              })),
+            ]
+          : []),
+        P(lib, 'peer', `${lib} (framing replica, chunk list)`, peer(lib, peerChunks)),
       ],
     });
   }

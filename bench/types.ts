@@ -13,6 +13,14 @@ export interface EncodeCase {
   note?: string;
 }
 
+/** One encoder whose output is a list of chunks (zero-copy: the record batches are referenced, not copied). */
+export interface ChunksCase {
+  version: number;
+  async: false;
+  encode(): Uint8Array[];
+  note?: string;
+}
+
 /** One decoder. `normalize` maps its value to the canonical form used by the equal-work check (untimed). */
 export interface DecodeCase {
   version: number;
@@ -28,6 +36,8 @@ export interface PeerAdapter {
   libVersion: string;
   /** Workload 1, equal work: request body around pre-built RecordBatch bytes (see each adapter for how). */
   producePrebuilt(w: ProduceWorkload): EncodeCase | null;
+  /** Workload 1 as a chunk list that references the pre-built batches (what a vectored socket write takes); null when the library cannot. */
+  producePrebuiltChunks(w: ProduceWorkload): ChunksCase | null;
   /** Workload 1, the library's own Produce encoder, which builds the record batches from messages. */
   produceFromMessages(w: ProduceWorkload): EncodeCase | null;
   metadataDecode(w: MetadataWorkload): DecodeCase | null;

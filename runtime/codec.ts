@@ -22,6 +22,12 @@ export interface MessageCodec<T> {
   /** A message with every field set to its default, overridden by `fields`. */
   create(fields?: Partial<T>): T;
   encode(message: T, version: number): Uint8Array;
+  /**
+   * The same bytes as `encode`, as chunks that reference the message's large
+   * byte values (records above all) instead of copying them: for a vectored
+   * socket write. Those values must not change until the chunks are sent.
+   */
+  encodeChunks(message: T, version: number): Uint8Array[];
   /** Decodes exactly `bytes` (trailing bytes are an error). */
   decode(bytes: Uint8Array, version: number): T;
   /** Size pass: the bytes `write` will produce. */

@@ -24,7 +24,7 @@
 import { EventEmitter } from 'node:events';
 import * as net from 'node:net';
 import type { ApiMessageCodec } from './codec.js';
-import { encodeFrame, FrameReader } from './framing.js';
+import { encodeFrameChunks, FrameReader } from './framing.js';
 import { Reader } from './reader.js';
 import { RequestHeader } from '../generated/RequestHeader.js';
 import { ResponseHeader } from '../generated/ResponseHeader.js';
@@ -215,6 +215,10 @@ export class KafkaConnection extends EventEmitter {
    * codec defaults to the API's own (looked up by API key); pass it to get a
    * typed response. Produce with
    * `acks = 0` resolves with `undefined` as soon as the frame is written.
+   *
+   * Byte values of 1 KiB or more in the request (record batches above all)
+   * are written without being copied, as Kafka's own client does: they must
+   * not be modified after `send` is called.
    */
   send<Req, Res = unknown>(
     requestCodec: ApiMessageCodec<Req>,
@@ -243,7 +247,7 @@ export class KafkaConnection extends EventEmitter {
     const correlationId = this.nextCorrelationId;
     this.nextCorrelationId = (this.nextCorrelationId + 1) | 0;
     if (this.nextCorrelationId < 0) this.nextCorrelationId = 0;
-    let frame: Uint8Array;
+    let frame: Uint8Array[];
     try {
       const header = RequestHeader.create({
         requestApiKey: apiKey,
@@ -251,7 +255,7 @@ export class KafkaConnection extends EventEmitter {
         correlationId,
         clientId: this.clientId,
       });
-      frame = encodeFrame(RequestHeader, header, requestCodec.headerVersion(version), requestCodec, request, version);
+      frame = encodeFrameChunks(RequestHeader, header, requestCodec.headerVersion(version), requestCodec, request, version);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -296,9 +300,12 @@ export class KafkaConnection extends EventEmitter {
     return this.closed.then(() => undefined);
   }
 
-  private write(frame: Uint8Array): void {
-    // Cork the socket for the rest of this tick so that requests pipelined
-    // together leave in one write.
+  /**
+   * Writes a frame's chunks (its record batches are not copied; see
+   * `encodeFrameChunks`). The socket stays corked for the rest of this tick so
+   * that the chunks, and requests pipelined together, leave in one vectored write.
+   */
+  private write(frame: Uint8Array[]): void {
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
@@ -307,7 +314,7 @@ export class KafkaConnection extends EventEmitter {
         this.socket.uncork();
       });
     }
-    this.socket.write(frame);
+    for (const chunk of frame) this.socket.write(chunk);
   }
 
   private onData(chunk: Buffer): void {

@@ -2,7 +2,7 @@ import type { ApiMessageCodec, MessageCodec, SpecType, VersionRange } from './co
 import { decodeErrorAt, UnsupportedVersionError } from './errors.js';
 import type { JsonObject } from './json.js';
 import { Reader } from './reader.js';
-import { Writer } from './writer.js';
+import { Writer, writeChunks } from './writer.js';
 
 /** What a generated module supplies; encode and decode are derived from it. */
 export interface CodecParts<T> {
@@ -40,6 +40,10 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
       const writer = new Writer(parts.size(message, version));
       parts.write(writer, message, version);
       return writer.finish();
+    },
+    encodeChunks(message, version) {
+      check(version);
+      return writeChunks(parts.size(message, version), (writer) => parts.write(writer, message, version));
     },
     decode(bytes, version) {
       check(version);

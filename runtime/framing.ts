@@ -1,6 +1,6 @@
 import { EncodeError } from './errors.js';
 import type { MessageCodec } from './codec.js';
-import { Writer } from './writer.js';
+import { Writer, writeChunks } from './writer.js';
 
 /**
  * Kafka frames every request and response with a big-endian int32 size. These
@@ -23,6 +23,27 @@ export function encodeFrame<H, B>(
   headerCodec.write(writer, header, headerVersion);
   bodyCodec.write(writer, body, bodyVersion);
   return writer.finish();
+}
+
+/**
+ * `encodeFrame` as zero-copy chunks (see `writeChunks`): the frame's large byte
+ * values are referenced, not copied. Write the chunks in order, corked, so
+ * they leave in one vectored write.
+ */
+export function encodeFrameChunks<H, B>(
+  headerCodec: MessageCodec<H>,
+  header: H,
+  headerVersion: number,
+  bodyCodec: MessageCodec<B>,
+  body: B,
+  bodyVersion: number,
+): Uint8Array[] {
+  const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
+  return writeChunks(4 + size, (writer) => {
+    writer.int32(size);
+    headerCodec.write(writer, header, headerVersion);
+    bodyCodec.write(writer, body, bodyVersion);
+  });
 }
 
 /** Thrown by FrameReader for a frame the peer should never have sent; the connection is beyond repair. */

@@ -158,6 +158,9 @@ export const kafkajsPeer: PeerAdapter = {
     };
   },
 
+  // kafkajs's Encoder is one growing Buffer: it has no chunk list to end at.
+  producePrebuiltChunks: () => null,
+
   produceFromMessages(w): EncodeCase {
     const { request } = produce.protocol({ version: KAFKAJS_VERSIONS.Produce })({
       acks: w.acks,

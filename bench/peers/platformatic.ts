@@ -28,7 +28,8 @@ import {
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { DecodeCase, EncodeCase, PeerAdapter } from '../types.js';
+import type { ChunksCase, DecodeCase, EncodeCase, PeerAdapter } from '../types.js';
+import type { ProduceWorkload } from '../workloads.js';
 import { flatFromBatches } from '../normalize.js';
 import { hexUuidToKafka } from '../wire.js';
 import { PEER_VERSIONS, assertVersions } from './versions.js';
@@ -98,36 +99,54 @@ const normalizeFetchV17 = (d: any) => ({
   })),
 });
 
+/**
+ * The body of produce-v11 createRequestAsync(), which takes per-partition record
+ * batches as Writers (normally made by createRecordsBatchAsync). Here each Writer wraps
+ * a pre-built batch; the statements are platformatic's, on its Writer. Returns the
+ * request's Writer, whose `.buffer` concatenates and whose `.buffers` does not.
+ */
+function produceV11Replica(w: ProduceWorkload): () => InstanceType<typeof Writer> {
+  const topics = w.topics.map((t) => ({
+    topic: t.name,
+    partitions: t.partitions.map((p) => ({ partition: p.index, records: Writer.create().append(Buffer.from(p.batch)) })),
+  }));
+  const acks = w.acks;
+  const timeout = w.timeoutMs;
+  const transactionalId = undefined;
+  return () =>
+    Writer.create()
+      .appendString(transactionalId)
+      .appendInt16(acks)
+      .appendInt32(timeout)
+      .appendArray(topics, (w: any, { topic, partitions }: any) => {
+        w.appendString(topic).appendArray(partitions, (w: any, { partition, records }: any) => {
+          w.appendInt32(partition).appendUnsignedVarInt(records.length + 1).appendFrom(records);
+        });
+      })
+      .appendTaggedFields();
+}
+
 export const platformaticPeer: PeerAdapter = {
   lib: 'platformatic',
   libVersion,
 
   producePrebuilt(w): EncodeCase {
-    // The body of produce-v11 createRequestAsync(), which takes per-partition record
-    // batches as Writers (normally made by createRecordsBatchAsync). Here each Writer wraps
-    // a pre-built batch; the statements below are platformatic's, on its Writer.
-    const topics = w.topics.map((t) => ({
-      topic: t.name,
-      partitions: t.partitions.map((p) => ({ partition: p.index, records: Writer.create().append(Buffer.from(p.batch)) })),
-    }));
-    const acks = w.acks;
-    const timeout = w.timeoutMs;
-    const transactionalId = undefined;
+    const request = produceV11Replica(w);
     return {
       version: PLATFORMATIC_VERSIONS.Produce,
       async: false,
-      encode: () =>
-        Writer.create()
-          .appendString(transactionalId)
-          .appendInt16(acks)
-          .appendInt32(timeout)
-          .appendArray(topics, (w: any, { topic, partitions }: any) => {
-            w.appendString(topic).appendArray(partitions, (w: any, { partition, records }: any) => {
-              w.appendInt32(partition).appendUnsignedVarInt(records.length + 1).appendFrom(records);
-            });
-          })
-          .appendTaggedFields().buffer,
+      encode: () => request().buffer,
       note: 'platformatic has no raw-batch entry point either: bench replica of produce-v11 createRequestAsync (its Writer) fed Writers wrapping the pre-built batches',
+    };
+  },
+
+  producePrebuiltChunks(w): ChunksCase {
+    const request = produceV11Replica(w);
+    return {
+      version: PLATFORMATIC_VERSIONS.Produce,
+      async: false,
+      encode: () => request().buffers,
+      note: "the same replica, ending at its Writer's chunk list (`.buffers`, the batches not copied) instead of `.buffer` (one Buffer.concat)",
     };
   },
 

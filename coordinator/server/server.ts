@@ -18,7 +18,7 @@
  */
 import * as net from 'node:net';
 import { ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
-import { FrameError, FrameReader, Reader, encodeFrame, type ApiMessageCodec } from '../../runtime/index.js';
+import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
@@ -221,7 +221,10 @@ class Connection {
         try {
           const response = await this.handle(frame);
           if (response !== null && !this.closed) {
-            this.socket.write(response);
+            // Record batches read from the log go out by reference (encodeFrameChunks), in one vectored write.
+            this.socket.cork();
+            for (const chunk of response) this.socket.write(chunk);
+            this.socket.uncork();
             await this.unsentDrained();
           }
         } catch (error) {
@@ -243,7 +246,7 @@ class Connection {
   }
 
   /** Decodes, dispatches and encodes one request; null when no response is due (Produce acks=0). */
-  private async handle(frame: Uint8Array): Promise<Uint8Array | null> {
+  private async handle(frame: Uint8Array): Promise<Uint8Array[] | null> {
     if (frame.length < 8) throw new RejectedFrame(`frame of ${frame.length} bytes is too short for a request header`);
     const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
     const apiKey = view.getInt16(0);
@@ -270,7 +273,7 @@ class Connection {
           this.options.log(`connection ${this.id}: ${api.name} v${apiVersion} correlation ${correlationId} client ${JSON.stringify(clientId)} (unsupported: answered with v0)`);
         }
         const body = ApiVersionsResponse.create({ errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: registry.advertised() });
-        return encodeFrame(ResponseHeader, ResponseHeader.create({ correlationId }), 0, ApiVersionsResponse, body, 0);
+        return encodeFrameChunks(ResponseHeader, ResponseHeader.create({ correlationId }), 0, ApiVersionsResponse, body, 0);
       }
       throw new RejectedFrame(
         `${api.name} v${apiVersion} is not supported (served: v${registered.minVersion}-${registered.maxVersion}, correlation id ${correlationId})`,
@@ -316,6 +319,6 @@ class Connection {
     if (apiKey === PRODUCE_KEY && (request as { acks: number }).acks === 0) return null;
     metrics.countResponseErrors(body);
     const responseHeader = ResponseHeader.create({ correlationId: header.correlationId });
-    return encodeFrame(ResponseHeader, responseHeader, responseCodec.headerVersion(apiVersion), responseCodec, body, apiVersion);
+    return encodeFrameChunks(ResponseHeader, responseHeader, responseCodec.headerVersion(apiVersion), responseCodec, body, apiVersion);
   }
 }

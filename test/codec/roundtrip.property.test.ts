@@ -20,6 +20,7 @@ describe('round trip of random messages at every version', () => {
             const message = codec.fromJson(json, version);
             const bytes = codec.encode(message, version);
             expect(codec.size(message, version)).toBe(bytes.length);
+            expect(toHex(Buffer.concat(codec.encodeChunks(message, version)))).toBe(toHex(bytes));
             const decoded = codec.decode(bytes, version);
             expect(jsonDifference(codec.toJson(decoded, version), codec.toJson(message, version))).toBeUndefined();
             expect(toHex(codec.encode(decoded, version))).toBe(toHex(bytes));
