@@ -2,8 +2,9 @@
 //
 // Compares OUR generated codecs (../generated/index.js, see ours.ts) with the hand-written
 // protocol code of kafkajs 2.2.4 and @platformatic/kafka 2.12.1, in one process, on:
-//   1. ProduceRequest, 100 partitions of pre-built RecordBatch v2 (encode), and the same
-//      from message objects (each peer's own Produce encoder builds the batches)
+//   1. ProduceRequest, 100 partitions of pre-built RecordBatch v2 (encode to one buffer, and
+//      to zero-copy chunks against platformatic's Writer chunk list), and the same from
+//      message objects (each peer's own Produce encoder builds the batches)
 //   2. MetadataResponse, 1,000 partitions (decode; encode: ours only, no peer has one)
 //   3. FetchResponse carrying 1 MiB of records (decode)
 //   4. FindCoordinator / EndTxn / InitProducerId requests with header + int32 size (encode)

@@ -371,6 +371,10 @@ function emptied(scratch: Scratch): Scratch {
  * a copy and, above all, V8 garbage collections driven by the external
  * memory (see README, "Codec speed"). Kafka's Java client likewise sends
  * record batches without copying them.
+ *
+ * DESIGN.md §3 asks an encode to write into one allocation. `encode` still
+ * does; here everything but the referenced values is copied into one
+ * allocation, and the output is a list rather than one buffer.
  */
 export function writeChunks(size: number, write: (writer: Writer) => void): Uint8Array[] {
   if (scratchInUse) {
