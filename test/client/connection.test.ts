@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as net from 'node:net';
 import {
   ApiVersionsRequest,
@@ -9,6 +9,8 @@ import {
   ProduceResponse,
 } from '../../generated/index.js';
 import { KafkaConnection, NetworkError, RequestTimeoutError } from '../../runtime/connection.js';
+import { encodeRecordBatch } from '../../runtime/record-batch.js';
+import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
 import { FakeServer, respond } from './support/fake-server.js';
 
 let server: FakeServer | undefined;
@@ -122,6 +124,36 @@ describe('KafkaConnection', () => {
     const metadata = await conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse);
     expect(metadata.clusterId).toBe('c');
     expect(server.received.map((r) => r.apiKey)).toEqual([0, 3]);
+  });
+
+  it('writes record batches to the socket by reference, and they arrive intact', async () => {
+    server = await FakeServer.start((request) => (request.apiKey === 0 ? { kind: 'none' } : respond({})));
+    const conn = await open();
+    const batch = encodeRecordBatch({
+      baseTimestamp: 1_700_000_000_000n,
+      records: [{ key: null, value: new Uint8Array(4096).fill(7), timestamp: 1_700_000_000_000n }],
+    });
+    // A spy that calls the real write: which objects reach the socket.
+    const write = vi.spyOn(net.Socket.prototype, 'write');
+    let written: unknown[];
+    try {
+      await conn.send(
+        ProduceRequest,
+        ProduceRequest.create({
+          acks: 0,
+          timeoutMs: 1000,
+          topicData: [createTopicProduceData({ name: 'orders', partitionData: [createPartitionProduceData({ index: 0, records: batch })] })],
+        }),
+        9,
+      );
+      written = write.mock.calls.map((call) => call[0]);
+    } finally {
+      write.mockRestore();
+    }
+    expect(written).toContain(batch);
+    await conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse);
+    const received = server.received[0]!.body.topicData[0].partitionData[0].records as Uint8Array;
+    expect(Buffer.from(received).equals(Buffer.from(batch))).toBe(true);
   });
 
   it('times out a stalled request, rejects the others and closes the connection', async () => {
