@@ -1,5 +1,5 @@
 /**
- * `kipgen broker` and `kipgen dump-log`. The lead wires registerBrokerCommand
+ * `kipgen broker` and `kipgen dump-log`. bin/kipgen.mjs wires registerBrokerCommand
  * into the kipgen CLI; `node --import tsx coordinator/cli.ts broker …` runs
  * the same commands standalone.
  */

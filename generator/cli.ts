@@ -111,15 +111,17 @@ function reportBaseline(result: BaselineResult, baseline: string): number {
   return 0;
 }
 
-export async function main(argv: string[]): Promise<void> {
+/** Adds a command to the kipgen program (the broker and the examples bring theirs). */
+export type RegisterCommand = (program: Command) => void;
+
+/**
+ * Runs the kipgen CLI. The broker and example commands are passed in by the
+ * entry point (bin/kipgen.mjs), which composes the product: generator/ never
+ * imports coordinator/, client/ or examples/.
+ */
+export async function main(argv: string[], commands: readonly RegisterCommand[] = []): Promise<void> {
   const program = buildCli();
-  // The broker and example commands are composed in here, at the one entry
-  // point, rather than imported by the generator: generator/ never depends on
-  // coordinator/ or client/.
-  const { registerBrokerCommand } = await import('../coordinator/cli.js');
-  registerBrokerCommand(program);
-  const { registerExampleCommand } = await import('../client/examples/cli.js');
-  registerExampleCommand(program);
+  for (const register of commands) register(program);
   program.addOption(new Option('-v, --version').hideHelp());
   try {
     await program.parseAsync(argv);

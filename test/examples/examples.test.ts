@@ -1,5 +1,5 @@
 /**
- * The KIP-1289 use-case examples (client/examples/): each runs in this process
+ * The KIP-1289 use-case examples (examples/): each runs in this process
  * against its own embedded broker and must verify its own outcome; one runs
  * twice against a shared broker (`--bootstrap`); and `npm start`'s command
  * line runs as a child process, as on a fresh checkout.
@@ -11,10 +11,11 @@ import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { startBroker } from '../../coordinator/broker.js';
 import { main } from '../../generator/cli.js';
-import { EXAMPLES } from '../../client/examples/cli.js';
-import { runConsumeTransformProduce } from '../../client/examples/consume-transform-produce.js';
-import { runShareSource } from '../../client/examples/share-source.js';
-import { runSourceAndSink } from '../../client/examples/source-and-sink.js';
+import { registerExampleCommand } from '../../examples/cli.js';
+import { EXAMPLES } from '../../examples/cli.js';
+import { runConsumeTransformProduce } from '../../examples/consume-transform-produce.js';
+import { runShareSource } from '../../examples/share-source.js';
+import { runSourceAndSink } from '../../examples/source-and-sink.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -128,13 +129,13 @@ describe('KIP-1289 examples', () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     const error = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
-      await main(['node', 'kipgen', 'example']);
+      await main(['node', 'kipgen', 'example'], [registerExampleCommand]);
       const listing = log.mock.calls.map((c) => String(c[0])).join('\n');
       expect(Object.keys(EXAMPLES)).toEqual(['consume-transform-produce', 'share-source', 'source-and-sink']);
       for (const [name, e] of Object.entries(EXAMPLES))
         expect(listing).toMatch(new RegExp(`${name} +KIP-1289 ${e.section}: `));
       expect(process.exitCode ?? 0).toBe(0);
-      await main(['node', 'kipgen', 'example', 'no-such-example']);
+      await main(['node', 'kipgen', 'example', 'no-such-example'], [registerExampleCommand]);
       expect(process.exitCode).toBe(2);
       expect(error.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(
         /no example "no-such-example"; the examples are: consume-transform-produce, share-source, source-and-sink/,

@@ -1,14 +1,14 @@
 /**
  * Real kipgen brokers (coordinator/, startBroker) on 127.0.0.1 for the
  * client's end-to-end tests, plus a read_committed reader for checking what a
- * transaction made visible (the examples' reader, client/examples/support.ts).
+ * transaction made visible (the examples' reader, examples/support.ts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startBroker, type Broker } from '../../../coordinator/broker.js';
 import type { BrokerConfigInput } from '../../../coordinator/config.js';
-import { readTopic } from '../../../client/examples/support.js';
+import { readTopic } from '../../../examples/support.js';
 import { freePorts } from '../../../chaos/harness.js';
 
 export interface TestCluster {

@@ -28,7 +28,7 @@ import {
   ShareAcknowledgements,
   TransactionalShareAcknowledger,
   type ShareConsumerRecord,
-} from '../index.js';
+} from '../client/index.js';
 import {
   describeAcks,
   describeEnvironment,

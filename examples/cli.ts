@@ -1,8 +1,8 @@
 /**
  * `kipgen example <name>`: runs one of KIP-1289's three use cases end to end.
- * Registered into the kipgen CLI by generator/cli.ts main() (a dynamic import,
- * so that generator/ does not depend on client/); also runnable standalone:
- * `node --import tsx client/examples/cli.ts example consume-transform-produce`.
+ * Registered into the kipgen CLI by bin/kipgen.mjs (so that generator/ does not
+ * depend on client/ or coordinator/); also runnable standalone:
+ * `node --import tsx examples/cli.ts example consume-transform-produce`.
  */
 import { Command } from 'commander';
 import { pathToFileURL } from 'node:url';
@@ -74,7 +74,7 @@ export function registerExampleCommand(program: Command): void {
     });
 }
 
-// Standalone: `node --import tsx client/examples/cli.ts example <name>`.
+// Standalone: `node --import tsx examples/cli.ts example <name>`.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const program = new Command('kipgen');
   registerExampleCommand(program);

@@ -11,15 +11,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
-import { startBroker, type Broker } from '../../coordinator/broker.js';
-import { FetchRequest, FetchResponse } from '../../generated/index.js';
-import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../../runtime/record-batch.js';
-import { ClusterClient, consoleLogger, type Logger } from '../cluster.js';
-import type { ShareTransactionMetricsSnapshot } from '../metrics.js';
-import { KafkaProducer } from '../producer.js';
-import type { KafkaShareConsumer } from '../share-consumer.js';
-import type { ShareConsumerRecord } from '../share-acknowledgements.js';
-import type { PreparedTransaction } from '../transaction-manager.js';
+import { startBroker, type Broker } from '../coordinator/broker.js';
+import { FetchRequest, FetchResponse } from '../generated/index.js';
+import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../runtime/record-batch.js';
+import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js';
+import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';
+import { KafkaProducer } from '../client/producer.js';
+import type { KafkaShareConsumer } from '../client/share-consumer.js';
+import type { ShareConsumerRecord } from '../client/share-acknowledgements.js';
+import type { PreparedTransaction } from '../client/transaction-manager.js';
 
 /** How an example is run: `kipgen example <name> [--bootstrap host:port] [--verbose]`, or from a test. */
 export interface ExampleOptions {

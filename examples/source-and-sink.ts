@@ -25,7 +25,7 @@ import {
   type PreparedTransaction,
   type RecordMetadata,
   type ShareConsumerRecord,
-} from '../index.js';
+} from '../client/index.js';
 import {
   describeAcks,
   describeEnvironment,

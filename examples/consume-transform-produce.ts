@@ -27,7 +27,7 @@ import {
   type RecordMetadata,
   type ShareConsumerRecord,
   type ShareTransactionMetricsSnapshot,
-} from '../index.js';
+} from '../client/index.js';
 import {
   describeEnvironment,
   exactlyOnce,

@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+// DESIGN.md §1: data flows one way, schemas → generator → generated → runtime →
+// client and coordinator. Nothing in runtime/ imports client/ or coordinator/;
+// the client and the coordinator never import each other. Programs that put
+// the pieces together (examples/, chaos/, bench/, test/, bin/) may import
+// anything. Every import counts: static, dynamic and `export … from`.
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Folders each layer must not import from. */
+const FORBIDDEN: Record<string, string[]> = {
+  runtime: ['client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
+  generated: ['client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
+  generator: ['client', 'coordinator', 'examples', 'chaos', 'bench', 'test'],
+  client: ['coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
+  coordinator: ['client', 'generator', 'examples', 'chaos', 'bench', 'test'],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** The top-level folder each relative import of `file` lands in. */
+function importedFolders(file: string): { specifier: string; folder: string }[] {
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return info.importedFiles
+    .map((f) => f.fileName)
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => ({ specifier, folder: relative(ROOT, resolve(dirname(file), specifier)).split(/[\\/]/)[0]! }));
+}
+
+describe('layering (DESIGN.md §1)', () => {
+  for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
+    it(`${layer}/ imports none of ${forbidden.join(', ')}`, () => {
+      const files = sourceFiles(join(ROOT, layer));
+      expect(files.length).toBeGreaterThan(0);
+      const violations = files.flatMap((file) =>
+        importedFolders(file)
+          .filter(({ folder }) => forbidden.includes(folder))
+          .map(({ specifier }) => `${relative(ROOT, file)} imports ${specifier}`),
+      );
+      expect(violations).toEqual([]);
+    });
+  }
+
+  it('sees dynamic imports too (the check itself can fail)', () => {
+    const probe = importedFolders(join(ROOT, 'test', 'examples', 'examples.test.ts'));
+    expect(probe.map((p) => p.folder)).toContain('examples');
+    const dynamic = ts.preProcessFile("await import('../client/index.js');", true, true);
+    expect(dynamic.importedFiles.map((f) => f.fileName)).toEqual(['../client/index.js']);
+  });
+});
