@@ -16,6 +16,8 @@ export function sizeOfVarint(value: number): number {
 }
 
 export function sizeOfVarlong(value: bigint): number {
+  // Inside int32 ZigZag-64 equals ZigZag-32 (see Writer.varlong): no BigInt math.
+  if (value >= -0x80000000n && value <= 0x7fffffffn) return sizeOfVarint(Number(value));
   let zigzag = BigInt.asUintN(64, (value << 1n) ^ (value >> 63n));
   let size = 1;
   while (zigzag >= 0x80n) {

@@ -173,6 +173,12 @@ export class Writer {
   }
 
   varlong(value: bigint): void {
+    // Inside int32, ZigZag-64 gives the same number as ZigZag-32, so the same
+    // bytes; record timestamp deltas almost always fit, and skip BigInt math.
+    if (value >= -0x80000000n && value <= 0x7fffffffn) {
+      this.varint(Number(value));
+      return;
+    }
     let v = BigInt.asUintN(64, (value << 1n) ^ (value >> 63n));
     while (v >= 0x80n) {
       this.buffer[this.pos++] = Number(v & 0x7fn) | 0x80;

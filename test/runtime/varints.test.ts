@@ -24,6 +24,33 @@ describe('varlong', () => {
     fc.assert(fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => roundTrip(value) === value), { numRuns: 5000, seed: 64 });
   });
 
+  it('writes the ZigZag-64 bytes on both sides of the writer\'s int32 fast path', () => {
+    // The reference: Kafka's ByteUtils.writeVarlong, in BigInt only.
+    const reference = (value: bigint): string => {
+      let v = BigInt.asUintN(64, (value << 1n) ^ (value >> 63n));
+      const out: number[] = [];
+      while (v >= 0x80n) {
+        out.push(Number(v & 0x7fn) | 0x80);
+        v >>= 7n;
+      }
+      out.push(Number(v));
+      return Buffer.from(out).toString('hex');
+    };
+    const written = (value: bigint): string => {
+      const writer = new Writer(sizeOfVarlong(value));
+      writer.varlong(value);
+      return Buffer.from(writer.finish()).toString('hex');
+    };
+    const int32 = 2n ** 31n;
+    for (const value of [0n, -1n, int32 - 1n, int32, -int32, -int32 - 1n, 2n ** 32n, -(2n ** 32n), 2n ** 63n - 1n, -(2n ** 63n)]) {
+      expect(written(value), String(value)).toBe(reference(value));
+    }
+    fc.assert(
+      fc.property(fc.oneof(fc.bigInt({ min: -int32 - 2n, max: int32 + 1n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })), (value) => written(value) === reference(value)),
+      { numRuns: 5000, seed: 32 },
+    );
+  });
+
   it('rejects a varlong that runs past the end or past 64 bits', () => {
     expect(() => new Reader(new Uint8Array([0x80, 0x80])).varlong()).toThrowError(DecodeError);
     expect(() => new Reader(new Uint8Array(Array(10).fill(0xff).concat([0x01]))).varlong()).toThrowError(DecodeError);
