@@ -307,33 +307,13 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
     (input.isControl ? CONTROL_FLAG_MASK : 0) |
     (hasDeleteHorizon ? DELETE_HORIZON_FLAG_MASK : 0);
 
-  const writeRecordsInto = (writer: Writer): void => {
-    let h = 0;
-    for (let i = 0; i < count; i++) {
-      const record = records[i]!;
-      writer.varint(bodySizes[i]!);
-      writer.int8(0); // record attributes: unused
-      writer.varlong(timestampDeltas[i]!);
-      writer.varint(offsetDeltas[i]!);
-      writeNullableVarintBytes(writer, record.key ?? null);
-      writeNullableVarintBytes(writer, record.value ?? null);
-      const headers = record.headers;
-      const headerCount = headers === undefined ? 0 : headers.length;
-      writer.varint(headerCount);
-      for (let j = 0; j < headerCount; j++) {
-        const header = headers![j]!;
-        writer.varint(headerKeyLengths[h++]!);
-        writer.utf8(header.key);
-        writeNullableVarintBytes(writer, header.value ?? null);
-      }
-    }
-  };
+  const sized: SizedRecords = { records, bodySizes, timestampDeltas, offsetDeltas, headerKeyLengths };
 
   let body: Uint8Array | null = null;
   let bodySize = recordsSize;
   if (compression === 'gzip') {
     const plain = new Writer(recordsSize);
-    writeRecordsInto(plain);
+    writeRecords(plain, sized);
     body = gzipSync(plain.finish());
     bodySize = body.length;
   }
@@ -355,11 +335,46 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
   writer.int16(input.producerEpoch ?? NO_PRODUCER_EPOCH);
   writer.int32(input.baseSequence ?? NO_SEQUENCE);
   writer.int32(count);
-  if (body === null) writeRecordsInto(writer);
+  if (body === null) writeRecords(writer, sized);
   else writer.raw(body);
   writer.finish();
   out.writeUInt32BE(crc32c(out.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
   return out;
+}
+
+/** The records of a batch with what its size pass worked out, for the write pass. */
+interface SizedRecords {
+  records: readonly RecordInput[];
+  bodySizes: Int32Array;
+  timestampDeltas: BigInt64Array;
+  offsetDeltas: Int32Array;
+  headerKeyLengths: number[];
+}
+
+// A module-level function rather than a closure made per batch in
+// encodeRecordBatch: the closure showed in profiles of Produce requests built
+// from messages (about 5% with its name wrapper when run through tsx).
+function writeRecords(writer: Writer, sized: SizedRecords): void {
+  const { records, bodySizes, timestampDeltas, offsetDeltas, headerKeyLengths } = sized;
+  let h = 0;
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    writer.varint(bodySizes[i]!);
+    writer.int8(0); // record attributes: unused
+    writer.varlong(timestampDeltas[i]!);
+    writer.varint(offsetDeltas[i]!);
+    writeNullableVarintBytes(writer, record.key ?? null);
+    writeNullableVarintBytes(writer, record.value ?? null);
+    const headers = record.headers;
+    const headerCount = headers === undefined ? 0 : headers.length;
+    writer.varint(headerCount);
+    for (let j = 0; j < headerCount; j++) {
+      const header = headers![j]!;
+      writer.varint(headerKeyLengths[h++]!);
+      writer.utf8(header.key);
+      writeNullableVarintBytes(writer, header.value ?? null);
+    }
+  }
 }
 
 function checkInt64(value: bigint, what: string): void {
