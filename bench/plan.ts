@@ -83,31 +83,18 @@ function oursCasesFor(oursPath?: string): Promise<ReturnType<typeof oursCases>> 
 
 const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
-function fromEncode(c: EncodeCase, expected: () => Uint8Array): Participant {
+/** An encoder's output, one buffer or a chunk list, must be the expected bytes (a list is joined by the check, not the op). */
+function fromEncode(c: EncodeCase | ChunksCase, expected: () => Uint8Array): Participant {
   return {
     version: c.version,
     async: c.async,
     op: c.encode,
     note: c.note,
     check: async () => {
-      const got = await c.encode();
-      if (!(got instanceof Uint8Array)) return `encode returned ${typeof got}, not a Uint8Array`;
+      const got: unknown = await c.encode();
+      if (Array.isArray(got) && got.every((chunk) => chunk instanceof Uint8Array)) return bytesDiff(expected(), Buffer.concat(got));
+      if (!(got instanceof Uint8Array)) return `encode returned ${typeof got}, not a Uint8Array or a list of them`;
       return bytesDiff(expected(), got);
-    },
-  };
-}
-
-/** A chunk list must concatenate to the expected bytes; the concatenation is the check's, not the op's. */
-function fromChunks(c: ChunksCase, expected: () => Uint8Array): Participant {
-  return {
-    version: c.version,
-    async: c.async,
-    op: c.encode,
-    note: c.note,
-    check: async () => {
-      const got = c.encode();
-      if (!Array.isArray(got) || !got.every((chunk) => chunk instanceof Uint8Array)) return 'encode did not return a list of Uint8Array chunks';
-      return bytesDiff(expected(), Buffer.concat(got));
     },
   };
 }
@@ -167,7 +154,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
     const peerChunks = (a: PeerAdapter) => {
       const c = a.producePrebuiltChunks(W.produce());
       if (c === null) throw new NotApplicable(`${lib} has no chunk-list output`);
-      return fromChunks(c, exp);
+      return fromEncode(c, exp);
     };
     add({
       workload: '1 Produce, pre-built batches',
@@ -181,7 +168,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
               P('ours', 'ours', 'ours (encodeChunks)', ours((c) => {
                 const chunks = c.producePrebuiltChunks(W.produce(), v);
                 if (chunks === null) throw new NotApplicable('these codecs have no encodeChunks');
-                return fromChunks(chunks, exp);
+                return fromEncode(chunks, exp);
               })),
             ]
           : []),

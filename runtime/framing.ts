@@ -19,10 +19,23 @@ export function encodeFrame<H, B>(
 ): Uint8Array {
   const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
   const writer = new Writer(4 + size);
+  writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion);
+  return writer.finish();
+}
+
+function writeFrame<H, B>(
+  writer: Writer,
+  size: number,
+  headerCodec: MessageCodec<H>,
+  header: H,
+  headerVersion: number,
+  bodyCodec: MessageCodec<B>,
+  body: B,
+  bodyVersion: number,
+): void {
   writer.int32(size);
   headerCodec.write(writer, header, headerVersion);
   bodyCodec.write(writer, body, bodyVersion);
-  return writer.finish();
 }
 
 /**
@@ -39,11 +52,7 @@ export function encodeFrameChunks<H, B>(
   bodyVersion: number,
 ): Uint8Array[] {
   const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
-  return writeChunks(4 + size, (writer) => {
-    writer.int32(size);
-    headerCodec.write(writer, header, headerVersion);
-    bodyCodec.write(writer, body, bodyVersion);
-  });
+  return writeChunks(4 + size, (writer) => writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion));
 }
 
 /** Thrown by FrameReader for a frame the peer should never have sent; the connection is beyond repair. */

@@ -82,7 +82,7 @@ export class Writer {
    */
   finishChunks(): Uint8Array[] {
     const scratch = this.scratch;
-    if (scratch === null) return [this.finish()];
+    if (scratch === null) throw new EncodeError('internal error: only a zero-copy writer ends with finishChunks()');
     const { references, referenceAt, count } = scratch;
     const copied = this.pos;
     if (this.writtenBytes !== this.expected) {
@@ -359,10 +359,9 @@ function makeScratch(size: number): Scratch {
 }
 
 /** Drops the references (the lists keep their length, so the next encode does not grow them again). */
-function emptied(scratch: Scratch): Scratch {
+function empty(scratch: Scratch): void {
   scratch.references.fill(NO_BYTES, 0, scratch.count);
   scratch.count = 0;
-  return scratch;
 }
 
 /**
@@ -383,8 +382,10 @@ function emptied(scratch: Scratch): Scratch {
  * allocation, and the output is a list rather than one buffer.
  */
 export function writeChunks(size: number, write: (writer: Writer) => void): Uint8Array[] {
-  if (scratchInUse) {
-    // Re-entered from inside a write pass (a getter encoding another message): no scratch to share.
+  if (size < ZERO_COPY_MIN_BYTES || scratchInUse) {
+    // Too small to hold a value worth referencing: one plain allocation, no copy
+    // out of the scratch. Or re-entered from inside a write pass (a getter
+    // encoding another message): no scratch to share.
     const writer = new Writer(size);
     write(writer);
     return [writer.finish()];
@@ -397,7 +398,7 @@ export function writeChunks(size: number, write: (writer: Writer) => void): Uint
     }
     const capacity = scratch.buffer.length;
     if (capacity >= size) {
-      const writer = new Writer(size, emptied(scratch));
+      const writer = new Writer(size, scratch);
       write(writer);
       return writer.finishChunks();
     }
@@ -406,7 +407,7 @@ export function writeChunks(size: number, write: (writer: Writer) => void): Uint
     // a RangeError or are dropped (typed arrays ignore them), which the
     // cursor shows; then the pass runs again on a buffer that cannot overflow.
     // A string cut short at the end shows as fewer bytes written than promised.
-    const attempt = new Writer(size, emptied(scratch));
+    const attempt = new Writer(size, scratch);
     try {
       write(attempt);
       if (attempt.pos <= capacity && attempt.writtenBytes === size) return attempt.finishChunks();
@@ -417,7 +418,8 @@ export function writeChunks(size: number, write: (writer: Writer) => void): Uint
     write(writer);
     return writer.finishChunks();
   } finally {
-    if (scratch !== null) emptied(scratch);
+    // The scratch is always left empty, so a pass starts with empty lists.
+    if (scratch !== null) empty(scratch);
     scratchInUse = false;
   }
 }
