@@ -144,16 +144,16 @@ function readApiVersionsResponse(r: Reader, version: number): ApiVersionsRespons
         const tag = r.unsignedVarint();
         const size = r.taggedFieldSize();
         const start = r.pos;
-        if (tag === 0 && version >= 3) {
+        if (tag === 0) {
           at = 'supportedFeatures';
           supportedFeatures = readArray(r, r.arrayLength(true), version, readSupportedFeatureKey);
-        } else if (tag === 1 && version >= 3) {
+        } else if (tag === 1) {
           at = 'finalizedFeaturesEpoch';
           finalizedFeaturesEpoch = r.int64();
-        } else if (tag === 2 && version >= 3) {
+        } else if (tag === 2) {
           at = 'finalizedFeatures';
           finalizedFeatures = readArray(r, r.arrayLength(true), version, readFinalizedFeatureKey);
-        } else if (tag === 3 && version >= 3) {
+        } else if (tag === 3) {
           at = 'zkMigrationReady';
           zkMigrationReady = r.bool();
         } else {
@@ -189,22 +189,22 @@ function sizeOfApiVersionsResponse(m: ApiVersionsResponse, version: number): num
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
-    if (version >= 3 && m.supportedFeatures.length !== 0) {
+    if (m.supportedFeatures.length !== 0) {
       const fieldSize = sizeOfArray(m.supportedFeatures, version, true, sizeOfSupportedFeatureKey);
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 3 && m.finalizedFeaturesEpoch !== -1n) {
+    if (m.finalizedFeaturesEpoch !== -1n) {
       const fieldSize = 8;
       size += sizeOfUnsignedVarint(1) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 3 && m.finalizedFeatures.length !== 0) {
+    if (m.finalizedFeatures.length !== 0) {
       const fieldSize = sizeOfArray(m.finalizedFeatures, version, true, sizeOfFinalizedFeatureKey);
       size += sizeOfUnsignedVarint(2) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 3 && m.zkMigrationReady !== false) {
+    if (m.zkMigrationReady !== false) {
       const fieldSize = 1;
       size += sizeOfUnsignedVarint(3) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -224,13 +224,13 @@ function writeApiVersionsResponse(w: Writer, m: ApiVersionsResponse, version: nu
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
-    const has0 = version >= 3 && m.supportedFeatures.length !== 0;
+    const has0 = m.supportedFeatures.length !== 0;
     if (has0) count++;
-    const has1 = version >= 3 && m.finalizedFeaturesEpoch !== -1n;
+    const has1 = m.finalizedFeaturesEpoch !== -1n;
     if (has1) count++;
-    const has2 = version >= 3 && m.finalizedFeatures.length !== 0;
+    const has2 = m.finalizedFeatures.length !== 0;
     if (has2) count++;
-    const has3 = version >= 3 && m.zkMigrationReady !== false;
+    const has3 = m.zkMigrationReady !== false;
     if (has3) count++;
     w.unsignedVarint(count);
     let next = 0;

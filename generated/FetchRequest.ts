@@ -215,7 +215,7 @@ function readFetchRequest(r: Reader, version: number): FetchRequest {
         const tag = r.unsignedVarint();
         const size = r.taggedFieldSize();
         const start = r.pos;
-        if (tag === 0 && version >= 12) {
+        if (tag === 0) {
           at = 'clusterId';
           clusterId = r.nullableString(true);
         } else if (tag === 1 && version >= 15) {
@@ -280,7 +280,7 @@ function sizeOfFetchRequest(m: FetchRequest, version: number): number {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
-    if (version >= 12 && m.clusterId !== null) {
+    if (m.clusterId !== null) {
       const fieldSize = sizeOfNullableString(m.clusterId, true);
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -320,7 +320,7 @@ function writeFetchRequest(w: Writer, m: FetchRequest, version: number): void {
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
-    const has0 = version >= 12 && m.clusterId !== null;
+    const has0 = m.clusterId !== null;
     if (has0) count++;
     const has1 = version >= 15 && !isDefaultReplicaState(m.replicaState);
     if (has1) count++;

@@ -516,13 +516,13 @@ function readPartitionData(r: Reader, version: number): PartitionData {
         const tag = r.unsignedVarint();
         const size = r.taggedFieldSize();
         const start = r.pos;
-        if (tag === 0 && version >= 12) {
+        if (tag === 0) {
           at = 'divergingEpoch';
           divergingEpoch = readEpochEndOffset(r, version);
-        } else if (tag === 1 && version >= 12) {
+        } else if (tag === 1) {
           at = 'currentLeader';
           currentLeader = readLeaderIdAndEpoch(r, version);
-        } else if (tag === 2 && version >= 12) {
+        } else if (tag === 2) {
           at = 'snapshotId';
           snapshotId = readSnapshotId(r, version);
         } else {
@@ -578,17 +578,17 @@ function sizeOfPartitionData(m: PartitionData, version: number): number {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
-    if (version >= 12 && !isDefaultEpochEndOffset(m.divergingEpoch)) {
+    if (!isDefaultEpochEndOffset(m.divergingEpoch)) {
       const fieldSize = sizeOfEpochEndOffset(m.divergingEpoch, version);
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 12 && !isDefaultLeaderIdAndEpoch(m.currentLeader)) {
+    if (!isDefaultLeaderIdAndEpoch(m.currentLeader)) {
       const fieldSize = sizeOfLeaderIdAndEpoch(m.currentLeader, version);
       size += sizeOfUnsignedVarint(1) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 12 && !isDefaultSnapshotId(m.snapshotId)) {
+    if (!isDefaultSnapshotId(m.snapshotId)) {
       const fieldSize = sizeOfSnapshotId(m.snapshotId, version);
       size += sizeOfUnsignedVarint(2) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -615,11 +615,11 @@ function writePartitionData(w: Writer, m: PartitionData, version: number): void 
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
-    const has0 = version >= 12 && !isDefaultEpochEndOffset(m.divergingEpoch);
+    const has0 = !isDefaultEpochEndOffset(m.divergingEpoch);
     if (has0) count++;
-    const has1 = version >= 12 && !isDefaultLeaderIdAndEpoch(m.currentLeader);
+    const has1 = !isDefaultLeaderIdAndEpoch(m.currentLeader);
     if (has1) count++;
-    const has2 = version >= 12 && !isDefaultSnapshotId(m.snapshotId);
+    const has2 = !isDefaultSnapshotId(m.snapshotId);
     if (has2) count++;
     w.unsignedVarint(count);
     let next = 0;

@@ -132,16 +132,16 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
         const tag = r.unsignedVarint();
         const size = r.taggedFieldSize();
         const start = r.pos;
-        if (tag === 0 && version >= 1) {
+        if (tag === 0) {
           at = 'previousProducerId';
           previousProducerId = r.int64();
-        } else if (tag === 1 && version >= 1) {
+        } else if (tag === 1) {
           at = 'nextProducerId';
           nextProducerId = r.int64();
-        } else if (tag === 2 && version >= 1) {
+        } else if (tag === 2) {
           at = 'clientTransactionVersion';
           clientTransactionVersion = r.int16();
-        } else if (tag === 3 && version >= 1) {
+        } else if (tag === 3) {
           at = 'nextProducerEpoch';
           nextProducerEpoch = r.int16();
         } else {
@@ -195,22 +195,22 @@ function sizeOfTransactionLogValue(m: TransactionLogValue, version: number): num
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
     size += sizeOfRawTaggedFields(unknown);
-    if (version >= 1 && m.previousProducerId !== -1n) {
+    if (m.previousProducerId !== -1n) {
       const fieldSize = 8;
       size += sizeOfUnsignedVarint(0) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 1 && m.nextProducerId !== -1n) {
+    if (m.nextProducerId !== -1n) {
       const fieldSize = 8;
       size += sizeOfUnsignedVarint(1) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 1 && m.clientTransactionVersion !== 0) {
+    if (m.clientTransactionVersion !== 0) {
       const fieldSize = 2;
       size += sizeOfUnsignedVarint(2) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
     }
-    if (version >= 1 && m.nextProducerEpoch !== -1) {
+    if (m.nextProducerEpoch !== -1) {
       const fieldSize = 2;
       size += sizeOfUnsignedVarint(3) + sizeOfUnsignedVarint(fieldSize) + fieldSize;
       count++;
@@ -232,13 +232,13 @@ function writeTransactionLogValue(w: Writer, m: TransactionLogValue, version: nu
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
-    const has0 = version >= 1 && m.previousProducerId !== -1n;
+    const has0 = m.previousProducerId !== -1n;
     if (has0) count++;
-    const has1 = version >= 1 && m.nextProducerId !== -1n;
+    const has1 = m.nextProducerId !== -1n;
     if (has1) count++;
-    const has2 = version >= 1 && m.clientTransactionVersion !== 0;
+    const has2 = m.clientTransactionVersion !== 0;
     if (has2) count++;
-    const has3 = version >= 1 && m.nextProducerEpoch !== -1;
+    const has3 = m.nextProducerEpoch !== -1;
     if (has3) count++;
     w.unsignedVarint(count);
     let next = 0;

@@ -88,16 +88,18 @@ export class Reader {
     // count on the wire; they take this short path, which the JIT inlines.
     const bytes = this.buffer;
     const at = this.pos;
-    if (at + 1 < this.end) {
+    if (at < this.end) {
       const b0 = bytes[at]!;
       if (b0 < 0x80) {
         this.pos = at + 1;
         return b0;
       }
-      const b1 = bytes[at + 1]!;
-      if (b1 < 0x80) {
-        this.pos = at + 2;
-        return (b0 & 0x7f) | (b1 << 7);
+      if (at + 1 < this.end) {
+        const b1 = bytes[at + 1]!;
+        if (b1 < 0x80) {
+          this.pos = at + 2;
+          return (b0 & 0x7f) | (b1 << 7);
+        }
       }
     }
     return this.longUnsignedVarint();
@@ -147,7 +149,8 @@ export class Reader {
     return null;
   }
 
-  private longVarlong(): bigint {
+  /** A varlong of any width as a BigInt, without trying the number path first (see smallVarlong). */
+  longVarlong(): bigint {
     const bytes = this.buffer;
     let value = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {

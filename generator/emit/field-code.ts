@@ -218,28 +218,26 @@ export function writeStatement(field: FieldSpec, v: string, compact: Condition, 
 
 /** Condition that the value `v` differs from the field's default (Kafka's non-default check). */
 export function nonDefaultCondition(field: FieldSpec, v: string, rt: RuntimeImports): string {
-  const d = field.defaultValue;
-  const type = field.type;
-  const canBeNull = tsType(field).endsWith('| null');
-  if (d.kind === 'null') return `${v} !== null`;
-  if (d.kind === 'empty') {
-    const empty = type.kind === 'struct' ? `!${rt.defaultTest(type.name)}(${v})` : `${v}.length !== 0`;
-    return canBeNull ? `(${v} === null || ${empty})` : empty;
-  }
-  return `${v} !== ${defaultExpression(field, rt)}`;
+  return defaultComparison(field, v, rt, false);
 }
 
 /** Condition that the value `v` equals the field's default: the negation of nonDefaultCondition. */
 export function defaultCondition(field: FieldSpec, v: string, rt: RuntimeImports): string {
+  return defaultComparison(field, v, rt, true);
+}
+
+/** Both conditions, written out positively (no `!(…)` around a whole test) so they read naturally. */
+function defaultComparison(field: FieldSpec, v: string, rt: RuntimeImports, equal: boolean): string {
+  const [is, isNot] = equal ? ['===', '!=='] : ['!==', '==='];
   const d = field.defaultValue;
   const type = field.type;
   const canBeNull = tsType(field).endsWith('| null');
-  if (d.kind === 'null') return `${v} === null`;
+  if (d.kind === 'null') return `${v} ${is} null`;
   if (d.kind === 'empty') {
-    const empty = type.kind === 'struct' ? `${rt.defaultTest(type.name)}(${v})` : `${v}.length === 0`;
-    return canBeNull ? `(${v} !== null && ${empty})` : empty;
+    const empty = type.kind === 'struct' ? `${equal ? '' : '!'}${rt.defaultTest(type.name)}(${v})` : `${v}.length ${is} 0`;
+    return canBeNull ? `(${v} ${isNot} null ${equal ? '&&' : '||'} ${empty})` : empty;
   }
-  return `${v} === ${defaultExpression(field, rt)}`;
+  return `${v} ${is} ${defaultExpression(field, rt)}`;
 }
 
 /** Expression converting the value `v` to its JSON form. */

@@ -64,21 +64,14 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
 
 /**
  * Gives each struct whose default test the module calls its `isDefault…` body.
- * A body may call the tests of the structs of its fields in turn, so this runs
- * until no new test is called.
+ * A body may call the tests of the structs of its fields in turn; a Set's
+ * iterator also visits names added while it runs, so one loop covers them.
  */
 function addDefaultTests(specs: StructSpec[], views: StructView[], rt: RuntimeImports): void {
-  const done = new Set<string>();
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const name of [...rt.defaultTests]) {
-      if (done.has(name)) continue;
-      done.add(name);
-      grew = true;
-      const i = specs.findIndex((s) => s.name === name);
-      // A struct without a view has no create function either: the type check reports it.
-      if (i >= 0) views[i]!.defaultTest = defaultTestBody(specs[i]!, views[i]!.hasTaggedSection, rt);
-    }
+  for (const name of rt.defaultTests) {
+    const i = specs.findIndex((s) => s.name === name);
+    // A struct without a view has no create function either: the type check reports it.
+    if (i >= 0) views[i]!.defaultTest = defaultTestBody(specs[i]!, views[i]!.hasTaggedSection, rt);
   }
 }
 

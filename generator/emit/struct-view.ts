@@ -50,6 +50,8 @@ interface FieldPlan {
   v: string;
   regular: Condition;
   tagged: Condition;
+  /** `tagged` for code inside the tagged-field section, which runs only in flexible versions. */
+  inTaggedSection: Condition;
   exists: Condition;
   /** Whether the field is compact where it is a regular field (tagged fields always are). */
   compact: Condition;
@@ -67,15 +69,18 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
     // written, so they are simplified against those versions, not the struct's.
     const regularIn = regularVersions(field.versions, field.taggedVersions).intersect(within);
     const taggedIn = field.taggedVersions.intersect(within);
-    let compact = versionCondition(field.flexibleVersions ?? message.flexibleVersions, regularIn);
+    const compactTest = versionCondition(field.flexibleVersions ?? message.flexibleVersions, regularIn);
     // Within the struct's versions, `flexible` says the same as a test on the message's flexible versions.
-    if (field.flexibleVersions === undefined && compact !== 'true' && compact !== 'false') compact = flexible;
+    const compact = field.flexibleVersions === undefined && compactTest !== 'true' && compactTest !== 'false' ? flexible : compactTest;
     return {
       field,
       local: localName(field.propertyName),
       v: `m.${field.propertyName}`,
       regular: versionCondition(regularIn, within),
       tagged: versionCondition(taggedIn, within),
+      // Tagged fields exist only in flexible versions, so inside the
+      // `if (flexible)` section the test is simplified against those.
+      inTaggedSection: versionCondition(taggedIn, within.intersect(message.flexibleVersions)),
       exists: versionCondition(field.versions, within),
       compact,
       nullable: versionCondition(field.nullableVersions, regularIn),
@@ -201,7 +206,7 @@ function readLines(
     'const start = r.pos;',
   ];
   tagged.forEach((p, i) => {
-    const test = and(`tag === ${p.field.tag}`, p.tagged);
+    const test = and(`tag === ${p.field.tag}`, p.inTaggedSection);
     section.push(`${i === 0 ? '' : '} else '}if (${test}) {`);
     section.push(`at = '${p.field.propertyName}';`);
     section.push(`${p.local} = ${readExpression(p.field, 'true', p.taggedNullable, rt)};`);
@@ -264,7 +269,7 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
     `size += ${rt.use('sizeOfRawTaggedFields')}(unknown);`,
   ];
   for (const p of tagged) {
-    section.push(`if (${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))}) {`);
+    section.push(`if (${and(p.inTaggedSection, nonDefaultCondition(p.field, p.v, rt))}) {`);
     section.push(`const fieldSize = ${sizeExpression(p.field, p.v, 'true', p.taggedNullable, rt)};`);
     section.push(`size += ${rt.use('sizeOfUnsignedVarint')}(${p.field.tag}) + ${rt.use('sizeOfUnsignedVarint')}(fieldSize) + fieldSize;`);
     section.push('count++;', '}');
@@ -290,7 +295,7 @@ function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition
   const section = ['const unknown = m._unknownTaggedFields;', 'let count = unknown === undefined ? 0 : unknown.length;'];
   // Whether each known tagged field is written: decided once, used for the count and the write.
   tagged.forEach((p, i) => {
-    section.push(`const has${i} = ${and(p.tagged, nonDefaultCondition(p.field, p.v, rt))};`, `if (has${i}) count++;`);
+    section.push(`const has${i} = ${and(p.inTaggedSection, nonDefaultCondition(p.field, p.v, rt))};`, `if (has${i}) count++;`);
   });
   section.push('w.unsignedVarint(count);', 'let next = 0;');
   tagged.forEach((p, i) => {
