@@ -421,7 +421,7 @@ export class TransactionManager {
             for (const p of topic.resultsByPartition) {
               const code = p.partitionErrorCode;
               if (code === 0) continue;
-              if (code === 55 /* OPERATION_NOT_ATTEMPTED */) continue;
+              if (code === Errors.OPERATION_NOT_ATTEMPTED) continue;
               if (
                 code === Errors.CONCURRENT_TRANSACTIONS ||
                 code === Errors.COORDINATOR_LOAD_IN_PROGRESS ||

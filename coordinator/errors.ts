@@ -4,7 +4,7 @@
  */
 import { ErrorCode } from '../runtime/error-codes.js';
 
-export { ErrorCode, errorCodeName, type ErrorCodeName } from '../runtime/error-codes.js';
+export { ErrorCode, errorCodeName } from '../runtime/error-codes.js';
 
 /** An error the broker reports to the client as a Kafka error code; `message` says what was wrong. */
 export class KafkaError extends Error {

@@ -69,9 +69,7 @@ export class TransactionCoordinator {
   private readonly txns = new Map<string, TransactionMetadata>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  /** Background completions (markers then COMPLETE_*), awaited on close. */
-  private readonly completions = new Set<Promise<void>>();
-  /** The completion in progress per transactional id. */
+  /** The background completion (markers then COMPLETE_*) in progress per transactional id; awaited on close. */
   private readonly completing = new Map<string, Promise<void>>();
 
   constructor(private readonly o: TransactionCoordinatorOptions) {}
@@ -100,7 +98,7 @@ export class TransactionCoordinator {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.o.markers.stop();
-    await Promise.allSettled([...this.completions]);
+    await Promise.allSettled([...this.completing.values()]);
   }
 
   isCoordinatorFor(transactionalId: string): boolean {
@@ -285,10 +283,8 @@ export class TransactionCoordinator {
     const run = this.complete(meta).catch((error: Error) => {
       if (!this.stopped) this.o.log(`completing transaction ${meta.transactionalId} failed: ${error.message}`);
     });
-    this.completions.add(run);
     this.completing.set(meta.transactionalId, run);
     void run.finally(() => {
-      this.completions.delete(run);
       if (this.completing.get(meta.transactionalId) === run) this.completing.delete(meta.transactionalId);
     });
   }

@@ -32,7 +32,7 @@ export class TransactionVerifier {
   }
 
   /** Resolves when the partition is in the transaction; rejects with KafkaError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
-  async verify(transactionalId: string | null, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<void> {
+  private async verify(transactionalId: string | null, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<void> {
     if (transactionalId === null || transactionalId === '') {
       throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `transactional write to ${topic}-${partition} without a transactional id`);
     }
