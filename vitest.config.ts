@@ -32,7 +32,6 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           // Bounded waits inside the tests (eventually, waitFor, awaitComplete) decide; this only catches a hang.
           testTimeout: 180_000,
-          hookTimeout: 120_000,
         },
       },
     ],

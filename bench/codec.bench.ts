@@ -1,7 +1,8 @@
 // npm run bench:codec [-- options]
 //
 // Compares OUR generated codecs (../generated/index.js, see ours.ts) with the hand-written
-// protocol code of kafkajs 2.2.4 and @platformatic/kafka 2.12.1, in one process, on:
+// protocol code of kafkajs 2.2.4 and @platformatic/kafka 2.12.1, each comparison in fresh
+// child processes (--processes; --one-process runs them all in this process), on:
 //   1. ProduceRequest, 100 partitions of pre-built RecordBatch v2 (encode to one buffer, and
 //      to zero-copy chunks against platformatic's Writer chunk list), and the same from
 //      message objects (each peer's own Produce encoder builds the batches)

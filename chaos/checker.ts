@@ -123,9 +123,7 @@ export interface PartitionShareState {
   current: Map<bigint, { state: number; count: number }>;
   /** Last terminal state ever written for an offset (survives snapshots that move the start past it). */
   lastTerminal: Map<bigint, number>;
-  /** Offsets with a transactional ack and no marker yet. */
-  pending: Set<bigint>;
-  /** The producer of each pending ack. */
+  /** Offsets with a transactional ack and no marker yet, and the producer of each. */
   pendingBy: Map<bigint, bigint>;
   /** The producer whose committed transactional update last acknowledged the offset. */
   ackedBy: Map<bigint, bigint>;
@@ -164,7 +162,7 @@ export function replayShareState(logs: RecordBatch[][], group: string, topicId: 
   const stateOf = (partition: number): PartitionShareState => {
     let s = states.get(partition);
     if (!s) {
-      s = { startOffset: 0n, current: new Map(), lastTerminal: new Map(), pending: new Set(), pendingBy: new Map(), ackedBy: new Map() };
+      s = { startOffset: 0n, current: new Map(), lastTerminal: new Map(), pendingBy: new Map(), ackedBy: new Map() };
       states.set(partition, s);
     }
     return s;
@@ -217,7 +215,6 @@ export function replayShareState(logs: RecordBatch[][], group: string, topicId: 
         const s = stateOf(r.partition);
         for (const b of r.batches) {
           for (let o = b.firstOffset; o <= b.lastOffset; o++) {
-            s.pending.add(o);
             s.pendingBy.set(o, producerId);
           }
         }
@@ -230,7 +227,7 @@ export function replayShareState(logs: RecordBatch[][], group: string, topicId: 
 /** How the replayed share state classifies one offset of the input (see the module comment). */
 export function finalState(s: PartitionShareState | undefined, offset: bigint): { state: FinalState; count: number } {
   if (!s) return { state: 'available', count: 0 };
-  if (s.pending.has(offset)) return { state: 'pending', count: s.current.get(offset)?.count ?? 0 };
+  if (s.pendingBy.has(offset)) return { state: 'pending', count: s.current.get(offset)?.count ?? 0 };
   if (offset < s.startOffset) {
     const t = s.lastTerminal.get(offset);
     return { state: t === ACKNOWLEDGED ? 'acknowledged' : t === ARCHIVED ? 'archived' : 'done-unknown', count: 0 };

@@ -25,6 +25,7 @@
  */
 import * as fs from 'node:fs';
 import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, type PreparedTransaction, type ShareConsumerRecord } from '../client/index.js';
+import { writeFileAtomic } from '../coordinator/cluster.js';
 
 type Point = 'after-share-acks' | 'after-snapshot' | 'after-commit';
 
@@ -89,12 +90,7 @@ function readCheckpoint(): CheckpointFile | null {
 
 /** snapshotState: durable before the checkpoint counts (write a temp file, fsync it, rename over). */
 function writeCheckpoint(cp: CheckpointFile): void {
-  const tmp = `${checkpointFile}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  fs.writeSync(fd, JSON.stringify(cp));
-  fs.fsyncSync(fd);
-  fs.closeSync(fd);
-  fs.renameSync(tmp, checkpointFile);
+  writeFileAtomic(checkpointFile, JSON.stringify(cp));
 }
 
 function maybeDie(at: Point, checkpointId: number, sources: string[]): void {

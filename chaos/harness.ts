@@ -17,6 +17,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { partitionForKey } from '../coordinator/cluster.js';
 import { FaultProxy } from './proxy.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,7 +61,6 @@ export interface ManagedProcess {
   readonly running: boolean;
   /** Resolves with the first event matching `pred` (rejects when the process exits first or after `timeoutMs`). */
   waitFor(pred: (e: Record<string, any> & { event: string }) => boolean, timeoutMs: number, what?: string): Promise<Record<string, any> & { event: string; at: number }>;
-  signal(signal: NodeJS.Signals): void;
   /**
    * Resolves once the process is stopped (SIGSTOP: state `T`). A job that
    * freezes itself prints its `hanging` event and *then* stops; a SIGCONT
@@ -158,9 +158,6 @@ export function spawnManaged(name: string, args: string[], env: Record<string, s
         waiters.add(check);
         check();
       });
-    },
-    signal(signal) {
-      killGroup(child, signal);
     },
     async waitStopped(timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
@@ -271,10 +268,7 @@ export interface ChaosNode {
 
 /** Java's String.hashCode → Kafka's coordinator partition → leader node (static: partition % nodes). */
 export function coordinatorNode(key: string, partitions: number, nodes: number): number {
-  let hash = 0;
-  for (let i = 0; i < key.length; i++) hash = (Math.imul(hash, 31) + key.charCodeAt(i)) | 0;
-  const abs = hash === -2147483648 ? 0 : Math.abs(hash);
-  return (abs % partitions) % nodes;
+  return partitionForKey(key, partitions) % nodes;
 }
 
 export class ChaosCluster {

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { startBroker, type Broker } from '../coordinator/broker.js';
+import { writeFileAtomic } from '../coordinator/cluster.js';
 import { FetchRequest, FetchResponse } from '../generated/index.js';
 import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../runtime/record-batch.js';
 import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js';
@@ -42,7 +43,7 @@ export interface ExampleSummary {
   line: string;
 }
 
-export interface TopicSpec {
+interface TopicSpec {
   name: string;
   partitions: number;
 }
@@ -228,7 +229,7 @@ export async function pollUntil(
 // ---------------------------------------------------------------------------
 // Reading a topic as a consumer with an isolation level would
 
-export interface TopicRecord {
+interface TopicRecord {
   partition: number;
   offset: bigint;
   key: string;
@@ -347,19 +348,11 @@ async function readOnce(
 // ---------------------------------------------------------------------------
 // Checkpoint files (the framework's state backend, in miniature)
 
-/** Writes `state` as JSON (bigints as strings), atomically: temp file, fsync, rename. */
+/** Writes `state` as JSON (bigints as strings), atomically (`writeFileAtomic`: temp file, fsync, rename, directory fsync). */
 export function saveCheckpoint(dir: string, checkpointId: number, state: unknown): string {
   const file = path.join(dir, `checkpoint-${checkpointId}.json`);
   const json = JSON.stringify(state, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, json);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
+  writeFileAtomic(file, json);
   return file;
 }
 
@@ -406,19 +399,6 @@ export function exactlyOnce(ids: readonly number[], expected: readonly number[])
 
 // ---------------------------------------------------------------------------
 // Printing
-
-/** Offsets as short ranges: `0-3, 7, 9-10`. */
-export function ranges(offsets: readonly bigint[]): string {
-  const sorted = [...offsets].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length;) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1n) j++;
-    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(', ');
-}
 
 /** The acks of a ShareAcknowledgements-like list, e.g. `sensor-readings-0: 0-2 accept, 3 reject`. */
 export function describeAcks(

@@ -14,7 +14,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHAOS_BROKER, coordinatorNode } from '../../chaos/harness.js';
 import { WireClient, committedRecords, utf8 } from '../../chaos/wire.js';
-import { awaitComplete, cluster, deliveriesOf, eventually, explain, job, LOCK_MS, seedInput, sleep, snapshot, TXN_TIMEOUT_MS } from './support.js';
+import { awaitApplied, awaitComplete, cluster, deliveriesOf, eventually, explain, job, LOCK_MS, seedInput, sleep, snapshot, TXN_TIMEOUT_MS } from './support.js';
 
 const ONE_INPUT_PARTITION = [
   { name: 'in', partitions: 1 },
@@ -185,10 +185,7 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
 
     // Restart the coordinator (no fault): it replays PREPARE_COMMIT and completes the markers.
     await c.startNode(1);
-    await eventually(async () => {
-      const r = await snapshot(c, group);
-      return prepared.every((id) => r.verdicts.get(id)?.outputs === 1 && r.verdicts.get(id)?.state === 'acknowledged');
-    }, 20_000, 'the prepared transaction to complete after the restart');
+    await awaitApplied(c, group, prepared, 20_000, 'the prepared transaction to complete after the restart');
     const report = await awaitComplete(c, 40_000, { group });
     expect(deliveriesOf([a, b], prepared).length).toBe(1);
     expect(report, explain(report)).toMatchObject({ inputs: 20, outputs: 20, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, archived: 0 });

@@ -149,7 +149,7 @@ describe('the independent checker', () => {
     expect(states.lastTerminal.get(3n)).toBe(2);
     expect(states.current.get(4n)).toEqual({ state: 2, count: 1 });
     expect(states.current.get(5n)).toEqual({ state: 0, count: 2 });
-    expect([...states.pending]).toEqual([6n]);
+    expect([...states.pendingBy.keys()]).toEqual([6n]);
     expect(states.current.has(6n)).toBe(false);
   });
 });

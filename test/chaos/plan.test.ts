@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CHAOS_BROKER, coordinatorNode, type ChaosCluster } from '../../chaos/harness.js';
-import { awaitComplete, cluster, deliveriesOf, eventually, explain, job, LOCK_MS, seedInput, sleep, snapshot } from './support.js';
+import { awaitApplied, awaitComplete, cluster, deliveriesOf, eventually, explain, job, LOCK_MS, seedInput, sleep, snapshot } from './support.js';
 
 const TOPICS_ON_NODE_0 = [
   { name: 'in', partitions: 1 },
@@ -17,11 +17,10 @@ const TOPICS_ON_NODE_0 = [
 ];
 
 /** A transactional id whose coordinator is `node`, and a group coordinated by `groupNode`. */
-function ids(c: ChaosCluster, node: number, groupNode = node): { txId: string; group: string; otherTxId: string } {
+function ids(c: ChaosCluster, node: number, groupNode = node): { txId: string; group: string } {
   const candidates = Array.from({ length: 40 }, (_, i) => `tx-${i}`);
   return {
     txId: candidates.find((id) => c.transactionCoordinatorOf(id) === node)!,
-    otherTxId: candidates.filter((id) => c.transactionCoordinatorOf(id) === node)[1]!,
     group: Array.from({ length: 40 }, (_, i) => `g${i}`).find((g) => coordinatorNode(g, CHAOS_BROKER.consumerOffsetsPartitions, c.nodes.length) === groupNode)!,
   };
 }
@@ -40,10 +39,7 @@ describe('KIP-1289 §8 chaos tests', () => {
     await sleep(500);
     await c.startNode(0);
     // The coordinator's marker resend (and the node's own recovery) complete the commit: visible once, acknowledged, never redelivered.
-    await eventually(async () => {
-      const r = await snapshot(c, group);
-      return inDoubt.every((id) => r.verdicts.get(id)?.outputs === 1 && r.verdicts.get(id)?.state === 'acknowledged');
-    }, 20_000, 'the in-doubt transaction to be applied');
+    await awaitApplied(c, group, inDoubt, 20_000, 'the in-doubt transaction to be applied');
     const report = await awaitComplete(c, 40_000, { group });
     expect(deliveriesOf([a], inDoubt)).toHaveLength(1);
     expect(report, explain(report)).toMatchObject({ inputs: 20, outputs: 20, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0 });
@@ -157,10 +153,7 @@ describe('KIP-1289 §8 chaos tests', () => {
     expect(deliveriesOf([a], inFlight)).toHaveLength(1);
     expect(c.nodes[0]!.proxy.stats.held).toBeGreaterThan(0);
     c.healAll();
-    await eventually(async () => {
-      const r = await snapshot(c, group);
-      return inFlight.every((id) => r.verdicts.get(id)?.outputs === 1 && r.verdicts.get(id)?.state === 'acknowledged');
-    }, 30_000, 'the commit to complete after the heal');
+    await awaitApplied(c, group, inFlight, 30_000, 'the commit to complete after the heal');
     const report = await awaitComplete(c, 40_000, { group });
     expect(deliveriesOf([a], inFlight)).toHaveLength(1);
     expect(report, explain(report)).toMatchObject({ inputs: 20, outputs: 20, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0 });

@@ -81,12 +81,17 @@ export function checkVector(codec: MessageCodec<unknown>, vector: Vector): strin
   const diff = jsonDifference(codec.toJson(decoded, vector.version), vector.json);
   if (diff) return `decode v${vector.version}: toJson differs at ${diff}`;
   let encoded: Uint8Array;
+  let chunks: Uint8Array[];
   try {
-    encoded = codec.encode(codec.fromJson(vector.json, vector.version), vector.version);
+    const message = codec.fromJson(vector.json, vector.version);
+    encoded = codec.encode(message, vector.version);
+    chunks = codec.encodeChunks(message, vector.version);
   } catch (error) {
     return `encode v${vector.version} threw: ${(error as Error).message}`;
   }
   const hex = toHex(encoded);
   if (hex !== vector.hex) return `encode v${vector.version}: got ${hex.slice(0, 120)}… expected ${vector.hex.slice(0, 120)}…`;
+  const joined = toHex(Buffer.concat(chunks));
+  if (joined !== vector.hex) return `encodeChunks v${vector.version}: got ${joined.slice(0, 120)}… expected ${vector.hex.slice(0, 120)}…`;
   return undefined;
 }
