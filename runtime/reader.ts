@@ -86,20 +86,20 @@ export class Reader {
   unsignedVarint(): number {
     // One and two bytes (values below 16384) cover nearly every length and
     // count on the wire; they take this short path, which the JIT inlines.
+    // (It wants two bytes left, so a varint at the very end of the input goes
+    // the long way: one per message; a separate one-byte test here cost more.)
     const bytes = this.buffer;
     const at = this.pos;
-    if (at < this.end) {
+    if (at + 1 < this.end) {
       const b0 = bytes[at]!;
       if (b0 < 0x80) {
         this.pos = at + 1;
         return b0;
       }
-      if (at + 1 < this.end) {
-        const b1 = bytes[at + 1]!;
-        if (b1 < 0x80) {
-          this.pos = at + 2;
-          return (b0 & 0x7f) | (b1 << 7);
-        }
+      const b1 = bytes[at + 1]!;
+      if (b1 < 0x80) {
+        this.pos = at + 2;
+        return (b0 & 0x7f) | (b1 << 7);
       }
     }
     return this.longUnsignedVarint();
