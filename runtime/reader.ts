@@ -87,7 +87,8 @@ export class Reader {
     // One and two bytes (values below 16384) cover nearly every length and
     // count on the wire; they take this short path, which the JIT inlines.
     // (It wants two bytes left, so a varint at the very end of the input goes
-    // the long way: one per message; a separate one-byte test here cost more.)
+    // the long way: one per message, not worth more code in a method that is
+    // inlined into every generated reader.)
     const bytes = this.buffer;
     const at = this.pos;
     if (at + 1 < this.end) {
