@@ -1,21 +1,12 @@
 // OUR side of the codec benchmark: the seam between the bench and the generated codecs.
 //
-// ┌─ DEPENDS ON GENERATED / RUNTIME CODE (written in parallel with this bench) ────────────┐
-// │ 1. ../generated/index.js — the generated registry: named exports ProduceRequest,       │
-// │    MetadataResponse, FetchResponse, FindCoordinatorRequest, EndTxnRequest,             │
-// │    InitProducerIdRequest, TxnShareAcknowledgeRequest, RequestHeader, each with         │
-// │    encode(message, version): Uint8Array and decode(bytes, version). Also accepted under │
-// │    a `codecs` or default-export object. Without it the bench needs --peers-only.       │
-// │    Our inputs go through codec.create() (all fields present), see full() below.        │
-// │ 2. Framing (workload 4): there is no generated `frameRequest`, so frameOurs() below    │
-// │    does RequestHeader.encode + body encode + int32 size prefix itself. When the codecs │
-// │    have size()/write() and runtime/ exports encodeFrame, an extra row "ours (runtime   │
-// │    encodeFrame)" measures that one-allocation path too.                                │
-// │ 3. Record batches: runtime/ is to build and parse them (DESIGN.md §1) but had no such  │
-// │    code yet. RECORD_BATCHES below points at the bench reference implementations; the  │
-// │    rows that use them say "bench batch builder"/"bench record parser". When runtime/   │
-// │    has them, point RECORD_BATCHES at runtime's and update the labels.                  │
-// └──────────────────────────────────────────────────────────────────────────────────────┘
+// - Codecs: ../generated/index.js (or the module given with --ours), each with
+//   encode/decode and, when present, encodeChunks, size/write and create. Our inputs go
+//   through codec.create() (all fields present), see full() below.
+// - Framing (workload 4): runtime/ encodeFrame, as our client frames requests. For codecs
+//   without size()/write() (an older tree given with --ours), frameOurs() below encodes the
+//   header and body apart and copies them together instead.
+// - Record batches: runtime/record-batch.ts builds and parses them (RECORD_BATCHES).
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseRecordBatches, type BenchRecord } from './recordBatch.js';

@@ -6,6 +6,7 @@ import type { Participant } from './harness.js';
 import { PEER_VERSIONS } from './peers/versions.js';
 import type { ChunksCase, DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
 import { bytesDiff, valueDiff } from './normalize.js';
+import { metadataV6Floor, oneBufferFloor } from './floor.js';
 import { RECORD_BATCHES, loadOurs, oursCases } from './ours.js';
 import {
   fetchWorkload,
@@ -141,7 +142,16 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       op: 'encode',
       bytesPerOp: exp().length,
       participants: [
-        ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(W.produce(), v), exp)))] : []),
+        ...(o.ours
+          ? [
+              P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(W.produce(), v), exp))),
+              P('ours', 'ours', 'floor: allocate + copy the chunks in', ours((c) => {
+                const chunks = c.producePrebuiltChunks(W.produce(), v);
+                if (chunks === null) throw new NotApplicable('the floor copies the chunks of encodeChunks, which these codecs lack');
+                return fromEncode(oneBufferFloor(chunks), exp);
+              }), 'yes, minus all encoding (see floor.ts)'),
+            ]
+          : []),
         P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(W.produce())!, exp))),
       ],
     });
@@ -207,6 +217,9 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       bytesPerOp: input().length,
       participants: [
         ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromDecode(c.metadataDecode(W.metadata(), v), input, canon)))] : []),
+        ...(v === 6
+          ? [P('ours', 'ours', 'floor: same objects, no checks', async () => fromDecode(metadataV6Floor(), input, canon), 'yes, minus every input check (see floor.ts)')]
+          : []),
         P(lib, 'peer', lib, peer(lib, (a) => fromDecode(a.metadataDecode(W.metadata())!, input, canon))),
       ],
     });

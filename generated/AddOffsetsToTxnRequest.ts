@@ -24,7 +24,7 @@ export interface AddOffsetsToTxnRequest {
   producerEpoch: number;
   /** The consumer group whose offsets will be committed in the transaction. (versions 0+) */
   groupId: string;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -59,7 +59,9 @@ function readAddOffsetsToTxnRequest(r: Reader, version: number): AddOffsetsToTxn
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { transactionalId, producerId, producerEpoch, groupId, _unknownTaggedFields };
+    const m: AddOffsetsToTxnRequest = { transactionalId, producerId, producerEpoch, groupId };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

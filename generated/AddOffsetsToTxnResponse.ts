@@ -17,7 +17,7 @@ export interface AddOffsetsToTxnResponse {
   throttleTimeMs: number;
   /** The error, or 0. (versions 0+) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -45,7 +45,9 @@ function readAddOffsetsToTxnResponse(r: Reader, version: number): AddOffsetsToTx
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, errorCode, _unknownTaggedFields };
+    const m: AddOffsetsToTxnResponse = { throttleTimeMs, errorCode };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -33,7 +33,7 @@ export interface AddPartitionsToTxnRequest {
   v3AndBelowProducerEpoch: number;
   /** The partitions to add, by topic (v0-v3). (versions 0-3) */
   v3AndBelowTopics: AddPartitionsToTxnTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -57,7 +57,7 @@ export interface AddPartitionsToTxnTopic {
   name: string;
   /** The indexes of the partitions to add. (versions 0+) */
   partitions: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -82,7 +82,7 @@ export interface AddPartitionsToTxnTransaction {
   verifyOnly: boolean;
   /** The partitions to add, by topic. (versions 4+) */
   topics: AddPartitionsToTxnTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -121,14 +121,15 @@ function readAddPartitionsToTxnRequest(r: Reader, version: number): AddPartition
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: AddPartitionsToTxnRequest = {
       transactions,
       v3AndBelowTransactionalId,
       v3AndBelowProducerId,
       v3AndBelowProducerEpoch,
       v3AndBelowTopics,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -265,7 +266,9 @@ function readAddPartitionsToTxnTopic(r: Reader, version: number): AddPartitionsT
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, partitions, _unknownTaggedFields };
+    const m: AddPartitionsToTxnTopic = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -334,7 +337,9 @@ function readAddPartitionsToTxnTransaction(r: Reader, version: number): AddParti
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { transactionalId, producerId, producerEpoch, verifyOnly, topics, _unknownTaggedFields };
+    const m: AddPartitionsToTxnTransaction = { transactionalId, producerId, producerEpoch, verifyOnly, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

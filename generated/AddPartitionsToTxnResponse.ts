@@ -28,7 +28,7 @@ export interface AddPartitionsToTxnResponse {
   resultsByTransaction: AddPartitionsToTxnResult[];
   /** The results, by topic (v0-v3). (versions 0-3) */
   resultsByTopicV3AndBelow: AddPartitionsToTxnTopicResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -51,7 +51,7 @@ export interface AddPartitionsToTxnTopicResult {
   name: string;
   /** The results, by partition. (versions 0+) */
   resultsByPartition: AddPartitionsToTxnPartitionResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -72,7 +72,7 @@ export interface AddPartitionsToTxnPartitionResult {
   partitionIndex: number;
   /** The error for this partition, or 0. (versions 0+) */
   partitionErrorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -93,7 +93,7 @@ export interface AddPartitionsToTxnResult {
   transactionalId: string;
   /** The results, by topic. (versions 4+) */
   topicResults: AddPartitionsToTxnTopicResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -125,7 +125,9 @@ function readAddPartitionsToTxnResponse(r: Reader, version: number): AddPartitio
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, errorCode, resultsByTransaction, resultsByTopicV3AndBelow, _unknownTaggedFields };
+    const m: AddPartitionsToTxnResponse = { throttleTimeMs, errorCode, resultsByTransaction, resultsByTopicV3AndBelow };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -241,7 +243,9 @@ function readAddPartitionsToTxnTopicResult(r: Reader, version: number): AddParti
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, resultsByPartition, _unknownTaggedFields };
+    const m: AddPartitionsToTxnTopicResult = { name, resultsByPartition };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -311,7 +315,9 @@ function readAddPartitionsToTxnPartitionResult(r: Reader, version: number): AddP
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { partitionIndex, partitionErrorCode, _unknownTaggedFields };
+    const m: AddPartitionsToTxnPartitionResult = { partitionIndex, partitionErrorCode };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -382,7 +388,9 @@ function readAddPartitionsToTxnResult(r: Reader, version: number): AddPartitions
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { transactionalId, topicResults, _unknownTaggedFields };
+    const m: AddPartitionsToTxnResult = { transactionalId, topicResults };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -31,7 +31,7 @@ export interface AddShareAcksToTxnRequest {
   groupId: string;
   /** The data topics whose share-partition state joins the transaction. (versions 0+) */
   topics: AddShareAcksToTxnTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -53,7 +53,7 @@ export interface AddShareAcksToTxnTopic {
   name: string;
   /** The partition indexes. (versions 0+) */
   partitions: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -85,7 +85,9 @@ function readAddShareAcksToTxnRequest(r: Reader, version: number): AddShareAcksT
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { transactionalId, producerId, producerEpoch, groupId, topics, _unknownTaggedFields };
+    const m: AddShareAcksToTxnRequest = { transactionalId, producerId, producerEpoch, groupId, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -163,7 +165,9 @@ function readAddShareAcksToTxnTopic(r: Reader, version: number): AddShareAcksToT
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, partitions, _unknownTaggedFields };
+    const m: AddShareAcksToTxnTopic = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

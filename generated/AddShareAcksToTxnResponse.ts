@@ -25,7 +25,7 @@ export interface AddShareAcksToTxnResponse {
   errorCode: number;
   /** The results for each topic. (versions 0+) */
   results: AddShareAcksToTxnTopicResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -47,7 +47,7 @@ export interface AddShareAcksToTxnTopicResult {
   name: string;
   /** The results for each partition. (versions 0+) */
   partitions: AddShareAcksToTxnPartitionResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -68,7 +68,7 @@ export interface AddShareAcksToTxnPartitionResult {
   partitionIndex: number;
   /** The error code, or 0 if there was no error. (versions 0+) */
   partitionErrorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -102,7 +102,9 @@ function readAddShareAcksToTxnResponse(r: Reader, version: number): AddShareAcks
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { throttleTimeMs, errorCode, results, _unknownTaggedFields };
+    const m: AddShareAcksToTxnResponse = { throttleTimeMs, errorCode, results };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -169,7 +171,9 @@ function readAddShareAcksToTxnTopicResult(r: Reader, version: number): AddShareA
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, partitions, _unknownTaggedFields };
+    const m: AddShareAcksToTxnTopicResult = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -230,7 +234,9 @@ function readAddShareAcksToTxnPartitionResult(r: Reader, version: number): AddSh
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partitionIndex, partitionErrorCode, _unknownTaggedFields };
+    const m: AddShareAcksToTxnPartitionResult = { partitionIndex, partitionErrorCode };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

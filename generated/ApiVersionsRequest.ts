@@ -23,7 +23,7 @@ export interface ApiVersionsRequest {
   clusterId: string | null;
   /** The node the client expects to reach, or -1 if it does not know. Send it together with ClusterId. (versions 5+; ignorable) */
   nodeId: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -55,7 +55,9 @@ function readApiVersionsRequest(r: Reader, version: number): ApiVersionsRequest 
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { clientSoftwareName, clientSoftwareVersion, clusterId, nodeId, _unknownTaggedFields };
+    const m: ApiVersionsRequest = { clientSoftwareName, clientSoftwareVersion, clusterId, nodeId };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -38,7 +38,7 @@ export interface ApiVersionsResponse {
   finalizedFeatures: FinalizedFeatureKey[];
   /** Set by a KRaft controller that has the configuration a ZooKeeper migration needs. (versions 3+; tagged 3+ (tag 3); ignorable) */
   zkMigrationReady: boolean;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -64,7 +64,7 @@ export interface ApiVersion {
   minVersion: number;
   /** The highest version of this API the server accepts. (versions 0+) */
   maxVersion: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -86,7 +86,7 @@ export interface SupportedFeatureKey {
   minVersion: number;
   /** The highest version of the feature this node supports. (versions 3+) */
   maxVersion: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -108,7 +108,7 @@ export interface FinalizedFeatureKey {
   maxVersionLevel: number;
   /** The lowest finalized version level of the feature. (versions 3+) */
   minVersionLevel: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -162,7 +162,7 @@ function readApiVersionsResponse(r: Reader, version: number): ApiVersionsRespons
         r.endTaggedField(tag, start, size);
       }
     }
-    return {
+    const m: ApiVersionsResponse = {
       errorCode,
       apiKeys,
       throttleTimeMs,
@@ -170,8 +170,9 @@ function readApiVersionsResponse(r: Reader, version: number): ApiVersionsRespons
       finalizedFeaturesEpoch,
       finalizedFeatures,
       zkMigrationReady,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -339,7 +340,9 @@ function readApiVersion(r: Reader, version: number): ApiVersion {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { apiKey, minVersion, maxVersion, _unknownTaggedFields };
+    const m: ApiVersion = { apiKey, minVersion, maxVersion };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -409,7 +412,9 @@ function readSupportedFeatureKey(r: Reader, version: number): SupportedFeatureKe
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, minVersion, maxVersion, _unknownTaggedFields };
+    const m: SupportedFeatureKey = { name, minVersion, maxVersion };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -474,7 +479,9 @@ function readFinalizedFeatureKey(r: Reader, version: number): FinalizedFeatureKe
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, maxVersionLevel, minVersionLevel, _unknownTaggedFields };
+    const m: FinalizedFeatureKey = { name, maxVersionLevel, minVersionLevel };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -25,7 +25,7 @@ export interface EndTxnRequest {
   producerEpoch: number;
   /** True to commit the transaction, false to abort it. (versions 0+) */
   committed: boolean;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -59,7 +59,9 @@ function readEndTxnRequest(r: Reader, version: number): EndTxnRequest {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { transactionalId, producerId, producerEpoch, committed, _unknownTaggedFields };
+    const m: EndTxnRequest = { transactionalId, producerId, producerEpoch, committed };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -22,7 +22,7 @@ export interface EndTxnResponse {
   producerId: bigint;
   /** The producer epoch to use from now on, or -1. (versions 5+; ignorable) */
   producerEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -56,7 +56,9 @@ function readEndTxnResponse(r: Reader, version: number): EndTxnResponse {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, errorCode, producerId, producerEpoch, _unknownTaggedFields };
+    const m: EndTxnResponse = { throttleTimeMs, errorCode, producerId, producerEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -51,7 +51,7 @@ export interface FetchRequest {
   forgottenTopicsData: ForgottenTopic[];
   /** The consumer's rack, so the broker can point it at a replica in the same rack. (versions 11+; ignorable) */
   rackId: string;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -80,7 +80,7 @@ export interface ReplicaState {
   replicaId: number;
   /** The broker epoch of the fetching replica, or -1 if unknown. (versions 15+) */
   replicaEpoch: bigint;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -106,7 +106,7 @@ export interface FetchTopic {
   topicId: string;
   /** The partitions of this topic to fetch. (versions 0+) */
   partitions: FetchPartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -138,7 +138,7 @@ export interface FetchPartition {
   replicaDirectoryId: string;
   /** The high watermark the fetching replica knows: -1 if unknown, INT64_MAX if the replica does not support this field. (versions 18+; tagged 18+ (tag 1); ignorable) */
   highWatermark: bigint;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -165,7 +165,7 @@ export interface ForgottenTopic {
   topicId: string;
   /** The indexes of the partitions to drop. (versions 7+) */
   partitions: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -227,7 +227,7 @@ function readFetchRequest(r: Reader, version: number): FetchRequest {
         r.endTaggedField(tag, start, size);
       }
     }
-    return {
+    const m: FetchRequest = {
       clusterId,
       replicaId,
       replicaState,
@@ -240,8 +240,9 @@ function readFetchRequest(r: Reader, version: number): FetchRequest {
       topics,
       forgottenTopicsData,
       rackId,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -451,7 +452,9 @@ function readReplicaState(r: Reader, version: number): ReplicaState {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { replicaId, replicaEpoch, _unknownTaggedFields };
+    const m: ReplicaState = { replicaId, replicaEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -508,7 +511,9 @@ function readFetchTopic(r: Reader, version: number): FetchTopic {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { topic, topicId, partitions, _unknownTaggedFields };
+    const m: FetchTopic = { topic, topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -617,7 +622,7 @@ function readFetchPartition(r: Reader, version: number): FetchPartition {
         r.endTaggedField(tag, start, size);
       }
     }
-    return {
+    const m: FetchPartition = {
       partition,
       currentLeaderEpoch,
       fetchOffset,
@@ -626,8 +631,9 @@ function readFetchPartition(r: Reader, version: number): FetchPartition {
       partitionMaxBytes,
       replicaDirectoryId,
       highWatermark,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -789,7 +795,9 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { topic, topicId, partitions, _unknownTaggedFields };
+    const m: ForgottenTopic = { topic, topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -41,7 +41,7 @@ export interface FetchResponse {
   responses: FetchableTopicResponse[];
   /** The addresses of the leaders named in CurrentLeader, for partitions that failed with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH. (versions 16+; tagged 16+ (tag 0)) */
   nodeEndpoints: NodeEndpoint[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -65,7 +65,7 @@ export interface FetchableTopicResponse {
   topicId: string;
   /** The results, by partition. (versions 0+) */
   partitions: PartitionData[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -103,7 +103,7 @@ export interface PartitionData {
   preferredReadReplica: number;
   /** The records read. (versions 0+; nullable 0+) */
   records: Uint8Array | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -131,7 +131,7 @@ export interface EpochEndOffset {
   epoch: number;
   /** The end offset of that epoch. (versions 12+) */
   endOffset: bigint;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -155,7 +155,7 @@ export interface LeaderIdAndEpoch {
   leaderId: number;
   /** The current leader's epoch. (versions 12+) */
   leaderEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -179,7 +179,7 @@ export interface SnapshotId {
   endOffset: bigint;
   /** The epoch of the snapshot. (versions 0+) */
   epoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -203,7 +203,7 @@ export interface AbortedTransaction {
   producerId: bigint;
   /** The first offset of the aborted transaction. (versions 4+) */
   firstOffset: bigint;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -226,7 +226,7 @@ export interface NodeEndpoint {
   port: number;
   /** The node's rack, or null if none is configured. (versions 16+; nullable 16+) */
   rack: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -276,7 +276,9 @@ function readFetchResponse(r: Reader, version: number): FetchResponse {
         r.endTaggedField(tag, start, size);
       }
     }
-    return { throttleTimeMs, errorCode, sessionId, responses, nodeEndpoints, _unknownTaggedFields };
+    const m: FetchResponse = { throttleTimeMs, errorCode, sessionId, responses, nodeEndpoints };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -404,7 +406,9 @@ function readFetchableTopicResponse(r: Reader, version: number): FetchableTopicR
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { topic, topicId, partitions, _unknownTaggedFields };
+    const m: FetchableTopicResponse = { topic, topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -531,7 +535,7 @@ function readPartitionData(r: Reader, version: number): PartitionData {
         r.endTaggedField(tag, start, size);
       }
     }
-    return {
+    const m: PartitionData = {
       partitionIndex,
       errorCode,
       highWatermark,
@@ -543,8 +547,9 @@ function readPartitionData(r: Reader, version: number): PartitionData {
       abortedTransactions,
       preferredReadReplica,
       records,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -744,7 +749,9 @@ function readEpochEndOffset(r: Reader, version: number): EpochEndOffset {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { epoch, endOffset, _unknownTaggedFields };
+    const m: EpochEndOffset = { epoch, endOffset };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -798,7 +805,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { leaderId, leaderEpoch, _unknownTaggedFields };
+    const m: LeaderIdAndEpoch = { leaderId, leaderEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -852,7 +861,9 @@ function readSnapshotId(r: Reader, version: number): SnapshotId {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { endOffset, epoch, _unknownTaggedFields };
+    const m: SnapshotId = { endOffset, epoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -909,7 +920,9 @@ function readAbortedTransaction(r: Reader, version: number): AbortedTransaction 
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { producerId, firstOffset, _unknownTaggedFields };
+    const m: AbortedTransaction = { producerId, firstOffset };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -971,7 +984,9 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { nodeId, host, port, rack, _unknownTaggedFields };
+    const m: NodeEndpoint = { nodeId, host, port, rack };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

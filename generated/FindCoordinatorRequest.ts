@@ -28,7 +28,7 @@ export interface FindCoordinatorRequest {
   keyType: number;
   /** The keys to look up, all of type KeyType (v4+). (versions 4+) */
   coordinatorKeys: string[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -58,7 +58,9 @@ function readFindCoordinatorRequest(r: Reader, version: number): FindCoordinator
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { key, keyType, coordinatorKeys, _unknownTaggedFields };
+    const m: FindCoordinatorRequest = { key, keyType, coordinatorKeys };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

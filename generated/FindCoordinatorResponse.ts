@@ -35,7 +35,7 @@ export interface FindCoordinatorResponse {
   port: number;
   /** One result per requested key (v4+). (versions 4+) */
   coordinators: Coordinator[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -67,7 +67,7 @@ export interface Coordinator {
   errorCode: number;
   /** The error message for this key, or null. (versions 4+; nullable 4+; ignorable) */
   errorMessage: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -107,7 +107,9 @@ function readFindCoordinatorResponse(r: Reader, version: number): FindCoordinato
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, errorCode, errorMessage, nodeId, host, port, coordinators, _unknownTaggedFields };
+    const m: FindCoordinatorResponse = { throttleTimeMs, errorCode, errorMessage, nodeId, host, port, coordinators };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -276,7 +278,9 @@ function readCoordinator(r: Reader, version: number): Coordinator {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { key, nodeId, host, port, errorCode, errorMessage, _unknownTaggedFields };
+    const m: Coordinator = { key, nodeId, host, port, errorCode, errorMessage };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

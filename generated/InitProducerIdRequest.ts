@@ -29,7 +29,7 @@ export interface InitProducerIdRequest {
   enable2Pc: boolean;
   /** Keep the currently prepared transaction open instead of aborting it, so it can be completed after a restart. (versions 6+) */
   keepPreparedTxn: boolean;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -67,15 +67,16 @@ function readInitProducerIdRequest(r: Reader, version: number): InitProducerIdRe
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: InitProducerIdRequest = {
       transactionalId,
       transactionTimeoutMs,
       producerId,
       producerEpoch,
       enable2Pc,
       keepPreparedTxn,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

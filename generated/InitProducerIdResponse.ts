@@ -27,7 +27,7 @@ export interface InitProducerIdResponse {
   ongoingTxnProducerId: bigint;
   /** With KeepPreparedTxn, the producer epoch of the transaction kept open; -1 if none is open. (versions 6+) */
   ongoingTxnProducerEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -70,15 +70,16 @@ function readInitProducerIdResponse(r: Reader, version: number): InitProducerIdR
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: InitProducerIdResponse = {
       throttleTimeMs,
       errorCode,
       producerId,
       producerEpoch,
       ongoingTxnProducerId,
       ongoingTxnProducerEpoch,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

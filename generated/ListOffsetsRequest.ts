@@ -28,7 +28,7 @@ export interface ListOffsetsRequest {
   topics: ListOffsetsTopic[];
   /** How long, in milliseconds, to wait for lookups that must read tiered (remote) storage. (versions 10+; ignorable) */
   timeoutMs: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -49,7 +49,7 @@ export interface ListOffsetsTopic {
   name: string;
   /** The partitions to look up. (versions 0+) */
   partitions: ListOffsetsPartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -70,7 +70,7 @@ export interface ListOffsetsPartition {
   currentLeaderEpoch: number;
   /** The timestamp to look up, or a special value such as -1 (latest offset) or -2 (earliest offset). (versions 0+) */
   timestamp: bigint;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -101,7 +101,9 @@ function readListOffsetsRequest(r: Reader, version: number): ListOffsetsRequest 
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { replicaId, isolationLevel, topics, timeoutMs, _unknownTaggedFields };
+    const m: ListOffsetsRequest = { replicaId, isolationLevel, topics, timeoutMs };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -196,7 +198,9 @@ function readListOffsetsTopic(r: Reader, version: number): ListOffsetsTopic {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, partitions, _unknownTaggedFields };
+    const m: ListOffsetsTopic = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -262,7 +266,9 @@ function readListOffsetsPartition(r: Reader, version: number): ListOffsetsPartit
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { partitionIndex, currentLeaderEpoch, timestamp, _unknownTaggedFields };
+    const m: ListOffsetsPartition = { partitionIndex, currentLeaderEpoch, timestamp };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

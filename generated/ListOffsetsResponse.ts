@@ -25,7 +25,7 @@ export interface ListOffsetsResponse {
   throttleTimeMs: number;
   /** The results, by topic. (versions 0+) */
   topics: ListOffsetsTopicResponse[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -44,7 +44,7 @@ export interface ListOffsetsTopicResponse {
   name: string;
   /** The results, by partition. (versions 0+) */
   partitions: ListOffsetsPartitionResponse[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -69,7 +69,7 @@ export interface ListOffsetsPartitionResponse {
   offset: bigint;
   /** The leader epoch of the record at the returned offset, or -1. (versions 4+) */
   leaderEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -105,7 +105,9 @@ function readListOffsetsResponse(r: Reader, version: number): ListOffsetsRespons
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, topics, _unknownTaggedFields };
+    const m: ListOffsetsResponse = { throttleTimeMs, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -180,7 +182,9 @@ function readListOffsetsTopicResponse(r: Reader, version: number): ListOffsetsTo
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, partitions, _unknownTaggedFields };
+    const m: ListOffsetsTopicResponse = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -255,7 +259,9 @@ function readListOffsetsPartitionResponse(r: Reader, version: number): ListOffse
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { partitionIndex, errorCode, timestamp, offset, leaderEpoch, _unknownTaggedFields };
+    const m: ListOffsetsPartitionResponse = { partitionIndex, errorCode, timestamp, offset, leaderEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

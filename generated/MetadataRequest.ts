@@ -31,7 +31,7 @@ export interface MetadataRequest {
   includeClusterAuthorizedOperations: boolean;
   /** Ask for the operations the caller may perform on each topic. (versions 8+) */
   includeTopicAuthorizedOperations: boolean;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -52,7 +52,7 @@ export interface MetadataRequestTopic {
   topicId: string;
   /** The name of the topic to look up, or null when looking it up by id. (versions 0+; nullable 10+) */
   name: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -85,13 +85,14 @@ function readMetadataRequest(r: Reader, version: number): MetadataRequest {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: MetadataRequest = {
       topics,
       allowAutoTopicCreation,
       includeClusterAuthorizedOperations,
       includeTopicAuthorizedOperations,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -214,7 +215,9 @@ function readMetadataRequestTopic(r: Reader, version: number): MetadataRequestTo
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { topicId, name, _unknownTaggedFields };
+    const m: MetadataRequestTopic = { topicId, name };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

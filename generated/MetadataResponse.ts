@@ -38,7 +38,7 @@ export interface MetadataResponse {
   clusterAuthorizedOperations: number;
   /** The error for the whole request, or 0. (versions 13+; ignorable) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -66,7 +66,7 @@ export interface MetadataResponseBroker {
   port: number;
   /** The broker's rack, or null if none is configured. (versions 1+; nullable 1+; ignorable) */
   rack: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -95,7 +95,7 @@ export interface MetadataResponseTopic {
   partitions: MetadataResponsePartition[];
   /** A bit set of the operations the caller may perform on the topic; INT32_MIN if not asked for. (versions 8+) */
   topicAuthorizedOperations: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -128,7 +128,7 @@ export interface MetadataResponsePartition {
   isrNodes: number[];
   /** The ids of the replicas that are offline. (versions 5+; ignorable) */
   offlineReplicas: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -176,7 +176,7 @@ function readMetadataResponse(r: Reader, version: number): MetadataResponse {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: MetadataResponse = {
       throttleTimeMs,
       brokers,
       clusterId,
@@ -184,8 +184,9 @@ function readMetadataResponse(r: Reader, version: number): MetadataResponse {
       topics,
       clusterAuthorizedOperations,
       errorCode,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -334,7 +335,9 @@ function readMetadataResponseBroker(r: Reader, version: number): MetadataRespons
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { nodeId, host, port, rack, _unknownTaggedFields };
+    const m: MetadataResponseBroker = { nodeId, host, port, rack };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -431,7 +434,9 @@ function readMetadataResponseTopic(r: Reader, version: number): MetadataResponse
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { errorCode, name, topicId, isInternal, partitions, topicAuthorizedOperations, _unknownTaggedFields };
+    const m: MetadataResponseTopic = { errorCode, name, topicId, isInternal, partitions, topicAuthorizedOperations };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -565,7 +570,7 @@ function readMetadataResponsePartition(r: Reader, version: number): MetadataResp
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: MetadataResponsePartition = {
       errorCode,
       partitionIndex,
       leaderId,
@@ -573,8 +578,9 @@ function readMetadataResponsePartition(r: Reader, version: number): MetadataResp
       replicaNodes,
       isrNodes,
       offlineReplicas,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

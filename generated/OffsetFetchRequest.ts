@@ -33,7 +33,7 @@ export interface OffsetFetchRequest {
   groups: OffsetFetchRequestGroup[];
   /** If true, do not return offsets that a pending transaction may still change; such partitions get the retriable UNSTABLE_OFFSET_COMMIT error instead. (versions 7+) */
   requireStable: boolean;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -54,7 +54,7 @@ export interface OffsetFetchRequestTopic {
   name: string;
   /** The indexes of the partitions to read. (versions 0-7) */
   partitionIndexes: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -77,7 +77,7 @@ export interface OffsetFetchRequestGroup {
   memberEpoch: number;
   /** The partitions to read, by topic, or null for all topics. (versions 8+; nullable 8+) */
   topics: OffsetFetchRequestTopics[] | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -100,7 +100,7 @@ export interface OffsetFetchRequestTopics {
   topicId: string;
   /** The indexes of the partitions to read. (versions 8+) */
   partitionIndexes: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -137,7 +137,9 @@ function readOffsetFetchRequest(r: Reader, version: number): OffsetFetchRequest 
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { groupId, topics, groups, requireStable, _unknownTaggedFields };
+    const m: OffsetFetchRequest = { groupId, topics, groups, requireStable };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -261,7 +263,9 @@ function readOffsetFetchRequestTopic(r: Reader, version: number): OffsetFetchReq
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, partitionIndexes, _unknownTaggedFields };
+    const m: OffsetFetchRequestTopic = { name, partitionIndexes };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -331,7 +335,9 @@ function readOffsetFetchRequestGroup(r: Reader, version: number): OffsetFetchReq
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { groupId, memberId, memberEpoch, topics, _unknownTaggedFields };
+    const m: OffsetFetchRequestGroup = { groupId, memberId, memberEpoch, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -419,7 +425,9 @@ function readOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRe
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, topicId, partitionIndexes, _unknownTaggedFields };
+    const m: OffsetFetchRequestTopics = { name, topicId, partitionIndexes };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

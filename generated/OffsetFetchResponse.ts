@@ -31,7 +31,7 @@ export interface OffsetFetchResponse {
   errorCode: number;
   /** The results, by group (v8+). (versions 8+) */
   groups: OffsetFetchResponseGroup[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -52,7 +52,7 @@ export interface OffsetFetchResponseTopic {
   name: string;
   /** The results, by partition. (versions 0-7) */
   partitions: OffsetFetchResponsePartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -77,7 +77,7 @@ export interface OffsetFetchResponsePartition {
   metadata: string | null;
   /** The error for this partition, or 0. (versions 0-7) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -103,7 +103,7 @@ export interface OffsetFetchResponseGroup {
   topics: OffsetFetchResponseTopics[];
   /** The error for this group, or 0. (versions 8+) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -125,7 +125,7 @@ export interface OffsetFetchResponseTopics {
   topicId: string;
   /** The results, by partition. (versions 8+) */
   partitions: OffsetFetchResponsePartitions[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -153,7 +153,7 @@ export interface OffsetFetchResponsePartitions {
   metadata: string | null;
   /** The error for this partition, or 0. (versions 8+) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -190,7 +190,9 @@ function readOffsetFetchResponse(r: Reader, version: number): OffsetFetchRespons
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, topics, errorCode, groups, _unknownTaggedFields };
+    const m: OffsetFetchResponse = { throttleTimeMs, topics, errorCode, groups };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -307,7 +309,9 @@ function readOffsetFetchResponseTopic(r: Reader, version: number): OffsetFetchRe
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, partitions, _unknownTaggedFields };
+    const m: OffsetFetchResponseTopic = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -379,7 +383,15 @@ function readOffsetFetchResponsePartition(r: Reader, version: number): OffsetFet
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { partitionIndex, committedOffset, committedLeaderEpoch, metadata, errorCode, _unknownTaggedFields };
+    const m: OffsetFetchResponsePartition = {
+      partitionIndex,
+      committedOffset,
+      committedLeaderEpoch,
+      metadata,
+      errorCode,
+    };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -478,7 +490,9 @@ function readOffsetFetchResponseGroup(r: Reader, version: number): OffsetFetchRe
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { groupId, topics, errorCode, _unknownTaggedFields };
+    const m: OffsetFetchResponseGroup = { groupId, topics, errorCode };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -548,7 +562,9 @@ function readOffsetFetchResponseTopics(r: Reader, version: number): OffsetFetchR
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, topicId, partitions, _unknownTaggedFields };
+    const m: OffsetFetchResponseTopics = { name, topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -634,7 +650,15 @@ function readOffsetFetchResponsePartitions(r: Reader, version: number): OffsetFe
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partitionIndex, committedOffset, committedLeaderEpoch, metadata, errorCode, _unknownTaggedFields };
+    const m: OffsetFetchResponsePartitions = {
+      partitionIndex,
+      committedOffset,
+      committedLeaderEpoch,
+      metadata,
+      errorCode,
+    };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

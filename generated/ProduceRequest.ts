@@ -32,7 +32,7 @@ export interface ProduceRequest {
   timeoutMs: number;
   /** The data to write, by topic. (versions 0+) */
   topicData: TopicProduceData[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -55,7 +55,7 @@ export interface TopicProduceData {
   topicId: string;
   /** The data to write, by partition. (versions 0+) */
   partitionData: PartitionProduceData[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -75,7 +75,7 @@ export interface PartitionProduceData {
   index: number;
   /** The record batches to append. (versions 0+; nullable 0+) */
   records: Uint8Array | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -108,7 +108,9 @@ function readProduceRequest(r: Reader, version: number): ProduceRequest {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { transactionalId, acks, timeoutMs, topicData, _unknownTaggedFields };
+    const m: ProduceRequest = { transactionalId, acks, timeoutMs, topicData };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -195,7 +197,9 @@ function readTopicProduceData(r: Reader, version: number): TopicProduceData {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, topicId, partitionData, _unknownTaggedFields };
+    const m: TopicProduceData = { name, topicId, partitionData };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -279,7 +283,9 @@ function readPartitionProduceData(r: Reader, version: number): PartitionProduceD
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { index, records, _unknownTaggedFields };
+    const m: PartitionProduceData = { index, records };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -32,7 +32,7 @@ export interface ProduceResponse {
   throttleTimeMs: number;
   /** The addresses of the leaders named in CurrentLeader, for partitions that failed with NOT_LEADER_OR_FOLLOWER. (versions 10+; tagged 10+ (tag 0)) */
   nodeEndpoints: NodeEndpoint[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -54,7 +54,7 @@ export interface TopicProduceResponse {
   topicId: string;
   /** The results, by partition. (versions 0+) */
   partitionResponses: PartitionProduceResponse[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -86,7 +86,7 @@ export interface PartitionProduceResponse {
   errorMessage: string | null;
   /** The leader the producer should send this partition's data to from now on. (versions 10+; tagged 10+ (tag 0)) */
   currentLeader: LeaderIdAndEpoch;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -111,7 +111,7 @@ export interface BatchIndexAndErrorMessage {
   batchIndex: number;
   /** Why that record was refused, or null. (versions 8+; nullable 8+) */
   batchIndexErrorMessage: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -132,7 +132,7 @@ export interface LeaderIdAndEpoch {
   leaderId: number;
   /** The current leader's epoch. (versions 10+) */
   leaderEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -160,7 +160,7 @@ export interface NodeEndpoint {
   port: number;
   /** The node's rack, or null if none is configured. (versions 10+; nullable 10+) */
   rack: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -201,7 +201,9 @@ function readProduceResponse(r: Reader, version: number): ProduceResponse {
         r.endTaggedField(tag, start, size);
       }
     }
-    return { responses, throttleTimeMs, nodeEndpoints, _unknownTaggedFields };
+    const m: ProduceResponse = { responses, throttleTimeMs, nodeEndpoints };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -303,7 +305,9 @@ function readTopicProduceResponse(r: Reader, version: number): TopicProduceRespo
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, topicId, partitionResponses, _unknownTaggedFields };
+    const m: TopicProduceResponse = { name, topicId, partitionResponses };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -416,7 +420,7 @@ function readPartitionProduceResponse(r: Reader, version: number): PartitionProd
         r.endTaggedField(tag, start, size);
       }
     }
-    return {
+    const m: PartitionProduceResponse = {
       index,
       errorCode,
       baseOffset,
@@ -425,8 +429,9 @@ function readPartitionProduceResponse(r: Reader, version: number): PartitionProd
       recordErrors,
       errorMessage,
       currentLeader,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -574,7 +579,9 @@ function readBatchIndexAndErrorMessage(r: Reader, version: number): BatchIndexAn
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { batchIndex, batchIndexErrorMessage, _unknownTaggedFields };
+    const m: BatchIndexAndErrorMessage = { batchIndex, batchIndexErrorMessage };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -638,7 +645,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { leaderId, leaderEpoch, _unknownTaggedFields };
+    const m: LeaderIdAndEpoch = { leaderId, leaderEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -694,7 +703,9 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { nodeId, host, port, rack, _unknownTaggedFields };
+    const m: NodeEndpoint = { nodeId, host, port, rack };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

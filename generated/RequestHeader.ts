@@ -23,7 +23,7 @@ export interface RequestHeader {
   correlationId: number;
   /** A free-form name of the client, for broker logs, metrics and quotas; may be null. (versions 1+; nullable 1+) */
   clientId: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -56,7 +56,9 @@ function readRequestHeader(r: Reader, version: number): RequestHeader {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { requestApiKey, requestApiVersion, correlationId, clientId, _unknownTaggedFields };
+    const m: RequestHeader = { requestApiKey, requestApiVersion, correlationId, clientId };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -14,7 +14,7 @@ import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/inde
 export interface ResponseHeader {
   /** The correlation id copied from the request header, so the client can match this response to its request. (versions 0+) */
   correlationId: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -37,7 +37,9 @@ function readResponseHeader(r: Reader, version: number): ResponseHeader {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { correlationId, _unknownTaggedFields };
+    const m: ResponseHeader = { correlationId };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

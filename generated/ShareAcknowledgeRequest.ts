@@ -34,7 +34,7 @@ export interface ShareAcknowledgeRequest {
   isRenewAck: boolean;
   /** The acknowledgements, by topic. (versions 0+) */
   topics: AcknowledgeTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -56,7 +56,7 @@ export interface AcknowledgeTopic {
   topicId: string;
   /** The acknowledgements, by partition. (versions 0+) */
   partitions: AcknowledgePartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -75,7 +75,7 @@ export interface AcknowledgePartition {
   partitionIndex: number;
   /** The acknowledged offset ranges. (versions 0+) */
   acknowledgementBatches: AcknowledgementBatch[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -96,7 +96,7 @@ export interface AcknowledgementBatch {
   lastOffset: bigint;
   /** One type for the whole range or one per offset: 0 gap, 1 accept, 2 release, 3 reject, 4 renew. (versions 0+) */
   acknowledgeTypes: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -126,7 +126,9 @@ function readShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowled
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { groupId, memberId, shareSessionEpoch, isRenewAck, topics, _unknownTaggedFields };
+    const m: ShareAcknowledgeRequest = { groupId, memberId, shareSessionEpoch, isRenewAck, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -214,7 +216,9 @@ function readAcknowledgeTopic(r: Reader, version: number): AcknowledgeTopic {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: AcknowledgeTopic = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -274,7 +278,9 @@ function readAcknowledgePartition(r: Reader, version: number): AcknowledgePartit
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partitionIndex, acknowledgementBatches, _unknownTaggedFields };
+    const m: AcknowledgePartition = { partitionIndex, acknowledgementBatches };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -333,7 +339,9 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { firstOffset, lastOffset, acknowledgeTypes, _unknownTaggedFields };
+    const m: AcknowledgementBatch = { firstOffset, lastOffset, acknowledgeTypes };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -33,7 +33,7 @@ export interface ShareAcknowledgeResponse {
   responses: ShareAcknowledgeTopicResponse[];
   /** The addresses of the leaders named in CurrentLeader, for partitions that failed with NOT_LEADER_OR_FOLLOWER. (versions 0+) */
   nodeEndpoints: NodeEndpoint[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -56,7 +56,7 @@ export interface ShareAcknowledgeTopicResponse {
   topicId: string;
   /** The results, by partition. (versions 0+) */
   partitions: PartitionData[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -81,7 +81,7 @@ export interface PartitionData {
   errorMessage: string | null;
   /** The partition's current leader. (versions 0+) */
   currentLeader: LeaderIdAndEpoch;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -102,7 +102,7 @@ export interface LeaderIdAndEpoch {
   leaderId: number;
   /** The current leader's epoch. (versions 0+) */
   leaderEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -130,7 +130,7 @@ export interface NodeEndpoint {
   port: number;
   /** The node's rack, or null if none is configured. (versions 0+; nullable 0+) */
   rack: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -170,15 +170,16 @@ function readShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowle
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: ShareAcknowledgeResponse = {
       throttleTimeMs,
       errorCode,
       errorMessage,
       acquisitionLockTimeoutMs,
       responses,
       nodeEndpoints,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -276,7 +277,9 @@ function readShareAcknowledgeTopicResponse(r: Reader, version: number): ShareAck
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: ShareAcknowledgeTopicResponse = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -341,7 +344,9 @@ function readPartitionData(r: Reader, version: number): PartitionData {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partitionIndex, errorCode, errorMessage, currentLeader, _unknownTaggedFields };
+    const m: PartitionData = { partitionIndex, errorCode, errorMessage, currentLeader };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -411,7 +416,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { leaderId, leaderEpoch, _unknownTaggedFields };
+    const m: LeaderIdAndEpoch = { leaderId, leaderEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -467,7 +474,9 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { nodeId, host, port, rack, _unknownTaggedFields };
+    const m: NodeEndpoint = { nodeId, host, port, rack };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -48,7 +48,7 @@ export interface ShareFetchRequest {
   topics: FetchTopic[];
   /** The partitions to drop from the share session. (versions 0+) */
   forgottenTopicsData: ForgottenTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -77,7 +77,7 @@ export interface FetchTopic {
   topicId: string;
   /** The partitions to fetch from and acknowledge. (versions 0+) */
   partitions: FetchPartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -98,7 +98,7 @@ export interface FetchPartition {
   partitionMaxBytes: number;
   /** The acknowledgements of records fetched earlier. (versions 0+) */
   acknowledgementBatches: AcknowledgementBatch[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -120,7 +120,7 @@ export interface AcknowledgementBatch {
   lastOffset: bigint;
   /** One type for the whole range or one per offset: 0 gap, 1 accept, 2 release, 3 reject, 4 renew. (versions 0+) */
   acknowledgeTypes: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -140,7 +140,7 @@ export interface ForgottenTopic {
   topicId: string;
   /** The indexes of the partitions to drop. (versions 0+) */
   partitions: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -189,7 +189,7 @@ function readShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: ShareFetchRequest = {
       groupId,
       memberId,
       shareSessionEpoch,
@@ -202,8 +202,9 @@ function readShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
       isRenewAck,
       topics,
       forgottenTopicsData,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -350,7 +351,9 @@ function readFetchTopic(r: Reader, version: number): FetchTopic {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: FetchTopic = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -411,7 +414,9 @@ function readFetchPartition(r: Reader, version: number): FetchPartition {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partitionIndex, partitionMaxBytes, acknowledgementBatches, _unknownTaggedFields };
+    const m: FetchPartition = { partitionIndex, partitionMaxBytes, acknowledgementBatches };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -476,7 +481,9 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { firstOffset, lastOffset, acknowledgeTypes, _unknownTaggedFields };
+    const m: AcknowledgementBatch = { firstOffset, lastOffset, acknowledgeTypes };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -538,7 +545,9 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: ForgottenTopic = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

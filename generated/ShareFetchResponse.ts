@@ -37,7 +37,7 @@ export interface ShareFetchResponse {
   responses: ShareFetchableTopicResponse[];
   /** The addresses of the leaders named in CurrentLeader, for partitions that failed with NOT_LEADER_OR_FOLLOWER. (versions 0+) */
   nodeEndpoints: NodeEndpoint[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -60,7 +60,7 @@ export interface ShareFetchableTopicResponse {
   topicId: string;
   /** The results, by partition. (versions 0+) */
   partitions: PartitionData[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -93,7 +93,7 @@ export interface PartitionData {
   records: Uint8Array | null;
   /** The offset ranges now acquired by this member, with their delivery counts. (versions 0+) */
   acquiredRecords: AcquiredRecords[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -118,7 +118,7 @@ export interface LeaderIdAndEpoch {
   leaderId: number;
   /** The current leader's epoch. (versions 0+) */
   leaderEpoch: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -144,7 +144,7 @@ export interface AcquiredRecords {
   lastOffset: bigint;
   /** How many times these records have been delivered, this delivery included. (versions 0+) */
   deliveryCount: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -168,7 +168,7 @@ export interface NodeEndpoint {
   port: number;
   /** The node's rack, or null if none is configured. (versions 0+; nullable 0+) */
   rack: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -208,15 +208,16 @@ function readShareFetchResponse(r: Reader, version: number): ShareFetchResponse 
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: ShareFetchResponse = {
       throttleTimeMs,
       errorCode,
       errorMessage,
       acquisitionLockTimeoutMs,
       responses,
       nodeEndpoints,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -308,7 +309,9 @@ function readShareFetchableTopicResponse(r: Reader, version: number): ShareFetch
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: ShareFetchableTopicResponse = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -381,7 +384,7 @@ function readPartitionData(r: Reader, version: number): PartitionData {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: PartitionData = {
       partitionIndex,
       errorCode,
       errorMessage,
@@ -390,8 +393,9 @@ function readPartitionData(r: Reader, version: number): PartitionData {
       currentLeader,
       records,
       acquiredRecords,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -498,7 +502,9 @@ function readLeaderIdAndEpoch(r: Reader, version: number): LeaderIdAndEpoch {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { leaderId, leaderEpoch, _unknownTaggedFields };
+    const m: LeaderIdAndEpoch = { leaderId, leaderEpoch };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -553,7 +559,9 @@ function readAcquiredRecords(r: Reader, version: number): AcquiredRecords {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { firstOffset, lastOffset, deliveryCount, _unknownTaggedFields };
+    const m: AcquiredRecords = { firstOffset, lastOffset, deliveryCount };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -616,7 +624,9 @@ function readNodeEndpoint(r: Reader, version: number): NodeEndpoint {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { nodeId, host, port, rack, _unknownTaggedFields };
+    const m: NodeEndpoint = { nodeId, host, port, rack };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

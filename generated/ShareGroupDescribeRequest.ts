@@ -24,7 +24,7 @@ export interface ShareGroupDescribeRequest {
   groupIds: string[];
   /** Ask for the operations the caller may perform on each group. (versions 0+) */
   includeAuthorizedOperations: boolean;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -49,7 +49,9 @@ function readShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDe
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { groupIds, includeAuthorizedOperations, _unknownTaggedFields };
+    const m: ShareGroupDescribeRequest = { groupIds, includeAuthorizedOperations };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

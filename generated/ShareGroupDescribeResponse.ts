@@ -29,7 +29,7 @@ export interface ShareGroupDescribeResponse {
   throttleTimeMs: number;
   /** One entry per requested group. (versions 0+) */
   groups: DescribedGroup[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -52,7 +52,7 @@ export interface TopicPartitions {
   topicName: string;
   /** The partition indexes. (versions 0+) */
   partitions: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -70,7 +70,7 @@ export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicP
 export interface Assignment {
   /** The assigned partitions, by topic. (versions 0+) */
   topicPartitions: TopicPartitions[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -107,7 +107,7 @@ export interface DescribedGroup {
   members: Member[];
   /** A bit set of the operations the caller may perform on the group; INT32_MIN if not asked for. (versions 0+) */
   authorizedOperations: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -143,7 +143,7 @@ export interface Member {
   subscribedTopicNames: string[];
   /** The partitions currently assigned to the member. (versions 0+) */
   assignment: Assignment;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -171,7 +171,9 @@ function readShareGroupDescribeResponse(r: Reader, version: number): ShareGroupD
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { throttleTimeMs, groups, _unknownTaggedFields };
+    const m: ShareGroupDescribeResponse = { throttleTimeMs, groups };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -228,7 +230,9 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, topicName, partitions, _unknownTaggedFields };
+    const m: TopicPartitions = { topicId, topicName, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -289,7 +293,9 @@ function readAssignment(r: Reader, version: number): Assignment {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicPartitions, _unknownTaggedFields };
+    const m: Assignment = { topicPartitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -353,7 +359,7 @@ function readDescribedGroup(r: Reader, version: number): DescribedGroup {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: DescribedGroup = {
       errorCode,
       errorMessage,
       groupId,
@@ -363,8 +369,9 @@ function readDescribedGroup(r: Reader, version: number): DescribedGroup {
       assignorName,
       members,
       authorizedOperations,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -484,16 +491,9 @@ function readMember(r: Reader, version: number): Member {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
-      memberId,
-      rackId,
-      memberEpoch,
-      clientId,
-      clientHost,
-      subscribedTopicNames,
-      assignment,
-      _unknownTaggedFields,
-    };
+    const m: Member = { memberId, rackId, memberEpoch, clientId, clientHost, subscribedTopicNames, assignment };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

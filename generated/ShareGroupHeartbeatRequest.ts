@@ -32,7 +32,7 @@ export interface ShareGroupHeartbeatRequest {
   rackId: string | null;
   /** The topics the member subscribes to, or null if unchanged since the last heartbeat. (versions 0+; nullable 0+) */
   subscribedTopicNames: string[] | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -71,7 +71,9 @@ function readShareGroupHeartbeatRequest(r: Reader, version: number): ShareGroupH
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { groupId, memberId, memberEpoch, rackId, subscribedTopicNames, _unknownTaggedFields };
+    const m: ShareGroupHeartbeatRequest = { groupId, memberId, memberEpoch, rackId, subscribedTopicNames };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

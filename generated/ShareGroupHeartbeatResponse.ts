@@ -36,7 +36,7 @@ export interface ShareGroupHeartbeatResponse {
   heartbeatIntervalMs: number;
   /** The partitions now assigned to the member, or null if this response does not carry them. (versions 0+; nullable 0+) */
   assignment: Assignment | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -62,7 +62,7 @@ export interface TopicPartitions {
   topicId: string;
   /** The partition indexes. (versions 0+) */
   partitions: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -79,7 +79,7 @@ export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicP
 export interface Assignment {
   /** The assigned partitions, by topic. (versions 0+) */
   topicPartitions: TopicPartitions[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -116,7 +116,7 @@ function readShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroup
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: ShareGroupHeartbeatResponse = {
       throttleTimeMs,
       errorCode,
       errorMessage,
@@ -124,8 +124,9 @@ function readShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroup
       memberEpoch,
       heartbeatIntervalMs,
       assignment,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -221,7 +222,9 @@ function readTopicPartitions(r: Reader, version: number): TopicPartitions {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: TopicPartitions = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -274,7 +277,9 @@ function readAssignment(r: Reader, version: number): Assignment {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicPartitions, _unknownTaggedFields };
+    const m: Assignment = { topicPartitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -37,7 +37,7 @@ export interface ShareSnapshotValue {
   writeTimestamp: bigint;
   /** The delivery state of offset ranges at or above StartOffset. (versions 0+) */
   stateBatches: StateBatch[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -66,7 +66,7 @@ export interface StateBatch {
   deliveryState: number;
   /** How many times the records of the range have been delivered. (versions 0+) */
   deliveryCount: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -122,7 +122,7 @@ function readShareSnapshotValue(r: Reader, version: number): ShareSnapshotValue 
       }
       r.endTaggedField(tag, start, size);
     }
-    return {
+    const m: ShareSnapshotValue = {
       snapshotEpoch,
       stateEpoch,
       leaderEpoch,
@@ -131,8 +131,9 @@ function readShareSnapshotValue(r: Reader, version: number): ShareSnapshotValue 
       createTimestamp,
       writeTimestamp,
       stateBatches,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -252,7 +253,9 @@ function readStateBatch(r: Reader, version: number): StateBatch {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { firstOffset, lastOffset, deliveryState, deliveryCount, _unknownTaggedFields };
+    const m: StateBatch = { firstOffset, lastOffset, deliveryState, deliveryCount };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -31,7 +31,7 @@ export interface ShareUpdateValue {
   deliveryCompleteCount: number;
   /** The offset ranges whose delivery state changed. (versions 0+) */
   stateBatches: StateBatch[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -57,7 +57,7 @@ export interface StateBatch {
   deliveryState: number;
   /** How many times the records of the range have been delivered. (versions 0+) */
   deliveryCount: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -100,7 +100,9 @@ function readShareUpdateValue(r: Reader, version: number): ShareUpdateValue {
       }
       r.endTaggedField(tag, start, size);
     }
-    return { snapshotEpoch, leaderEpoch, startOffset, deliveryCompleteCount, stateBatches, _unknownTaggedFields };
+    const m: ShareUpdateValue = { snapshotEpoch, leaderEpoch, startOffset, deliveryCompleteCount, stateBatches };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -199,7 +201,9 @@ function readStateBatch(r: Reader, version: number): StateBatch {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { firstOffset, lastOffset, deliveryState, deliveryCount, _unknownTaggedFields };
+    const m: StateBatch = { firstOffset, lastOffset, deliveryState, deliveryCount };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -47,7 +47,7 @@ export interface TransactionLogValue {
   transactionStartTimestampMs: bigint;
   /** The transaction protocol version the client uses (2 for transactions v2). (versions 1+; tagged 1+ (tag 2)) */
   clientTransactionVersion: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -75,7 +75,7 @@ export interface PartitionsSchema {
   topic: string;
   /** The partition indexes. (versions 0+) */
   partitionIds: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -150,7 +150,7 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
         r.endTaggedField(tag, start, size);
       }
     }
-    return {
+    const m: TransactionLogValue = {
       producerId,
       previousProducerId,
       nextProducerId,
@@ -162,8 +162,9 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
       transactionLastUpdateTimestampMs,
       transactionStartTimestampMs,
       clientTransactionVersion,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -376,7 +377,9 @@ function readPartitionsSchema(r: Reader, version: number): PartitionsSchema {
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { topic, partitionIds, _unknownTaggedFields };
+    const m: PartitionsSchema = { topic, partitionIds };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

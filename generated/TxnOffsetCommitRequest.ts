@@ -39,7 +39,7 @@ export interface TxnOffsetCommitRequest {
   groupInstanceId: string | null;
   /** The offsets to commit, by topic. (versions 0+) */
   topics: TxnOffsetCommitRequestTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -66,7 +66,7 @@ export interface TxnOffsetCommitRequestTopic {
   topicId: string;
   /** The offsets to commit, by partition. (versions 0+) */
   partitions: TxnOffsetCommitRequestPartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -92,7 +92,7 @@ export interface TxnOffsetCommitRequestPartition {
   committedLeaderEpoch: number;
   /** Free-form metadata to store with the offset, or null. (versions 0+; nullable 0+) */
   committedMetadata: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -142,7 +142,7 @@ function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommit
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return {
+    const m: TxnOffsetCommitRequest = {
       transactionalId,
       groupId,
       producerId,
@@ -151,8 +151,9 @@ function readTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommit
       memberId,
       groupInstanceId,
       topics,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -304,7 +305,9 @@ function readTxnOffsetCommitRequestTopic(r: Reader, version: number): TxnOffsetC
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, topicId, partitions, _unknownTaggedFields };
+    const m: TxnOffsetCommitRequestTopic = { name, topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -398,7 +401,14 @@ function readTxnOffsetCommitRequestPartition(r: Reader, version: number): TxnOff
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { partitionIndex, committedOffset, committedLeaderEpoch, committedMetadata, _unknownTaggedFields };
+    const m: TxnOffsetCommitRequestPartition = {
+      partitionIndex,
+      committedOffset,
+      committedLeaderEpoch,
+      committedMetadata,
+    };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -24,7 +24,7 @@ export interface TxnOffsetCommitResponse {
   throttleTimeMs: number;
   /** The results, by topic. (versions 0+) */
   topics: TxnOffsetCommitResponseTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -45,7 +45,7 @@ export interface TxnOffsetCommitResponseTopic {
   topicId: string;
   /** The results, by partition. (versions 0+) */
   partitions: TxnOffsetCommitResponsePartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -67,7 +67,7 @@ export interface TxnOffsetCommitResponsePartition {
   partitionIndex: number;
   /** The error for this partition, or 0. (versions 0+) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -100,7 +100,9 @@ function readTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommi
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { throttleTimeMs, topics, _unknownTaggedFields };
+    const m: TxnOffsetCommitResponse = { throttleTimeMs, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -171,7 +173,9 @@ function readTxnOffsetCommitResponseTopic(r: Reader, version: number): TxnOffset
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { name, topicId, partitions, _unknownTaggedFields };
+    const m: TxnOffsetCommitResponseTopic = { name, topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -261,7 +265,9 @@ function readTxnOffsetCommitResponsePartition(r: Reader, version: number): TxnOf
       at = '(tagged fields)';
       _unknownTaggedFields = r.unknownTaggedFields();
     }
-    return { partitionIndex, errorCode, _unknownTaggedFields };
+    const m: TxnOffsetCommitResponsePartition = { partitionIndex, errorCode };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -36,7 +36,7 @@ export interface TxnShareAcknowledgeRequest {
   generationId: number;
   /** Each topic that we want to acknowledge records for. (versions 0+) */
   topics: TxnShareAcknowledgeTopic[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -62,7 +62,7 @@ export interface TxnShareAcknowledgeTopic {
   topicId: string;
   /** The partitions within the topic. (versions 0+) */
   partitions: TxnShareAcknowledgePartition[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -81,7 +81,7 @@ export interface TxnShareAcknowledgePartition {
   partition: number;
   /** Record batches to acknowledge. (versions 0+) */
   acknowledgementBatches: AcknowledgementBatch[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -104,7 +104,7 @@ export interface AcknowledgementBatch {
   lastOffset: bigint;
   /** The acknowledge type - 1:Accept, 2:Release, 3:Reject. (versions 0+) */
   acknowledgeType: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -141,7 +141,7 @@ function readTxnShareAcknowledgeRequest(r: Reader, version: number): TxnShareAck
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: TxnShareAcknowledgeRequest = {
       groupId,
       transactionalId,
       producerId,
@@ -149,8 +149,9 @@ function readTxnShareAcknowledgeRequest(r: Reader, version: number): TxnShareAck
       memberId,
       generationId,
       topics,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -267,7 +268,9 @@ function readTxnShareAcknowledgeTopic(r: Reader, version: number): TxnShareAckno
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: TxnShareAcknowledgeTopic = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -327,7 +330,9 @@ function readTxnShareAcknowledgePartition(r: Reader, version: number): TxnShareA
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partition, acknowledgementBatches, _unknownTaggedFields };
+    const m: TxnShareAcknowledgePartition = { partition, acknowledgementBatches };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -389,7 +394,9 @@ function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBa
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { firstOffset, lastOffset, acknowledgeType, _unknownTaggedFields };
+    const m: AcknowledgementBatch = { firstOffset, lastOffset, acknowledgeType };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -26,7 +26,7 @@ export interface TxnShareAcknowledgeResponse {
   errorCode: number;
   /** The responses for each topic. (versions 0+) */
   topics: TxnShareAcknowledgeTopicResponse[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -48,7 +48,7 @@ export interface TxnShareAcknowledgeTopicResponse {
   topicId: string;
   /** The responses for each partition in the topic. (versions 0+) */
   partitions: TxnShareAcknowledgePartitionResponse[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -71,7 +71,7 @@ export interface TxnShareAcknowledgePartitionResponse {
   errorCode: number;
   /** The error message, or null if there was no error. (versions 0+; nullable 0+) */
   errorMessage: string | null;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -106,7 +106,9 @@ function readTxnShareAcknowledgeResponse(r: Reader, version: number): TxnShareAc
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { throttleTimeMs, errorCode, topics, _unknownTaggedFields };
+    const m: TxnShareAcknowledgeResponse = { throttleTimeMs, errorCode, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -177,7 +179,9 @@ function readTxnShareAcknowledgeTopicResponse(r: Reader, version: number): TxnSh
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { topicId, partitions, _unknownTaggedFields };
+    const m: TxnShareAcknowledgeTopicResponse = { topicId, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -240,7 +244,9 @@ function readTxnShareAcknowledgePartitionResponse(r: Reader, version: number): T
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partition, errorCode, errorMessage, _unknownTaggedFields };
+    const m: TxnShareAcknowledgePartitionResponse = { partition, errorCode, errorMessage };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -24,7 +24,7 @@ import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/inde
 export interface WriteTxnMarkersRequest {
   /** The markers to write. (versions 0+) */
   markers: WritableTxnMarker[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -50,7 +50,7 @@ export interface WritableTxnMarker {
   coordinatorEpoch: number;
   /** The transaction protocol version of the marker: 0 or 1 for the classic protocol, 2 for transactions v2. (versions 2+; ignorable) */
   transactionVersion: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -73,7 +73,7 @@ export interface WritableTxnMarkerTopic {
   name: string;
   /** The indexes of the partitions. (versions 0+) */
   partitionIndexes: number[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -94,7 +94,9 @@ function readWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkers
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { markers, _unknownTaggedFields };
+    const m: WriteTxnMarkersRequest = { markers };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -150,15 +152,16 @@ function readWritableTxnMarker(r: Reader, version: number): WritableTxnMarker {
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return {
+    const m: WritableTxnMarker = {
       producerId,
       producerEpoch,
       transactionResult,
       topics,
       coordinatorEpoch,
       transactionVersion,
-      _unknownTaggedFields,
     };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -249,7 +252,9 @@ function readWritableTxnMarkerTopic(r: Reader, version: number): WritableTxnMark
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, partitionIndexes, _unknownTaggedFields };
+    const m: WritableTxnMarkerTopic = { name, partitionIndexes };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

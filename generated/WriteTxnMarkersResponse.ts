@@ -22,7 +22,7 @@ import type { JsonObject, RawTaggedField, Reader, Writer } from '../runtime/inde
 export interface WriteTxnMarkersResponse {
   /** The results, by marker. (versions 0+) */
   markers: WritableTxnMarkerResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -40,7 +40,7 @@ export interface WritableTxnMarkerResult {
   producerId: bigint;
   /** The results, by topic. (versions 0+) */
   topics: WritableTxnMarkerTopicResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -59,7 +59,7 @@ export interface WritableTxnMarkerTopicResult {
   name: string;
   /** The results, by partition. (versions 0+) */
   partitions: WritableTxnMarkerPartitionResult[];
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -80,7 +80,7 @@ export interface WritableTxnMarkerPartitionResult {
   partitionIndex: number;
   /** The error for this partition, or 0. (versions 0+) */
   errorCode: number;
-  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. */
+  /** Tagged fields this version of kipgen does not know, kept so that they survive a round trip. Absent when there are none, as in create(). */
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
@@ -103,7 +103,9 @@ function readWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarker
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { markers, _unknownTaggedFields };
+    const m: WriteTxnMarkersResponse = { markers };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -155,7 +157,9 @@ function readWritableTxnMarkerResult(r: Reader, version: number): WritableTxnMar
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { producerId, topics, _unknownTaggedFields };
+    const m: WritableTxnMarkerResult = { producerId, topics };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -215,7 +219,9 @@ function readWritableTxnMarkerTopicResult(r: Reader, version: number): WritableT
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { name, partitions, _unknownTaggedFields };
+    const m: WritableTxnMarkerTopicResult = { name, partitions };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }
@@ -276,7 +282,9 @@ function readWritableTxnMarkerPartitionResult(r: Reader, version: number): Writa
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
-    return { partitionIndex, errorCode, _unknownTaggedFields };
+    const m: WritableTxnMarkerPartitionResult = { partitionIndex, errorCode };
+    if (_unknownTaggedFields !== undefined) m._unknownTaggedFields = _unknownTaggedFields;
+    return m;
   } catch (error) {
     throw decodeErrorAt(error, at);
   }

@@ -114,7 +114,7 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
     })),
     defaults: plans.map((p) => ({ name: p.field.propertyName, value: defaultExpression(p.field, rt) })),
     readLines: read,
-    returnFields: [...plans.map((p) => shorthand(p.field.propertyName, p.local)), ...(hasTaggedSection ? ['_unknownTaggedFields'] : [])],
+    returnFields: plans.map((p) => shorthand(p.field.propertyName, p.local)),
     sizeLines: size,
     writeLines: write,
     toJsonLines: toJsonLines(plans, rt),

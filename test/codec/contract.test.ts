@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { apis, EndTxnRequest, FetchRequest, InitProducerIdRequest, messages, RequestHeader, TransactionLogValue } from '../../generated/index.js';
+import {
+  apis,
+  ApiVersionsResponse,
+  EndTxnRequest,
+  FetchRequest,
+  InitProducerIdRequest,
+  messages,
+  MetadataResponse,
+  RequestHeader,
+  TransactionLogValue,
+} from '../../generated/index.js';
+import { createMetadataResponsePartition, createMetadataResponseTopic } from '../../generated/MetadataResponse.js';
 import { EncodeError, UnsupportedVersionError } from '../../runtime/index.js';
 
 // The generated code's contract (DESIGN.md §2).
@@ -21,6 +32,21 @@ describe('generated codec contract', () => {
     ]);
     expect(m.previousProducerId).toBe(-1n);
     expect(FetchRequest.create().replicaId).toBe(-1);
+  });
+
+  it('decodes to the keys create() gives, adding _unknownTaggedFields only when unknown tags were read', () => {
+    const partition = createMetadataResponsePartition({ partitionIndex: 3, replicaNodes: [1, 2], isrNodes: [1] });
+    const topic = createMetadataResponseTopic({ name: 't', partitions: [partition] });
+    for (const version of [6, 12]) {
+      const decoded = MetadataResponse.decode(MetadataResponse.encode(MetadataResponse.create({ topics: [topic] }), version), version);
+      expect(Object.keys(decoded)).toEqual(Object.keys(MetadataResponse.create()));
+      expect(Object.keys(decoded.topics[0]!)).toEqual(Object.keys(topic));
+      expect(Object.keys(decoded.topics[0]!.partitions[0]!)).toEqual(Object.keys(partition));
+    }
+    const unknown = [{ tag: 7, data: new Uint8Array([1]) }];
+    const decoded = ApiVersionsResponse.decode(ApiVersionsResponse.encode(ApiVersionsResponse.create({ _unknownTaggedFields: unknown }), 3), 3);
+    expect(Object.keys(decoded)).toEqual([...Object.keys(ApiVersionsResponse.create()), '_unknownTaggedFields']);
+    expect(decoded._unknownTaggedFields).toEqual(unknown);
   });
 
   it('throws UnsupportedVersionError for a non-default field the version lacks, drops an ignorable one', () => {

@@ -1,0 +1,104 @@
+// Floors: the least work any codec producing the same output can do. A floor row runs
+// beside ours and the peer in the same rounds, so that its ratio to the peer says how
+// far a row's target can be reached at all on this machine, and ours ÷ floor how much
+// of our time is the codec rather than V8 allocating the result.
+//
+// A floor is not a codec: it checks nothing, knows its input's layout in advance and
+// would read past the end of a short buffer. Never use one outside the bench.
+import type { ChunksCase, DecodeCase, EncodeCase } from './types.js';
+
+/**
+ * MetadataResponse v6 decoded to the very objects our codec returns (same keys, same
+ * order, same defaults for fields v6 lacks), with no bounds, length or null checks and
+ * no error paths: what is left is reading the numbers and allocating 1,000 partition
+ * objects and their three replica lists.
+ */
+export function metadataV6Floor(): DecodeCase {
+  return { version: 6, async: false, decode: decodeMetadataV6Unchecked, normalize: (v) => v };
+}
+
+/** One buffer holding a request: allocate it and copy every chunk of the zero-copy encoding in. */
+export function oneBufferFloor(chunks: ChunksCase): EncodeCase {
+  // Own copies of the small chunks: encodeChunks may reuse its scratch buffer for them.
+  const parts = chunks.encode().map((c) => (c.byteLength < 1024 ? Uint8Array.prototype.slice.call(c) : c));
+  const size = parts.reduce((n, c) => n + c.byteLength, 0);
+  return {
+    version: chunks.version,
+    async: false,
+    encode: () => {
+      const out = Buffer.allocUnsafe(size);
+      let at = 0;
+      for (const part of parts) {
+        out.set(part, at);
+        at += part.byteLength;
+      }
+      return out;
+    },
+  };
+}
+
+const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
+const NO_OPERATIONS = -2147483648;
+
+function decodeMetadataV6Unchecked(bytes: Buffer) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = 0;
+  const int32 = (): number => {
+    const value = view.getInt32(pos);
+    pos += 4;
+    return value;
+  };
+  const string = (): string | null => {
+    const length = view.getInt16(pos);
+    pos += 2;
+    if (length < 0) return null;
+    pos += length;
+    return bytes.toString('utf8', pos - length, pos);
+  };
+  const throttleTimeMs = int32();
+  const brokers = new Array(int32());
+  for (let b = 0; b < brokers.length; b++) {
+    const nodeId = int32();
+    const host = string();
+    const port = int32();
+    const rack = string();
+    brokers[b] = { nodeId, host, port, rack };
+  }
+  const clusterId = string();
+  const controllerId = int32();
+  const topics = new Array(int32());
+  for (let t = 0; t < topics.length; t++) {
+    const errorCode = view.getInt16(pos);
+    pos += 2;
+    const name = string();
+    const isInternal = bytes[pos++] !== 0;
+    const partitions = new Array(int32());
+    for (let p = 0; p < partitions.length; p++) {
+      const partitionErrorCode = view.getInt16(pos);
+      const partitionIndex = view.getInt32(pos + 2);
+      const leaderId = view.getInt32(pos + 6);
+      pos += 10;
+      // The position stays a local of this loop (a closure over it would cost a context slot per access).
+      let length = view.getInt32(pos);
+      const replicaNodes = int32List(view, pos + 4, length);
+      pos += 4 + 4 * length;
+      length = view.getInt32(pos);
+      const isrNodes = int32List(view, pos + 4, length);
+      pos += 4 + 4 * length;
+      length = view.getInt32(pos);
+      const offlineReplicas = int32List(view, pos + 4, length);
+      pos += 4 + 4 * length;
+      partitions[p] = { errorCode: partitionErrorCode, partitionIndex, leaderId, leaderEpoch: -1, replicaNodes, isrNodes, offlineReplicas };
+    }
+    topics[t] = { errorCode, name, topicId: ZERO_UUID, isInternal, partitions, topicAuthorizedOperations: NO_OPERATIONS };
+  }
+  return { throttleTimeMs, brokers, clusterId, controllerId, topics, clusterAuthorizedOperations: NO_OPERATIONS, errorCode: 0 };
+}
+
+function int32List(view: DataView, at: number, length: number): number[] {
+  if (length === 3) return [view.getInt32(at), view.getInt32(at + 4), view.getInt32(at + 8)];
+  if (length === 2) return [view.getInt32(at), view.getInt32(at + 4)];
+  const list = new Array<number>(length);
+  for (let i = 0; i < length; i++) list[i] = view.getInt32(at + 4 * i);
+  return list;
+}
