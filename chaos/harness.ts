@@ -208,20 +208,50 @@ export function processState(pid: number): string | null {
 // ---------------------------------------------------------------------------
 // Cluster
 
+/**
+ * `count` free ports on 127.0.0.1, taken from outside the kernel's ephemeral
+ * range. A broker restarted on its port must find it free; a port from the
+ * ephemeral range (what listen(0) gives) may meanwhile have become the local
+ * port of some outgoing connection, and the restart fails with EADDRINUSE.
+ */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer();
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
+  const servers: net.Server[] = [];
+  try {
+    const range = portsOutsideEphemeralRange();
+    while (servers.length < count) servers.push(await listenOnFreePort(range));
+    return servers.map((s) => (s.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
+/** The widest span of ports that the kernel never hands out as ephemeral ports, or null when there is none worth using. */
+function portsOutsideEphemeralRange(): { low: number; high: number } | null {
+  let ephemeral = { low: 32768, high: 60999 }; // Linux's default
+  try {
+    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) ephemeral = { low: low!, high: high! };
+  } catch {
+    // not Linux: keep the default
+  }
+  const below = { low: 10_000, high: ephemeral.low - 1 };
+  const above = { low: ephemeral.high + 1, high: 65_535 };
+  const best = below.high - below.low >= above.high - above.low ? below : above;
+  return best.high - best.low >= 1000 ? best : null;
+}
+
+/** A server listening on a random free port of `range` (on any port when range is null). */
+async function listenOnFreePort(range: { low: number; high: number } | null): Promise<net.Server> {
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const port = range === null || attempt >= 50 ? 0 : range.low + Math.floor(Math.random() * (range.high - range.low + 1));
+    const server = net.createServer();
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (listening) return server;
+  }
+  throw new Error('no free port on 127.0.0.1 after 60 attempts');
 }
 
 export interface ChaosClusterOptions {
