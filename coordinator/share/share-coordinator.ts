@@ -9,7 +9,7 @@ import { shareGroupDescribeHandler, shareGroupHeartbeatHandler } from './handler
 import { txnShareAcknowledgeHandler } from './handlers/txn-share-acknowledge.js';
 import { ShareGroups } from './share-groups.js';
 import { SharePartitions } from './share-partitions.js';
-import type { ShareRuntime } from './share-runtime.js';
+import { dropMember, type ShareRuntime } from './share-runtime.js';
 import { ShareSessions } from './share-sessions.js';
 import type { StateLog } from './state-log.js';
 
@@ -103,13 +103,13 @@ export class KipgenShareCoordinator implements ShareCoordinator {
     return this.partitions.completeTransaction(producerId, producerEpoch, commit);
   }
 
-  /** Expires record locks and silent members (releasing their records). Runs on a timer; tests call it after moving their clock. */
+  /** Expires record locks and silent members (closing their share sessions here, releasing their records). Runs on a timer; tests call it after moving their clock. */
   async housekeeping(): Promise<void> {
     try {
       await this.partitions.expireLocks();
       for (const { groupId, memberId } of this.groups.expireMembers()) {
         this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.config.sessionTimeoutMs} ms`);
-        await this.partitions.releaseMember(groupId, memberId);
+        await dropMember(this.runtime, groupId, memberId);
       }
     } catch (error) {
       this.broker.log(`share coordinator housekeeping failed: ${(error as Error).message}`);

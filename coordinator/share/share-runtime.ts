@@ -33,12 +33,19 @@ export function missingIdError(groupId: string, memberId: string): { code: numbe
 export async function expelUnknownMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<string | null> {
   const notMember = unknownMemberMessage(rt, groupId, memberId);
   if (notMember === null) return null;
-  const stale = rt.sessions.ofMember(groupId, memberId);
-  if (stale !== undefined) {
-    rt.sessions.remove(stale);
-    await rt.partitions.releaseMember(groupId, memberId);
-  }
+  if (rt.sessions.ofMember(groupId, memberId) !== undefined) await dropMember(rt, groupId, memberId);
   return notMember;
+}
+
+/**
+ * A member gone from the group (it left, or the session timeout expired it):
+ * its share session on this node closes at once, so that it holds no place
+ * under the session limit, and the records it still held are released.
+ */
+export async function dropMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<void> {
+  const session = rt.sessions.ofMember(groupId, memberId);
+  if (session !== undefined) rt.sessions.remove(session);
+  await rt.partitions.releaseMember(groupId, memberId);
 }
 
 /** What the API handlers share: the state holders and a few facts about the node. */

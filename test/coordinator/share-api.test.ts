@@ -187,13 +187,29 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
     expect((await heartbeat(c, 'g-groups', 'member-c', 3, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
   });
 
-  it('removes a member silent for the session timeout and releases its records', async () => {
+  it('a member that leaves gives up its share session and its records at once', async () => {
+    await produceValues('groups', ['l0']);
+    await heartbeat(c, 'g-leave', 'leaver', 0, ['groups']);
+    const { records } = await open(c, 'g-leave', 'leaver', 'groups');
+    expect(records.map((r) => r.value)).toContain('l0');
+    expect(sc.dump()).toContain('g-leave/leaver connection');
+    expect((await heartbeat(c, 'g-leave', 'leaver', -1, null)).memberEpoch).toBe(-1);
+    expect(sc.dump()).not.toContain('g-leave/leaver connection');
+    await heartbeat(c, 'g-leave', 'stayer', 0, ['groups']);
+    const stayer = await open(await TestClient.connect(broker.port), 'g-leave', 'stayer', 'groups');
+    expect(stayer.records.find((r) => r.value === 'l0')?.deliveryCount).toBe(2);
+  });
+
+  it('removes a member silent for the session timeout, closes its share session and releases its records', async () => {
     await produceValues('groups', ['s0']);
     await heartbeat(c, 'g-timeout', 'quiet', 0, ['groups']);
     const { records } = await open(c, 'g-timeout', 'quiet', 'groups');
     expect(records.map((r) => r.value)).toContain('s0');
+    expect(sc.dump()).toContain('g-timeout/quiet connection');
     clock.advance(45_000);
     await sc.housekeeping();
+    // Its session goes with it, at once: it holds no place under the session limit until its connection closes.
+    expect(sc.dump()).not.toContain('g-timeout/quiet connection');
     expect((await heartbeat(c, 'g-timeout', 'quiet', 1, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     await heartbeat(c, 'g-timeout', 'other', 0, ['groups']);
     const other = await open(await TestClient.connect(broker.port), 'g-timeout', 'other', 'groups');

@@ -7,7 +7,7 @@ import {
 import { createDescribedGroup } from '../../../generated/ShareGroupDescribeResponse.js';
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
-import type { ShareRuntime } from '../share-runtime.js';
+import { dropMember, type ShareRuntime } from '../share-runtime.js';
 
 /** Kafka's authorized-operations bits for a group: READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11). There are no ACLs: everything is allowed. */
 const GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
@@ -33,7 +33,7 @@ export function shareGroupHeartbeatHandler(rt: ShareRuntime): Handler {
         clientId: ctx.header.clientId ?? '',
         clientHost: ctx.peer,
       });
-      if (result.left) await rt.partitions.releaseMember(request.groupId, request.memberId);
+      if (result.left) await dropMember(rt, request.groupId, request.memberId);
       return ShareGroupHeartbeatResponse.create({
         memberId: request.memberId,
         memberEpoch: result.memberEpoch,
