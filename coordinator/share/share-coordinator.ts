@@ -9,7 +9,7 @@ import { shareGroupDescribeHandler, shareGroupHeartbeatHandler } from './handler
 import { txnShareAcknowledgeHandler } from './handlers/txn-share-acknowledge.js';
 import { ShareGroups } from './share-groups.js';
 import { SharePartitions } from './share-partitions.js';
-import { dropMember, type ShareRuntime } from './share-runtime.js';
+import { closeSession, dropMember, type ShareRuntime } from './share-runtime.js';
 import { ShareSessions } from './share-sessions.js';
 import type { StateLog } from './state-log.js';
 
@@ -154,12 +154,9 @@ export class KipgenShareCoordinator implements ShareCoordinator {
     ctx.onClose(() => {
       this.watchedConnections.delete(ctx.connectionId);
       for (const session of this.sessions.onConnection(ctx.connectionId)) {
-        this.sessions.remove(session);
-        void this.partitions
-          .releaseMember(session.groupId, session.memberId)
-          .catch((error: Error) =>
-            this.broker.log(`share coordinator: releasing the records of ${session.memberId} failed: ${error.message}`),
-          );
+        closeSession(this.runtime, session).catch((error: Error) =>
+          this.broker.log(`share coordinator: releasing the records of ${session.memberId} failed: ${error.message}`),
+        );
       }
     });
   }

@@ -4,7 +4,7 @@ import type { ShareConfig } from './config.js';
 import { ErrorCode } from './error-codes.js';
 import type { ShareGroups } from './share-groups.js';
 import type { SharePartitions } from './share-partitions.js';
-import type { ShareSessions } from './share-sessions.js';
+import type { ShareSession, ShareSessions } from './share-sessions.js';
 
 /**
  * ShareFetch and ShareAcknowledge from a member the group coordinator does not
@@ -33,19 +33,32 @@ export function missingIdError(groupId: string, memberId: string): { code: numbe
 export async function expelUnknownMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<string | null> {
   const notMember = unknownMemberMessage(rt, groupId, memberId);
   if (notMember === null) return null;
-  if (rt.sessions.ofMember(groupId, memberId) !== undefined) await dropMember(rt, groupId, memberId);
+  await dropMember(rt, groupId, memberId);
   return notMember;
+}
+
+/**
+ * Ends a share session (epoch −1, its connection dropped, its member gone):
+ * the records its member still held are released. A session replaced
+ * meanwhile by an epoch-0 open is left alone: the open released them, and the
+ * member's records now belong to the new session.
+ */
+export async function closeSession(rt: ShareRuntime, session: ShareSession): Promise<void> {
+  if (rt.sessions.ofMember(session.groupId, session.memberId) !== session) return;
+  rt.sessions.remove(session);
+  await rt.partitions.releaseMember(session.groupId, session.memberId);
 }
 
 /**
  * A member gone from the group (it left, or the session timeout expired it):
  * its share session on this node closes at once, so that it holds no place
  * under the session limit, and the records it still held are released.
+ * Without a session here it holds nothing here: records are acquired only in
+ * a session, and every way a session ends releases them.
  */
 export async function dropMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<void> {
   const session = rt.sessions.ofMember(groupId, memberId);
-  if (session !== undefined) rt.sessions.remove(session);
-  await rt.partitions.releaseMember(groupId, memberId);
+  if (session !== undefined) await closeSession(rt, session);
 }
 
 /** What the API handlers share: the state holders and a few facts about the node. */

@@ -35,10 +35,6 @@ export class ShareSessions {
 
   constructor(private readonly maxSessions: number) {}
 
-  get size(): number {
-    return this.sessions.size;
-  }
-
   all(): ShareSession[] {
     return [...this.sessions.values()];
   }

@@ -187,33 +187,33 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
     expect((await heartbeat(c, 'g-groups', 'member-c', 3, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
   });
 
+  /** `memberId` joins `groupId` and holds `value` (just produced to 'groups') in its share session. */
+  async function joinHolding(groupId: string, memberId: string, value: string): Promise<void> {
+    await produceValues('groups', [value]);
+    await heartbeat(c, groupId, memberId, 0, ['groups']);
+    expect((await open(c, groupId, memberId, 'groups')).records.map((r) => r.value)).toContain(value);
+    expect(sc.dump()).toContain(`${groupId}/${memberId} connection`);
+  }
+
+  /** `gone`'s session is closed at once (no place held under the session limit) and the next member gets `value` again. */
+  async function expectGivenUp(groupId: string, gone: string, value: string): Promise<void> {
+    expect(sc.dump()).not.toContain(`${groupId}/${gone} connection`);
+    await heartbeat(c, groupId, 'next', 0, ['groups']);
+    expect((await open(c, groupId, 'next', 'groups')).records.find((r) => r.value === value)?.deliveryCount).toBe(2);
+  }
+
   it('a member that leaves gives up its share session and its records at once', async () => {
-    await produceValues('groups', ['l0']);
-    await heartbeat(c, 'g-leave', 'leaver', 0, ['groups']);
-    const { records } = await open(c, 'g-leave', 'leaver', 'groups');
-    expect(records.map((r) => r.value)).toContain('l0');
-    expect(sc.dump()).toContain('g-leave/leaver connection');
+    await joinHolding('g-leave', 'leaver', 'l0');
     expect((await heartbeat(c, 'g-leave', 'leaver', -1, null)).memberEpoch).toBe(-1);
-    expect(sc.dump()).not.toContain('g-leave/leaver connection');
-    await heartbeat(c, 'g-leave', 'stayer', 0, ['groups']);
-    const stayer = await open(await TestClient.connect(broker.port), 'g-leave', 'stayer', 'groups');
-    expect(stayer.records.find((r) => r.value === 'l0')?.deliveryCount).toBe(2);
+    await expectGivenUp('g-leave', 'leaver', 'l0');
   });
 
   it('removes a member silent for the session timeout, closes its share session and releases its records', async () => {
-    await produceValues('groups', ['s0']);
-    await heartbeat(c, 'g-timeout', 'quiet', 0, ['groups']);
-    const { records } = await open(c, 'g-timeout', 'quiet', 'groups');
-    expect(records.map((r) => r.value)).toContain('s0');
-    expect(sc.dump()).toContain('g-timeout/quiet connection');
+    await joinHolding('g-timeout', 'quiet', 's0');
     clock.advance(45_000);
     await sc.housekeeping();
-    // Its session goes with it, at once: it holds no place under the session limit until its connection closes.
-    expect(sc.dump()).not.toContain('g-timeout/quiet connection');
     expect((await heartbeat(c, 'g-timeout', 'quiet', 1, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
-    await heartbeat(c, 'g-timeout', 'other', 0, ['groups']);
-    const other = await open(await TestClient.connect(broker.port), 'g-timeout', 'other', 'groups');
-    expect(other.records.find((r) => r.value === 's0')?.deliveryCount).toBe(2);
+    await expectGivenUp('g-timeout', 'quiet', 's0');
   });
 
   it('a member expired by the session timeout gets UNKNOWN_MEMBER_ID on ShareFetch/ShareAcknowledge and acquires nothing until it rejoins', async () => {
@@ -357,6 +357,22 @@ describe('ShareFetch and share sessions', () => {
     expect(Date.now() - at).toBeLessThan(1_000);
     expect(delivered(partitionOf(got, t, 0)).map((r) => r.value)).toEqual(['late']);
     await c2.close();
+  });
+
+  it('a long poll whose connection drops acquires nothing more: the records its session held stay available', async () => {
+    await produceValues('fetch', ['held']);
+    const c2 = await TestClient.connect(broker.port);
+    const { records } = await open(c2, 'g-dropped-poll', 'm', 'fetch'); // takes everything there is
+    expect(records.map((r) => r.value)).toContain('held');
+    // Nothing left to acquire: this fetch waits, until the release of its own session's records wakes it.
+    const waiting = shareFetch(c2, { groupId: 'g-dropped-poll', memberId: 'm', epoch: 1, partitions: [], maxWaitMs: 1_500 }).catch(() => null);
+    await new Promise((r) => setTimeout(r, 100));
+    await c2.close();
+    await waiting;
+    // The woken request ends at once in either case; give it time to run.
+    await new Promise((r) => setTimeout(r, 300));
+    const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-dropped-poll')!.state;
+    expect(state.ranges.every((r) => r.state === 'AVAILABLE' && r.deliveryCount === 1)).toBe(true);
   });
 });
 

@@ -2,7 +2,7 @@ import { ShareAcknowledgeRequest, ShareAcknowledgeResponse } from '../../../gene
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
 import type { AckRequestPartition } from '../share-partitions.js';
-import { expelUnknownMember, missingIdError, type ShareRuntime } from '../share-runtime.js';
+import { closeSession, expelUnknownMember, missingIdError, type ShareRuntime } from '../share-runtime.js';
 import { FINAL_EPOCH, INITIAL_EPOCH } from '../share-sessions.js';
 import { byTopic, currentLeader, nodeEndpoints } from './partition-responses.js';
 
@@ -42,10 +42,7 @@ export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
       topic.partitions.map((p) => ({ topicId: topic.topicId, partition: p.partitionIndex, batches: p.acknowledgementBatches })),
     );
     const results = await rt.partitions.acknowledge(groupId, memberId, acks, request.isRenewAck);
-    if (epoch === FINAL_EPOCH) {
-      rt.sessions.remove(session);
-      await rt.partitions.releaseMember(groupId, memberId);
-    }
+    if (epoch === FINAL_EPOCH) await closeSession(rt, session);
 
     const leaders: number[] = [];
     const indexed = acks.map((ack, i) => ({ ...ack, result: results[i]! }));

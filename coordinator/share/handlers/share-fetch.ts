@@ -1,7 +1,7 @@
 import { ShareFetchRequest, ShareFetchResponse } from '../../../generated/index.js';
 import type { Handler, RequestContext } from '../../broker-context.js';
 import { ErrorCode, ShareError } from '../error-codes.js';
-import { expelUnknownMember, missingIdError, unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
+import { closeSession, expelUnknownMember, missingIdError, unknownMemberMessage, type ShareRuntime } from '../share-runtime.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, partitionKey, type ShareSession } from '../share-sessions.js';
 import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRef } from '../share-partitions.js';
 import { byTopic, currentLeader, nodeEndpoints, refKey } from './partition-responses.js';
@@ -70,8 +70,7 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
     }
 
     if (epoch === FINAL_EPOCH) {
-      rt.sessions.remove(session);
-      await rt.partitions.releaseMember(groupId, memberId);
+      await closeSession(rt, session);
       return respond(rt, requested, ackResults, []);
     }
 
@@ -91,13 +90,15 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
       const refs = [...session.partitions.values()];
       const maxRecords = request.maxRecords > 0 ? request.maxRecords : rt.config.defaultMaxRecords;
       const deadline = Date.now() + Math.min(Math.max(request.maxWaitMs, 0), rt.config.maxFetchWaitMs);
-      for (;;) {
+      // Before every acquisition: the session may have closed (its connection dropped, whose release
+      // is what woke this poll), been replaced, or lost its member while this request waited.
+      // Records acquired then would stay locked for a consumer that cannot acknowledge them.
+      const live = (): boolean => rt.sessions.ofMember(groupId, memberId) === session && unknownMemberMessage(rt, groupId, memberId) === null;
+      while (live()) {
         fetched = await rt.partitions.fetch(groupId, memberId, refs, maxRecords, request.maxBytes);
         const left = deadline - Date.now();
         if (fetched.some((f) => f.acquired.length > 0 || f.errorCode !== ErrorCode.NONE) || left <= 0 || refs.length === 0) break;
-        if (rt.sessions.ofMember(groupId, memberId) !== session) break; // closed or replaced while waiting
         await rt.waitForRecords(refs, left);
-        if (unknownMemberMessage(rt, groupId, memberId) !== null) break; // expired while waiting: acquire nothing more
       }
     }
     return respond(rt, requested, ackResults, fetched);

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import { freePorts } from '../../../chaos/harness.js';
+import { coordinatorNode, freePorts } from '../../../chaos/harness.js';
 export { freePorts };
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,7 +14,6 @@ import { createFetchPartition, createFetchTopic } from '../../../generated/Fetch
 import { KafkaConnection } from '../../../runtime/connection.js';
 import { decodeRecordBatches, encodeRecordBatch, type ApiMessageCodec } from '../../../runtime/index.js';
 import { startBroker, type Broker } from '../../../coordinator/broker.js';
-import { partitionForKey } from '../../../coordinator/cluster.js';
 import type { BrokerConfigInput } from '../../../coordinator/config.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
@@ -152,7 +151,7 @@ export async function startCluster(count: number, dirPrefix: string, config: Bro
 
 /** The first `<prefix>-<i>` whose coordinator partition (of `partitions`) is led by `node` of a `nodes`-node cluster. */
 export function keyLedBy(prefix: string, node: number, partitions: number, nodes: number): string {
-  for (let i = 0; ; i++) if (partitionForKey(`${prefix}-${i}`, partitions) % nodes === node) return `${prefix}-${i}`;
+  for (let i = 0; ; i++) if (coordinatorNode(`${prefix}-${i}`, partitions, nodes) === node) return `${prefix}-${i}`;
 }
 
 /** A connection with one-line typed calls: `await c.call(22, {...}, 4)`. */
