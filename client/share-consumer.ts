@@ -650,14 +650,8 @@ export class KafkaShareConsumer {
   }
 
   private async fetchOnce(deadline: number): Promise<ShareConsumerRecord[]> {
-    const byNode = new Map<number, TopicPartitionRef[]>();
-    let missingLeader = false;
-    for (const ref of this.assigned) {
-      const node = this.leaderOf(ref);
-      if (node < 0) missingLeader = true;
-      else if (byNode.has(node)) byNode.get(node)!.push(ref);
-      else byNode.set(node, [ref]);
-    }
+    const byNode = groupBy(this.assigned, (ref) => Math.max(this.leaderOf(ref), -1));
+    const missingLeader = byNode.delete(-1);
     if (missingLeader) await this.cluster.refreshMetadata(null, deadline).catch(() => {});
     // Sessions with nodes that lead none of our partitions any more: forget their partitions.
     for (const nodeId of this.sessions.keys()) if (!byNode.has(nodeId)) byNode.set(nodeId, []);
@@ -685,31 +679,16 @@ export class KafkaShareConsumer {
       if (refs.length === 0 && session.epoch === 0) return [];
       const isNew = session.epoch === 0;
       const acks = isNew ? new Map() : this.takeAcks((ref) => this.leaderOf(ref) === nodeId);
-      const byTopic = new Map<
-        string,
-        Array<{ partitionIndex: number; partitionMaxBytes: number; acknowledgementBatches: AckBatch[] }>
-      >();
-      for (const ref of refs) {
-        const list = byTopic.get(ref.topicId) ?? [];
-        list.push({
-          partitionIndex: ref.partition,
-          partitionMaxBytes: 0,
-          acknowledgementBatches: acks.get(tpKey(ref.topicId, ref.partition))?.batches ?? [],
-        });
-        byTopic.set(ref.topicId, list);
-      }
-      // Acks for partitions no longer assigned to us but still led by this node.
-      for (const [key, item] of acks) {
-        if (wanted.has(key)) continue;
-        const list = byTopic.get(item.ref.topicId) ?? [];
-        list.push({ partitionIndex: item.ref.partition, partitionMaxBytes: 0, acknowledgementBatches: item.batches });
-        byTopic.set(item.ref.topicId, list);
-      }
-      const forgottenByTopic = new Map<string, number[]>();
-      for (const key of forgotten) {
-        const [topicId, p] = key.split(':') as [string, string];
-        forgottenByTopic.set(topicId, [...(forgottenByTopic.get(topicId) ?? []), Number(p)]);
-      }
+      const toSend = [
+        ...refs.map((ref) => ({ ref, batches: acks.get(tpKey(ref.topicId, ref.partition))?.batches ?? [] })),
+        // Acks for partitions no longer assigned to us but still led by this node.
+        ...[...acks].filter(([key]) => !wanted.has(key)).map(([, item]) => item),
+      ];
+      const byTopic = groupBy(toSend, (entry) => entry.ref.topicId);
+      const forgottenByTopic = groupBy(
+        forgotten.map((key) => key.split(':') as [string, string]),
+        ([topicId]) => topicId,
+      );
       let response: ShareFetchResponse;
       const memberEpoch = this.memberEpoch;
       try {
@@ -727,10 +706,17 @@ export class KafkaShareConsumer {
               maxBytes: this.cfg.fetchMaxBytes,
               maxRecords: this.cfg.maxPollRecords,
               batchSize: this.cfg.maxPollRecords,
-              topics: [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })),
+              topics: [...byTopic].map(([topicId, entries]) => ({
+                topicId,
+                partitions: entries.map(({ ref, batches }) => ({
+                  partitionIndex: ref.partition,
+                  partitionMaxBytes: 0,
+                  acknowledgementBatches: batches,
+                })),
+              })),
               forgottenTopicsData: isNew
                 ? []
-                : [...forgottenByTopic].map(([topicId, partitions]) => ({ topicId, partitions })),
+                : [...forgottenByTopic].map(([topicId, keys]) => ({ topicId, partitions: keys.map(([, p]) => Number(p)) })),
             }),
           { timeoutMs: this.cluster.requestTimeoutMs + maxWaitMs },
         ));

@@ -403,7 +403,7 @@ export class TransactionManager {
         name,
         partitions: list.map((p) => p.partition),
       }));
-      const { response } = await this.addToTransaction(
+      await this.addToTransaction(
         'AddPartitionsToTxn',
         AddPartitionsToTxnRequest,
         AddPartitionsToTxnResponse,
@@ -415,7 +415,6 @@ export class TransactionManager {
             v3AndBelowTopics: topics,
           }),
         (response) => {
-          if (response.errorCode !== 0) return response.errorCode;
           let retriable = 0;
           for (const topic of response.resultsByTopicV3AndBelow) {
             for (const p of topic.resultsByPartition) {
@@ -439,7 +438,6 @@ export class TransactionManager {
         },
         { deadline, max: TV1_MAX.addPartitions },
       );
-      if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddPartitionsToTxn');
       for (const key of batch.keys()) {
         this.pendingPartitions.delete(key);
         this.partitionsInTransaction.add(key);
@@ -468,7 +466,7 @@ export class TransactionManager {
     if (offsets.length === 0) return;
     const op = this.track(async () => {
       const deadline = Date.now() + this.options.maxBlockMs;
-      const { response } = await this.addToTransaction(
+      await this.addToTransaction(
         'AddOffsetsToTxn',
         AddOffsetsToTxnRequest,
         AddOffsetsToTxnResponse,
@@ -479,10 +477,9 @@ export class TransactionManager {
             producerEpoch: this.producerEpoch,
             groupId: metadata.groupId,
           }),
-        (r) => r.errorCode,
+        () => 0, // no partitions: the top-level error code is all
         { deadline, max: TV1_MAX.addOffsets },
       );
-      if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddOffsetsToTxn');
       this.transactionStarted = true;
       const byTopic = groupBy(offsets, (o) => o.topic);
       const commit = await this.cluster.coordinatorRequest(
@@ -590,7 +587,7 @@ export class TransactionManager {
           'transactional share acknowledgements need a broker with KIP-1289. Abort this transaction.',
       );
     }
-    const { response } = await this.addToTransaction(
+    const response = await this.addToTransaction(
       'AddShareAcksToTxn',
       AddShareAcksToTxnRequest,
       AddShareAcksToTxnResponse,
@@ -603,7 +600,6 @@ export class TransactionManager {
           topics,
         }),
       (r) => {
-        if (r.errorCode !== 0) return r.errorCode;
         for (const t of r.results) {
           for (const p of t.partitions) {
             const code = p.partitionErrorCode;
@@ -622,7 +618,6 @@ export class TransactionManager {
       },
       { deadline },
     );
-    if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'AddShareAcksToTxn');
     for (const t of response.results) {
       for (const p of t.partitions) {
         if (p.partitionErrorCode !== 0)
@@ -642,7 +637,9 @@ export class TransactionManager {
       const byNode = new Map<number, ShareAckPartition[]>();
       for (const p of remaining) {
         const node = await this.cluster.findCoordinator(CoordinatorType.SHARE, key(p), deadline);
-        byNode.set(node, [...(byNode.get(node) ?? []), p]);
+        const list = byNode.get(node);
+        if (list) list.push(p);
+        else byNode.set(node, [p]);
       }
       const retry: ShareAckPartition[] = [];
       let retryError: Error | null = null;
@@ -747,15 +744,17 @@ export class TransactionManager {
    * coordinator answer one of them CONCURRENT_TRANSACTIONS (its state change
    * for the other is being written), which costs a retry and its backoff.
    */
-  private addToTransaction<Req, Res>(
+  private async addToTransaction<Req, Res extends { errorCode: number }>(
     what: string,
     requestCodec: ApiMessageCodec<Req>,
     responseCodec: ApiMessageCodec<Res>,
     build: (version: number) => Req,
-    check: (response: Res, version: number) => number,
+    checkPartitions: (response: Res) => number,
     options: { deadline: number; max?: number },
-  ): Promise<{ response: Res }> {
+  ): Promise<Res> {
     this.addAttempted = true;
+    // The top-level error code for all three APIs here; the partitions' (as coordinatorRequest's check) by the caller.
+    const check = (response: Res): number => (response.errorCode !== 0 ? response.errorCode : checkPartitions(response));
     const fn = () =>
       this.cluster.coordinatorRequest(
         what,
@@ -772,7 +771,9 @@ export class TransactionManager {
       () => undefined,
       () => undefined,
     );
-    return run;
+    const { response } = await run;
+    if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, what);
+    return response;
   }
 
   private track(fn: () => Promise<void>): Promise<void> {

@@ -34,12 +34,11 @@ import {
   finish,
   formatMetrics,
   isThisRun,
-  openEnvironment,
   position,
   produceInput,
   prometheusText,
   readTopic,
-  withEnvironment,
+  runExample,
   text,
   type ExampleEnvironment,
   type ExampleOptions,
@@ -114,21 +113,17 @@ export interface ConsumeTransformProduceSummary extends ExampleSummary {
 export async function runConsumeTransformProduce(
   options: ExampleOptions = {},
 ): Promise<ConsumeTransformProduceSummary> {
-  const startedAt = Date.now();
-  const env = await openEnvironment(
+  return runExample(
     [
       { name: ORDERS, partitions: 3 },
       { name: PRICED, partitions: 3 },
     ],
     options,
+    consumeTransformProduce,
   );
-  return withEnvironment(env, () => consumeTransformProduce(env, startedAt), options.verbose);
 }
 
-async function consumeTransformProduce(
-  env: ExampleEnvironment,
-  startedAt: number,
-): Promise<ConsumeTransformProduceSummary> {
+async function consumeTransformProduce(env: ExampleEnvironment): Promise<ConsumeTransformProduceSummary> {
   const { print, bootstrap, runId, logger } = env;
   const groupId = env.unique('order-pricers');
   print(
@@ -291,7 +286,6 @@ async function consumeTransformProduce(
     ...finish(
       env,
       NAME,
-      startedAt,
       `${ORDER_COUNT} orders in, ${outputs.length} priced orders committed in ${committed} transactions; 1 transaction aborted, its ${redelivered.size} orders redelivered at once and its output never visible; lost ${lost}, duplicated ${duplicated}`,
       problems,
     ),

@@ -36,12 +36,11 @@ import {
   finish,
   isThisRun,
   latestCheckpoint,
-  openEnvironment,
   pollUntil,
   position,
   produceInput,
   restoreTransaction,
-  withEnvironment,
+  runExample,
   saveCheckpoint,
   storeTransaction,
   text,
@@ -185,12 +184,10 @@ export interface ShareSourceSummary extends ExampleSummary {
 }
 
 export async function runShareSource(options: ExampleOptions = {}): Promise<ShareSourceSummary> {
-  const startedAt = Date.now();
-  const env = await openEnvironment([{ name: READINGS, partitions: 2 }], options);
-  return withEnvironment(env, () => shareSource(env, startedAt), options.verbose);
+  return runExample([{ name: READINGS, partitions: 2 }], options, shareSource);
 }
 
-async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<ShareSourceSummary> {
+async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary> {
   const { print, bootstrap } = env;
   const groupId = env.unique('sensor-totals');
   const transactionalId = env.unique('sensor-totals-source-0');
@@ -309,7 +306,6 @@ async function shareSource(env: ExampleEnvironment, startedAt: number): Promise<
     ...finish(
       env,
       NAME,
-      startedAt,
       `${READING_COUNT} readings in, ${ids.length} counted exactly once and 1 rejected across a crash; checkpoint 2's acks committed after the restart, ${redelivered.size} readings redelivered; lost ${lost}, duplicated ${duplicated}`,
       problems,
     ),

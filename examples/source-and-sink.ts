@@ -32,12 +32,11 @@ import {
   exactlyOnce,
   finish,
   isThisRun,
-  openEnvironment,
   pollUntil,
   position,
   produceInput,
   readTopic,
-  withEnvironment,
+  runExample,
   saveCheckpoint,
   storeTransaction,
   text,
@@ -181,18 +180,17 @@ export interface SourceAndSinkSummary extends ExampleSummary {
 }
 
 export async function runSourceAndSink(options: ExampleOptions = {}): Promise<SourceAndSinkSummary> {
-  const startedAt = Date.now();
-  const env = await openEnvironment(
+  return runExample(
     [
       { name: VIEWS, partitions: 3 },
       { name: ENRICHED, partitions: 3 },
     ],
     options,
+    sourceAndSink,
   );
-  return withEnvironment(env, () => sourceAndSink(env, startedAt), options.verbose);
 }
 
-async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promise<SourceAndSinkSummary> {
+async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSummary> {
   const { print, bootstrap } = env;
   // What a read_committed consumer of the sink topic sees (waitMs: how long to wait for open transactions to end).
   const committedViews = async (waitMs = 3_000): Promise<EnrichedView[]> =>
@@ -305,7 +303,6 @@ async function sourceAndSink(env: ExampleEnvironment, startedAt: number): Promis
     ...finish(
       env,
       NAME,
-      startedAt,
       `${VIEW_COUNT} page views in, ${outputs.length} enriched views committed over ${completed} checkpoints; checkpoint 2 aborted: ${abortedOutputsInLog} outputs rolled back, ${redelivered.size} views redelivered; lost ${lost}, duplicated ${duplicated}`,
       problems,
     ),

@@ -66,6 +66,8 @@ export interface ExampleEnvironment {
   /** Log lines of the embedded broker (printed on failure, or live with --verbose). */
   brokerLog: string[];
   print: (line: string) => void;
+  /** When the example started (before the broker did), for the duration it reports. */
+  startedAt: number;
   /** Closes the embedded broker and removes the temp folder. */
   close(): Promise<void>;
 }
@@ -76,7 +78,8 @@ export interface ExampleEnvironment {
  * connect. Share groups heartbeat every 250 ms on the embedded broker so that
  * members get their assignment quickly.
  */
-export async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Promise<ExampleEnvironment> {
+async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Promise<ExampleEnvironment> {
+  const startedAt = Date.now();
   const print = options.print ?? ((line: string) => console.log(line));
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-example-'));
   const runId = randomBytes(3).toString('hex');
@@ -120,6 +123,7 @@ export async function openEnvironment(topics: TopicSpec[], options: ExampleOptio
     logger,
     brokerLog,
     print,
+    startedAt,
     async close() {
       try {
         await broker?.close();
@@ -448,19 +452,24 @@ export async function prometheusText(registry: Registry, buckets = false): Promi
   return left > 0 ? [...kept, `# (${left} _bucket lines left out)`] : kept;
 }
 
-/** Runs `body`, closing the environment afterwards; prints the broker's log to stderr when the example failed. */
-export async function withEnvironment<T extends ExampleSummary>(
-  env: ExampleEnvironment,
-  body: () => Promise<T>,
-  verbose: boolean | undefined,
+/**
+ * Runs an example: opens its environment (see openEnvironment), runs `body`
+ * in it and closes it afterwards; prints the broker's log to stderr when the
+ * example failed.
+ */
+export async function runExample<T extends ExampleSummary>(
+  topics: TopicSpec[],
+  options: ExampleOptions,
+  body: (env: ExampleEnvironment) => Promise<T>,
 ): Promise<T> {
+  const env = await openEnvironment(topics, options);
   let failed = true;
   try {
-    const summary = await body();
+    const summary = await body(env);
     failed = !summary.ok;
     return summary;
   } finally {
-    if (failed && !verbose && env.brokerLog.length > 0) {
+    if (failed && !options.verbose && env.brokerLog.length > 0) {
       process.stderr.write(`--- broker log ---\n${env.brokerLog.join('\n')}\n--- end of broker log ---\n`);
     }
     await env.close();
@@ -471,18 +480,13 @@ export async function withEnvironment<T extends ExampleSummary>(
  * Prints the line every example ends with — OK with `facts`, or FAILED with
  * the problems — and returns the common part of its summary.
  */
-export function finish(
-  env: ExampleEnvironment,
-  example: string,
-  startedAt: number,
-  facts: string,
-  problems: string[],
-): ExampleSummary {
+export function finish(env: ExampleEnvironment, example: string, facts: string, problems: string[]): ExampleSummary {
   const ok = problems.length === 0;
-  const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
+  const durationMs = Date.now() - env.startedAt;
+  const seconds = (durationMs / 1000).toFixed(1);
   const line = ok
     ? `${example}: OK — ${facts} (${seconds} s)`
     : `${example}: FAILED — ${problems.join('; ')} (${seconds} s)`;
   env.print(line);
-  return { example, ok, problems, durationMs: Date.now() - startedAt, line };
+  return { example, ok, problems, durationMs, line };
 }

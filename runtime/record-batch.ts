@@ -478,9 +478,9 @@ function incrementSequence(sequence: number, increment: number): number {
 /**
  * True when the CRC-32C the batch at `at` declares matches its bytes. Throws
  * DecodeError when the header is malformed or the batch runs past `bytes`.
+ * A caller that has read the header already passes it.
  */
-export function verifyCrc(bytes: Uint8Array, at = 0): boolean {
-  const header = readBatchHeader(bytes, at);
+export function verifyCrc(bytes: Uint8Array, at = 0, header: RecordBatchHeader = readBatchHeader(bytes, at)): boolean {
   const end = batchEnd(bytes, at, header.sizeInBytes);
   return crc32c(bytes.subarray(at + ATTRIBUTES_OFFSET, end)) === header.crc;
 }

@@ -89,7 +89,7 @@ function validateBatch(records: Uint8Array | null): RecordBatchHeader {
         : `the record batch declares ${header.sizeInBytes} bytes but ${records.length} were sent`,
     );
   }
-  if (!verifyCrc(records)) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, 'record batch CRC-32C does not match its bytes');
+  if (!verifyCrc(records, 0, header)) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, 'record batch CRC-32C does not match its bytes');
   if (header.isControl) throw new KafkaError(ErrorCode.INVALID_RECORD, 'clients may not produce control batches');
   if (header.isTransactional && header.producerId < 0n) throw new KafkaError(ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
   if (header.recordCount <= 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'the record batch holds no records');

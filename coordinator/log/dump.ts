@@ -75,7 +75,7 @@ function dumpSegment(file: string, topic: string, options: DumpOptions, out: str
       out.push(`  position ${at}: torn batch (declares ${header.sizeInBytes} bytes, ${bytes.length - at} present)`);
       return;
     }
-    const crcOk = verifyCrc(bytes, at);
+    const crcOk = verifyCrc(bytes, at, header);
     out.push(
       `baseOffset: ${header.baseOffset} lastOffset: ${header.lastOffset} count: ${header.recordCount} position: ${at} size: ${header.sizeInBytes}` +
         ` producerId: ${header.producerId} producerEpoch: ${header.producerEpoch} baseSequence: ${header.baseSequence}` +

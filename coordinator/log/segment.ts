@@ -84,7 +84,7 @@ export class Segment {
         reason = `torn batch: it declares ${header.sizeInBytes} bytes, ${left} present`;
         break;
       }
-      if (!verifyCrc(bytes, at)) {
+      if (!verifyCrc(bytes, at, header)) {
         reason = `CRC mismatch in the batch at offset ${header.baseOffset}`;
         break;
       }
