@@ -19,8 +19,7 @@ export function metadataV6Floor(): DecodeCase {
 
 /** One buffer holding a request: allocate it and copy every chunk of the zero-copy encoding in. */
 export function oneBufferFloor(chunks: ChunksCase): EncodeCase {
-  // Own copies of the small chunks: encodeChunks may reuse its scratch buffer for them.
-  const parts = chunks.encode().map((c) => (c.byteLength < 1024 ? Uint8Array.prototype.slice.call(c) : c));
+  const parts = chunks.encode();
   const size = parts.reduce((n, c) => n + c.byteLength, 0);
   return {
     version: chunks.version,

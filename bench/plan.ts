@@ -131,6 +131,13 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
   const libs = ['kafkajs', 'platformatic'] as const;
   const RB = { build: RECORD_BATCHES.buildLabel, parse: RECORD_BATCHES.parseLabel };
 
+  /** Our zero-copy encoding of the pre-built Produce request (absent from codecs made before encodeChunks). */
+  const oursChunks = (c: Awaited<ReturnType<typeof oursCasesFor>>, v: number) => {
+    const chunks = c.producePrebuiltChunks(W.produce(), v);
+    if (chunks === null) throw new NotApplicable('these codecs have no encodeChunks');
+    return chunks;
+  };
+
   // 1. Produce (encode), at each peer's highest version
   for (const lib of libs) {
     const v = PEER_VERSIONS[lib].Produce;
@@ -145,46 +152,27 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         ...(o.ours
           ? [
               P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(W.produce(), v), exp))),
-              P('ours', 'ours', 'floor: allocate + copy the chunks in', ours((c) => {
-                const chunks = c.producePrebuiltChunks(W.produce(), v);
-                if (chunks === null) throw new NotApplicable('the floor copies the chunks of encodeChunks, which these codecs lack');
-                return fromEncode(oneBufferFloor(chunks), exp);
-              }), 'yes, minus all encoding (see floor.ts)'),
+              P('ours', 'ours', 'floor: allocate + copy the chunks in', ours((c) => fromEncode(oneBufferFloor(oursChunks(c, v)), exp)), 'yes, minus all encoding (see floor.ts)'),
             ]
           : []),
         P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(W.produce())!, exp))),
       ],
     });
-  }
-  // The same request as zero-copy chunks, where a library can end there: platformatic's
-  // Writer keeps a chunk list; kafkajs's Encoder is one Buffer (its adapter says null).
-  for (const lib of ['platformatic'] as const) {
-    const v = PEER_VERSIONS[lib].Produce;
-    const exp = () => W.produce().expected(v);
-    const peerChunks = (a: PeerAdapter) => {
-      const c = a.producePrebuiltChunks(W.produce());
-      if (c === null) throw new NotApplicable(`${lib} has no chunk-list output`);
-      return fromEncode(c, exp);
-    };
-    add({
-      workload: '1 Produce, pre-built batches',
-      api: 'ProduceRequest',
-      version: v,
-      op: 'encodeChunks',
-      bytesPerOp: exp().length,
-      participants: [
-        ...(o.ours
-          ? [
-              P('ours', 'ours', 'ours (encodeChunks)', ours((c) => {
-                const chunks = c.producePrebuiltChunks(W.produce(), v);
-                if (chunks === null) throw new NotApplicable('these codecs have no encodeChunks');
-                return fromEncode(chunks, exp);
-              })),
-            ]
-          : []),
-        P(lib, 'peer', `${lib} (framing replica, chunk list)`, peer(lib, peerChunks)),
-      ],
-    });
+    // The same request as zero-copy chunks, where a library can end there: platformatic's
+    // Writer keeps a chunk list; kafkajs's Encoder is one Buffer (nothing to end at).
+    if (lib === 'platformatic') {
+      add({
+        workload: '1 Produce, pre-built batches',
+        api: 'ProduceRequest',
+        version: v,
+        op: 'encodeChunks',
+        bytesPerOp: exp().length,
+        participants: [
+          ...(o.ours ? [P('ours', 'ours', 'ours (encodeChunks)', ours((c) => fromEncode(oursChunks(c, v), exp)))] : []),
+          P(lib, 'peer', `${lib} (framing replica, chunk list)`, peer(lib, (a) => fromEncode(a.producePrebuiltChunks(W.produce())!, exp))),
+        ],
+      });
+    }
   }
   for (const lib of libs) {
     const v = PEER_VERSIONS[lib].Produce;

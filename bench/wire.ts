@@ -1,7 +1,8 @@
 // Bench-only wire primitives: a small growable big-endian writer, a reader, uuid and
 // hex helpers, and CRC-32C. Used to build the reference bytes of every workload and
 // to parse record batches for the equal-work checks. Deliberately independent of
-// runtime/ and generated/ so that it can judge them. Not tuned for speed: nothing
+// runtime/ and generated/ so that it can judge them (all but the CRC-32C library,
+// see crc32c below). Not tuned for speed: nothing
 // here is inside a timed loop except where a participant says so explicitly.
 import { crc32c as nativeCrc32c } from '@node-rs/crc32';
 
@@ -245,7 +246,11 @@ export function kafkaUuidToHex(v: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-/** CRC-32C (Castagnoli) of data[start, end), unsigned, by the maintained @node-rs/crc32 (checked against Kafka's bytes by the reference self-check). */
+/**
+ * CRC-32C (Castagnoli) of data[start, end), unsigned, by the maintained @node-rs/crc32: the library
+ * runtime/ uses too. What checks our batches' CRCs independently is the "from messages" rows, whose
+ * bytes must equal those of kafkajs (its own CRC-32C in JavaScript) and platformatic.
+ */
 export function crc32c(data: Uint8Array, start = 0, end = data.length): number {
   return nativeCrc32c(data.subarray(start, end)) >>> 0;
 }

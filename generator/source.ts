@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createScanner, parseTree, getNodeValue, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import { SchemaError, type Diagnostic } from './diagnostics.js';
 
@@ -20,10 +19,6 @@ export class SchemaSource {
   ) {
     this.lineStarts = [0];
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
-  }
-
-  static read(file: string): SchemaSource {
-    return SchemaSource.parse(file, readFileSync(file, 'utf8'));
   }
 
   /** Parses JSONC; a syntax error becomes a SchemaError pointing at the bad token. */

@@ -246,9 +246,7 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
         fixed.names.push(p.field.propertyName);
       } else {
         flushFixed();
-        const add = `size += ${expr};`;
-        if (p.regular === 'true') lines.push(add);
-        else lines.push(`if (${p.regular}) {`, add, '}');
+        lines.push(...when(p.regular, [`size += ${expr};`]));
       }
     }
     if (check !== undefined && missing !== 'false') {
@@ -283,9 +281,7 @@ function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition
   const lines: string[] = [];
   for (const p of plans) {
     if (p.regular === 'false') continue;
-    const write = writeStatement(p.field, p.v, p.compact, p.nullable, rt);
-    if (p.regular === 'true') lines.push(write);
-    else lines.push(`if (${p.regular}) {`, write, '}');
+    lines.push(...when(p.regular, [writeStatement(p.field, p.v, p.compact, p.nullable, rt)]));
   }
   if (!hasTagged) return lines;
   if (tagged.length === 0) {
