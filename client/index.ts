@@ -6,6 +6,7 @@
  */
 export { KafkaProducer } from './producer.js';
 export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
+export type { CompressionType } from '../runtime/compression/index.js';
 export { KafkaShareConsumer } from './share-consumer.js';
 export type {
   ShareConsumerConfig,

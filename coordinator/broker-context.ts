@@ -55,7 +55,19 @@ export interface TopicInfo {
   readonly partitions: number;
   /** `__transaction_state`, `__consumer_offsets`, `__share_group_state`. */
   readonly internal: boolean;
+  /**
+   * The topic's compression.type: 'producer' keeps each batch's codec;
+   * anything else is the codec batches are stored in (recompressed on Produce
+   * when they differ, as Kafka's LogValidator does).
+   */
+  readonly compressionType: TopicCompressionType;
+  /** compression.gzip.level / compression.zstd.level for that codec; undefined: the codec's default. */
+  readonly compressionLevel?: number;
 }
+
+/** Kafka's topic-level compression.type values. */
+export type TopicCompressionType = 'producer' | 'uncompressed' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+export const TOPIC_COMPRESSION_TYPES: readonly TopicCompressionType[] = ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd'];
 
 export interface ClusterView {
   /** This node. */

@@ -3,11 +3,16 @@
  * Names follow Kafka's settings where there is one (in the comments).
  */
 import * as fs from 'node:fs';
-import type { NodeEndpoint, ShareGroupSettings } from './broker-context.js';
+import { checkCompressionLevel } from '../runtime/compression/index.js';
+import { TOPIC_COMPRESSION_TYPES, type NodeEndpoint, type ShareGroupSettings, type TopicCompressionType } from './broker-context.js';
 
 export interface TopicConfig {
   name: string;
   partitions: number;
+  /** compression.type (default 'producer': batches are stored in the codec they came in). */
+  compressionType?: TopicCompressionType;
+  /** compression.gzip.level or compression.zstd.level, for compressionType gzip or zstd. */
+  compressionLevel?: number;
 }
 
 export interface BrokerConfig {
@@ -119,6 +124,7 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
     if (seen.has(topic.name)) throw new Error(`config: topic ${topic.name} is listed twice`);
     seen.add(topic.name);
     intIn(topic.partitions, 1, 10_000, `topics[${topic.name}].partitions`);
+    checkTopicCompression(topic);
   }
   const sg = config.shareGroup;
   intIn(sg.recordLockDurationMs, 1, 0x7fffffff, 'shareGroup.recordLockDurationMs');
@@ -144,11 +150,34 @@ export function loadConfigFile(file: string): BrokerConfigInput {
   }
 }
 
-/** `orders:3` → { name: 'orders', partitions: 3 } (partitions default to 1). */
+/**
+ * `orders:3` → { name: 'orders', partitions: 3 } (partitions default to 1);
+ * `orders:3:zstd` also sets the topic's compression.type.
+ */
 export function parseTopicArg(arg: string): TopicConfig {
-  const match = /^([^:]+)(?::(\d+))?$/.exec(arg);
-  if (!match) throw new Error(`--topic ${arg}: expected name or name:partitions`);
-  return { name: match[1]!, partitions: match[2] === undefined ? 1 : Number(match[2]) };
+  const match = /^([^:]+)(?::(\d+)(?::([a-z0-9]+))?)?$/.exec(arg);
+  if (!match) throw new Error(`--topic ${arg}: expected name, name:partitions or name:partitions:compression.type`);
+  const topic: TopicConfig = { name: match[1]!, partitions: match[2] === undefined ? 1 : Number(match[2]) };
+  if (match[3] !== undefined) topic.compressionType = match[3] as TopicCompressionType;
+  return topic;
+}
+
+function checkTopicCompression(topic: TopicConfig): void {
+  const type = topic.compressionType;
+  if (type === undefined) {
+    if (topic.compressionLevel !== undefined) throw new Error(`config: topics[${topic.name}].compressionLevel needs a compressionType`);
+    return;
+  }
+  if (!TOPIC_COMPRESSION_TYPES.includes(type)) {
+    throw new Error(`config: topics[${topic.name}].compressionType must be one of ${TOPIC_COMPRESSION_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
+  }
+  if (topic.compressionLevel === undefined) return;
+  if (type === 'producer' || type === 'uncompressed') throw new Error(`config: topics[${topic.name}].compressionLevel does not apply to compression.type ${type}`);
+  try {
+    checkCompressionLevel(type, topic.compressionLevel);
+  } catch (error) {
+    throw new Error(`config: topics[${topic.name}]: ${(error as Error).message}`);
+  }
 }
 
 function intIn(value: unknown, min: number, max: number, what: string): void {
