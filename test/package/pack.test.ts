@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 // The codec package as a user gets it: npm pack, install the tarball into a
-// scratch project, import the public entry points, run the installed CLI.
+// scratch project, import the public entry points (record batches with every
+// compression codec, whose libraries are optional dependencies), run the installed CLI.
 describe('the npm package', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'kipgen-pack-'));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -24,17 +25,23 @@ describe('the npm package', () => {
     writeFileSync(
       join(app, 'main.js'),
       `import { EndTxnRequest, apis } from 'kipgen';
-import { DecodeError, Reader } from 'kipgen/runtime';
+import { DecodeError, Reader, decodeRecordBatch, encodeRecordBatch } from 'kipgen/runtime';
 const bytes = EndTxnRequest.encode(EndTxnRequest.create({ transactionalId: 'tx', producerId: 42n, producerEpoch: 3, committed: true }), 4);
 const back = EndTxnRequest.decode(bytes, 4);
 let error = '';
 try { EndTxnRequest.decode(bytes.subarray(0, 5), 4); } catch (e) { error = e instanceof DecodeError ? e.message : 'wrong error'; }
-console.log(JSON.stringify({ hex: Buffer.from(bytes).toString('hex'), json: EndTxnRequest.toJson(back, 4), api: apis.get(26).name, reader: typeof Reader, error }));
+// The optional codec libraries install from the registry with the package and load on first use.
+const codecs = ['gzip', 'snappy', 'lz4', 'zstd'].map((compression) => {
+  const batch = decodeRecordBatch(encodeRecordBatch({ compression, records: [{ value: Buffer.from('v'.repeat(500)) }] }));
+  return batch.compression + ':' + batch.records[0].value.length;
+});
+console.log(JSON.stringify({ hex: Buffer.from(bytes).toString('hex'), json: EndTxnRequest.toJson(back, 4), api: apis.get(26).name, reader: typeof Reader, error, codecs }));
 `,
     );
     const run = spawnSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' });
     expect(run.stderr).toBe('');
-    const out = JSON.parse(run.stdout) as { hex: string; json: unknown; api: string; reader: string; error: string };
+    const out = JSON.parse(run.stdout) as { hex: string; json: unknown; api: string; reader: string; error: string; codecs: string[] };
+    expect(out.codecs).toEqual(['gzip:500', 'snappy:500', 'lz4:500', 'zstd:500']);
     expect(out.hex).toBe('03' + '7478' + '000000000000002a' + '0003' + '01' + '00');
     expect(out.json).toEqual({ transactionalId: 'tx', producerId: '42', producerEpoch: 3, committed: true });
     expect(out.api).toBe('EndTxn');
