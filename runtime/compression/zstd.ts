@@ -54,7 +54,7 @@ export function zstdCompress(data: Uint8Array, level = ZSTD_DEFAULT_LEVEL): Uint
 }
 
 export function zstdDecompress(data: Uint8Array, maxOutputLength: number): Uint8Array {
-  const bound = outputBound(data);
+  const bound = outputBound(data, maxOutputLength);
   if (bound > maxOutputLength) {
     throw new DecodeError(`zstd records may inflate to ${bound} bytes, more than the ${maxOutputLength} allowed`);
   }
@@ -73,8 +73,12 @@ export function zstdDecompress(data: Uint8Array, maxOutputLength: number): Uint8
   return out;
 }
 
-/** Walks every frame (skippable ones included) and sums what its blocks can inflate to. */
-function outputBound(data: Uint8Array): number {
+/**
+ * Walks every frame (skippable ones included) and sums what its blocks can
+ * inflate to. A frame that declares a content size over the limit is refused
+ * here too: decoders size their output from it.
+ */
+function outputBound(data: Uint8Array, maxOutputLength: number): number {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let at = 0;
   let bound = 0;
@@ -109,12 +113,14 @@ function outputBound(data: Uint8Array): number {
     }
     at += dictIdSize;
     if (at + fcsSize > data.length) throw new DecodeError(`zstd frame at byte ${frameStart} is cut short in its header`);
-    if (singleSegment) {
-      // The window is the content size.
+    if (fcsSize > 0) {
       let contentSize = 0;
       for (let i = fcsSize - 1; i >= 0; i--) contentSize = contentSize * 256 + data[at + i]!;
       if (fcsSize === 2) contentSize += 256;
-      windowSize = contentSize;
+      if (contentSize > maxOutputLength) {
+        throw new DecodeError(`zstd frame at byte ${frameStart} declares ${contentSize} bytes of content, more than the ${maxOutputLength} allowed`);
+      }
+      if (singleSegment) windowSize = contentSize; // the window is the content
     }
     at += fcsSize;
     const blockMax = Math.min(windowSize, BLOCK_SIZE_MAX);

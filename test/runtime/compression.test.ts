@@ -183,6 +183,19 @@ describe('the inflation bound applies to every codec', () => {
     });
   }
 
+  it('a zstd frame declaring a content size over the limit is refused before a decoder sizes its output from it', () => {
+    const frame = (contentSize: bigint) => {
+      const fcs = Buffer.alloc(8);
+      fcs.writeBigUInt64LE(contentSize);
+      const block = Buffer.alloc(3);
+      block.writeUIntLE((5 << 3) | 1, 0, 3); // last, raw, 5 bytes
+      return Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0]), fcs, block, Buffer.from('hello')]);
+    };
+    expectDecodeError(() => decompress('zstd', frame(1n << 40n), 1 << 20), /declares 1099511627776 bytes of content, more than the 1048576 allowed/);
+    expectDecodeError(() => decompress('zstd', frame(1000n), 1 << 20), /zstd records are corrupt/);
+    expect(Buffer.from(decompress('zstd', frame(5n), 1 << 20)).toString()).toBe('hello');
+  });
+
   it('the bound is the exact size for snappy, and within one block of it for lz4 and zstd', () => {
     const body = plainRecords(records(500));
     expect(decompress('snappy', compress('snappy', body), body.length).length).toBe(body.length);
