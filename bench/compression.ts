@@ -57,7 +57,7 @@ export async function oursCodecs(codec: Codec): Promise<Codecs> {
 }
 
 /** The library each side uses, for the row labels. */
-export const OURS_LIBRARY: Record<Codec, string> = { gzip: 'node:zlib', snappy: 'snappyjs', lz4: 'lz4-napi', zstd: '@toondepauw/node-zstd' };
+export const OURS_LIBRARY: Record<Codec, string> = { gzip: 'node:zlib', snappy: 'snappy-wasm', lz4: 'lz4-napi', zstd: '@toondepauw/node-zstd' };
 export const PLATFORMATIC_LIBRARY: Record<Codec, string> = { gzip: 'node:zlib', snappy: '@platformatic/wasm-utils', lz4: '@platformatic/wasm-utils', zstd: 'node:zlib' };
 
 /** @platformatic/kafka's codecs, or null when it has none here (its zstd needs node:zlib's, from Node 22.15). */
