@@ -12,7 +12,10 @@ import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, en
 import type { LogManager } from '../log/log-manager.js';
 import { TxnState, type TransactionMetadata, type TxnStateCode } from './transaction-metadata.js';
 
-const VALUE_VERSION = 0;
+/** v0 for the classic flow, as Kafka writes it; v1 (tagged KIP-890 fields) once a producer uses TV2 or an identity is staged. */
+function valueVersion(meta: TransactionMetadata): number {
+  return meta.clientTransactionVersion >= 2 || meta.nextProducerId >= 0n || meta.previousProducerId >= 0n ? 1 : 0;
+}
 
 export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8Array; value: Uint8Array } {
   const key = encodeCoordinatorKey(TransactionLogKey, TransactionLogKey.create({ transactionalId: meta.transactionalId }));
@@ -30,8 +33,12 @@ export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8
           : [...meta.partitions].map(([topic, set]) => ({ topic, partitionIds: [...set].sort((a, b) => a - b) })),
       transactionLastUpdateTimestampMs: BigInt(meta.lastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(meta.startTimestamp),
+      previousProducerId: meta.previousProducerId,
+      nextProducerId: meta.nextProducerId,
+      nextProducerEpoch: meta.nextProducerEpoch,
+      clientTransactionVersion: meta.clientTransactionVersion,
     }),
-    VALUE_VERSION,
+    valueVersion(meta),
   );
   return { key, value };
 }
@@ -52,6 +59,10 @@ export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | nul
     startTimestamp: Number(v.transactionStartTimestampMs),
     lastUpdateTimestamp: Number(v.transactionLastUpdateTimestampMs),
     pending: false,
+    clientTransactionVersion: v.clientTransactionVersion,
+    nextProducerId: v.nextProducerId,
+    nextProducerEpoch: v.nextProducerEpoch,
+    previousProducerId: v.previousProducerId,
   };
 }
 

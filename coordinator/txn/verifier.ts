@@ -1,9 +1,12 @@
 /**
  * Asks the transaction coordinator whether a partition is in a producer's
  * ongoing transaction before a partition leader accepts that producer's
- * first transactional write to it (KIP-890 part 1). The coordinator may be
- * this node (a direct call) or another (AddPartitionsToTxn v4, VerifyOnly,
- * over TCP — the same request Kafka brokers send).
+ * first transactional write to it (KIP-890 part 1) — or, for a TV2 producer
+ * (Produce v12+, TxnOffsetCommit v5+, with `transaction.version` 2
+ * finalized), adds it to the transaction (KIP-890 part 2: the producer sends
+ * no AddPartitionsToTxn / AddOffsetsToTxn). The coordinator may be this node
+ * (a direct call) or another (AddPartitionsToTxn v4 VerifyOnly, or v5 to add,
+ * over TCP — the requests Kafka brokers send).
  */
 import { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse } from '../../generated/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
@@ -13,12 +16,16 @@ import type { PeerConnections } from '../net/peers.js';
 import type { TransactionCoordinator } from './transaction-coordinator.js';
 
 const VERIFY_VERSION = 4;
+/** AddPartitionsToTxn v5: a partition leader adding a partition for a TV2 producer. */
+const ADD_VERSION = 5;
 
 export class TransactionVerifier {
   constructor(
     private readonly cluster: Cluster,
     private readonly tc: TransactionCoordinator,
     private readonly peers: PeerConnections,
+    /** The finalized `transaction.version`: below 2 nothing is added implicitly. */
+    private readonly transactionVersion = 2,
   ) {}
 
   /**
@@ -26,19 +33,33 @@ export class TransactionVerifier {
    * coordinator only when the producer has no transaction open in that log
    * yet (a later write of the same transaction was verified with the first).
    */
-  async verifyWrite(log: PartitionLog, transactionalId: string | null, producerId: bigint, producerEpoch: number): Promise<void> {
+  async verifyWrite(
+    log: PartitionLog,
+    transactionalId: string | null,
+    producerId: bigint,
+    producerEpoch: number,
+    implicitAdd = false,
+  ): Promise<void> {
     if (log.producers.hasOngoingTransaction(producerId, producerEpoch)) return;
-    await this.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition);
+    await this.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition, implicitAdd && this.transactionVersion >= 2);
   }
 
   /** Resolves when the partition is in the transaction; rejects with KafkaError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
-  private async verify(transactionalId: string | null, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<void> {
+  private async verify(
+    transactionalId: string | null,
+    producerId: bigint,
+    producerEpoch: number,
+    topic: string,
+    partition: number,
+    add: boolean,
+  ): Promise<void> {
     if (transactionalId === null || transactionalId === '') {
       throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `transactional write to ${topic}-${partition} without a transactional id`);
     }
-    const code = this.tc.isCoordinatorFor(transactionalId)
-      ? this.tc.verify(transactionalId, producerId, producerEpoch, topic, partition)
-      : await this.verifyRemote(transactionalId, producerId, producerEpoch, topic, partition);
+    let code: number;
+    if (!this.tc.isCoordinatorFor(transactionalId)) code = await this.verifyRemote(transactionalId, producerId, producerEpoch, topic, partition, add);
+    else if (add) code = await this.tc.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], 2);
+    else code = this.tc.verify(transactionalId, producerId, producerEpoch, topic, partition);
     if (code !== ErrorCode.NONE) {
       throw new KafkaError(
         code,
@@ -47,16 +68,23 @@ export class TransactionVerifier {
     }
   }
 
-  private async verifyRemote(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number> {
+  private async verifyRemote(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    topic: string,
+    partition: number,
+    add: boolean,
+  ): Promise<number> {
     const coordinator = this.cluster.leaderOf(TRANSACTION_STATE_TOPIC, this.cluster.transactionPartitionFor(transactionalId));
     try {
       const connection = await this.peers.get(coordinator);
       const response = await connection.send(
         AddPartitionsToTxnRequest,
         AddPartitionsToTxnRequest.create({
-          transactions: [{ transactionalId, producerId, producerEpoch, verifyOnly: true, topics: [{ name: topic, partitions: [partition] }] }],
+          transactions: [{ transactionalId, producerId, producerEpoch, verifyOnly: !add, topics: [{ name: topic, partitions: [partition] }] }],
         }),
-        VERIFY_VERSION,
+        add ? ADD_VERSION : VERIFY_VERSION,
         AddPartitionsToTxnResponse,
       );
       if (response.errorCode !== ErrorCode.NONE) return response.errorCode;
