@@ -643,7 +643,8 @@ export class TransactionManager {
           for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) return p.errorCode;
           return 0;
         },
-        tv2 ? { deadline, min: TV2_MIN.txnOffsetCommit } : { deadline, max: TV1_MAX.txnOffsetCommit },
+        // v6 names topics by id, which this request does not carry: v5 under TV2.
+        tv2 ? { deadline, min: TV2_MIN.txnOffsetCommit, max: TV2_MIN.txnOffsetCommit } : { deadline, max: TV1_MAX.txnOffsetCommit },
       );
       if (tv2) this.transactionStarted = true;
       for (const t of commit.response.topics) {

@@ -179,6 +179,52 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
   });
 });
 
+describe('the protocol the producer picks', () => {
+  it('Transactions V2 when the broker finalizes it: every commit hands the producer a new epoch, with no AddPartitionsToTxn or AddOffsetsToTxn', async () => {
+    const c = await cluster();
+    const p = producer(c, 'tv2-client');
+    await p.initTransactions();
+    const epochs: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      p.beginTransaction();
+      await p.send({ topic: 'out', partition: i % 2, value: `tv2-${i}` });
+      await p.sendOffsetsToTransaction([{ topic: 'in', partition: 0, offset: BigInt(i + 1) }], 'tv2-group');
+      epochs.push(p.transactionSnapshot().producerEpoch);
+      await p.commitTransaction();
+    }
+    expect(epochs[1]).toBe(epochs[0]! + 1);
+    expect(epochs[2]).toBe(epochs[0]! + 2);
+    const served = c.brokers[0]!.metrics().requestVersions;
+    expect(served['AddPartitionsToTxn']).toBeUndefined();
+    expect(served['AddOffsetsToTxn']).toBeUndefined();
+    expect(Object.keys(served['EndTxn'] ?? {})).toEqual(['5']);
+    expect((await readCommitted(c.bootstrap, 'out', 500)).sort()).toEqual(['tv2-0', 'tv2-1', 'tv2-2']);
+  });
+
+  it('the classic protocol on a broker pinned to transaction.version 1: the epoch stays, partitions and groups are added explicitly', async () => {
+    const c = await cluster(1);
+    const p = producer(c, 'tv1-client');
+    await p.initTransactions();
+    const epoch = p.transactionSnapshot().producerEpoch;
+    for (let i = 0; i < 2; i++) {
+      p.beginTransaction();
+      await p.send({ topic: 'out', partition: 0, value: `tv1-${i}` });
+      await p.sendOffsetsToTransaction([{ topic: 'in', partition: 0, offset: BigInt(i + 1) }], 'tv1-group');
+      await p.commitTransaction();
+      expect(p.transactionSnapshot().producerEpoch).toBe(epoch);
+    }
+    const served = c.brokers[0]!.metrics().requestVersions;
+    expect(Object.keys(served['AddPartitionsToTxn'] ?? {})).toEqual(['3']);
+    expect(Object.keys(served['AddOffsetsToTxn'] ?? {}).length).toBe(1);
+    expect(Object.keys(served['EndTxn'] ?? {})).toEqual(['4']);
+    expect((await readCommitted(c.bootstrap, 'out', 500)).sort()).toEqual(['tv1-0', 'tv1-1']);
+    // Two-phase commit needs Transactions V2: the producer says so rather than risk naming the wrong transaction.
+    const twoPc = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'tv1-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
+    cleanups.push(() => twoPc.close(1_000));
+    await expect(twoPc.initTransactions()).rejects.toThrow(/two-phase commit needs Transactions V2/);
+  });
+});
+
 describe('PreparedTxnState', () => {
   it('round-trips its string form, with and without the transactional id, and rejects malformed text', () => {
     const state = new PreparedTxnState('a:b', 42n, 7);
