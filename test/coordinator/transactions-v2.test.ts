@@ -138,6 +138,8 @@ describe('Transactions V2', () => {
     expect(await endTxn(c, 'tv2-overflow', producerId, 32766, true)).toMatchObject({ errorCode: 0, producerId: ended.producerId, producerEpoch: 0 });
     expect(await committedValues(c, 1)).toContain('late');
     expect((await produceV(c, 12, 'tv2-overflow', 1, ['next'], ended.producerId, 0)).errorCode).toBe(0);
+    expect(await endTxn(c, 'tv2-overflow', ended.producerId, 0, false)).toMatchObject({ errorCode: 0, producerEpoch: 1 });
+    await eventually(() => broker.transactions.get('tv2-overflow')?.state === TxnState.COMPLETE_ABORT);
   });
 });
 
@@ -188,5 +190,40 @@ describe('two-phase commit (KIP-939)', () => {
       await client.close();
       await b.close();
     }
+  });
+});
+
+describe('markers apply once', () => {
+  const logEnd = (b: Broker, name: string): bigint => {
+    const line = b.dump().split('\n').find((l) => l.trim().startsWith(`${name}:`));
+    return line === undefined ? 0n : BigInt(/ end (\d+) /.exec(line)![1]!);
+  };
+  const writeMarker = async (topic: string, partition: number, producerId: bigint, producerEpoch: number, commit: boolean) => {
+    const response = await c.call(
+      27,
+      { markers: [{ producerId, producerEpoch, transactionResult: commit, topics: [{ name: topic, partitionIndexes: [partition] }], coordinatorEpoch: 0 }] },
+      1,
+    );
+    return response.markers[0].topics[0].partitions[0].errorCode as number;
+  };
+
+  it('a resent marker for a transaction already resolved writes no second control batch, on data and share-state partitions', async () => {
+    const { producerId, producerEpoch } = await init(c, 'marker-once', {}, 5);
+    expect((await produceV(c, 12, 'marker-once', 1, ['m'], producerId, producerEpoch)).errorCode).toBe(0);
+    const before = logEnd(broker, 'out-1');
+    expect(await writeMarker('out', 1, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(logEnd(broker, 'out-1')).toBe(before + 1n);
+    // The coordinator resends (the first acknowledgement was lost): accepted, nothing written again.
+    expect(await writeMarker('out', 1, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(logEnd(broker, 'out-1')).toBe(before + 1n);
+    expect(await committedValues(c, 1)).toContain('m');
+    // The same on the share-state partition, whose marker the share coordinator applies.
+    const shareBefore = logEnd(broker, '__share_group_state-0');
+    expect(await writeMarker('__share_group_state', 0, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(await writeMarker('__share_group_state', 0, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(logEnd(broker, '__share_group_state-0')).toBe(shareBefore + 1n);
+    // A different marker (a newer epoch) is a new one, and is written.
+    expect(await writeMarker('out', 1, producerId, producerEpoch + 2, false)).toBe(0);
+    expect(logEnd(broker, 'out-1')).toBe(before + 2n);
   });
 });
