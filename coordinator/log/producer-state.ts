@@ -169,6 +169,12 @@ export class ProducerState {
     return entry !== undefined && entry.txnFirstOffset === null && entry.lastMarker !== null && entry.lastMarker.epoch === producerEpoch && entry.lastMarker.commit === commit;
   }
 
+  /** The first offset of the producer's open transaction here (it identifies that transaction in this log), or null. */
+  ongoingTransactionStart(producerId: bigint, producerEpoch: number): bigint | null {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.epoch === producerEpoch ? entry.txnFirstOffset : null;
+  }
+
   /** Whether the producer has an open transaction here. */
   hasOngoingTransaction(producerId: bigint, producerEpoch: number): boolean {
     const entry = this.producers.get(producerId);

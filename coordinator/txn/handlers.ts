@@ -14,6 +14,7 @@ import type { Handler } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import type { TopicPartitionRef, TransactionCoordinator } from './transaction-coordinator.js';
+import { shareGroupOfVerifyTopic } from './verifier.js';
 
 interface TopicPartitions {
   name: string;
@@ -53,7 +54,12 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
     const result = (code: (topic: string, p: number) => number) =>
       topics.map((t) => ({ name: t.name, resultsByPartition: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: code(t.name, p) })) }));
     if (verifyOnly) {
-      return result((topic, p) => tc.verify(transactionalId, producerId, producerEpoch, topic, p));
+      return result((topic, p) => {
+        const group = shareGroupOfVerifyTopic(topic);
+        return group === null
+          ? tc.verify(transactionalId, producerId, producerEpoch, topic, p)
+          : tc.verify(transactionalId, producerId, producerEpoch, SHARE_GROUP_STATE_TOPIC, p, group);
+      });
     }
     const unknown = unknownPartitions(topics);
     if (unknown !== null) {
@@ -119,6 +125,8 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
         req.producerId,
         req.producerEpoch,
         [...shareStatePartitions].map((partition) => ({ topic: SHARE_GROUP_STATE_TOPIC, partition })),
+        0,
+        req.groupId,
       );
     }
     const partitionCode = (name: string, p: number): number => {

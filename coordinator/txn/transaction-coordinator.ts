@@ -180,6 +180,7 @@ export class TransactionCoordinator {
         timeoutMs: effectiveTimeoutMs,
         state: TxnState.EMPTY,
         partitions: new Map(),
+        shareGroups: new Set(),
         startTimestamp: -1,
         lastUpdateTimestamp: now,
         pending: false,
@@ -224,6 +225,7 @@ export class TransactionCoordinator {
       timeoutMs: effectiveTimeoutMs,
       state: TxnState.EMPTY,
       partitions: new Map(),
+      shareGroups: new Set(),
       startTimestamp: -1,
       nextProducerId: -1n,
       nextProducerEpoch: -1,
@@ -245,6 +247,8 @@ export class TransactionCoordinator {
     producerEpoch: number,
     partitions: TopicPartitionRef[],
     clientTransactionVersion = 0,
+    /** AddShareAcksToTxn: the share group the transaction now holds acks for. */
+    shareGroup?: string,
   ): Promise<number> {
     await this.awaitCompletion(transactionalId, producerId, producerEpoch);
     const meta = this.txns.get(transactionalId);
@@ -262,11 +266,17 @@ export class TransactionCoordinator {
         added = true;
       }
     }
+    const groups = ongoing ? new Set(meta!.shareGroups) : new Set<string>();
+    if (shareGroup !== undefined && !groups.has(shareGroup)) {
+      groups.add(shareGroup);
+      added = true;
+    }
     const tv = Math.max(meta!.clientTransactionVersion, clientTransactionVersion);
     if (ongoing && !added && tv === meta!.clientTransactionVersion) return ErrorCode.NONE;
     return this.transition(meta!, {
       state: TxnState.ONGOING,
       partitions: next,
+      shareGroups: groups,
       startTimestamp: ongoing ? meta!.startTimestamp : Date.now(),
       clientTransactionVersion: tv,
     });
@@ -276,7 +286,7 @@ export class TransactionCoordinator {
    * Whether a partition is in the producer's ongoing transaction (what a
    * partition leader asks before accepting a transactional write, KIP-890).
    */
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): number {
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, shareGroup?: string): number {
     if (!this.isCoordinatorFor(transactionalId)) return ErrorCode.NOT_COORDINATOR;
     const meta = this.txns.get(transactionalId);
     if (meta === undefined) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
@@ -285,6 +295,7 @@ export class TransactionCoordinator {
     if (producerEpoch < owner.producerEpoch) return ErrorCode.PRODUCER_FENCED;
     if (producerEpoch !== owner.producerEpoch) return ErrorCode.INVALID_PRODUCER_EPOCH;
     if (meta.state !== TxnState.ONGOING || !meta.partitions.get(topic)?.has(partition)) return ErrorCode.INVALID_TXN_STATE;
+    if (shareGroup !== undefined && !meta.shareGroups.has(shareGroup)) return ErrorCode.INVALID_TXN_STATE;
     return ErrorCode.NONE;
   }
 
@@ -437,6 +448,7 @@ export class TransactionCoordinator {
       const error = await this.transition(meta, {
         state: target,
         partitions: new Map(),
+        shareGroups: new Set(),
         startTimestamp: -1,
         ...(overflow ? { producerId: meta.nextProducerId, producerEpoch: 0, previousProducerId: meta.producerId } : {}),
         nextProducerId: -1n,

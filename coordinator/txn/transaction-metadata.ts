@@ -37,6 +37,13 @@ export interface TransactionMetadata {
   state: TxnStateCode;
   /** topic → partitions in the transaction. */
   partitions: Map<string, Set<number>>;
+  /**
+   * The share groups the transaction holds acknowledgements for
+   * (AddShareAcksToTxn): TxnShareAcknowledge for any other group is refused.
+   * Kafka's TransactionLogValue has no field for it: kipgen keeps it in a
+   * tagged field of its own (transaction-log.ts), which Kafka's readers skip.
+   */
+  shareGroups: Set<string>;
   /** When the transaction became ONGOING (drives the timeout); -1 outside one. */
   startTimestamp: number;
   lastUpdateTimestamp: number;

@@ -19,6 +19,18 @@ const VERIFY_VERSION = 4;
 /** AddPartitionsToTxn v5: a partition leader adding a partition for a TV2 producer. */
 const ADD_VERSION = 5;
 
+const SHARE_GROUP_VERIFY_PREFIX = '__share_group_state/';
+
+/** The pseudo-topic that carries a share group to verify in AddPartitionsToTxn v4 VerifyOnly between kipgen brokers. */
+export function shareGroupVerifyTopic(groupId: string): string {
+  return SHARE_GROUP_VERIFY_PREFIX + groupId;
+}
+
+/** The share group of such a pseudo-topic, or null for a real topic. */
+export function shareGroupOfVerifyTopic(name: string): string | null {
+  return name.startsWith(SHARE_GROUP_VERIFY_PREFIX) ? name.slice(SHARE_GROUP_VERIFY_PREFIX.length) : null;
+}
+
 export class TransactionVerifier {
   constructor(
     private readonly cluster: Cluster,
@@ -42,6 +54,28 @@ export class TransactionVerifier {
   ): Promise<void> {
     if (log.producers.hasOngoingTransaction(producerId, producerEpoch)) return;
     await this.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition, implicitAdd && this.transactionVersion >= 2);
+  }
+
+  /**
+   * Before a transactional share-state write (TxnShareAcknowledge): the
+   * `__share_group_state` partition must be in the transaction and the
+   * transaction must hold acks for `groupId` (AddShareAcksToTxn for that
+   * group); otherwise INVALID_TXN_STATE, as for a partition not added.
+   */
+  async verifyShareGroupWrite(log: PartitionLog, transactionalId: string | null, producerId: bigint, producerEpoch: number, groupId: string): Promise<void> {
+    if (transactionalId === null || transactionalId === '') {
+      throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `transactional share acknowledgement without a transactional id`);
+    }
+    const code = this.tc.isCoordinatorFor(transactionalId)
+      ? this.tc.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition, groupId)
+      : await this.verifyRemote(transactionalId, producerId, producerEpoch, log.topic, log.partition, false, groupId);
+    if (code !== ErrorCode.NONE) {
+      throw new KafkaError(
+        code,
+        `the transaction of ${transactionalId} (producer ${producerId} epoch ${producerEpoch}) holds no acknowledgements for share group ${groupId} ` +
+          `(AddShareAcksToTxn for that group first): ${errorCodeName(code)}`,
+      );
+    }
   }
 
   /** Resolves when the partition is in the transaction; rejects with KafkaError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
@@ -75,6 +109,7 @@ export class TransactionVerifier {
     topic: string,
     partition: number,
     add: boolean,
+    shareGroup?: string,
   ): Promise<number> {
     const coordinator = this.cluster.leaderOf(TRANSACTION_STATE_TOPIC, this.cluster.transactionPartitionFor(transactionalId));
     try {
@@ -82,14 +117,24 @@ export class TransactionVerifier {
       const response = await connection.send(
         AddPartitionsToTxnRequest,
         AddPartitionsToTxnRequest.create({
-          transactions: [{ transactionalId, producerId, producerEpoch, verifyOnly: !add, topics: [{ name: topic, partitions: [partition] }] }],
+          transactions: [
+            {
+              transactionalId,
+              producerId,
+              producerEpoch,
+              verifyOnly: !add,
+              // kipgen to kipgen: a share group to check travels as a pseudo-topic no real topic can be named like ('/').
+              topics: [{ name: topic, partitions: [partition] }, ...(shareGroup === undefined ? [] : [{ name: shareGroupVerifyTopic(shareGroup), partitions: [partition] }])],
+            },
+          ],
         }),
         add ? ADD_VERSION : VERIFY_VERSION,
         AddPartitionsToTxnResponse,
       );
       if (response.errorCode !== ErrorCode.NONE) return response.errorCode;
-      const result = response.resultsByTransaction[0]?.topicResults[0]?.resultsByPartition[0];
-      return result?.partitionErrorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+      const results = response.resultsByTransaction[0]?.topicResults.flatMap((t) => t.resultsByPartition) ?? [];
+      if (results.length === 0) return ErrorCode.UNKNOWN_SERVER_ERROR;
+      return results.find((r) => r.partitionErrorCode !== ErrorCode.NONE)?.partitionErrorCode ?? ErrorCode.NONE;
     } catch {
       // Retriable for the producer, as Kafka answers when its coordinator cannot be reached.
       return ErrorCode.NOT_ENOUGH_REPLICAS;

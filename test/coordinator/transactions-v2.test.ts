@@ -227,3 +227,32 @@ describe('markers apply once', () => {
     expect(logEnd(broker, 'out-1')).toBe(before + 2n);
   });
 });
+
+describe('__transaction_state records', () => {
+  it('keep TV2, staged identities and share groups across a replay; the classic flow stays value v0, readable by Kafka', async () => {
+    const { encodeTransactionRecord, decodeTransactionRecord } = await import('../../coordinator/txn/transaction-log.js');
+    const base = {
+      transactionalId: 't',
+      producerId: 5n,
+      producerEpoch: 3,
+      timeoutMs: 0x7fffffff,
+      state: TxnState.ONGOING,
+      partitions: new Map([['__share_group_state', new Set([0])]]),
+      shareGroups: new Set(['g-b', 'g-a']),
+      startTimestamp: 1,
+      lastUpdateTimestamp: 2,
+      pending: false,
+      clientTransactionVersion: 2,
+      nextProducerId: 5n,
+      nextProducerEpoch: 4,
+      previousProducerId: -1n,
+    };
+    const { key, value } = encodeTransactionRecord(base);
+    expect(new DataView(value.buffer, value.byteOffset).getInt16(0)).toBe(1);
+    expect(decodeTransactionRecord(key, value)).toEqual(base);
+    const classic = { ...base, shareGroups: new Set<string>(), clientTransactionVersion: 0, nextProducerId: -1n, nextProducerEpoch: -1, timeoutMs: 1000 };
+    const v0 = encodeTransactionRecord(classic).value;
+    expect(new DataView(v0.buffer, v0.byteOffset).getInt16(0)).toBe(0);
+    expect(decodeTransactionRecord(key, v0)).toEqual(classic);
+  });
+});
