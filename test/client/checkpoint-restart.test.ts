@@ -26,7 +26,7 @@ const quiet = { logger: null, metricsRegistry: null } as const;
 /** Far longer than any wait below: a record that comes back did so because its transaction aborted, not a lock or timeout. */
 const LOCK_MS = 20_000;
 
-async function cluster(transactionVersion?: number): Promise<TestCluster> {
+async function cluster(transactionVersion?: number, extra: { lockMs?: number; abortCheckMs?: number } = {}): Promise<TestCluster> {
   const c = await startCluster({
     config: {
       topics: [
@@ -34,7 +34,8 @@ async function cluster(transactionVersion?: number): Promise<TestCluster> {
         { name: 'out', partitions: 2 },
       ],
       ...(transactionVersion === undefined ? {} : { transactionVersion }),
-      shareGroup: { recordLockDurationMs: LOCK_MS, heartbeatIntervalMs: 100 },
+      ...(extra.abortCheckMs === undefined ? {} : { transactionAbortCheckIntervalMs: extra.abortCheckMs }),
+      shareGroup: { recordLockDurationMs: extra.lockMs ?? LOCK_MS, heartbeatIntervalMs: 100 },
     },
   });
   cleanups.push(() => c.close());
@@ -176,6 +177,36 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
     const s2 = consumer(c, 'exact');
     s2.subscribe(['in']);
     expect(await s2.poll(500)).toEqual([]);
+  });
+});
+
+describe('two-phase commit and the records its share acks pin (coordinator/share/README.md)', () => {
+  it('a 2PC transaction outlives its timeout and the record locks, its acked records stay pinned, and a new instance that does not keep it releases them at once', async () => {
+    const c = await cluster(undefined, { lockMs: 300, abortCheckMs: 50 });
+    await seed(c, 0, 2);
+    const s = consumer(c, 'pinned');
+    s.subscribe(['in']);
+    const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'pin-2pc', transactionTwoPhaseCommitEnable: true, transactionTimeoutMs: 200, maxBlockMs: 5_000, lingerMs: 1, ...quiet });
+    cleanups.push(() => p.close(1_000));
+    await p.initTransactions();
+    const records = await pollUntil(s, 2);
+    p.beginTransaction();
+    await p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
+    const state = await p.prepareTransaction();
+    await crash(p, s);
+    // 5× the transaction timeout (checked every 50 ms) and 5× the lock: still open, the records still pinned.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(c.brokers[0]!.transactions.get('pin-2pc')?.state).toBe(1 /* ONGOING */);
+    const s2 = consumer(c, 'pinned');
+    s2.subscribe(['in']);
+    expect(await pollUntil(s2, 1, 600)).toEqual([]);
+    // The bound: the application's recovery decides; an instance that starts without keeping it aborts it.
+    const fresh = producer(c, 'pin-2pc');
+    await fresh.initTransactions();
+    const back = await pollUntil(s2, 2, 3_000);
+    expect(values(back)).toEqual(values(records));
+    // The saved state now names an aborted transaction: completing it finds nothing open.
+    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, state, 'commit')).toBe('none');
   });
 });
 
