@@ -97,6 +97,8 @@ export class TransactionCoordinator {
   private stopped = false;
   /** The background completion (markers then COMPLETE_*) in progress per transactional id; awaited on close. */
   private readonly completing = new Map<string, Promise<void>>();
+  /** The state write in flight per transactional id (while its metadata is `pending`). */
+  private readonly writes = new Map<string, Promise<unknown>>();
 
   constructor(private readonly o: TransactionCoordinatorOptions) {}
 
@@ -251,6 +253,7 @@ export class TransactionCoordinator {
     shareGroup?: string,
   ): Promise<number> {
     await this.awaitCompletion(transactionalId, producerId, producerEpoch);
+    await this.awaitWrite(transactionalId);
     const meta = this.txns.get(transactionalId);
     const error = this.checkProducer(transactionalId, meta, producerId, producerEpoch);
     if (error !== ErrorCode.NONE) return error;
@@ -433,6 +436,21 @@ export class TransactionCoordinator {
     clearTimeout(timer);
   }
 
+  /**
+   * Adds of one transaction may arrive together — under TV2 a partition
+   * leader's implicit add races the producer's AddShareAcksToTxn — so an add
+   * waits for a state write in flight for the same id (a few milliseconds)
+   * instead of answering CONCURRENT_TRANSACTIONS, which costs the client a
+   * retry and its backoff.
+   */
+  private async awaitWrite(transactionalId: string): Promise<void> {
+    for (let i = 0; i < 8; i++) {
+      const write = this.writes.get(transactionalId);
+      if (write === undefined) return;
+      await write.catch(() => {});
+    }
+  }
+
   private async complete(meta: TransactionMetadata): Promise<void> {
     const commit = meta.state === TxnState.PREPARE_COMMIT;
     await this.o.markers.send(
@@ -465,13 +483,16 @@ export class TransactionCoordinator {
   private async transition(meta: TransactionMetadata, change: Partial<TransactionMetadata>): Promise<number> {
     const next: TransactionMetadata = { ...meta, ...change, lastUpdateTimestamp: Date.now(), pending: false };
     meta.pending = true;
+    const write = this.o.txnLog.write(next);
+    this.writes.set(meta.transactionalId, write);
     try {
-      await this.o.txnLog.write(next);
+      await write;
     } catch (error) {
       this.o.log(`writing ${txnStateName(next.state)} for ${meta.transactionalId} failed: ${(error as Error).message}`);
       return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     } finally {
       meta.pending = false;
+      if (this.writes.get(meta.transactionalId) === write) this.writes.delete(meta.transactionalId);
     }
     Object.assign(meta, next);
     return ErrorCode.NONE;
