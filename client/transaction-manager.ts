@@ -476,6 +476,13 @@ export class TransactionManager {
         min: enable2Pc ? INIT_PRODUCER_ID_2PC_VERSION : bump ? 3 : 0,
       },
     );
+    if (response.errorCode === Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED && enable2Pc) {
+      throw errorFromCode(
+        response.errorCode,
+        `InitProducerId with two-phase commit for transactional id ${this.transactionalId}`,
+        'the broker refuses two-phase commit (its transaction.two.phase.commit.enable is false, or this principal may not use it): enable it there, or unset transactionTwoPhaseCommitEnable',
+      );
+    }
     if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'InitProducerId');
     this.producerId = response.producerId;
     this.producerEpoch = response.producerEpoch;

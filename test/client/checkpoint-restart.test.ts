@@ -26,7 +26,7 @@ const quiet = { logger: null, metricsRegistry: null } as const;
 /** Far longer than any wait below: a record that comes back did so because its transaction aborted, not a lock or timeout. */
 const LOCK_MS = 20_000;
 
-async function cluster(transactionVersion?: number, extra: { lockMs?: number; abortCheckMs?: number } = {}): Promise<TestCluster> {
+async function cluster(transactionVersion?: number, extra: { lockMs?: number; abortCheckMs?: number; twoPhaseCommit?: boolean } = {}): Promise<TestCluster> {
   const c = await startCluster({
     config: {
       topics: [
@@ -35,6 +35,7 @@ async function cluster(transactionVersion?: number, extra: { lockMs?: number; ab
       ],
       ...(transactionVersion === undefined ? {} : { transactionVersion }),
       ...(extra.abortCheckMs === undefined ? {} : { transactionAbortCheckIntervalMs: extra.abortCheckMs }),
+      ...(extra.twoPhaseCommit === undefined ? {} : { transactionTwoPhaseCommitEnable: extra.twoPhaseCommit }),
       shareGroup: { recordLockDurationMs: extra.lockMs ?? LOCK_MS, heartbeatIntervalMs: 100 },
     },
   });
@@ -253,6 +254,15 @@ describe('the protocol the producer picks', () => {
     const twoPc = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'tv1-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
     cleanups.push(() => twoPc.close(1_000));
     await expect(twoPc.initTransactions()).rejects.toThrow(/two-phase commit needs Transactions V2/);
+  });
+});
+
+describe('a broker that refuses two-phase commit', () => {
+  it('initTransactions() of a 2PC producer says so and what to do', async () => {
+    const c = await cluster(undefined, { twoPhaseCommit: false });
+    const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'refused-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
+    cleanups.push(() => p.close(1_000));
+    await expect(p.initTransactions()).rejects.toThrow(/TRANSACTIONAL_ID_AUTHORIZATION_FAILED.*refuses two-phase commit/s);
   });
 });
 
