@@ -5,7 +5,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // DESIGN.md §1: data flows one way, schemas → generator → generated → runtime →
-// client and coordinator. Nothing in runtime/ imports client/ or coordinator/;
+// connection → client and coordinator. Nothing in runtime/ imports connection/,
+// client/ or coordinator/ (the codecs' package has no networking);
 // the client and the coordinator never import each other. Programs that put
 // the pieces together (examples/, chaos/, bench/, test/, bin/) may import
 // anything. Every import counts: static, dynamic and `export … from`.
@@ -14,9 +15,10 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Folders each layer must not import from. */
 const FORBIDDEN: Record<string, string[]> = {
-  runtime: ['client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
-  generated: ['client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
-  generator: ['client', 'coordinator', 'examples', 'chaos', 'bench', 'test'],
+  runtime: ['generated', 'connection', 'client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
+  connection: ['client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
+  generated: ['connection', 'client', 'coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
+  generator: ['connection', 'client', 'coordinator', 'examples', 'chaos', 'bench', 'test'],
   client: ['coordinator', 'generator', 'examples', 'chaos', 'bench', 'test'],
   coordinator: ['client', 'generator', 'examples', 'chaos', 'bench', 'test'],
 };

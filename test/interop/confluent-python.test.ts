@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OffsetFetchRequest, OffsetFetchResponse } from '../../generated/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
+import { KafkaConnection } from '../../connection/connection.js';
 import { ROOT, apisUsed, requireTool, run, startKipgenBroker, type KipgenBroker, removeTempDirs } from './support/broker-process.js';
 import { readPartition } from './support/fetch.js';
 

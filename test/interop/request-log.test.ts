@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { startBroker } from '../../coordinator/broker.js';
 import { ApiVersionsRequest, MetadataRequest, RequestHeader } from '../../generated/index.js';
 import { encodeFrame } from '../../runtime/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
+import { KafkaConnection } from '../../connection/connection.js';
 import { apisUsed, parseRequestLog } from './support/broker-process.js';
 
 describe('request log and per-version metrics', () => {

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { apiByKey } from '../../../generated/index.js';
 import { createFetchPartition, createFetchTopic } from '../../../generated/FetchRequest.js';
-import { KafkaConnection } from '../../../runtime/connection.js';
+import { KafkaConnection } from '../../../connection/connection.js';
 import { decodeRecordBatches, encodeRecordBatch, type ApiMessageCodec } from '../../../runtime/index.js';
 import { startBroker, type Broker } from '../../../coordinator/broker.js';
 import type { BrokerConfigInput } from '../../../coordinator/config.js';
