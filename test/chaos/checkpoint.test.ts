@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, spawnManaged, type ManagedProcess } from '../../chaos/harness.js';
 import type { ChaosCluster } from '../../chaos/harness.js';
 import { awaitComplete, cluster, deliveriesOf, explain, seedInput, snapshot } from './support.js';
@@ -30,10 +30,17 @@ function checkpointJob(c: ChaosCluster, name: string, file: string, extra: strin
   ]);
 }
 
+const checkpointDirs: string[] = [];
+afterEach(() => {
+  for (const dir of checkpointDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 async function scenario(point: 'after-share-acks' | 'after-snapshot' | 'after-commit') {
   const c = await cluster({ topics: TOPICS });
   await seedInput(c.bootstrap, 'in', 32);
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-')), 'checkpoint.json');
+  const checkpointDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-'));
+  checkpointDirs.push(checkpointDir);
+  const file = path.join(checkpointDir, 'checkpoint.json');
   const first = checkpointJob(c, 'first', file, ['--die-at', point, '--die-after-n-checkpoints', '1']);
   const dying = await first.waitFor((e) => e.event === 'dying', 30_000, 'dying');
   expect((await first.exited).signal).toBe('SIGKILL');
@@ -45,7 +52,6 @@ async function scenario(point: 'after-share-acks' | 'after-snapshot' | 'after-co
   const recovered = await second.waitFor((e) => e.event === 'recovered', 30_000, 'recovery');
   const report = await awaitComplete(c, 40_000);
   await second.stop();
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
   expect(report, explain(report)).toMatchObject({ inputs: 32, outputs: 32, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
   return { inFlight, afterCrash, checkpoint, recovered, first, second, report };
 }
