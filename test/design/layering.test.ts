@@ -52,6 +52,15 @@ describe('layering (DESIGN.md §1)', () => {
     });
   }
 
+  // A dynamic import (of a probed file, say) is invisible to tsc and to the
+  // package build; the libraries load everything with plain imports.
+  for (const layer of ['runtime', 'generated', 'connection', 'client', 'coordinator']) {
+    it(`${layer}/ has no dynamic import()`, () => {
+      const dynamic = sourceFiles(join(ROOT, layer)).filter((file) => /\bimport\s*\(/.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')));
+      expect(dynamic.map((file) => relative(ROOT, file))).toEqual([]);
+    });
+  }
+
   it('sees dynamic imports too (the check itself can fail)', () => {
     const probe = importedFolders(join(ROOT, 'test', 'examples', 'examples.test.ts'));
     expect(probe.map((p) => p.folder)).toContain('examples');
