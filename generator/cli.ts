@@ -24,7 +24,7 @@ export function buildCli(): Command {
     .description('validate the schemas and write one codec module per message, plus index.ts')
     .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
     .option('-o, --out <dir>', 'output folder', DEFAULT_OUT)
-    .option('--runtime-import <specifier>', 'module the generated code imports the runtime from (e.g. kipgen/runtime)')
+    .option('--runtime-import <specifier>', "module the generated code imports the runtime from (default @kipgen/codecs/runtime; ../runtime/index.js for this repository's own generated/)")
     .option('--no-typecheck', 'skip the in-memory type check of the emitted code')
     .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; typecheck: boolean }) => {
       const result = await generate({

@@ -1,17 +1,17 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import type { Diagnostic } from './diagnostics.js';
 import { messageView } from './emit/message-view.js';
 import { registryView } from './emit/registry-view.js';
 import { loadSpecs } from './load.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 /** The pipeline: load → validate → model → emit → format → type-check. */
 
 export interface GenerateOptions {
   schemas: string[];
   out: string;
-  /** Module specifier of the runtime in generated imports; default: a relative path to this package's runtime. */
+  /** Module specifier of the runtime in generated imports; default: defaultRuntimeImport(out). */
   runtimeImport?: string;
   /** Skip the in-memory type check (it takes a few seconds on large trees). */
   skipTypecheck?: boolean;
@@ -23,13 +23,18 @@ export interface GenerateResult {
   typeErrors: string[];
 }
 
-// The runtime beside this module: runtime/ from the sources, dist/runtime/ from the build.
-const RUNTIME_ENTRY = fileURLToPath(new URL('../runtime/index.js', import.meta.url));
+/** What generated code imports the runtime from, by default: the codecs package, by name. */
+export const RUNTIME_PACKAGE = '@kipgen/codecs/runtime';
 
+/**
+ * The default runtime specifier for an output folder: the package name, so
+ * that generated code reads the same wherever it is generated — except for
+ * this repository's own generated/, which sits beside runtime/ and imports it
+ * relatively (the codecs package is built from both).
+ */
 export function defaultRuntimeImport(out: string): string {
-  let path = relative(resolve(out), RUNTIME_ENTRY).split(sep).join('/');
-  if (!path.startsWith('.')) path = `./${path}`;
-  return path;
+  const ownRuntime = join(PACKAGE_ROOT, 'runtime', 'index.ts');
+  return resolve(out) === join(PACKAGE_ROOT, 'generated') && existsSync(ownRuntime) ? '../runtime/index.js' : RUNTIME_PACKAGE;
 }
 
 /** Generates the tree in memory: file name → content. Nothing is written. */
@@ -47,7 +52,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (!options.skipTypecheck) {
     const { typecheck } = await import('./typecheck.js');
     const absolute = new Map([...files].map(([name, text]) => [join(resolve(options.out), name), text]));
-    typeErrors = typecheck(absolute);
+    typeErrors = typecheck(absolute, runtimeModule);
   }
   return { files, diagnostics, typeErrors };
 }

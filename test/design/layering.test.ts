@@ -61,6 +61,34 @@ describe('layering (DESIGN.md §1)', () => {
     });
   }
 
+  // The published packages (packages/*/package.json, "sourceFolders"): a
+  // package's folders import only its own folders and those of the @kipgen
+  // packages it depends on, so that each installs and runs on its own.
+  const manifests = readdirSync(join(ROOT, 'packages'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => JSON.parse(readFileSync(join(ROOT, 'packages', e.name, 'package.json'), 'utf8')) as { name: string; sourceFolders: string[]; dependencies?: Record<string, string> });
+  it('there are four published packages, each with its source folders', () => {
+    expect(manifests.map((m) => [m.name, m.sourceFolders]).sort()).toEqual([
+      ['@kipgen/broker', ['coordinator']],
+      ['@kipgen/client', ['client', 'connection']],
+      ['@kipgen/codecs', ['runtime', 'generated']],
+      ['kipgen', ['generator']],
+    ]);
+  });
+  for (const manifest of manifests) {
+    const allowed = new Set([...manifest.sourceFolders, ...manifests.filter((m) => manifest.dependencies?.[m.name] !== undefined).flatMap((m) => m.sourceFolders)]);
+    it(`${manifest.name} (${manifest.sourceFolders.join(', ')}) imports only ${[...allowed].join(', ')}`, () => {
+      const violations = manifest.sourceFolders.flatMap((folder) =>
+        sourceFiles(join(ROOT, folder)).flatMap((file) =>
+          importedFolders(file)
+            .filter(({ folder: target }) => !allowed.has(target))
+            .map(({ specifier }) => `${relative(ROOT, file)} imports ${specifier}`),
+        ),
+      );
+      expect(violations).toEqual([]);
+    });
+  }
+
   it('sees dynamic imports too (the check itself can fail)', () => {
     const probe = importedFolders(join(ROOT, 'test', 'examples', 'examples.test.ts'));
     expect(probe.map((p) => p.folder)).toContain('examples');
