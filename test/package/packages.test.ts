@@ -9,6 +9,7 @@
  *   @kipgen/broker's startBroker;
  * - `npx kipgen generate` on a folder of schemas, the output type-checked by
  *   tsc under strict settings, compiled and run;
+ * - the broker README's embedded-Kafka vitest example, as written;
  * - no installed file imports a relative path outside its own package, and
  *   each package has a README without links that break on the registry's page.
  *
@@ -72,6 +73,7 @@ beforeAll(() => {
       ...Object.values(tarballs),
       `typescript@${rootManifest.devDependencies.typescript}`,
       `@types/node@${rootManifest.devDependencies['@types/node']}`,
+      `vitest@${rootManifest.devDependencies.vitest}`,
     ],
     app,
     400_000,
@@ -161,6 +163,16 @@ describe('the published packages, installed from their tarballs', () => {
 
     const broker = spawnSync(join(app, 'node_modules', '.bin', 'kipgen'), ['broker', '--help'], { cwd: app, encoding: 'utf8' });
     expect(broker.stdout).toMatch(/Usage: kipgen broker/);
+  });
+
+  it("@kipgen/broker's README example (an embedded Kafka in a vitest test) runs as written", () => {
+    const readme = readFileSync(join(ROOT, 'packages', 'broker', 'README.md'), 'utf8');
+    const example = /## An embedded Kafka in a test\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    writeFileSync(join(app, 'embedded-broker.test.ts'), example!);
+    const run = node([join(app, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'embedded-broker.test.ts', '--reporter=json']);
+    const report = JSON.parse(run.stdout) as { numPassedTests: number; numFailedTests: number };
+    expect([report.numPassedTests, report.numFailedTests], run.stderr).toEqual([1, 0]);
   });
 
   it('installed sizes (printed)', () => {
