@@ -7,7 +7,7 @@
  */
 import { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse } from '../../generated/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { PeerConnections } from '../net/peers.js';
 import type { TransactionCoordinator } from './transaction-coordinator.js';
@@ -31,16 +31,16 @@ export class TransactionVerifier {
     await this.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition);
   }
 
-  /** Resolves when the partition is in the transaction; rejects with KafkaError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
+  /** Resolves when the partition is in the transaction; rejects with BrokerError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
   private async verify(transactionalId: string | null, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<void> {
     if (transactionalId === null || transactionalId === '') {
-      throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `transactional write to ${topic}-${partition} without a transactional id`);
+      throw new BrokerError(ErrorCode.INVALID_TXN_STATE, `transactional write to ${topic}-${partition} without a transactional id`);
     }
     const code = this.tc.isCoordinatorFor(transactionalId)
       ? this.tc.verify(transactionalId, producerId, producerEpoch, topic, partition)
       : await this.verifyRemote(transactionalId, producerId, producerEpoch, topic, partition);
     if (code !== ErrorCode.NONE) {
-      throw new KafkaError(
+      throw new BrokerError(
         code,
         `${topic}-${partition} is not in the ongoing transaction of ${transactionalId} (producer ${producerId} epoch ${producerEpoch}): ${errorCodeName(code)}`,
       );

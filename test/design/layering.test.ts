@@ -89,6 +89,27 @@ describe('layering (DESIGN.md §1)', () => {
     });
   }
 
+  // One error hierarchy per layer, with names of its own: an error's name says
+  // which side raised it (the client's KafkaError vs the broker's BrokerError).
+  it('the client and the broker declare no error class of the same name', () => {
+    const classes = (layer: string) =>
+      new Set(sourceFiles(join(ROOT, layer)).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^export class (\w+) extends/gm)].map((m) => m[1]!)));
+    const client = classes('client');
+    const broker = classes('coordinator');
+    expect(client.has('KafkaError')).toBe(true);
+    expect(broker.has('BrokerError')).toBe(true);
+    expect([...client].filter((name) => broker.has(name))).toEqual([]);
+  });
+
+  it('one SpecType, declared in runtime/', () => {
+    const declarations = ['runtime', 'generated', 'generator', 'connection', 'client', 'coordinator'].flatMap((layer) =>
+      sourceFiles(join(ROOT, layer))
+        .filter((file) => /^export type SpecType =/m.test(readFileSync(file, 'utf8')))
+        .map((file) => relative(ROOT, file)),
+    );
+    expect(declarations).toEqual(['runtime/codec.ts']);
+  });
+
   it('sees dynamic imports too (the check itself can fail)', () => {
     const probe = importedFolders(join(ROOT, 'test', 'examples', 'examples.test.ts'));
     expect(probe.map((p) => p.folder)).toContain('examples');
