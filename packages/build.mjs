@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds the four published packages from the top-level source folders
-// (DESIGN.md §1 layout; nothing moves): compiles once with tsconfig.build.json
+// (docs/DESIGN.md §1 layout; nothing moves): compiles once with tsconfig.build.json
 // into dist/, then copies each package's folders into packages/<name>/dist/
 // and rewrites every relative import that leaves the package into an import
 // of the owning package by name ('../runtime/index.js' → '@kipgen/codecs/runtime').

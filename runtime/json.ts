@@ -2,7 +2,7 @@ import { JsonFormatError } from './errors.js';
 import { isUuidString } from './uuid.js';
 
 /**
- * Conversions between message values and the JSON form of DESIGN.md §2
+ * Conversions between message values and the JSON form of docs/DESIGN.md §2
  * (Kafka's JsonConverter, with int64 as decimal strings and records as base64).
  * The readers validate and name the JSON path of anything wrong.
  */

@@ -13,7 +13,7 @@ import {
 import { createMetadataResponsePartition, createMetadataResponseTopic } from '../../generated/MetadataResponse.js';
 import { EncodeError, UnsupportedVersionError } from '../../runtime/index.js';
 
-// The generated code's contract (DESIGN.md §2).
+// The generated code's contract (docs/DESIGN.md §2).
 describe('generated codec contract', () => {
   it('create() fills every field with its schema default, in schema order', () => {
     const m = TransactionLogValue.create();

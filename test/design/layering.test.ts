@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-// DESIGN.md §1: data flows one way, schemas → generator → generated → runtime →
+// docs/DESIGN.md §1: data flows one way, schemas → generator → generated → runtime →
 // connection → client and coordinator. Nothing in runtime/ imports connection/,
 // client/ or coordinator/ (the codecs' package has no networking);
 // the client and the coordinator never import each other. Programs that put
@@ -38,7 +38,7 @@ function importedFolders(file: string): { specifier: string; folder: string }[] 
     .map((specifier) => ({ specifier, folder: relative(ROOT, resolve(dirname(file), specifier)).split(/[\\/]/)[0]! }));
 }
 
-describe('layering (DESIGN.md §1)', () => {
+describe('layering (docs/DESIGN.md §1)', () => {
   for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
     it(`${layer}/ imports none of ${forbidden.join(', ')}`, () => {
       const files = sourceFiles(join(ROOT, layer));
