@@ -93,7 +93,7 @@ export function jsonChild(path: string, key: string): string {
 
 /** The error for a key that `version` makes mandatory but the JSON lacks (the generated readers decide which keys are). */
 export function missingField(path: string, name: string, version: number): JsonFormatError {
-  return new JsonFormatError(path, `field '${name}' is mandatory in version ${version}`);
+  return new JsonFormatError(path, `field '${name}' is mandatory in version ${version}`, jsonChild(path, name));
 }
 
 function describe(value: unknown): string {

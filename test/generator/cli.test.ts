@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generate } from '../../generator/generate.js';
 import { sharedDir } from '../support/vectors.js';
+import { checkoutRuntimeImport } from '../support/runtime-import.js';
 
 const root = process.cwd();
 function kipgen(args: string[], cwd = root): { status: number | null; stdout: string; stderr: string } {
@@ -72,7 +73,7 @@ describe.runIf(shared !== undefined)("Apache Kafka's clients specs", () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   it('yields a codec for each of the 203 specs that has versions, and the tree passes tsc --noEmit', () => {
-    const r = kipgen(['generate', '--schemas', join(shared!, 'kafka-schemas', 'clients'), '--out', out, '--no-typecheck']);
+    const r = kipgen(['generate', '--schemas', join(shared!, 'kafka-schemas', 'clients'), '--out', out, '--no-typecheck', '--runtime-import', checkoutRuntimeImport(out)]);
     expect(r.stderr).toBe('');
     const specs = readdirSync(join(shared!, 'kafka-schemas', 'clients')).filter((f) => f.endsWith('.json'));
     const withVersions = specs.filter((f) => !/"validVersions":\s*"none"/.test(readFileSync(join(shared!, 'kafka-schemas', 'clients', f), 'utf8')));
