@@ -21,6 +21,8 @@ export interface GenerateResult {
   files: Map<string, string>;
   diagnostics: Diagnostic[];
   typeErrors: string[];
+  /** Specs with `"validVersions": "none"`: nothing generated for them. */
+  skipped: { name: string; file: string }[];
 }
 
 /** What generated code imports the runtime from, by default: the codecs package, by name. */
@@ -39,9 +41,9 @@ export function defaultRuntimeImport(out: string): string {
 
 /** Generates the tree in memory: file name → content. Nothing is written. */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
-  const { specs, diagnostics } = loadSpecs(options.schemas);
+  const { specs, diagnostics, skipped } = loadSpecs(options.schemas);
   const files = new Map<string, string>();
-  if (diagnostics.some((d) => d.severity === 'error')) return { files, diagnostics, typeErrors: [] };
+  if (diagnostics.some((d) => d.severity === 'error')) return { files, diagnostics, typeErrors: [], skipped };
   // Prettier, Handlebars and ts-morph load only when code is generated, so that
   // commands that never generate (the broker, the examples) start quickly.
   const { renderMessage, renderRegistry } = await import('./render.js');
@@ -54,7 +56,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const absolute = new Map([...files].map(([name, text]) => [join(resolve(options.out), name), text]));
     typeErrors = typecheck(absolute, runtimeModule);
   }
-  return { files, diagnostics, typeErrors };
+  return { files, diagnostics, typeErrors, skipped };
 }
 
 /** Writes the tree, removing generated files that no longer have a schema. */

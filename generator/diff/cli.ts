@@ -13,7 +13,8 @@ import { loadTree, TreeArgumentError, type LoadedTree } from './load-tree.js';
 
 /**
  * `kipgen diff`, `kipgen baseline` and `kipgen api-diff`. Exit codes, as for
- * the rest of kipgen: 0 compatible, 1 breaking, 2 bad input.
+ * every check-like kipgen command: 0 clean, 1 findings (something breaks), 2
+ * could not run (bad input).
  */
 
 export function registerDiffCommands(program: Command): void {
@@ -56,7 +57,8 @@ export function registerDiffCommands(program: Command): void {
         console.log(formatDiff(report, { old: oldArg, new: newArg }, { why: options.whyAll ? 'all' : 'breaking' }));
         if (api) console.log(`\n${formatApi(api, { old: `TypeScript of ${oldArg}`, new: `TypeScript of ${newArg}` })}`);
       }
-      process.exitCode = report.breaking > 0 ? 1 : 0;
+      // One rule for every check-like command: 1 when anything breaks, the wire or (with --api) the TypeScript.
+      process.exitCode = report.breaking > 0 || (api?.breaking ?? 0) > 0 ? 1 : 0;
     });
 
   program

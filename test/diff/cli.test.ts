@@ -26,10 +26,19 @@ describe('kipgen diff exit codes and output', () => {
     expect(r.stdout).toContain('BREAKING: 1 breaking change in 1 message');
   });
 
+  it('diff --api follows the same rule: a wire-safe rename that breaks the TypeScript API exits 1 (without --api, 0)', () => {
+    const args = [fx('field-renamed/old.json'), fx('field-renamed/fine.json')];
+    expect(kipgen(['diff', ...args]).status).toBe(0);
+    const r = kipgen(['diff', '--api', ...args]);
+    expect(r.stdout).toContain('TypeScript API BREAKING: 1 change breaks code that imports the generated modules');
+    expect(r.status).toBe(1);
+    expect(kipgen(['diff', '--api', fx('field-added/old.json'), fx('field-added/old.json')]).status).toBe(0);
+  });
+
   it('exits 2 when the new schema is not JSON, with file:line:column', () => {
     const r = kipgen(['diff', fx('field-added/old.json'), fx('bad-input/syntax.json')]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/bad-input\/syntax\.json:6:3: error: invalid JSON: CommaExpected/);
+    expect(r.stderr).toMatch(/bad-input\/syntax\.json:6:3: error: invalid JSON: expected a comma before the next entry, or the closing } or ], found "validVersions"\n/);
     expect(r.stderr).toContain('kipgen diff: 1 schema error: nothing compared');
     expect(r.stdout).toBe('');
   });

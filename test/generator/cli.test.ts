@@ -65,6 +65,24 @@ describe('kipgen CLI', () => {
     }
     expect(kipgen(['no-such-command']).status).toBe(2);
   });
+
+  it('--version and -v print the version of kipgen on stdout and exit 0', () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const r = kipgen([flag]);
+      expect([r.status, r.stdout, r.stderr]).toEqual([0, `${version}\n`, '']);
+    }
+  });
+
+  it('names the specs it skips because their validVersions is "none"', () => {
+    const schemas = join(scratch, 'with-none');
+    cpSync(join('message-schemas', 'EndTxnRequest.json'), join(schemas, 'EndTxnRequest.json'));
+    writeFileSync(join(schemas, 'RetiredRequest.json'), '{ "apiKey": 91, "type": "request", "name": "RetiredRequest", "validVersions": "none", "flexibleVersions": "none", "fields": [] }');
+    const r = kipgen(['generate', '--schemas', schemas, '--out', join(scratch, 'with-none-out'), '--no-typecheck']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('kipgen generate: note: skipped 1 spec with "validVersions": "none" (no version to generate): RetiredRequest\n');
+    expect(r.stdout).toContain('kipgen generate: 1 codecs and index.ts in');
+  });
 });
 
 const shared = sharedDir();
