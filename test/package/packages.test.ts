@@ -121,7 +121,7 @@ describe('the published packages, installed from their tarballs', () => {
       api: 'EndTxn',
       reader: 'function',
       error: expect.stringMatching(/^EndTxnRequest\.producerId: needs 8 bytes/),
-      metadataTopics: null,
+      metadataTopics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'orders' }],
     });
     const deps = [...closure('@kipgen/codecs')].sort();
     expect(deps.filter((d) => /ts-morph|prettier|handlebars|ajv|commander|prom-client|@kipgen\/(client|broker)/.test(d))).toEqual([]);
