@@ -6,7 +6,7 @@
  */
 export { KafkaProducer } from './producer.js';
 export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
-export type { CompressionType } from '../runtime/compression/index.js';
+export type { CompressionType } from '../runtime/index.js';
 export { KafkaShareConsumer } from './share-consumer.js';
 export type {
   ShareConsumerConfig,
@@ -24,7 +24,7 @@ export type {
   ShareConsumerRecord,
   RecordPosition,
 } from './share-acknowledgements.js';
-export { TransactionAbortedError } from './transaction-manager.js';
+export { TransactionAbortedError, PreparedTxnState } from './transaction-manager.js';
 export type {
   TransactionState,
   PreparedTransaction,

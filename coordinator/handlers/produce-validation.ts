@@ -26,7 +26,7 @@ import {
   type RecordBatchHeader,
 } from '../../runtime/index.js';
 import type { TopicInfo } from '../broker-context.js';
-import { ErrorCode, KafkaError } from '../errors.js';
+import { ErrorCode, BrokerError } from '../errors.js';
 
 export interface ValidatedBatch {
   /** The batch to append: the request's bytes, or the rebuilt batch. */
@@ -47,10 +47,10 @@ export function validateProducedBatch(
   const header = checkFraming(records);
   const bytes = records!;
   if (header.compression === 'zstd' && produceVersion < ZSTD_MIN_PRODUCE_VERSION) {
-    throw new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`);
+    throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`);
   }
   if (header.timestampType === 'LogAppendTime') {
-    throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, 'producers may not set the LogAppendTime timestamp type; the broker sets it');
+    throw new BrokerError(ErrorCode.INVALID_TIMESTAMP, 'producers may not set the LogAppendTime timestamp type; the broker sets it');
   }
   const batch = decodeRecords(bytes, header);
 
@@ -75,37 +75,37 @@ export function validateProducedBatch(
 
 /** One v2 batch exactly, with a good CRC and a header a client may send (LogValidator.validateBatch). */
 function checkFraming(records: Uint8Array | null): RecordBatchHeader {
-  if (records === null || records.length === 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'the partition data holds no record batch');
+  if (records === null || records.length === 0) throw new BrokerError(ErrorCode.INVALID_RECORD, 'the partition data holds no record batch');
   let header: RecordBatchHeader;
   try {
     header = readBatchHeader(records);
   } catch (error) {
     const magic = records.length > 16 ? records[16] : undefined;
     if (magic !== undefined && magic !== 2) {
-      throw new KafkaError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, `record batch magic ${magic}: only v2 batches are accepted`);
+      throw new BrokerError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, `record batch magic ${magic}: only v2 batches are accepted`);
     }
-    throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `unreadable record batch: ${(error as Error).message}`);
+    throw new BrokerError(ErrorCode.CORRUPT_MESSAGE, `unreadable record batch: ${(error as Error).message}`);
   }
   if (header.sizeInBytes !== records.length) {
-    throw new KafkaError(
+    throw new BrokerError(
       ErrorCode.INVALID_RECORD,
       header.sizeInBytes < records.length
         ? 'Produce requests may hold exactly one record batch per partition; found more bytes after the first'
         : `the record batch declares ${header.sizeInBytes} bytes but ${records.length} were sent`,
     );
   }
-  if (!verifyCrc(records, 0, header)) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, 'record batch CRC-32C does not match its bytes');
-  if (header.isControl) throw new KafkaError(ErrorCode.INVALID_RECORD, 'clients may not produce control batches');
-  if (header.isTransactional && header.producerId < 0n) throw new KafkaError(ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
-  if (header.recordCount <= 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'the record batch holds no records');
+  if (!verifyCrc(records, 0, header)) throw new BrokerError(ErrorCode.CORRUPT_MESSAGE, 'record batch CRC-32C does not match its bytes');
+  if (header.isControl) throw new BrokerError(ErrorCode.INVALID_RECORD, 'clients may not produce control batches');
+  if (header.isTransactional && header.producerId < 0n) throw new BrokerError(ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
+  if (header.recordCount <= 0) throw new BrokerError(ErrorCode.INVALID_RECORD, 'the record batch holds no records');
   if (header.lastOffsetDelta + 1 !== header.recordCount) {
-    throw new KafkaError(
+    throw new BrokerError(
       ErrorCode.INVALID_RECORD,
       `inconsistent batch: its offset range [0, ${header.lastOffsetDelta}] and its count of ${header.recordCount} records disagree`,
     );
   }
   if (header.producerId >= 0n && header.baseSequence < 0) {
-    throw new KafkaError(ErrorCode.INVALID_RECORD, `invalid sequence number ${header.baseSequence} in a batch with producer id ${header.producerId}`);
+    throw new BrokerError(ErrorCode.INVALID_RECORD, `invalid sequence number ${header.baseSequence} in a batch with producer id ${header.producerId}`);
   }
   return header;
 }
@@ -114,9 +114,9 @@ function decodeRecords(bytes: Uint8Array, header: RecordBatchHeader): RecordBatc
   try {
     return decodeRecordBatch(bytes, 0, { checkCrc: false });
   } catch (error) {
-    if (error instanceof CompressionUnavailableError) throw new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, error.message);
+    if (error instanceof CompressionUnavailableError) throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, error.message);
     const reason = error instanceof DecodeError ? error.message : String(error);
-    throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, header.compression === 'none' ? reason : `${header.compression} batch: ${reason}`);
+    throw new BrokerError(ErrorCode.CORRUPT_MESSAGE, header.compression === 'none' ? reason : `${header.compression} batch: ${reason}`);
   }
 }
 
@@ -155,7 +155,7 @@ function rebuild(batch: RecordBatch, codec: CompressionType, level: number | und
       })),
     });
   } catch (error) {
-    if (error instanceof CompressionUnavailableError) throw new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `the topic's compression.type: ${error.message}`);
+    if (error instanceof CompressionUnavailableError) throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `the topic's compression.type: ${error.message}`);
     throw error;
   }
 }

@@ -6,7 +6,7 @@
 import { ProduceResponse } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeOf } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
 import { validateProducedBatch } from './produce-validation.js';
@@ -50,11 +50,11 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
         }
         try {
           const { bytes, header } = validateProducedBatch(pd.records, v, topic.info);
-          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch);
+          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
           const info = await partitionLog.append(bytes, header);
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset()));
         } catch (error) {
-          if (!(error instanceof KafkaError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
+          if (!(error instanceof BrokerError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
           partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message));
         }
       }
