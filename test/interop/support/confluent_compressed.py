@@ -32,7 +32,7 @@ for partition, codec in enumerate(["gzip", "snappy", "lz4", "zstd"]):
         "client.id": "confluent-python-compressed",
         "transactional.id": f"confluent-python-{codec}",
         "compression.type": codec,
-        "linger.ms": 50,
+        "linger.ms": 500,
     })
     producer.init_transactions(20)
     producer.begin_transaction()
