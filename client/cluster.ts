@@ -14,7 +14,7 @@ import {
   MetadataResponse,
 } from '../generated/index.js';
 import type { ApiMessageCodec } from '../runtime/codec.js';
-import { KafkaConnection, NetworkError } from '../runtime/connection.js';
+import { KafkaConnection, NetworkError } from '../connection/connection.js';
 import { uuidToString, ZERO_UUID } from '../runtime/uuid.js';
 import {
   ClientClosedError,

@@ -5,7 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import { InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse } from '../generated/index.js';
-import { NetworkError } from '../runtime/connection.js';
+import { NetworkError } from '../connection/connection.js';
 import {
   encodeRecordBatch,
   type CompressionType,

@@ -32,7 +32,7 @@ import {
   TxnShareAcknowledgeResponse,
 } from '../generated/index.js';
 import type { ApiMessageCodec } from '../runtime/codec.js';
-import { NetworkError } from '../runtime/connection.js';
+import { NetworkError } from '../connection/connection.js';
 import { ClusterClient, CoordinatorType, groupBy } from './cluster.js';
 import {
   ApiError,

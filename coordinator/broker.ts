@@ -8,7 +8,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
@@ -24,6 +23,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { KafkaServer } from './server/server.js';
+import { createShareCoordinator } from './share/index.js';
 import { ShareStateLog } from './share-state-log.js';
 import { transactionHandlers } from './txn/handlers.js';
 import { MarkerSender } from './txn/marker-sender.js';
@@ -40,8 +40,8 @@ const KIP1289_APIS = new Set([95, 96]);
 
 export interface StartOptions {
   /**
-   * The share coordinator to run: a factory, `null` for none, or undefined to
-   * load `coordinator/share/index.ts` (`createShareCoordinator`) when it exists.
+   * The share coordinator to run: a factory, `null` for none, or undefined for
+   * kipgen's own (`createShareCoordinator` of coordinator/share/, a plain import).
    */
   shareCoordinator?: ShareCoordinatorFactory | null;
   /** Where log lines go; default stderr. */
@@ -147,7 +147,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     }
   };
 
-  const factory = options.shareCoordinator === undefined ? await loadShareCoordinatorFactory() : options.shareCoordinator;
+  const factory = options.shareCoordinator === undefined ? createShareCoordinator : options.shareCoordinator;
   if (factory !== null) await registerShareCoordinator(await factory(context));
 
   tc.recover();
@@ -191,19 +191,6 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       log(`stopped; requests served: ${describeRequestVersions(metrics.snapshot())}`);
     },
   };
-}
-
-/** Loads coordinator/share/index.{ts,js} when it exists; its createShareCoordinator is the factory. */
-async function loadShareCoordinatorFactory(): Promise<ShareCoordinatorFactory | null> {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = ['index.ts', 'index.js'].map((f) => path.join(here, 'share', f));
-  const file = candidates.find((f) => fs.existsSync(f));
-  if (file === undefined) return null;
-  const module = (await import(pathToFileURL(file).href)) as { createShareCoordinator?: ShareCoordinatorFactory };
-  if (typeof module.createShareCoordinator !== 'function') {
-    throw new Error(`${file} does not export createShareCoordinator(ctx: BrokerContext)`);
-  }
-  return module.createShareCoordinator;
 }
 
 function ensureDir(dir: string): string {

@@ -14,7 +14,7 @@
  */
 import type { ShareCoordinator } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import { maybeCrash } from '../faults.js';
 import type { OffsetStore } from '../group/offset-store.js';
 import type { LogManager } from '../log/log-manager.js';
@@ -45,7 +45,7 @@ export class MarkerWriter {
         await partitionLog.appendMarker(marker.producerId, marker.producerEpoch, marker.commit, marker.coordinatorEpoch);
       }
     } catch (error) {
-      if (error instanceof KafkaError) {
+      if (error instanceof BrokerError) {
         this.log(`marker for producer ${marker.producerId} on ${topic}-${partition} refused: ${errorCodeName(error.code)}: ${error.message}`);
         return error.code;
       }

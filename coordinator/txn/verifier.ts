@@ -10,7 +10,7 @@
  */
 import { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse } from '../../generated/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { PeerConnections } from '../net/peers.js';
 import type { TransactionCoordinator } from './transaction-coordinator.js';
@@ -64,13 +64,13 @@ export class TransactionVerifier {
    */
   async verifyShareGroupWrite(log: PartitionLog, transactionalId: string | null, producerId: bigint, producerEpoch: number, groupId: string): Promise<void> {
     if (transactionalId === null || transactionalId === '') {
-      throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `transactional share acknowledgement without a transactional id`);
+      throw new BrokerError(ErrorCode.INVALID_TXN_STATE, `transactional share acknowledgement without a transactional id`);
     }
     const code = this.tc.isCoordinatorFor(transactionalId)
       ? this.tc.verify(transactionalId, producerId, producerEpoch, log.topic, log.partition, groupId)
       : await this.verifyRemote(transactionalId, producerId, producerEpoch, log.topic, log.partition, false, groupId);
     if (code !== ErrorCode.NONE) {
-      throw new KafkaError(
+      throw new BrokerError(
         code,
         `the transaction of ${transactionalId} (producer ${producerId} epoch ${producerEpoch}) holds no acknowledgements for share group ${groupId} ` +
           `(AddShareAcksToTxn for that group first): ${errorCodeName(code)}`,
@@ -78,7 +78,7 @@ export class TransactionVerifier {
     }
   }
 
-  /** Resolves when the partition is in the transaction; rejects with KafkaError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
+  /** Resolves when the partition is in the transaction; rejects with BrokerError (INVALID_TXN_STATE, PRODUCER_FENCED, …) otherwise. */
   private async verify(
     transactionalId: string | null,
     producerId: bigint,
@@ -88,14 +88,14 @@ export class TransactionVerifier {
     add: boolean,
   ): Promise<void> {
     if (transactionalId === null || transactionalId === '') {
-      throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `transactional write to ${topic}-${partition} without a transactional id`);
+      throw new BrokerError(ErrorCode.INVALID_TXN_STATE, `transactional write to ${topic}-${partition} without a transactional id`);
     }
     let code: number;
     if (!this.tc.isCoordinatorFor(transactionalId)) code = await this.verifyRemote(transactionalId, producerId, producerEpoch, topic, partition, add);
     else if (add) code = await this.tc.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], 2);
     else code = this.tc.verify(transactionalId, producerId, producerEpoch, topic, partition);
     if (code !== ErrorCode.NONE) {
-      throw new KafkaError(
+      throw new BrokerError(
         code,
         `${topic}-${partition} is not in the ongoing transaction of ${transactionalId} (producer ${producerId} epoch ${producerEpoch}): ${errorCodeName(code)}`,
       );

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, spawnManaged, type ManagedProcess } from '../../chaos/harness.js';
 import type { ChaosCluster } from '../../chaos/harness.js';
 import { awaitComplete, cluster, deliveriesOf, explain, seedInput, snapshot } from './support.js';
@@ -30,13 +30,25 @@ function checkpointJob(c: ChaosCluster, name: string, file: string, extra: strin
   ]);
 }
 
+const checkpointDirs: string[] = [];
+afterEach(() => {
+  for (const dir of checkpointDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A checkpoint file in a temp folder that afterEach removes. */
+function checkpointFile(): string {
+  const checkpointDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-'));
+  checkpointDirs.push(checkpointDir);
+  return path.join(checkpointDir, 'checkpoint.json');
+}
+
 type Point = 'after-share-acks' | 'after-prepare' | 'after-snapshot' | 'after-commit';
 
 /** `tv`: the brokers' finalized transaction.version (the client follows it); `twoPhase`: the sink enables KIP-939 2PC. */
 async function scenario(point: Point, tv: number, twoPhase = false) {
   const c = await cluster({ topics: TOPICS, config: { transactionVersion: tv } });
   await seedInput(c.bootstrap, 'in', 32);
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-')), 'checkpoint.json');
+  const file = checkpointFile();
   const flags = twoPhase ? ['--two-phase-commit'] : [];
   const first = checkpointJob(c, 'first', file, ['--die-at', point, '--die-after-n-checkpoints', '1', ...flags]);
   const dying = await first.waitFor((e) => e.event === 'dying', 30_000, 'dying');
@@ -49,7 +61,6 @@ async function scenario(point: Point, tv: number, twoPhase = false) {
   const recovered = await second.waitFor((e) => e.event === 'recovered', 30_000, 'recovery');
   const report = await awaitComplete(c, 40_000);
   await second.stop();
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
   expect(report, explain(report)).toMatchObject({ inputs: 32, outputs: 32, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
   return { inFlight, afterCrash, checkpoint, recovered, first, second, report, c };
 }
@@ -101,7 +112,7 @@ describe('two-phase commit: the transaction coordinator is killed while a 2PC tr
   it('the prepared transaction survives the coordinator restart and its timeout, and the recovery commits it exactly once', async () => {
     const c = await cluster({ topics: TOPICS, config: { transactionVersion: 2, transactionAbortCheckIntervalMs: 100 } });
     await seedInput(c.bootstrap, 'in', 32);
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-')), 'checkpoint.json');
+    const file = checkpointFile();
     const first = checkpointJob(c, 'first', file, ['--die-at', 'after-snapshot', '--die-after-n-checkpoints', '1', '--two-phase-commit', '--transaction-timeout-ms', '500']);
     const dying = await first.waitFor((e) => e.event === 'dying', 30_000, 'dying');
     await first.exited;
@@ -117,7 +128,6 @@ describe('two-phase commit: the transaction coordinator is killed while a 2PC tr
     expect(recovered).toMatchObject({ outcome: 'commit', checkpointId: 2 });
     const report = await awaitComplete(c, 40_000);
     await second.stop();
-    fs.rmSync(path.dirname(file), { recursive: true, force: true });
     expect(report, explain(report)).toMatchObject({ inputs: 32, outputs: 32, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
     expect(deliveriesOf([second], inFlight)).toEqual([]);
     for (const id of inFlight) expect(report.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });

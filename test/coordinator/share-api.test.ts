@@ -69,7 +69,7 @@ function withLossyTxnAck(inner: KipgenShareCoordinator): ShareCoordinator {
     const response = await handle(request, requestCtx);
     if (dropTxnAckResponses > 0) {
       dropTxnAckResponses--;
-      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a KafkaError: the broker closes the connection
+      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a BrokerError: the broker closes the connection
     }
     return response;
   });
