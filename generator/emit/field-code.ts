@@ -237,6 +237,8 @@ function defaultComparison(field: FieldSpec, v: string, rt: RuntimeImports, equa
     const empty = type.kind === 'struct' ? `${equal ? '' : '!'}${rt.defaultTest(type.name)}(${v})` : `${v}.length ${is} 0`;
     return canBeNull ? `(${v} ${isNot} null ${equal ? '&&' : '||'} ${empty})` : empty;
   }
+  // NaN equals nothing, itself included (Kafka's Java has the same trap and so always writes the field).
+  if (d.kind === 'number' && Number.isNaN(d.value)) return `${equal ? '' : '!'}Number.isNaN(${v})`;
   return `${v} ${is} ${defaultExpression(field, rt)}`;
 }
 
