@@ -103,8 +103,10 @@ function structRanges(spec: MessageSpec): Map<string, Versions> {
 
 function headerVersionBody(spec: MessageSpec): string {
   if (spec.headerVersions !== undefined && spec.headerVersions.length > 0) {
-    const cases = spec.headerVersions.map((h) => `if (version >= ${h.versions.lowest} && version <= ${h.versions.highest}) return ${h.headerVersion};`);
-    return [...cases, `return ${fallbackHeader(spec, 'flexible')};`].join('\n');
+    // Parsing guarantees ascending, contiguous ranges from 0 whose last is open-ended.
+    const ranges = spec.headerVersions;
+    const cases = ranges.slice(0, -1).map((h) => `if (version <= ${h.versions.highest}) return ${h.headerVersion};`);
+    return [...cases, `return ${ranges[ranges.length - 1]!.headerVersion};`].join('\n');
   }
   if (spec.type === 'response' && spec.apiKey === 18) return '// ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511).\nreturn 0;';
   const flexible = spec.flexibleVersions.empty ? 'false' : `version >= ${spec.flexibleVersions.lowest}`;
