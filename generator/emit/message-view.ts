@@ -79,7 +79,7 @@ function addDefaultTests(specs: StructSpec[], views: StructView[], rt: RuntimeIm
  * The versions each nested struct can be read or written in: the versions of
  * the fields that lead to it, intersected down the tree and joined over its uses.
  */
-function structRanges(spec: MessageSpec): Map<string, Versions> {
+export function structRanges(spec: MessageSpec): Map<string, Versions> {
   const ranges = new Map<string, Versions>();
   const visit = (struct: StructSpec, within: Versions, depth: number): void => {
     if (depth > 64) return;
