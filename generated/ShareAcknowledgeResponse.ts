@@ -115,11 +115,6 @@ export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): Lead
   };
 }
 
-/** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
-function isDefaultLeaderIdAndEpoch(m: LeaderIdAndEpoch): boolean {
-  return m.leaderId === 0 && m.leaderEpoch === 0 && m._unknownTaggedFields === undefined;
-}
-
 /** Fields of NodeEndpoint. */
 export interface NodeEndpoint {
   /** The node id. (versions 0+) */

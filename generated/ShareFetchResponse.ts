@@ -131,11 +131,6 @@ export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): Lead
   };
 }
 
-/** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
-function isDefaultLeaderIdAndEpoch(m: LeaderIdAndEpoch): boolean {
-  return m.leaderId === 0 && m.leaderEpoch === 0 && m._unknownTaggedFields === undefined;
-}
-
 /** Fields of AcquiredRecords. */
 export interface AcquiredRecords {
   /** The first offset of the range. (versions 0+) */

@@ -82,11 +82,6 @@ export function createAssignment(fields?: Partial<Assignment>): Assignment {
   };
 }
 
-/** True when `m` equals the default Assignment: every field at its default, and no unknown tagged field kept. */
-function isDefaultAssignment(m: Assignment): boolean {
-  return m.topicPartitions.length === 0 && m._unknownTaggedFields === undefined;
-}
-
 /** Fields of DescribedGroup. */
 export interface DescribedGroup {
   /** The error for this group, or 0. (versions 0+) */

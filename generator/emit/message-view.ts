@@ -18,8 +18,8 @@ export interface MessageView {
   headerVersionBody: string;
   structs: StructView[];
   top: StructView;
-  /** Runtime names the module may use; render.ts imports those it really does. */
-  runtimeCandidates: string[];
+  /** Runtime names the module's code uses, registered as it was emitted; render.ts imports them. */
+  runtimeNames: string[];
   typeOnlyRuntimeNames: string[];
   runtimeModule: string;
 }
@@ -40,7 +40,8 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
   rt.use('Reader');
   rt.use('Writer');
   rt.use('JsonObject');
-  if (!spec.flexibleVersions.empty) rt.use('RawTaggedField');
+  // The declarations and readers of structs with a tagged-field section name the type.
+  if ([top, ...nested].some((view) => view.hasTaggedSection)) rt.use('RawTaggedField');
   const used = [...rt.used].sort();
   return {
     name: spec.name,
@@ -56,7 +57,7 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
     headerVersionBody: headerVersionBody(spec),
     structs: nested,
     top,
-    runtimeCandidates: used,
+    runtimeNames: used,
     typeOnlyRuntimeNames: [...TYPE_ONLY, 'Reader', 'Writer'],
     runtimeModule,
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { and, choose, not, regularVersions, versionCondition } from '../../generator/emit/conditions.js';
+import { ALWAYS, and, choose, FLEXIBLE, mentionsFlexible, NEVER, not, or, printCondition, regularVersions, test, versionCondition } from '../../generator/emit/conditions.js';
 import { RuntimeImports } from '../../generator/emit/field-code.js';
 import { structRanges } from '../../generator/emit/message-view.js';
 import { structView } from '../../generator/emit/struct-view.js';
@@ -54,32 +54,46 @@ describe('Versions', () => {
 
 describe('version conditions', () => {
   const within = range('0-5');
+  const print = (versions: string, inside = within): string => printCondition(versionCondition(range(versions), inside));
 
-  it('fold to true or false when the enclosing range decides them', () => {
-    expect(versionCondition(range('0+'), within)).toBe('true');
-    expect(versionCondition(range('0-5'), within)).toBe('true');
-    expect(versionCondition(range('6+'), within)).toBe('false');
-    expect(versionCondition(Versions.NONE, within)).toBe('false');
+  it('fold to always or never when the enclosing range decides them', () => {
+    expect(versionCondition(range('0+'), within)).toEqual(ALWAYS);
+    expect(versionCondition(range('0-5'), within)).toEqual(ALWAYS);
+    expect(versionCondition(range('6+'), within)).toEqual(NEVER);
+    expect(versionCondition(Versions.NONE, within)).toEqual(NEVER);
   });
 
   it('test only the bound the enclosing range does not already give', () => {
-    expect(versionCondition(range('3+'), within)).toBe('version >= 3');
-    expect(versionCondition(range('0-2'), within)).toBe('version <= 2');
-    expect(versionCondition(range('2-3'), within)).toBe('version >= 2 && version <= 3');
-    expect(versionCondition(range('2'), within)).toBe('version === 2');
-    expect(versionCondition(range('3+'), range('2-3'))).toBe('version >= 3');
-    expect(versionCondition(range('3+'), range('3-5'))).toBe('true');
+    expect(versionCondition(range('3+'), within)).toEqual({ kind: 'versions', lowest: 3, highest: undefined });
+    expect(print('3+')).toBe('version >= 3');
+    expect(print('0-2')).toBe('version <= 2');
+    expect(print('2-3')).toBe('version >= 2 && version <= 3');
+    expect(print('2')).toBe('version === 2');
+    expect(print('3+', range('2-3'))).toBe('version >= 3');
+    expect(print('3+', range('3-5'))).toBe('true');
   });
 
-  it('combine with constants folded', () => {
-    expect(and('true', 'version >= 3')).toBe('version >= 3');
-    expect(and('version >= 3', 'false')).toBe('false');
-    expect(and('a || b', 'c')).toBe('(a || b) && c');
-    expect(not('true')).toBe('false');
-    expect(not('version >= 3')).toBe('!(version >= 3)');
-    expect(choose('true', 'x', 'y')).toBe('x');
-    expect(choose('false', 'x', 'y')).toBe('y');
-    expect(choose('flexible', 'x', 'y')).toBe('flexible ? x : y');
+  it('combine with constants folded, and print with the parentheses precedence needs', () => {
+    const v3 = versionCondition(range('3+'), within);
+    expect(and(ALWAYS, v3)).toBe(v3);
+    expect(and(v3, NEVER)).toEqual(NEVER);
+    expect(or(v3, ALWAYS)).toEqual(ALWAYS);
+    expect(or(NEVER, v3)).toBe(v3);
+    expect(printCondition(and(or(test('a'), test('b')), test('c')))).toBe('(a || (b)) && c');
+    expect(printCondition(or(versionCondition(range('1-2'), within), test('m.a !== 0')))).toBe('version >= 1 && version <= 2 || (m.a !== 0)');
+    expect(not(ALWAYS)).toEqual(NEVER);
+    expect(printCondition(not(v3))).toBe('!(version >= 3)');
+    expect(mentionsFlexible(and(test('x'), FLEXIBLE))).toBe(true);
+    expect(mentionsFlexible(v3)).toBe(false);
+  });
+
+  it('build only the branch of a choice that can run', () => {
+    const built: string[] = [];
+    const branch = (name: string) => () => (built.push(name), name);
+    expect(choose(ALWAYS, branch('x'), branch('y'))).toBe('x');
+    expect(choose(NEVER, branch('x2'), branch('y2'))).toBe('y2');
+    expect(built).toEqual(['x', 'y2']);
+    expect(choose(FLEXIBLE, () => 'x', () => 'y')).toBe('flexible ? x : y');
   });
 
   it('regular versions end where tagged versions begin', () => {
