@@ -133,7 +133,8 @@ export const AddOffsetsToTxnRequest = defineApiCodec<AddOffsetsToTxnRequest>({
   validVersions: { lowest: 0, highest: 4 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 2 : 1;
+    if (version <= 2) return 1;
+    return 2;
   },
   create: createAddOffsetsToTxnRequest,
   size: sizeOfAddOffsetsToTxnRequest,

@@ -103,7 +103,8 @@ export const AddOffsetsToTxnResponse = defineApiCodec<AddOffsetsToTxnResponse>({
   validVersions: { lowest: 0, highest: 4 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 1 : 0;
+    if (version <= 2) return 0;
+    return 1;
   },
   create: createAddOffsetsToTxnResponse,
   size: sizeOfAddOffsetsToTxnResponse,

@@ -418,7 +418,8 @@ export const AddPartitionsToTxnRequest = defineApiCodec<AddPartitionsToTxnReques
   validVersions: { lowest: 0, highest: 5 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 2 : 1;
+    if (version <= 2) return 1;
+    return 2;
   },
   create: createAddPartitionsToTxnRequest,
   size: sizeOfAddPartitionsToTxnRequest,

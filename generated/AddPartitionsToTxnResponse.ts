@@ -443,7 +443,8 @@ export const AddPartitionsToTxnResponse = defineApiCodec<AddPartitionsToTxnRespo
   validVersions: { lowest: 0, highest: 5 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 1 : 0;
+    if (version <= 2) return 0;
+    return 1;
   },
   create: createAddPartitionsToTxnResponse,
   size: sizeOfAddPartitionsToTxnResponse,

@@ -220,7 +220,7 @@ export const AddShareAcksToTxnRequest = defineApiCodec<AddShareAcksToTxnRequest>
   validVersions: { lowest: 0, highest: 0 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 2 : 1;
+    return 2;
   },
   create: createAddShareAcksToTxnRequest,
   size: sizeOfAddShareAcksToTxnRequest,

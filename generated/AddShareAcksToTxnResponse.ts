@@ -290,7 +290,7 @@ export const AddShareAcksToTxnResponse = defineApiCodec<AddShareAcksToTxnRespons
   validVersions: { lowest: 0, highest: 0 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 1 : 0;
+    return 1;
   },
   create: createAddShareAcksToTxnResponse,
   size: sizeOfAddShareAcksToTxnResponse,

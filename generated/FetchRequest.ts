@@ -876,7 +876,8 @@ export const FetchRequest = defineApiCodec<FetchRequest>({
   validVersions: { lowest: 4, highest: 18 },
   flexibleVersions: { lowest: 12, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 12 ? 2 : 1;
+    if (version <= 11) return 1;
+    return 2;
   },
   create: createFetchRequest,
   size: sizeOfFetchRequest,

@@ -1053,7 +1053,8 @@ export const FetchResponse = defineApiCodec<FetchResponse>({
   validVersions: { lowest: 4, highest: 18 },
   flexibleVersions: { lowest: 12, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 12 ? 1 : 0;
+    if (version <= 11) return 0;
+    return 1;
   },
   create: createFetchResponse,
   size: sizeOfFetchResponse,

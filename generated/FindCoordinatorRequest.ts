@@ -154,7 +154,8 @@ export const FindCoordinatorRequest = defineApiCodec<FindCoordinatorRequest>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 2 : 1;
+    if (version <= 2) return 1;
+    return 2;
   },
   create: createFindCoordinatorRequest,
   size: sizeOfFindCoordinatorRequest,

@@ -362,7 +362,8 @@ export const FindCoordinatorResponse = defineApiCodec<FindCoordinatorResponse>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 1 : 0;
+    if (version <= 2) return 0;
+    return 1;
   },
   create: createFindCoordinatorResponse,
   size: sizeOfFindCoordinatorResponse,

@@ -202,7 +202,8 @@ export const InitProducerIdRequest = defineApiCodec<InitProducerIdRequest>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 2 : 1;
+    if (version <= 1) return 1;
+    return 2;
   },
   create: createInitProducerIdRequest,
   size: sizeOfInitProducerIdRequest,

@@ -183,7 +183,8 @@ export const InitProducerIdResponse = defineApiCodec<InitProducerIdResponse>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 1 : 0;
+    if (version <= 1) return 0;
+    return 1;
   },
   create: createInitProducerIdResponse,
   size: sizeOfInitProducerIdResponse,

@@ -339,7 +339,8 @@ export const ListOffsetsRequest = defineApiCodec<ListOffsetsRequest>({
   validVersions: { lowest: 1, highest: 11 },
   flexibleVersions: { lowest: 6, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 6 ? 2 : 1;
+    if (version <= 5) return 1;
+    return 2;
   },
   create: createListOffsetsRequest,
   size: sizeOfListOffsetsRequest,

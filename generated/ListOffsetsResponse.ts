@@ -352,7 +352,8 @@ export const ListOffsetsResponse = defineApiCodec<ListOffsetsResponse>({
   validVersions: { lowest: 1, highest: 11 },
   flexibleVersions: { lowest: 6, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 6 ? 1 : 0;
+    if (version <= 5) return 0;
+    return 1;
   },
   create: createListOffsetsResponse,
   size: sizeOfListOffsetsResponse,

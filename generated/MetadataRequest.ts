@@ -280,7 +280,8 @@ export const MetadataRequest = defineApiCodec<MetadataRequest>({
   validVersions: { lowest: 0, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 2 : 1;
+    if (version <= 8) return 1;
+    return 2;
   },
   create: createMetadataRequest,
   size: sizeOfMetadataRequest,

@@ -693,7 +693,8 @@ export const MetadataResponse = defineApiCodec<MetadataResponse>({
   validVersions: { lowest: 0, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 1 : 0;
+    if (version <= 8) return 0;
+    return 1;
   },
   create: createMetadataResponse,
   size: sizeOfMetadataResponse,

@@ -500,7 +500,8 @@ export const OffsetFetchRequest = defineApiCodec<OffsetFetchRequest>({
   validVersions: { lowest: 1, highest: 10 },
   flexibleVersions: { lowest: 6, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 6 ? 2 : 1;
+    if (version <= 5) return 1;
+    return 2;
   },
   create: createOffsetFetchRequest,
   size: sizeOfOffsetFetchRequest,

@@ -735,7 +735,8 @@ export const OffsetFetchResponse = defineApiCodec<OffsetFetchResponse>({
   validVersions: { lowest: 1, highest: 10 },
   flexibleVersions: { lowest: 6, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 6 ? 1 : 0;
+    if (version <= 5) return 0;
+    return 1;
   },
   create: createOffsetFetchResponse,
   size: sizeOfOffsetFetchResponse,

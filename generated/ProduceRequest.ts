@@ -342,7 +342,8 @@ export const ProduceRequest = defineApiCodec<ProduceRequest>({
   validVersions: { lowest: 3, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 2 : 1;
+    if (version <= 8) return 1;
+    return 2;
   },
   create: createProduceRequest,
   size: sizeOfProduceRequest,

@@ -772,7 +772,8 @@ export const ProduceResponse = defineApiCodec<ProduceResponse>({
   validVersions: { lowest: 3, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 1 : 0;
+    if (version <= 8) return 0;
+    return 1;
   },
   create: createProduceResponse,
   size: sizeOfProduceResponse,

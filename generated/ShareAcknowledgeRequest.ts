@@ -401,7 +401,7 @@ export const ShareAcknowledgeRequest = defineApiCodec<ShareAcknowledgeRequest>({
   validVersions: { lowest: 1, highest: 2 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 2 : 1;
+    return 2;
   },
   create: createShareAcknowledgeRequest,
   size: sizeOfShareAcknowledgeRequest,

@@ -538,7 +538,7 @@ export const ShareAcknowledgeResponse = defineApiCodec<ShareAcknowledgeResponse>
   validVersions: { lowest: 1, highest: 2 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 1 : 0;
+    return 1;
   },
   create: createShareAcknowledgeResponse,
   size: sizeOfShareAcknowledgeResponse,

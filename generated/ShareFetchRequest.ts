@@ -600,7 +600,7 @@ export const ShareFetchRequest = defineApiCodec<ShareFetchRequest>({
   validVersions: { lowest: 1, highest: 2 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 2 : 1;
+    return 2;
   },
   create: createShareFetchRequest,
   size: sizeOfShareFetchRequest,

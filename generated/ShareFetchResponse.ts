@@ -688,7 +688,7 @@ export const ShareFetchResponse = defineApiCodec<ShareFetchResponse>({
   validVersions: { lowest: 1, highest: 2 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 1 : 0;
+    return 1;
   },
   create: createShareFetchResponse,
   size: sizeOfShareFetchResponse,

@@ -581,7 +581,7 @@ export const ShareGroupDescribeResponse = defineApiCodec<ShareGroupDescribeRespo
   validVersions: { lowest: 1, highest: 1 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 1 : 0;
+    return 1;
   },
   create: createShareGroupDescribeResponse,
   size: sizeOfShareGroupDescribeResponse,

@@ -153,7 +153,7 @@ export const ShareGroupHeartbeatRequest = defineApiCodec<ShareGroupHeartbeatRequ
   validVersions: { lowest: 1, highest: 1 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 2 : 1;
+    return 2;
   },
   create: createShareGroupHeartbeatRequest,
   size: sizeOfShareGroupHeartbeatRequest,

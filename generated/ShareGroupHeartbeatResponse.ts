@@ -324,7 +324,7 @@ export const ShareGroupHeartbeatResponse = defineApiCodec<ShareGroupHeartbeatRes
   validVersions: { lowest: 1, highest: 1 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 1 : 0;
+    return 1;
   },
   create: createShareGroupHeartbeatResponse,
   size: sizeOfShareGroupHeartbeatResponse,

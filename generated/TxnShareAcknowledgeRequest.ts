@@ -453,7 +453,7 @@ export const TxnShareAcknowledgeRequest = defineApiCodec<TxnShareAcknowledgeRequ
   validVersions: { lowest: 0, highest: 1 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 2 : 1;
+    return 2;
   },
   create: createTxnShareAcknowledgeRequest,
   size: sizeOfTxnShareAcknowledgeRequest,

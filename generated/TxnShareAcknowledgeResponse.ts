@@ -315,7 +315,7 @@ export const TxnShareAcknowledgeResponse = defineApiCodec<TxnShareAcknowledgeRes
   validVersions: { lowest: 0, highest: 1 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 1 : 0;
+    return 1;
   },
   create: createTxnShareAcknowledgeResponse,
   size: sizeOfTxnShareAcknowledgeResponse,

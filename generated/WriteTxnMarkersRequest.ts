@@ -307,7 +307,7 @@ export const WriteTxnMarkersRequest = defineApiCodec<WriteTxnMarkersRequest>({
   validVersions: { lowest: 1, highest: 2 },
   flexibleVersions: { lowest: 1, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 1 ? 2 : 1;
+    return 2;
   },
   create: createWriteTxnMarkersRequest,
   size: sizeOfWriteTxnMarkersRequest,

@@ -338,7 +338,7 @@ export const WriteTxnMarkersResponse = defineApiCodec<WriteTxnMarkersResponse>({
   validVersions: { lowest: 1, highest: 2 },
   flexibleVersions: { lowest: 1, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 1 ? 1 : 0;
+    return 1;
   },
   create: createWriteTxnMarkersResponse,
   size: sizeOfWriteTxnMarkersResponse,

@@ -103,6 +103,15 @@ function checkSpecSet(specs: readonly MessageSpec[], sources: ReadonlyMap<Messag
   };
   const claims = new Map<string, MessageSpec>();
   for (const spec of specs) {
+    // ApiMessageTypeGenerator names each API by stripping the suffix (MessageGenerator.stripSuffix).
+    // A set-level check, as in Kafka: `kipgen diff` may compare a request with the response it became.
+    const suffix = spec.type === 'request' ? 'Request' : spec.type === 'response' ? 'Response' : undefined;
+    if (suffix !== undefined && !spec.name.endsWith(suffix)) {
+      const place = sources.get(spec)?.locate(['name']) ?? { line: 1, column: 1 };
+      diagnostics.push({ severity: 'error', file: spec.file, ...place, jsonPath: 'name', message: `String ${spec.name} does not end with the expected suffix ${suffix}` });
+    }
+  }
+  for (const spec of specs) {
     if (spec.apiKey === undefined || (spec.type !== 'request' && spec.type !== 'response' && spec.type !== 'metadata')) continue;
     const claim = `${spec.type}:${spec.apiKey}`;
     const earlier = claims.get(claim);

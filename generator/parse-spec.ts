@@ -120,11 +120,6 @@ class SpecParser {
       if ((type === 'request' || type === 'response') && apiKey === undefined) {
         this.error([], `${type} ${name} has no apiKey`);
       }
-      // ApiMessageTypeGenerator names each API by stripping the suffix (MessageGenerator.stripSuffix).
-      const suffix = type === 'request' ? 'Request' : type === 'response' ? 'Response' : undefined;
-      if (suffix !== undefined && !name.endsWith(suffix)) {
-        this.error(['name'], `String ${name} does not end with the expected suffix ${suffix}`);
-      }
       if (!deprecatedVersions.empty && !validVersions.covers(deprecatedVersions)) {
         this.warn(['deprecatedVersions'], `deprecatedVersions ${deprecatedVersions} reach outside validVersions ${validVersions}`);
       }

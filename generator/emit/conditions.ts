@@ -117,9 +117,3 @@ export function choose(cond: Condition, whenTrue: () => string, whenFalse: () =>
   const text = printCondition(cond);
   return `${cond.kind === 'or' ? `(${text})` : text} ? ${whenTrue()} : ${whenFalse()}`;
 }
-
-/** The versions in which a field is a regular (not tagged) field. */
-export function regularVersions(versions: Versions, tagged: Versions): Versions {
-  if (tagged.empty) return versions;
-  return versions.intersect(new Versions(0, tagged.lowest - 1));
-}

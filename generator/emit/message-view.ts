@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { structNameOf } from '../field-type.js';
 import type { MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
+import { headerRanges } from '../wire-rules.js';
 import { RuntimeImports } from './field-code.js';
 import { defaultTestBody, structView, type StructView } from './struct-view.js';
 
@@ -102,25 +103,16 @@ export function structRanges(spec: MessageSpec): Map<string, Versions> {
   return ranges;
 }
 
+/** The body of `headerVersion(version)`: the ranges of generator/wire-rules.ts, tested from the lowest. */
 function headerVersionBody(spec: MessageSpec): string {
-  if (spec.headerVersions !== undefined && spec.headerVersions.length > 0) {
-    // Parsing guarantees ascending, contiguous ranges from 0 whose last is open-ended.
-    const ranges = spec.headerVersions;
-    const cases = ranges.slice(0, -1).map((h) => `if (version <= ${h.versions.highest}) return ${h.headerVersion};`);
-    return [...cases, `return ${ranges[ranges.length - 1]!.headerVersion};`].join('\n');
-  }
-  if (spec.type === 'response' && spec.apiKey === 18) return '// ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511).\nreturn 0;';
-  const flexible = spec.flexibleVersions.empty ? 'false' : `version >= ${spec.flexibleVersions.lowest}`;
-  if (spec.type === 'request' && spec.apiKey === 7) {
-    return `// ControlledShutdown v0 predates the client id in the header.\nif (version === 0) return 0;\nreturn ${fallbackHeader(spec, flexible)};`;
-  }
-  return `return ${fallbackHeader(spec, flexible)};`;
-}
-
-function fallbackHeader(spec: MessageSpec, flexible: string): string {
-  const [plain, withTags] = spec.type === 'request' ? [1, 2] : [0, 1];
-  if (flexible === 'false') return String(plain);
-  return `${flexible} ? ${withTags} : ${plain}`;
+  const ranges = headerRanges(spec);
+  const lines: string[] = [];
+  ranges.forEach((range, i) => {
+    if (range.reason !== undefined && range.reason !== ranges[i - 1]?.reason) lines.push(`// ${range.reason}.`);
+    const last = i === ranges.length - 1;
+    lines.push(last ? `return ${range.header};` : `if (version <= ${range.versions.highest}) return ${range.header};`);
+  });
+  return lines.join('\n');
 }
 
 function describe(spec: MessageSpec): string {

@@ -1,6 +1,7 @@
 import type { FieldSpec, MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
-import { ALWAYS, and, choose, FLEXIBLE, isAlways, isDynamic, isNever, NEVER, not, or, regularVersions, test, versionCondition, type Condition } from './conditions.js';
+import { compactVersions, nullableVersions, regularVersions, taggedVersions } from '../wire-rules.js';
+import { ALWAYS, and, choose, FLEXIBLE, isAlways, isDynamic, isNever, NEVER, not, or, test, versionCondition, type Condition } from './conditions.js';
 import {
   defaultCondition,
   defaultExpression,
@@ -74,9 +75,9 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
   const plans: FieldPlan[] = struct.fields.map((field) => {
     // The compact and nullable tests run only where the field is read or
     // written, so they are simplified against those versions, not the struct's.
-    const regularIn = regularVersions(field.versions, field.taggedVersions).intersect(within);
-    const taggedIn = field.taggedVersions.intersect(within);
-    const compactTest = versionCondition(field.flexibleVersions ?? message.flexibleVersions, regularIn);
+    const regularIn = regularVersions(field).intersect(within);
+    const taggedIn = taggedVersions(field).intersect(within);
+    const compactTest = versionCondition(compactVersions(message, field), regularIn);
     // Within the struct's versions, `flexible` says the same as a test on the message's flexible versions.
     const compact = field.flexibleVersions === undefined && isDynamic(compactTest) ? flexible : compactTest;
     return {
@@ -92,8 +93,8 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
       inTaggedSection: versionCondition(taggedIn, within.intersect(message.flexibleVersions)),
       exists: versionCondition(field.versions, within),
       compact,
-      nullable: versionCondition(field.nullableVersions, regularIn),
-      taggedNullable: versionCondition(field.nullableVersions, taggedIn),
+      nullable: versionCondition(nullableVersions(field), regularIn),
+      taggedNullable: versionCondition(nullableVersions(field), taggedIn),
     };
   });
   const taggedPlans = plans.filter((p) => !isNever(p.tagged)).sort((a, b) => a.field.tag! - b.field.tag!);

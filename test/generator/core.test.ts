@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALWAYS, and, choose, FLEXIBLE, mentionsFlexible, NEVER, not, or, printCondition, regularVersions, test, versionCondition } from '../../generator/emit/conditions.js';
+import { ALWAYS, and, choose, FLEXIBLE, mentionsFlexible, NEVER, not, or, printCondition, test, versionCondition } from '../../generator/emit/conditions.js';
 import { RuntimeImports } from '../../generator/emit/field-code.js';
 import { structRanges } from '../../generator/emit/message-view.js';
 import { structView } from '../../generator/emit/struct-view.js';
@@ -7,6 +7,7 @@ import { parseJavaDouble, parseSpec } from '../../generator/parse-spec.js';
 import { SchemaSource } from '../../generator/source.js';
 import type { MessageSpec } from '../../generator/spec.js';
 import { MAX_VERSION, Versions } from '../../generator/versions.js';
+import { regularVersions } from '../../generator/wire-rules.js';
 
 // Unit tests of the generator's core, so that a bug shows up here rather than
 // as a diff across every generated file.
@@ -97,9 +98,10 @@ describe('version conditions', () => {
   });
 
   it('regular versions end where tagged versions begin', () => {
-    expect(regularVersions(range('0+'), range('3+')).toString()).toBe('0-2');
-    expect(regularVersions(range('3+'), range('3+')).empty).toBe(true);
-    expect(regularVersions(range('1+'), Versions.NONE).toString()).toBe('1+');
+    const field = (versions: string, tagged: string) => spec([{ name: 'A', type: 'int32', versions, ...(tagged === 'none' ? {} : { taggedVersions: tagged, tag: 0 }) }]).struct.fields[0]!;
+    expect(regularVersions(field('0+', '3+')).toString()).toBe('0-2');
+    expect(regularVersions(field('3+', '3+')).empty).toBe(true);
+    expect(regularVersions(field('1+', 'none')).toString()).toBe('1+');
   });
 });
 
