@@ -63,6 +63,9 @@ export function or(a: Condition, b: Condition): Condition {
 export function not(a: Condition): Condition {
   if (isAlways(a)) return NEVER;
   if (isNever(a)) return ALWAYS;
+  // Versions are integers: `!(version >= 3)` is `version <= 2`.
+  if (a.kind === 'versions' && a.highest === undefined) return { kind: 'versions', lowest: undefined, highest: a.lowest! - 1 };
+  if (a.kind === 'versions' && a.lowest === undefined) return { kind: 'versions', lowest: a.highest! + 1, highest: undefined };
   return { kind: 'not', of: a };
 }
 

@@ -60,6 +60,12 @@ export class RuntimeImports {
     if (mentionsFlexible(c)) this.flexibleRead = true;
     return printCondition(c);
   }
+  /** Prints the compact-or-classic argument of a length or count: by name when it is fixed, else its test. */
+  form(compact: Condition): string {
+    if (compact.kind === 'always') return this.use('COMPACT');
+    if (compact.kind === 'never') return this.use('CLASSIC');
+    return this.cond(compact);
+  }
   /** Builds one function body, telling whether it reads `flexible`. */
   body<T>(build: () => T): { result: T; readsFlexible: boolean } {
     const outer = this.flexibleRead;
@@ -144,10 +150,10 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
   if (type.kind === 'array') {
     if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
       const name = type.element.name;
-      return choose(nullable, () => `r.nullable${CAPITALIZED[name]}Array(${rt.cond(compact)})`, () => `r.${name}Array(${rt.cond(compact)})`);
+      return choose(nullable, () => `r.nullable${CAPITALIZED[name]}Array(${rt.form(compact)})`, () => `r.${name}Array(${rt.form(compact)})`);
     }
     const element = type.element;
-    const length = (): string => `r.arrayLength(${rt.cond(compact)})`;
+    const length = (): string => `r.arrayLength(${rt.form(compact)})`;
     return choose(
       nullable,
       () => `${rt.use('readNullableArray')}(r, ${length()}, version, ${elementFunction(element, 'read', compact, rt)})`,
@@ -156,10 +162,10 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
   }
   switch (type.name) {
     case 'string':
-      return choose(nullable, () => `r.nullableString(${rt.cond(compact)})`, () => `r.string(${rt.cond(compact)})`);
+      return choose(nullable, () => `r.nullableString(${rt.form(compact)})`, () => `r.string(${rt.form(compact)})`);
     case 'bytes':
     case 'records':
-      return choose(nullable, () => `r.nullableBytes(${rt.cond(compact)})`, () => `r.bytes(${rt.cond(compact)})`);
+      return choose(nullable, () => `r.nullableBytes(${rt.form(compact)})`, () => `r.bytes(${rt.form(compact)})`);
     default:
       // A fixed-width primitive: the Reader method has the type's name.
       return `r.${type.name}()`;
@@ -198,14 +204,14 @@ export function sizeExpression(field: FieldSpec, v: string, compact: Condition, 
     if (fixed !== undefined) {
       return choose(
         nullable,
-        () => `${rt.use('sizeOfNullableFixedArray')}(${v}, ${rt.cond(compact)}, ${fixed})`,
-        () => `${rt.use('sizeOfFixedArray')}(${v}, ${rt.cond(compact)}, ${fixed})`,
+        () => `${rt.use('sizeOfNullableFixedArray')}(${v}, ${rt.form(compact)}, ${fixed})`,
+        () => `${rt.use('sizeOfFixedArray')}(${v}, ${rt.form(compact)}, ${fixed})`,
       );
     }
     return choose(
       nullable,
-      () => `${rt.use('sizeOfNullableArray')}(${v}, version, ${rt.cond(compact)}, ${elementFunction(element, 'sizeOf', compact, rt)})`,
-      () => `${rt.use('sizeOfArray')}(${v}, version, ${rt.cond(compact)}, ${elementFunction(element, 'sizeOf', compact, rt)})`,
+      () => `${rt.use('sizeOfNullableArray')}(${v}, version, ${rt.form(compact)}, ${elementFunction(element, 'sizeOf', compact, rt)})`,
+      () => `${rt.use('sizeOfArray')}(${v}, version, ${rt.form(compact)}, ${elementFunction(element, 'sizeOf', compact, rt)})`,
     );
   }
   const fixed = FIXED_SIZE[type.name];
@@ -213,14 +219,14 @@ export function sizeExpression(field: FieldSpec, v: string, compact: Condition, 
   if (type.name === 'string') {
     return choose(
       nullable,
-      () => `${rt.use('sizeOfNullableString')}(${v}, ${rt.cond(compact)})`,
-      () => `${rt.use('sizeOfString')}(${v}, ${rt.cond(compact)})`,
+      () => `${rt.use('sizeOfNullableString')}(${v}, ${rt.form(compact)})`,
+      () => `${rt.use('sizeOfString')}(${v}, ${rt.form(compact)})`,
     );
   }
   return choose(
     nullable,
-    () => `${rt.use('sizeOfNullableBytes')}(${v}, ${rt.cond(compact)})`,
-    () => `${rt.use('sizeOfBytes')}(${v}, ${rt.cond(compact)})`,
+    () => `${rt.use('sizeOfNullableBytes')}(${v}, ${rt.form(compact)})`,
+    () => `${rt.use('sizeOfBytes')}(${v}, ${rt.form(compact)})`,
   );
 }
 
@@ -239,17 +245,17 @@ export function writeStatement(field: FieldSpec, v: string, compact: Condition, 
   if (type.kind === 'array') {
     const element = type.element;
     if (element.kind === 'primitive' && FIXED_SIZE[element.name] !== undefined) {
-      return `w.fixedArray(${v}, ${rt.cond(compact)}, '${element.name}');`;
+      return `w.fixedArray(${v}, ${rt.form(compact)}, '${element.name}');`;
     }
     const writer = elementFunction(element, 'write', compact, rt);
-    return `${rt.use('writeArray')}(w, ${v}, version, ${rt.cond(compact)}, ${writer});`;
+    return `${rt.use('writeArray')}(w, ${v}, version, ${rt.form(compact)}, ${writer});`;
   }
   switch (type.name) {
     case 'string':
-      return choose(nullable, () => `w.nullableString(${v}, ${rt.cond(compact)})`, () => `w.string(${v}, ${rt.cond(compact)})`) + ';';
+      return choose(nullable, () => `w.nullableString(${v}, ${rt.form(compact)})`, () => `w.string(${v}, ${rt.form(compact)})`) + ';';
     case 'bytes':
     case 'records':
-      return choose(nullable, () => `w.nullableBytes(${v}, ${rt.cond(compact)})`, () => `w.bytes(${v}, ${rt.cond(compact)})`) + ';';
+      return choose(nullable, () => `w.nullableBytes(${v}, ${rt.form(compact)})`, () => `w.bytes(${v}, ${rt.form(compact)})`) + ';';
     default:
       return `w.${type.name}(${v});`;
   }

@@ -173,7 +173,8 @@ function readLines(
     if (end - i >= 2) {
       const run = plans.slice(i, end);
       const name = `${upperSnake(structName)}_RUN_${runs.length}`;
-      const start = `run${runs.length}`;
+      // The run's position is named after its first field: `producerIdAt`.
+      const start = freeName(`${run[0]!.local}At`, plans);
       runs.push({
         name,
         fields: run.map((f) => `['${f.field.propertyName}', ${f.fixedWidth}]`).join(', '),
@@ -233,8 +234,19 @@ function when(cond: Condition, lines: string[], rt: RuntimeImports): string[] {
   return isAlways(cond) ? lines : [`if (${rt.cond(cond)}) {`, ...lines, '}'];
 }
 
-function unsupported(p: FieldPlan, rt: RuntimeImports): string {
-  return `throw new ${rt.use('UnsupportedVersionError')}(\`Attempted to write a non-default ${p.field.propertyName} at version \${version}\`);`;
+/**
+ * Kafka's non-ignorable field check, in both size and write (as Kafka's write
+ * has it): a version without the field cannot carry a value other than its
+ * default, so that the write path alone cannot drop it silently.
+ */
+function absentCheck(p: FieldPlan, rt: RuntimeImports): string[] {
+  const missing = not(p.exists);
+  if (p.field.ignorable || isNever(missing)) return [];
+  return [
+    `if (${rt.cond(and(missing, test(nonDefaultCondition(p.field, p.v, rt))))}) {`,
+    `throw new ${rt.use('UnsupportedVersionError')}(\`Attempted to write a non-default ${p.field.propertyName} at version \${version}\`);`,
+    '}',
+  ];
 }
 
 function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
@@ -247,7 +259,6 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
     fixed = undefined;
   };
   for (const p of plans) {
-    const missing = not(p.exists);
     if (isAlways(p.regular) && p.fixedWidth !== undefined) {
       fixed ??= { bytes: 0, names: [] };
       fixed.bytes += p.fixedWidth;
@@ -256,10 +267,9 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
       flushFixed();
       lines.push(...when(p.regular, [`size += ${sizeExpression(p.field, p.v, p.compact, p.nullable, rt)};`], rt));
     }
-    // Kafka's non-ignorable field check: a version without the field cannot carry a value other than its default.
-    if (!p.field.ignorable && !isNever(missing)) {
+    if (absentCheck(p, rt).length > 0) {
       flushFixed();
-      lines.push(`if (${rt.cond(and(missing, test(nonDefaultCondition(p.field, p.v, rt))))}) {`, unsupported(p, rt), '}');
+      lines.push(...absentCheck(p, rt));
     }
   }
   flushFixed();
@@ -288,8 +298,8 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
 function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
   const lines: string[] = [];
   for (const p of plans) {
-    if (isNever(p.regular)) continue;
-    lines.push(...when(p.regular, [writeStatement(p.field, p.v, p.compact, p.nullable, rt)], rt));
+    if (!isNever(p.regular)) lines.push(...when(p.regular, [writeStatement(p.field, p.v, p.compact, p.nullable, rt)], rt));
+    lines.push(...absentCheck(p, rt));
   }
   if (!hasTagged) return lines;
   if (tagged.length === 0) {
@@ -298,12 +308,13 @@ function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition
   }
   const section = ['const unknown = m._unknownTaggedFields;', 'let count = unknown === undefined ? 0 : unknown.length;'];
   // Whether each known tagged field is written: decided once, used for the count and the write.
+  const has = tagged.map((p) => freeName(`has${p.local.charAt(0).toUpperCase()}${p.local.slice(1)}`, plans));
   tagged.forEach((p, i) => {
-    section.push(`const has${i} = ${rt.cond(and(p.inTaggedSection, test(nonDefaultCondition(p.field, p.v, rt))))};`, `if (has${i}) count++;`);
+    section.push(`const ${has[i]} = ${rt.cond(and(p.inTaggedSection, test(nonDefaultCondition(p.field, p.v, rt))))};`, `if (${has[i]}) count++;`);
   });
   section.push('w.unsignedVarint(count);', 'let next = 0;');
   tagged.forEach((p, i) => {
-    section.push(`if (has${i}) {`);
+    section.push(`if (${has[i]}) {`);
     section.push(`next = ${rt.use('writeRawTaggedFields')}(w, unknown, next, ${p.field.tag});`);
     section.push(`w.unsignedVarint(${p.field.tag});`);
     section.push(`w.unsignedVarint(${sizeExpression(p.field, p.v, ALWAYS, p.taggedNullable, rt)});`);
@@ -340,6 +351,13 @@ function fromJsonLines(plans: FieldPlan[], rt: RuntimeImports): string[] {
     lines.push('}');
   }
   return lines;
+}
+
+/** A local named `wanted`, unless a field's local already has that name. */
+function freeName(wanted: string, plans: FieldPlan[]): string {
+  let name = wanted;
+  while (plans.some((p) => p.local === name)) name = `${name}_`;
+  return name;
 }
 
 function upperSnake(name: string): string {

@@ -83,7 +83,9 @@ describe('version conditions', () => {
     expect(printCondition(and(or(test('a'), test('b')), test('c')))).toBe('(a || (b)) && c');
     expect(printCondition(or(versionCondition(range('1-2'), within), test('m.a !== 0')))).toBe('version >= 1 && version <= 2 || (m.a !== 0)');
     expect(not(ALWAYS)).toEqual(NEVER);
-    expect(printCondition(not(v3))).toBe('!(version >= 3)');
+    expect(printCondition(not(v3))).toBe('version <= 2');
+    expect(printCondition(not(versionCondition(range('0-2'), within)))).toBe('version >= 3');
+    expect(printCondition(not(versionCondition(range('2-3'), within)))).toBe('!(version >= 2 && version <= 3)');
     expect(mentionsFlexible(and(test('x'), FLEXIBLE))).toBe(true);
     expect(mentionsFlexible(v3)).toBe(false);
   });
@@ -138,11 +140,11 @@ describe('fixed runs', () => {
     ]);
     expect(v.fixedRuns.map((r) => r.fields)).toEqual(["['a', 4], ['b', 8], ['c', 16]", "['d', 2], ['e', 1]"]);
     expect(v.readLines.filter((l) => l.includes('At('))).toEqual([
-      'const a: number = r.int32At(run0);',
-      'const b: bigint = r.int64At(run0 + 4);',
-      'const c: string = r.uuidAt(run0 + 12);',
-      'const d: number = r.int16At(run1);',
-      'const e: boolean = r.boolAt(run1 + 2);',
+      'const a: number = r.int32At(aAt);',
+      'const b: bigint = r.int64At(aAt + 4);',
+      'const c: string = r.uuidAt(aAt + 12);',
+      'const d: number = r.int16At(dAt);',
+      'const e: boolean = r.boolAt(dAt + 2);',
     ]);
   });
 
@@ -204,5 +206,20 @@ describe('defaults', () => {
     expect(parseJavaDouble('1,5')).toBeUndefined();
     expect(parseJavaDouble('0x1.8')).toBeUndefined();
     expect(parseJavaDouble('0xp1')).toBeUndefined();
+  });
+});
+
+describe('generated write path', () => {
+  it("refuses a non-default field in a version that lacks it, as Kafka's write does, without the size pass", async () => {
+    const { InitProducerIdRequest } = await import('../../generated/index.js');
+    const { UnsupportedVersionError, Writer } = await import('../../runtime/index.js');
+    const m = InitProducerIdRequest.create({ transactionalId: 't', producerId: 5n });
+    expect(() => InitProducerIdRequest.write(new Writer(64), m, 2)).toThrow(UnsupportedVersionError);
+    expect(() => InitProducerIdRequest.write(new Writer(64), m, 2)).toThrow(/non-default producerId at version 2/);
+    // At the default, the field is simply not on the wire of v2.
+    const atDefault = InitProducerIdRequest.create({ transactionalId: 't' });
+    const w = new Writer(InitProducerIdRequest.size(atDefault, 2));
+    InitProducerIdRequest.write(w, atDefault, 2);
+    expect(InitProducerIdRequest.decode(InitProducerIdRequest.encode(atDefault, 2), 2)).toEqual(atDefault);
   });
 });
