@@ -371,3 +371,272 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
 export function apiByKey(apiKey: number): ApiDescriptor | undefined {
   return apis.get(apiKey);
 }
+
+/** Every API's key by name, from the schemas: `ApiKey.EndTxn` is 26. */
+export const ApiKey = {
+  Produce: 0,
+  Fetch: 1,
+  ListOffsets: 2,
+  Metadata: 3,
+  OffsetFetch: 9,
+  FindCoordinator: 10,
+  ApiVersions: 18,
+  InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  WriteTxnMarkers: 27,
+  TxnOffsetCommit: 28,
+  ShareGroupHeartbeat: 76,
+  ShareGroupDescribe: 77,
+  ShareFetch: 78,
+  ShareAcknowledge: 79,
+  AddShareAcksToTxn: 95,
+  TxnShareAcknowledge: 96,
+} as const;
+
+export type ApiKeyName = keyof typeof ApiKey;
+
+/** The header version used over a range of API versions. */
+export interface HeaderVersionRange {
+  readonly lowest: number;
+  readonly highest: number;
+  readonly header: number;
+}
+
+/** What the schemas say of an API, without its codecs: for tables, logs and version negotiation. */
+export interface ApiKeyInfo {
+  readonly name: ApiKeyName;
+  readonly apiKey: number;
+  readonly validVersions: { readonly lowest: number; readonly highest: number };
+  /** RequestHeader versions over the valid versions, ascending. */
+  readonly requestHeaders: readonly HeaderVersionRange[];
+  /** ResponseHeader versions over the valid versions, ascending. */
+  readonly responseHeaders: readonly HeaderVersionRange[];
+  readonly listeners: readonly string[];
+}
+
+/** Every API of `apis`, by ascending key. */
+export const apiKeyTable: readonly ApiKeyInfo[] = [
+  {
+    name: 'Produce',
+    apiKey: 0,
+    validVersions: { lowest: 3, highest: 13 },
+    requestHeaders: [
+      { lowest: 3, highest: 8, header: 1 },
+      { lowest: 9, highest: 13, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 3, highest: 8, header: 0 },
+      { lowest: 9, highest: 13, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Fetch',
+    apiKey: 1,
+    validVersions: { lowest: 4, highest: 18 },
+    requestHeaders: [
+      { lowest: 4, highest: 11, header: 1 },
+      { lowest: 12, highest: 18, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 4, highest: 11, header: 0 },
+      { lowest: 12, highest: 18, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ListOffsets',
+    apiKey: 2,
+    validVersions: { lowest: 1, highest: 11 },
+    requestHeaders: [
+      { lowest: 1, highest: 5, header: 1 },
+      { lowest: 6, highest: 11, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 5, header: 0 },
+      { lowest: 6, highest: 11, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Metadata',
+    apiKey: 3,
+    validVersions: { lowest: 0, highest: 13 },
+    requestHeaders: [
+      { lowest: 0, highest: 8, header: 1 },
+      { lowest: 9, highest: 13, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 8, header: 0 },
+      { lowest: 9, highest: 13, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'OffsetFetch',
+    apiKey: 9,
+    validVersions: { lowest: 1, highest: 10 },
+    requestHeaders: [
+      { lowest: 1, highest: 5, header: 1 },
+      { lowest: 6, highest: 10, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 5, header: 0 },
+      { lowest: 6, highest: 10, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'FindCoordinator',
+    apiKey: 10,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ApiVersions',
+    apiKey: 18,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [{ lowest: 0, highest: 5, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'InitProducerId',
+    apiKey: 22,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddPartitionsToTxn',
+    apiKey: 24,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddOffsetsToTxn',
+    apiKey: 25,
+    validVersions: { lowest: 0, highest: 4 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 4, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'EndTxn',
+    apiKey: 26,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'WriteTxnMarkers',
+    apiKey: 27,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'TxnOffsetCommit',
+    apiKey: 28,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareGroupHeartbeat',
+    apiKey: 76,
+    validVersions: { lowest: 1, highest: 1 },
+    requestHeaders: [{ lowest: 1, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareGroupDescribe',
+    apiKey: 77,
+    validVersions: { lowest: 1, highest: 1 },
+    requestHeaders: [{ lowest: 1, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareFetch',
+    apiKey: 78,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareAcknowledge',
+    apiKey: 79,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddShareAcksToTxn',
+    apiKey: 95,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'TxnShareAcknowledge',
+    apiKey: 96,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+];

@@ -29,7 +29,12 @@ const PRETTIER_OPTIONS: prettier.Options = {
 };
 
 export async function renderMessage(view: MessageView): Promise<string> {
-  return format(messageTemplate({ ...view, RUNTIME_IMPORTS: runtimeImports(view) } as MessageView));
+  return format(renderMessageSource(view));
+}
+
+/** The module's text before Prettier (bench:generate times the two apart). */
+export function renderMessageSource(view: MessageView): string {
+  return messageTemplate({ ...view, RUNTIME_IMPORTS: runtimeImports(view) } as MessageView);
 }
 
 /** Imports the runtime names the view registered as it emitted code, values and types apart. */
@@ -46,7 +51,7 @@ export async function renderRegistry(view: RegistryView): Promise<string> {
   return format(registryTemplate(view));
 }
 
-async function format(source: string): Promise<string> {
+export async function format(source: string): Promise<string> {
   try {
     return await prettier.format(source, PRETTIER_OPTIONS);
   } catch (error) {

@@ -37,6 +37,16 @@ describe('generator/CHECKS.md', () => {
     expect([...tested].sort()).toEqual(CASES.map((c) => c.id).sort());
     expect(unreachable.length).toBeGreaterThan(0);
   });
+
+  it('states its counts as the table has them', () => {
+    const text = readFileSync(join(process.cwd(), 'generator', 'CHECKS.md'), 'utf8');
+    const { tested, unreachable } = checkIds();
+    const beyond = tested.filter((id) => id.startsWith('B') || id.startsWith('C'));
+    const kafka = tested.length - beyond.length;
+    expect(text).toContain(`**${kafka + unreachable.length} checks of Kafka's** (${kafka} that a spec can reach`);
+    expect(text).toContain(`and ${unreachable.length} that no`);
+    expect(text).toContain(`**${beyond.length} of kipgen's`);
+  });
 });
 
 describe('each check refuses its minimal spec, at the place that is wrong', () => {

@@ -223,3 +223,26 @@ describe('generated write path', () => {
     expect(InitProducerIdRequest.decode(InitProducerIdRequest.encode(atDefault, 2), 2)).toEqual(atDefault);
   });
 });
+
+describe('generated ApiKey table', () => {
+  it('names every API of the registry with its key, versions, header versions and listeners, as the codecs have them', async () => {
+    const { ApiKey, apiKeyTable, apis } = await import('../../generated/index.js');
+    expect(ApiKey.EndTxn).toBe(26);
+    expect(ApiKey.ApiVersions).toBe(18);
+    expect(apiKeyTable.map((a) => a.apiKey)).toEqual([...apis.keys()].sort((a, b) => a - b));
+    for (const info of apiKeyTable) {
+      const api = apis.get(info.apiKey)!;
+      expect(ApiKey[info.name]).toBe(info.apiKey);
+      expect(info.validVersions).toEqual(api.request.validVersions);
+      expect(info.listeners).toEqual(api.listeners);
+      for (const [headers, codec] of [
+        [info.requestHeaders, api.request],
+        [info.responseHeaders, api.response],
+      ] as const) {
+        expect(headers[0]!.lowest).toBe(info.validVersions.lowest);
+        expect(headers[headers.length - 1]!.highest).toBe(info.validVersions.highest);
+        for (const range of headers) for (let v = range.lowest; v <= range.highest; v++) expect(codec.headerVersion(v), `${info.name} v${v}`).toBe(range.header);
+      }
+    }
+  });
+});

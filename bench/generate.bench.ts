@@ -1,0 +1,60 @@
+// npm run bench:generate [-- SCHEMA_DIR]
+//
+// Times `kipgen generate` over every spec of Kafka's schemas (../shared/kafka-schemas,
+// one folder per Kafka module, each generated as `generate` would), phase by phase:
+// load and check, emit (views), templates, Prettier, and the in-memory type check of
+// the whole tree. Prints a Markdown table; the target is under 10 s in all.
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { messageView } from '../generator/emit/message-view.js';
+import { registryView } from '../generator/emit/registry-view.js';
+import { defaultRuntimeImport } from '../generator/generate.js';
+import { loadSpecs, schemaFiles } from '../generator/load.js';
+import { format, renderMessageSource, renderRegistry } from '../generator/render.js';
+import { typecheck } from '../generator/typecheck.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = resolve(process.argv[2] ?? process.env.KIPGEN_SHARED_SCHEMAS ?? join(here, '..', '..', 'shared', 'kafka-schemas'));
+const folders = readdirSync(root, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => join(root, d.name));
+
+const phases = { 'load + check': 0, emit: 0, templates: 0, prettier: 0, 'type check': 0 };
+const time = async <T>(phase: keyof typeof phases, work: () => T | Promise<T>): Promise<T> => {
+  const start = performance.now();
+  const result = await work();
+  phases[phase] += performance.now() - start;
+  return result;
+};
+
+const total = performance.now();
+const files = new Map<string, string>();
+let specCount = 0;
+let fileCount = 0;
+for (const folder of folders) {
+  fileCount += schemaFiles([folder]).length;
+  const out = join(here, '..', '.bench-generate', folder.split(/[\\/]/).pop()!);
+  const runtime = defaultRuntimeImport(out);
+  const { specs, diagnostics } = await time('load + check', () => loadSpecs([folder]));
+  const errors = diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0) throw new Error(`${folder}: ${errors.length} schema errors, e.g. ${errors[0]!.message}`);
+  specCount += specs.length;
+  for (const spec of specs) {
+    const view = await time('emit', () => messageView(spec, runtime));
+    const source = await time('templates', () => renderMessageSource(view));
+    files.set(join(out, `${spec.name}.ts`), await time('prettier', () => format(source)));
+  }
+  // The registry goes through the template and Prettier at once; it is one file per folder.
+  files.set(join(out, 'index.ts'), await time('prettier', () => renderRegistry(registryView(specs, runtime))));
+}
+const problems = await time('type check', () => typecheck(files));
+if (problems.length > 0) throw new Error(`type errors:\n${problems.slice(0, 5).join('\n')}`);
+const elapsed = performance.now() - total;
+
+console.log(`kipgen generate over ${root}: ${fileCount} schema files, ${specCount} with versions, ${files.size} modules\n`);
+console.log('| phase | ms | share |');
+console.log('| --- | ---: | ---: |');
+for (const [phase, ms] of Object.entries(phases)) console.log(`| ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / elapsed).toFixed(0)}% |`);
+console.log(`| **total** | **${elapsed.toFixed(0)}** | target < 10000 |`);
