@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
+import { ApiKey } from '../generated/index.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
@@ -36,7 +37,7 @@ import { TransactionVerifier } from './txn/verifier.js';
 
 /** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
 const SHARE_APIS = [76, 77, 78, 79, 96];
-const KIP1289_APIS = new Set([95, 96]);
+const KIP1289_APIS = new Set<number>([ApiKey.AddShareAcksToTxn, ApiKey.TxnShareAcknowledge]);
 /** InitProducerId v6 (KIP-939 two-phase commit) is marked unstable by Kafka and not implemented. */
 const INIT_PRODUCER_ID_MAX_VERSION = 5;
 
@@ -108,18 +109,18 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const verifier = new TransactionVerifier(cluster, tc, peers);
 
   // APIs of the broker itself.
-  registry.register(18, apiVersionsHandler(registry));
-  registry.register(3, metadataHandler(cluster));
-  registry.register(10, findCoordinatorHandler(cluster, () => share));
-  registry.register(0, produceHandler(cluster, logs, verifier, log));
-  registry.register(1, fetchHandler(cluster, logs));
-  registry.register(2, listOffsetsHandler(cluster, logs));
-  registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
-  registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
-  registry.register(9, offsetFetchHandler(cluster, offsets));
+  registry.register(ApiKey.ApiVersions, apiVersionsHandler(registry));
+  registry.register(ApiKey.Metadata, metadataHandler(cluster));
+  registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
+  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log));
+  registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
+  registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
+  registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
+  registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
+  registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
   for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-    registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
+    registry.register(apiKey, handler, apiKey === ApiKey.InitProducerId ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
   }
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;

@@ -17,15 +17,15 @@
  * starve other connections (Kafka mutes such a channel the same way).
  */
 import * as net from 'node:net';
-import { ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
+import { ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 
-const API_VERSIONS_KEY = 18;
-const PRODUCE_KEY = 0;
+const API_VERSIONS_KEY: number = ApiKey.ApiVersions;
+const PRODUCE_KEY: number = ApiKey.Produce;
 /** Frames read and not yet handled, per connection, before the socket stops being read. */
 const MAX_QUEUED_FRAMES = 1024;
 const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
