@@ -21,15 +21,24 @@ const folders = readdirSync(root, { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => join(root, d.name));
 
-const phases = { 'load + check': 0, emit: 0, templates: 0, prettier: 0, 'type check': 0 };
-const time = async <T>(phase: keyof typeof phases, work: () => T | Promise<T>): Promise<T> => {
+// Wall time, and this process's CPU time: on a shared machine the second says what the work costs.
+type Phase = 'load + check' | 'emit' | 'templates' | 'prettier' | 'type check';
+const phases: Record<Phase, [wall: number, cpu: number]> = { 'load + check': [0, 0], emit: [0, 0], templates: [0, 0], prettier: [0, 0], 'type check': [0, 0] };
+const cpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+const time = async <T>(phase: Phase, work: () => T | Promise<T>): Promise<T> => {
   const start = performance.now();
+  const cpu = cpuMs();
   const result = await work();
-  phases[phase] += performance.now() - start;
+  phases[phase][0] += performance.now() - start;
+  phases[phase][1] += cpuMs() - cpu;
   return result;
 };
 
 const total = performance.now();
+const totalCpu = cpuMs();
 const files = new Map<string, string>();
 let specCount = 0;
 let fileCount = 0;
@@ -52,9 +61,10 @@ for (const folder of folders) {
 const problems = await time('type check', () => typecheck(files));
 if (problems.length > 0) throw new Error(`type errors:\n${problems.slice(0, 5).join('\n')}`);
 const elapsed = performance.now() - total;
+const elapsedCpu = cpuMs() - totalCpu;
 
 console.log(`kipgen generate over ${root}: ${fileCount} schema files, ${specCount} with versions, ${files.size} modules\n`);
-console.log('| phase | ms | share |');
-console.log('| --- | ---: | ---: |');
-for (const [phase, ms] of Object.entries(phases)) console.log(`| ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / elapsed).toFixed(0)}% |`);
-console.log(`| **total** | **${elapsed.toFixed(0)}** | target < 10000 |`);
+console.log('| phase | wall ms | share | CPU ms |');
+console.log('| --- | ---: | ---: | ---: |');
+for (const [phase, [ms, cpu]] of Object.entries(phases)) console.log(`| ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / elapsed).toFixed(0)}% | ${cpu.toFixed(0)} |`);
+console.log(`| **total** | **${elapsed.toFixed(0)}** | target < 10000 | ${elapsedCpu.toFixed(0)} |`);
