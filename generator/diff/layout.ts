@@ -183,7 +183,7 @@ export function defaultText(value: DefaultValue, typeName: string): string | und
   }
 }
 
-/** The header version kipgen's generated code uses (DESIGN.md §2, generator/wire-rules.ts), or undefined for non-API specs. */
+/** The header version kipgen's generated code uses (docs/DESIGN.md §2, generator/wire-rules.ts), or undefined for non-API specs. */
 export function headerVersion(spec: MessageSpec, version: number): number | undefined {
   return headerRule(spec, version);
 }

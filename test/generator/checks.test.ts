@@ -7,6 +7,7 @@ import { loadSpecs } from '../../generator/load.js';
 import { typecheck } from '../../generator/typecheck.js';
 import type { MessageCodec } from '../../runtime/index.js';
 import { CASES, type CheckCase, type Json } from '../fixtures/checks/cases.js';
+import { checkoutRuntimeImport } from '../support/runtime-import.js';
 import { toHex } from '../support/vectors.js';
 
 // Every row of generator/CHECKS.md: its rejected spec gets the error at the
@@ -76,7 +77,7 @@ describe('and accepts its near-identical twin, with code that compiles and round
       const { specs, diagnostics } = loadSpecs([dir]);
       expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
       const out = join(dir, 'out');
-      const result = await generate({ schemas: [dir], out, skipTypecheck: true });
+      const result = await generate({ schemas: [dir], out, skipTypecheck: true, runtimeImport: checkoutRuntimeImport(out) });
       writeTree(out, result.files);
       generated.push({ c, out, names: specs.map((s) => s.name), files: result.files });
     });

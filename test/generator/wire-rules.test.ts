@@ -9,6 +9,7 @@ import { loadSpecs } from '../../generator/load.js';
 import type { MessageSpec } from '../../generator/spec.js';
 import type { ApiMessageCodec, MessageCodec } from '../../runtime/index.js';
 import { messageArbitrary } from '../support/arbitraries.js';
+import { checkoutRuntimeImport } from '../support/runtime-import.js';
 import { sharedDir, toHex } from '../support/vectors.js';
 
 // The layout that `kipgen diff` and the baseline compare (generator/diff/layout.ts)
@@ -134,7 +135,7 @@ describe.runIf(shared !== undefined)("layout (diff/) and codecs (emit/) agree on
     for (const folder of folders) {
       const out = join(scratch, folder);
       const { specs } = loadSpecs([join(root, folder)]);
-      const result = await generate({ schemas: [join(root, folder)], out, skipTypecheck: true });
+      const result = await generate({ schemas: [join(root, folder)], out, skipTypecheck: true, runtimeImport: checkoutRuntimeImport(out) });
       expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
       writeTree(out, result.files);
       for (const spec of specs) loaded.push({ spec, module: join(out, `${spec.name}.ts`) });
