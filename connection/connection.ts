@@ -30,7 +30,7 @@ import { encodeFrameChunks, FrameReader } from '../runtime/framing.js';
 import { Reader } from '../runtime/reader.js';
 import { RequestHeader } from '../generated/RequestHeader.js';
 import { ResponseHeader } from '../generated/ResponseHeader.js';
-import { apiByKey } from '../generated/index.js';
+import { ApiKey, apiByKey } from '../generated/index.js';
 
 /** The connection failed, was closed, or the peer broke the protocol. Retriable: open a new connection. */
 export class NetworkError extends Error {
@@ -242,7 +242,7 @@ export class KafkaConnection extends EventEmitter {
     }
     const apiKey = requestCodec.apiKey;
     const codec = (responseCodec ?? apiByKey(apiKey)?.response) as ApiMessageCodec<unknown> | undefined;
-    const expectResponse = options.expectResponse ?? !(apiKey === 0 && (request as { acks?: number }).acks === 0);
+    const expectResponse = options.expectResponse ?? !(apiKey === ApiKey.Produce && (request as { acks?: number }).acks === 0);
     if (expectResponse && codec === undefined) {
       return Promise.reject(new TypeError(`no response codec known for API key ${apiKey}`));
     }
@@ -380,7 +380,7 @@ export class KafkaConnection extends EventEmitter {
     } catch (error) {
       // A broker that does not support the requested ApiVersions version
       // answers with a v0 body carrying UNSUPPORTED_VERSION (KIP-511).
-      if (entry.apiKey === 18 && entry.version > 0) {
+      if (entry.apiKey === ApiKey.ApiVersions && entry.version > 0) {
         try {
           response = entry.responseCodec.decode(body, 0);
         } catch {
