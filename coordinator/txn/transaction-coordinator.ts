@@ -336,7 +336,10 @@ export class TransactionCoordinator {
     const state = meta.state;
     const owner = ownerOf(meta);
     const tv2 = meta.clientTransactionVersion >= 2;
-    const retryOnEpochBump = tv2 && meta.producerId === producerId && meta.producerEpoch === producerEpoch + 1;
+    // At the highest epoch without a producer id to move to, the coordinator aborted (fenced, timed out):
+    // a TV2 EndTxn at the last epoch always moves to a new producer id, so this is never a client's retry.
+    const isFenceAtLastEpoch = meta.producerEpoch === MAX_EPOCH && meta.nextProducerId < 0n;
+    const retryOnEpochBump = tv2 && meta.producerId === producerId && meta.producerEpoch === producerEpoch + 1 && !isFenceAtLastEpoch;
     const retryOnOverflow = tv2 && meta.previousProducerId === producerId && producerEpoch === MAX_EPOCH - 1 && meta.producerEpoch === 0;
     if (owner.producerId !== producerId && !retryOnOverflow && !(isPrepare(state) && meta.nextProducerId === producerId)) {
       return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
@@ -421,9 +424,14 @@ export class TransactionCoordinator {
    */
   private async prepareAbort(meta: TransactionMetadata, why: string, bumpEpoch = true): Promise<number> {
     const owner = ownerOf(meta);
+    // Under TV2 an EndTxn with epoch E is recognised as a retry when the state holds E + 1, so an abort the
+    // coordinator starts (fencing, timeout) bumps twice, as Kafka's (prepareFenceProducerEpoch, then
+    // prepareAbortOrCommit's TV2 bump): the fenced producer's EndTxn is then PRODUCER_FENCED, not a
+    // "retry" that hands it the epoch the abort ran under. At the cap see isFenceAtLastEpoch.
+    const step = meta.clientTransactionVersion >= 2 ? 2 : 1;
     // The markers carry the transaction's producer id; a recovery producer under a new id (KeepPreparedTxn
     // at an exhausted epoch) has an epoch of its own, so they take the highest epoch of the old id.
-    const epoch = owner.producerId !== meta.producerId ? MAX_EPOCH : bumpEpoch ? Math.min(owner.producerEpoch + 1, MAX_EPOCH) : owner.producerEpoch;
+    const epoch = owner.producerId !== meta.producerId ? MAX_EPOCH : bumpEpoch ? Math.min(owner.producerEpoch + step, MAX_EPOCH) : owner.producerEpoch;
     const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch, nextProducerId: -1n, nextProducerEpoch: -1 });
     if (error !== ErrorCode.NONE) return error;
     this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);

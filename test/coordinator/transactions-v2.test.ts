@@ -141,6 +141,28 @@ describe('Transactions V2', () => {
     expect(await endTxn(c, 'tv2-overflow', ended.producerId, 0, false)).toMatchObject({ errorCode: 0, producerEpoch: 1 });
     await eventually(() => broker.transactions.get('tv2-overflow')?.state === TxnState.COMPLETE_ABORT);
   });
+  it('a TV2 transaction aborted by its timeout fences its producer: its EndTxn is not taken for a retry of that abort (also at the last epoch)', async () => {
+    for (const [id, lastEpoch] of [['tv2-timed-out', false], ['tv2-timed-out-last-epoch', true]] as const) {
+      const a = await init(c, id, { transactionTimeoutMs: 100 }, 5);
+      let epoch = a.producerEpoch;
+      if (lastEpoch) (broker.transactions.get(id) as { producerEpoch: number }).producerEpoch = epoch = 32766;
+      expect((await produceV(c, 12, id, 1, ['timed-out'], a.producerId, epoch)).errorCode).toBe(0);
+      await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_ABORT);
+      // Kafka: PRODUCER_FENCED. Taking this for a retry of the abort would hand the zombie the epoch the
+      // coordinator aborted under (at the last epoch, 32767, whose next EndTxn overflows the epoch).
+      expect(await endTxn(c, id, a.producerId, epoch, false)).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED, producerEpoch: -1 });
+      expect((await endTxn(c, id, a.producerId, epoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+      // A new instance starts cleanly (a new producer id after the last epoch).
+      const b = await init(c, id, {}, 5);
+      expect(b.errorCode).toBe(0);
+      if (lastEpoch) expect(b).toMatchObject({ producerEpoch: 0 });
+      expect((await produceV(c, 12, id, 1, ['fresh'], b.producerId, b.producerEpoch)).errorCode).toBe(0);
+      expect((await endTxn(c, id, b.producerId, b.producerEpoch, true)).errorCode).toBe(0);
+      await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_COMMIT);
+    }
+    expect(await committedValues(c, 1)).not.toContain('timed-out');
+  });
+
   it('a classic producer taking over a transactional id a TV2 producer used gets the classic EndTxn retry rules (same result again: NONE)', async () => {
     const tv2 = await init(c, 'tv2-then-tv1', {}, 5);
     expect((await produceV(c, 12, 'tv2-then-tv1', 0, ['v2'], tv2.producerId, tv2.producerEpoch)).errorCode).toBe(0);
