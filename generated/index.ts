@@ -8,6 +8,12 @@ import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
+import { CreateAclsRequest } from './CreateAclsRequest.js';
+import { CreateAclsResponse } from './CreateAclsResponse.js';
+import { DeleteAclsRequest } from './DeleteAclsRequest.js';
+import { DeleteAclsResponse } from './DeleteAclsResponse.js';
+import { DescribeAclsRequest } from './DescribeAclsRequest.js';
+import { DescribeAclsResponse } from './DescribeAclsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
@@ -26,6 +32,10 @@ import { ProduceRequest } from './ProduceRequest.js';
 import { ProduceResponse } from './ProduceResponse.js';
 import { RequestHeader } from './RequestHeader.js';
 import { ResponseHeader } from './ResponseHeader.js';
+import { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+import { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+import { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+import { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 import { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 import { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 import { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -55,6 +65,12 @@ export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
+export { CreateAclsRequest } from './CreateAclsRequest.js';
+export { CreateAclsResponse } from './CreateAclsResponse.js';
+export { DeleteAclsRequest } from './DeleteAclsRequest.js';
+export { DeleteAclsResponse } from './DeleteAclsResponse.js';
+export { DescribeAclsRequest } from './DescribeAclsRequest.js';
+export { DescribeAclsResponse } from './DescribeAclsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
@@ -73,6 +89,10 @@ export { ProduceRequest } from './ProduceRequest.js';
 export { ProduceResponse } from './ProduceResponse.js';
 export { RequestHeader } from './RequestHeader.js';
 export { ResponseHeader } from './ResponseHeader.js';
+export { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 export { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 export { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -104,6 +124,12 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
+  CreateAclsRequest,
+  CreateAclsResponse,
+  DeleteAclsRequest,
+  DeleteAclsResponse,
+  DescribeAclsRequest,
+  DescribeAclsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
@@ -122,6 +148,10 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ProduceResponse,
   RequestHeader,
   ResponseHeader,
+  SaslAuthenticateRequest,
+  SaslAuthenticateResponse,
+  SaslHandshakeRequest,
+  SaslHandshakeResponse,
   ShareAcknowledgeRequest,
   ShareAcknowledgeResponse,
   ShareFetchRequest,
@@ -223,6 +253,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    17,
+    {
+      apiKey: 17,
+      name: 'SaslHandshake',
+      request: SaslHandshakeRequest,
+      response: SaslHandshakeResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     18,
     {
       apiKey: 18,
@@ -296,6 +337,50 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: TxnOffsetCommitRequest,
       response: TxnOffsetCommitResponse,
       listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    29,
+    {
+      apiKey: 29,
+      name: 'DescribeAcls',
+      request: DescribeAclsRequest,
+      response: DescribeAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    30,
+    {
+      apiKey: 30,
+      name: 'CreateAcls',
+      request: CreateAclsRequest,
+      response: CreateAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    31,
+    {
+      apiKey: 31,
+      name: 'DeleteAcls',
+      request: DeleteAclsRequest,
+      response: DeleteAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    36,
+    {
+      apiKey: 36,
+      name: 'SaslAuthenticate',
+      request: SaslAuthenticateRequest,
+      response: SaslAuthenticateResponse,
+      listeners: ['broker', 'controller'],
       latestVersionUnstable: false,
     },
   ],
