@@ -14,7 +14,7 @@ import {
   MetadataResponse,
 } from '../generated/index.js';
 import type { ApiMessageCodec } from '../runtime/codec.js';
-import { KafkaConnection, NetworkError } from '../runtime/connection.js';
+import { KafkaConnection, NetworkError, type TlsOptions } from '../runtime/connection.js';
 import { uuidToString, ZERO_UUID } from '../runtime/uuid.js';
 import {
   ClientClosedError,
@@ -25,6 +25,8 @@ import {
   KafkaTimeoutError,
   UnsupportedVersionError,
 } from './errors.js';
+import { authenticate, reauthenticationDelay } from './sasl/authenticate.js';
+import { mechanismName, type SaslConfig } from './sasl/mechanisms.js';
 
 export interface Logger {
   debug(message: string): void;
@@ -63,7 +65,24 @@ export interface CommonClientConfig {
   maxFrameBytes?: number;
   /** Default: warnings and errors to stderr. `null` silences the client. */
   logger?: Logger | null;
+  /**
+   * TLS (security.protocol SSL / SASL_SSL): `true` for the system's trusted
+   * CAs, or node:tls options (ca, cert, key, passphrase, servername,
+   * rejectUnauthorized, ...). Absent or false: plain TCP.
+   */
+  ssl?: boolean | SslConfig;
+  /**
+   * SASL (security.protocol SASL_PLAINTEXT / SASL_SSL): `{ mechanism: 'PLAIN' |
+   * 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username, password }` or `{ mechanism:
+   * 'OAUTHBEARER', oauthBearerProvider }`. Every connection authenticates
+   * after ApiVersions and re-authenticates before the session lifetime the
+   * broker returns (KIP-368).
+   */
+  sasl?: SaslConfig;
 }
+
+/** node:tls options for the client's connections. */
+export type SslConfig = TlsOptions;
 
 export const CoordinatorType = { GROUP: 0, TRANSACTION: 1, SHARE: 2 } as const;
 export type CoordinatorKeyType = (typeof CoordinatorType)[keyof typeof CoordinatorType];
@@ -147,7 +166,7 @@ export class ClusterClient {
   readonly clientId: string;
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
-  private readonly config: Required<Omit<CommonClientConfig, 'logger' | 'clientId' | 'bootstrapServers'>>;
+  private readonly config: Required<Omit<CommonClientConfig, 'logger' | 'clientId' | 'bootstrapServers' | 'ssl' | 'sasl'>>;
   private readonly nodes = new Map<number, NodeState>();
   private readonly bootstrapIds: number[] = [];
   private readonly topicsByName = new Map<string, TopicMetadata>();
@@ -156,6 +175,8 @@ export class ClusterClient {
   private readonly closer = new AbortController();
   private metadataFetchedAt = 0;
   private closed = false;
+  private readonly tls: TlsOptions | null;
+  private readonly sasl: SaslConfig | null;
 
   constructor(config: CommonClientConfig, defaultClientId = 'kipgen') {
     this.clientId = config.clientId ?? defaultClientId;
@@ -171,6 +192,15 @@ export class ClusterClient {
       maxFrameBytes: config.maxFrameBytes ?? 100 * 1024 * 1024,
     };
     this.requestTimeoutMs = this.config.requestTimeoutMs;
+    this.tls = config.ssl === true ? {} : config.ssl ? config.ssl : null;
+    this.sasl = config.sasl ?? null;
+    if (this.sasl) {
+      try {
+        mechanismName(this.sasl);
+      } catch (error) {
+        throw new ConfigError((error as Error).message);
+      }
+    }
     parseBootstrap(config.bootstrapServers).forEach(({ host, port }, i) => {
       const id = -(i + 1);
       this.bootstrapIds.push(id);
@@ -283,12 +313,14 @@ export class ClusterClient {
         connectTimeoutMs: Math.max(1, Math.min(this.config.connectTimeoutMs, deadline - Date.now())),
         requestTimeoutMs: this.config.requestTimeoutMs,
         maxFrameBytes: this.config.maxFrameBytes,
+        tls: this.tls,
       });
       if (this.closed) {
         void connection.close();
         throw new ClientClosedError(`client ${this.clientId}`);
       }
       await this.negotiate(node, connection);
+      if (this.sasl) await this.authenticate(node, connection, false);
     } catch (error) {
       if (connection) void connection.close();
       node.failures++;
@@ -303,6 +335,31 @@ export class ClusterClient {
       if (cause && !this.closed) this.logger.debug(`connection to node ${node.id} closed: ${cause.message}`);
     });
     return connection;
+  }
+
+  /**
+   * SASL on a fresh connection, or again on a live one (KIP-368) with the
+   * connection held for the exchange alone. Schedules the next
+   * re-authentication when the broker set a session lifetime.
+   */
+  private async authenticate(node: NodeState, connection: KafkaConnection, again: boolean): Promise<void> {
+    const versions = { handshake: node.versions.get(17), authenticate: node.versions.get(36) };
+    const run = (): Promise<{ mechanism: string; sessionLifetimeMs: number }> =>
+      authenticate(connection, this.sasl!, versions, { exclusive: again });
+    const outcome = again ? await connection.exclusive(run) : await run();
+    this.logger.debug(`${again ? 're-' : ''}authenticated to node ${node.id} with ${outcome.mechanism}; session lifetime ${outcome.sessionLifetimeMs || 'unlimited'} ms`);
+    if (outcome.sessionLifetimeMs <= 0) return;
+    const timer = setTimeout(() => {
+      if (!connection.isOpen || this.closed) return;
+      this.authenticate(node, connection, true).catch((error: Error) => {
+        // The broker will close the connection once the session ends; close it
+        // now so that the next request reconnects and reports the failure.
+        this.logger.error(`re-authentication to node ${node.id} failed: ${error.message}; closing the connection`);
+        void connection.close();
+      });
+    }, reauthenticationDelay(outcome.sessionLifetimeMs));
+    timer.unref();
+    connection.once('close', () => clearTimeout(timer));
   }
 
   /** ApiVersions at the highest version we know, falling back to the broker's (KIP-511). */

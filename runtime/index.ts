@@ -12,3 +12,4 @@ export * from './define-codec.js';
 export * from './record-batch.js';
 export * from './fixed-width.js';
 export * from './error-codes.js';
+export * from './scram.js';
