@@ -157,7 +157,7 @@ function parseBootstrap(servers: string | readonly string[]): Array<{ host: stri
 
 /** Is this error worth retrying (network failure, timeout of one request, retriable error code)? */
 function isRetriable(error: unknown): boolean {
-  if (error instanceof NetworkError) return true;
+  if (error instanceof NetworkError) return error.retriable; // false for TLS handshake failures
   if (error instanceof KafkaError) return error.retriable;
   return false;
 }
