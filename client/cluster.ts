@@ -24,6 +24,7 @@ import {
   KafkaError,
   KafkaTimeoutError,
   UnsupportedVersionError,
+  isRetriableCode,
 } from './errors.js';
 import { authenticate, reauthenticationDelay } from './sasl/authenticate.js';
 import { mechanismName, type SaslConfig } from './sasl/mechanisms.js';
@@ -172,6 +173,8 @@ export class ClusterClient {
   private readonly topicsByName = new Map<string, TopicMetadata>();
   private readonly topicsById = new Map<string, TopicMetadata>();
   private readonly coordinators = new Map<string, number>();
+  /** Topics the last Metadata answered with a non-retriable error (TOPIC_AUTHORIZATION_FAILED, ...). */
+  private readonly topicErrors = new Map<string, number>();
   private readonly closer = new AbortController();
   private metadataFetchedAt = 0;
   private closed = false;
@@ -496,6 +499,10 @@ export class ClusterClient {
       this.nodes.set(broker.nodeId, node);
     }
     for (const topic of response.topics) {
+      if (topic.name !== null) {
+        if (topic.errorCode !== 0 && !isRetriableCode(topic.errorCode)) this.topicErrors.set(topic.name, topic.errorCode);
+        else this.topicErrors.delete(topic.name);
+      }
       if (topic.errorCode !== 0 || topic.name === null) continue;
       const metadata: TopicMetadata = {
         name: topic.name,
@@ -524,6 +531,9 @@ export class ClusterClient {
     return this.retry(`Metadata for topic ${name}`, deadline, async () => {
       await this.refreshMetadata([name], deadline);
       const topic = this.topicsByName.get(name);
+      const refused = this.topicErrors.get(name);
+      // Not retried: waiting does not grant an ACL.
+      if (!topic && refused !== undefined) throw errorFromCode(refused, `Metadata for topic ${name}`);
       if (!topic) {
         throw new KafkaError(`topic ${name} is not in the cluster's metadata (UNKNOWN_TOPIC_OR_PARTITION)`, {
           code: Errors.UNKNOWN_TOPIC_OR_PARTITION,

@@ -14,6 +14,9 @@ import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { CredentialStore } from './auth/credentials.js';
 import { unsecuredJwsValidator } from './auth/oauth.js';
+import { aclHandlers } from './auth/acl-handlers.js';
+import { authorizationHook } from './auth/api-acls.js';
+import { AclAuthorizer } from './auth/authorizer.js';
 import type { SaslSettings } from './auth/session.js';
 import type { ListenerSpec } from './server/server.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
@@ -122,6 +125,8 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   };
   registry.register(17, saslInServer, { min: 1 });
   registry.register(36, saslInServer);
+  const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
+  for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);
   registry.register(3, metadataHandler(cluster));
   registry.register(10, findCoordinatorHandler(cluster, () => share));
   registry.register(0, produceHandler(cluster, logs, verifier, log));
@@ -170,6 +175,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const server = new KafkaServer({
     listeners: listenerSpecs(config),
     maxFrameBytes: config.maxFrameBytes,
+    ...(authorizer ? { authorize: authorizationHook(authorizer, cluster, log) } : {}),
     registry,
     metrics,
     log,

@@ -60,10 +60,10 @@ export interface ListenerSpec {
 }
 
 /**
- * Decides whether a request may be handled: returns null to let it through,
- * or a response body carrying the authorization errors (see coordinator/auth/).
+ * Runs around every handler (coordinator/auth/api-acls.ts): calls `next` with
+ * the request (or its authorized part), or answers the denial itself.
  */
-export type AuthorizeHook = (request: unknown, ctx: RequestContext) => unknown | null;
+export type AuthorizeHook = (request: unknown, ctx: RequestContext, next: (request: any) => Promise<any>) => Promise<unknown>;
 
 export interface ServerOptions {
   listeners: ListenerSpec[];
@@ -408,8 +408,8 @@ class Connection {
           this.authTimer = null;
         }
       } else {
-        body = this.options.authorize?.(request, ctx) ?? null;
-        if (body === null) body = await registered.handler(request, ctx);
+        const authorize = this.options.authorize;
+        body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx)) : await registered.handler(request, ctx);
       }
     } catch (error) {
       if (!(error instanceof KafkaError)) throw error;

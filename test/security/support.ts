@@ -11,7 +11,7 @@ import type { BrokerConfigInput } from '../../coordinator/config.js';
 import { userConfig } from '../../coordinator/auth/credentials.js';
 import { makeTestPki, type TestPki } from './certificates.js';
 
-export const USERS = { alice: 'alice-secret', bob: 'bob-secret', admin: 'admin-secret' } as const;
+export const USERS = { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret', admin: 'admin-secret' } as const;
 
 export interface SecureBroker {
   broker: Broker;
@@ -39,7 +39,13 @@ export async function startSecureBroker(config: BrokerConfigInput = {}): Promise
       dataDir,
       transactionAbortCheckIntervalMs: 100,
       markerRetryBackoffMs: 20,
-      topics: [{ name: 'events', partitions: 2 }],
+      topics: [
+        { name: 'events', partitions: 2 },
+        { name: 'orders', partitions: 1 },
+        { name: 'audit', partitions: 1 },
+        { name: 'in', partitions: 1 },
+        { name: 'out', partitions: 1 },
+      ],
       listeners: [
         { name: 'SSL', port: 0 },
         { name: 'SASL_PLAINTEXT', port: 0 },

@@ -1,0 +1,307 @@
+/**
+ * ACL authorization (coordinator/auth/): the model (LITERAL and PREFIXED
+ * patterns, implied DESCRIBE, DENY over ALLOW, super users), ACL management
+ * over the wire and on disk, and allow/deny for every API family, including
+ * KIP-1289's AddShareAcksToTxn (95) and TxnShareAcknowledge (96): WRITE on the
+ * transactional id and READ on the share group, each half denied on its own.
+ *
+ * The broker's PLAINTEXT listener plays the trusted inter-broker listener
+ * (User:ANONYMOUS is a super user), so the checks in these tests go through
+ * the SASL listener as alice, bob and carol.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ClusterAuthorizationError,
+  GroupAuthorizationError,
+  KafkaProducer,
+  KafkaShareConsumer,
+  ShareAcknowledgements,
+  TopicAuthorizationError,
+  TransactionalIdAuthorizationError,
+  type ShareConsumerRecord,
+} from '../../client/index.js';
+import { AUTHORIZED_APIS } from '../../coordinator/auth/api-acls.js';
+import { startBroker } from '../../coordinator/broker.js';
+import {
+  AddShareAcksToTxnRequest,
+  AddShareAcksToTxnResponse,
+  ApiVersionsRequest,
+  ApiVersionsResponse,
+  FetchRequest,
+  FetchResponse,
+  ListOffsetsRequest,
+  ListOffsetsResponse,
+  MetadataRequest,
+  MetadataResponse,
+  TxnShareAcknowledgeRequest,
+  TxnShareAcknowledgeResponse,
+} from '../../generated/index.js';
+import type { KafkaConnection } from '../../runtime/connection.js';
+import { ZERO_UUID } from '../../runtime/uuid.js';
+import { readCommitted } from '../client/support/brokers.js';
+import { connectAs, createAcls, deleteAcls, describeAcls, Op, PatternType, Perm, Res, type Grant } from './acl-support.js';
+import { startSecureBroker, USERS, type SecureBroker } from './support.js';
+
+let secure: SecureBroker;
+let admin: KafkaConnection;
+beforeAll(async () => {
+  secure = await startSecureBroker({
+    authorizer: { enabled: true, superUsers: ['User:admin', 'User:ANONYMOUS'], allowEveryoneIfNoAclFound: false },
+    shareGroup: { recordLockDurationMs: 5_000, heartbeatIntervalMs: 100 },
+  });
+  admin = await connectAs(secure, 'admin');
+  // Records to read, produced on the trusted listener.
+  const p = new KafkaProducer({ bootstrapServers: secure.bootstrap('PLAINTEXT'), lingerMs: 1, logger: null, metricsRegistry: null });
+  await Promise.all(Array.from({ length: 6 }, (_, i) => p.send({ topic: 'in', key: `k${i}`, value: `v${i}` })));
+  await p.send({ topic: 'audit', value: 'secret' });
+  await p.close();
+});
+afterAll(async () => {
+  await admin?.close();
+  await secure?.close();
+});
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+});
+
+async function grant(...grants: Grant[]): Promise<void> {
+  const response = await createAcls(admin, grants);
+  expect(response.results.map((r) => r.errorCode)).toEqual(grants.map(() => 0));
+}
+
+function saslClient(user: keyof typeof USERS): { bootstrapServers: string; sasl: { mechanism: 'SCRAM-SHA-256'; username: string; password: string }; logger: null; metricsRegistry: null } {
+  return { bootstrapServers: secure.bootstrap('SASL_PLAINTEXT'), sasl: { mechanism: 'SCRAM-SHA-256', username: user, password: USERS[user] }, logger: null, metricsRegistry: null };
+}
+
+function producer(user: keyof typeof USERS, extra: Record<string, unknown> = {}): KafkaProducer {
+  const p = new KafkaProducer({ ...saslClient(user), lingerMs: 1, maxBlockMs: 5_000, ...extra });
+  cleanups.push(() => p.close(1_000));
+  return p;
+}
+
+function shareConsumer(user: keyof typeof USERS, groupId: string): KafkaShareConsumer {
+  const s = new KafkaShareConsumer({ ...saslClient(user), groupId, acknowledgementMode: 'transactional', fetchMaxWaitMs: 50, requestTimeoutMs: 5_000 });
+  cleanups.push(() => s.close(1_000));
+  return s;
+}
+
+async function pollSome(s: KafkaShareConsumer, timeoutMs = 5_000): Promise<ShareConsumerRecord[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const records = await s.poll(200);
+    if (records.length > 0 || Date.now() > deadline) return records;
+  }
+}
+
+async function as<T>(user: keyof typeof USERS, fn: (c: KafkaConnection) => Promise<T>): Promise<T> {
+  const c = await connectAs(secure, user);
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
+
+const topicIds = new Map<string, string>();
+async function learnTopicIds(): Promise<void> {
+  const response = await admin.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse);
+  for (const t of response.topics) topicIds.set(t.name!, t.topicId);
+}
+
+describe('every API the broker serves has an ACL rule', () => {
+  it('ApiVersions lists no API without a rule in coordinator/auth/api-acls.ts', async () => {
+    const response = await admin.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3, ApiVersionsResponse);
+    const unruled = response.apiKeys.map((k) => k.apiKey).filter((key) => !AUTHORIZED_APIS.includes(key));
+    expect(unruled).toEqual([]);
+  });
+});
+
+describe('ACL management (CreateAcls, DescribeAcls, DeleteAcls)', () => {
+  it('needs ALTER / DESCRIBE on the cluster; creates, describes and deletes; rejects invalid entries', async () => {
+    const refused = await as('alice', (c) => createAcls(c, [{ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'x', operation: Op.READ }]));
+    expect(refused.results[0]!.errorCode).toBe(31); // CLUSTER_AUTHORIZATION_FAILED
+    const described = await as('alice', (c) => describeAcls(c, null));
+    expect(described.errorCode).toBe(31);
+
+    const created = await createAcls(admin, [
+      { principal: 'User:nobody', resourceType: Res.TOPIC, resourceName: 'tmp-', patternType: PatternType.PREFIXED, operation: Op.READ },
+      { principal: 'User:nobody', resourceType: Res.TOPIC, resourceName: 'x', patternType: PatternType.ANY, operation: Op.READ },
+      { principal: 'nobody', resourceType: Res.GROUP, resourceName: 'g', operation: Op.READ },
+    ]);
+    expect(created.results.map((r) => r.errorCode)).toEqual([0, 42, 42]); // INVALID_REQUEST for the pattern ANY and the bare principal
+    expect(created.results[1]!.errorMessage).toMatch(/pattern type ANY is not LITERAL or PREFIXED/);
+
+    const listed = await describeAcls(admin, 'User:nobody');
+    expect(listed.resources).toEqual([
+      { resourceType: Res.TOPIC, resourceName: 'tmp-', patternType: PatternType.PREFIXED, acls: [{ principal: 'User:nobody', host: '*', operation: Op.READ, permissionType: Perm.ALLOW }] },
+    ]);
+    const stored = JSON.parse(fs.readFileSync(path.join(secure.dataDir, 'acls.json'), 'utf8')) as { acls: Grant[] };
+    expect(stored.acls.some((a) => a.principal === 'User:nobody' && a.resourceName === 'tmp-')).toBe(true);
+
+    const deleted = await deleteAcls(admin, 'User:nobody');
+    expect(deleted.filterResults[0]!.matchingAcls.map((a) => a.resourceName)).toEqual(['tmp-']);
+    expect((await describeAcls(admin, 'User:nobody')).resources).toEqual([]);
+  });
+
+  it('survives a restart (acls.json in the data directory)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(secure.dataDir, '..', 'kipgen-acl-restart-'));
+    cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const config = { host: '127.0.0.1', port: 0, dataDir, authorizer: { enabled: true, superUsers: ['User:ANONYMOUS'] } };
+    const first = await startBroker(config, { log: () => {} });
+    const { KafkaConnection } = await import('../../runtime/connection.js');
+    const c1 = await KafkaConnection.connect({ host: '127.0.0.1', port: first.port });
+    await createAcls(c1, [{ principal: 'User:zoe', resourceType: Res.GROUP, resourceName: 'g1', operation: Op.READ, permissionType: Perm.DENY }]);
+    await c1.close();
+    await first.close();
+    const second = await startBroker(config, { log: () => {} });
+    cleanups.push(() => second.close());
+    const c2 = await KafkaConnection.connect({ host: '127.0.0.1', port: second.port });
+    cleanups.push(() => c2.close());
+    const listed = await describeAcls(c2, 'User:zoe');
+    expect(listed.resources.map((r) => [r.resourceName, r.acls[0]!.permissionType])).toEqual([['g1', Perm.DENY]]);
+  });
+});
+
+describe('Produce and InitProducerId', () => {
+  it('WRITE on the topic (PREFIXED), DENY wins over ALLOW, implied DESCRIBE for Metadata', async () => {
+    const denied = await producer('alice').send({ topic: 'orders', value: 'o1' }).catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(TopicAuthorizationError);
+
+    await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'ord', patternType: PatternType.PREFIXED, operation: Op.WRITE });
+    await producer('alice').send({ topic: 'orders', value: 'o2' });
+    expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'orders')).toContain('o2');
+
+    await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'orders', operation: Op.WRITE, permissionType: Perm.DENY });
+    const denyWins = await producer('alice').send({ topic: 'orders', value: 'o3' }).catch((e: unknown) => e);
+    expect(denyWins).toBeInstanceOf(TopicAuthorizationError);
+  });
+
+  it('an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic', async () => {
+    // Bob may see the topic but write nowhere: InitProducerId is refused.
+    await grant({ principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'events', operation: Op.DESCRIBE });
+    const refused = await producer('bob').send({ topic: 'events', value: 'e1' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ClusterAuthorizationError);
+  });
+
+  it('a transactional producer needs WRITE on its transactional id', async () => {
+    await grant({ principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'out', operation: Op.WRITE });
+    const refused = await producer('carol', { transactionalId: 'tx-carol' }).initTransactions().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TransactionalIdAuthorizationError);
+    await grant({ principal: 'User:carol', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'tx-carol', operation: Op.WRITE });
+    const p = producer('carol', { transactionalId: 'tx-carol' });
+    await p.initTransactions();
+    p.beginTransaction();
+    await p.send({ topic: 'out', value: 'committed-by-carol' });
+    await p.commitTransaction();
+    expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'out')).toContain('committed-by-carol');
+  });
+});
+
+describe('Metadata, ListOffsets and Fetch', () => {
+  it('DESCRIBE shows a topic and its offsets, READ is needed to fetch; others are hidden or refused', async () => {
+    await learnTopicIds();
+    await as('alice', async (c) => {
+      const all = await c.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse);
+      expect(all.topics.map((t) => t.name)).not.toContain('audit');
+      const named = await c.send(MetadataRequest, MetadataRequest.create({ topics: [{ topicId: ZERO_UUID, name: 'audit' }] }), 12, MetadataResponse);
+      expect(named.topics[0]!.errorCode).toBe(29);
+      const offsets = await c.send(ListOffsetsRequest, ListOffsetsRequest.create({ replicaId: -1, topics: [{ name: 'audit', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }), 7, ListOffsetsResponse);
+      expect(offsets.topics[0]!.partitions[0]!.errorCode).toBe(29);
+    });
+    await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'audit', operation: Op.DESCRIBE });
+    const fetch = (c: KafkaConnection) =>
+      c.send(
+        FetchRequest,
+        FetchRequest.create({ replicaId: -1, maxWaitMs: 10, minBytes: 0, maxBytes: 1 << 20, topics: [{ topic: 'audit', topicId: topicIds.get('audit')!, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, replicaDirectoryId: ZERO_UUID, highWatermark: -1n }] }] }),
+        13,
+        FetchResponse,
+      );
+    await as('alice', async (c) => {
+      const offsets = await c.send(ListOffsetsRequest, ListOffsetsRequest.create({ replicaId: -1, topics: [{ name: 'audit', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }), 7, ListOffsetsResponse);
+      expect(offsets.topics[0]!.partitions[0]!.errorCode).toBe(0);
+      expect(offsets.topics[0]!.partitions[0]!.offset).toBe(1n);
+      const refused = await fetch(c);
+      expect(refused.responses[0]!.partitions[0]!.errorCode).toBe(29);
+      expect(refused.responses[0]!.partitions[0]!.records).toBeNull();
+    });
+    await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'audit', operation: Op.READ });
+    await as('alice', async (c) => {
+      const fetched = await fetch(c);
+      expect(fetched.responses[0]!.partitions[0]!.errorCode).toBe(0);
+      expect(fetched.responses[0]!.partitions[0]!.records!.length).toBeGreaterThan(0);
+    });
+  });
+});
+
+describe('share groups and KIP-1289', () => {
+  it('a share consumer needs READ on its group and on the topic', async () => {
+    await grant({ principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'in', operation: Op.READ });
+    const noGroup = shareConsumer('bob', 'g-closed');
+    noGroup.subscribe(['in']);
+    expect(await noGroup.poll(2_000).catch((e: unknown) => e)).toBeInstanceOf(GroupAuthorizationError);
+  });
+
+  it('a share consumer may read but not bind acks to a transaction: each half of AddShareAcksToTxn and TxnShareAcknowledge is denied alone', async () => {
+    await learnTopicIds();
+    await grant(
+      { principal: 'User:bob', resourceType: Res.GROUP, resourceName: 'g-kip', operation: Op.READ },
+      { principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'in', operation: Op.READ },
+      // carol: her transactional id and output topic, but not bob's group.
+      { principal: 'User:carol', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'tx-kip', operation: Op.WRITE },
+      { principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'out', operation: Op.WRITE },
+      { principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'in', operation: Op.READ },
+    );
+    const consumer = shareConsumer('bob', 'g-kip');
+    consumer.subscribe(['in']);
+    const records = await pollSome(consumer);
+    expect(records.length).toBeGreaterThan(0);
+
+    // Group half, through the client: carol's producer may not bind acks of bob's group.
+    const p = producer('carol', { transactionalId: 'tx-kip' });
+    await p.initTransactions();
+    p.beginTransaction();
+    await p.send({ topic: 'out', value: 'kip-out' });
+    const refused = await p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata()).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(GroupAuthorizationError);
+    await p.abortTransaction().catch(() => {});
+
+    const meta = consumer.groupMetadata();
+    const addAcks = (transactionalId: string) =>
+      AddShareAcksToTxnRequest.create({ transactionalId, producerId: 0n, producerEpoch: 0, groupId: 'g-kip', topics: [{ name: 'in', partitions: [0] }] });
+    // AddShareAcksToTxn (95): the transactional-id half (bob reads the group but does not own tx-kip) and the group half (carol).
+    const bobAdd = await as('bob', (c) => c.send(AddShareAcksToTxnRequest, addAcks('tx-kip'), 0, AddShareAcksToTxnResponse));
+    expect(bobAdd.errorCode).toBe(53);
+    const carolAdd = await as('carol', (c) => c.send(AddShareAcksToTxnRequest, addAcks('tx-kip'), 0, AddShareAcksToTxnResponse));
+    expect(carolAdd.errorCode).toBe(30);
+
+    // TxnShareAcknowledge (96): the same two halves.
+    const ack = TxnShareAcknowledgeRequest.create({
+      groupId: 'g-kip',
+      transactionalId: 'tx-kip',
+      producerId: 0n,
+      producerEpoch: 0,
+      memberId: meta.memberId,
+      generationId: meta.generationId,
+      topics: [{ topicId: topicIds.get('in')!, partitions: [{ partition: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 0n, acknowledgeType: 1 }] }] }],
+    });
+    const bobAck = await as('bob', (c) => c.send(TxnShareAcknowledgeRequest, ack, 1, TxnShareAcknowledgeResponse));
+    expect(bobAck.errorCode).toBe(53);
+    const carolAck = await as('carol', (c) => c.send(TxnShareAcknowledgeRequest, ack, 1, TxnShareAcknowledgeResponse));
+    expect(carolAck.errorCode).toBe(30);
+
+    // With READ on the group, carol binds bob's acks and commits them with her output.
+    await grant({ principal: 'User:carol', resourceType: Res.GROUP, resourceName: 'g-kip', operation: Op.READ });
+    const again = await pollSome(consumer, 8_000);
+    expect(again.length).toBeGreaterThan(0);
+    const p2 = producer('carol', { transactionalId: 'tx-kip' });
+    await p2.initTransactions();
+    p2.beginTransaction();
+    await p2.send({ topic: 'out', value: 'kip-allowed' });
+    await p2.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(again, 'accept'), consumer.groupMetadata());
+    await p2.commitTransaction();
+    expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'out')).toContain('kip-allowed');
+  });
+});
