@@ -119,11 +119,11 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   // APIs of the broker itself.
   registry.register(18, apiVersionsHandler(registry));
   // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
-  // SaslHandshake v0 (raw tokens without Kafka headers) is not served: clients since Kafka 1.0 use v1.
+  // After SaslHandshake v0 the tokens travel as bare frames (librdkafka requires v0 to be advertised).
   const saslInServer = async (): Promise<never> => {
     throw new Error('SASL requests are handled by the server');
   };
-  registry.register(17, saslInServer, { min: 1 });
+  registry.register(17, saslInServer);
   registry.register(36, saslInServer);
   const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
   for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);

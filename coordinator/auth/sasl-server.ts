@@ -126,7 +126,9 @@ class ScramServer implements SaslServer {
     const withoutProof = message.slice(0, proofAt);
     const attributes = this.parse(message, 'client-final-message');
     if (attributes.get('c') !== Buffer.from(this.gs2Header).toString('base64')) throw new AuthenticationFailed('Invalid SCRAM client final message: channel binding does not match the first message');
-    if (attributes.get('r') !== this.nonce) throw new AuthenticationFailed('Invalid SCRAM client final message: nonce does not match');
+    // Kafka's ScramSaslServer accepts a final nonce that ends with the server's (librdkafka
+    // sends its client nonce once more in front), so kipgen does too.
+    if (!(attributes.get('r') ?? '').endsWith(this.nonce)) throw new AuthenticationFailed('Invalid client nonce in the final client message.');
     const proof = Buffer.from(attributes.get('p') ?? '', 'base64');
     const authMessage = `${this.authMessagePrefix},${withoutProof}`;
     const signature = hmac(this.algorithm, this.storedKey, authMessage);

@@ -41,6 +41,8 @@ export class ConnectionSession {
   private server: SaslServer | null = null;
   private reauthenticating = false;
   private expiresAt = 0;
+  /** SaslHandshake v0 was used: the next frames are bare SASL tokens, not Kafka requests. */
+  rawTokens = false;
   /** Set when the response being sent must be the last one on this connection (a failed login). */
   closeAfterResponse: string | null = null;
 
@@ -86,7 +88,7 @@ export class ConnectionSession {
     return null;
   }
 
-  handshake(mechanism: string): { errorCode: number; mechanisms: string[] } {
+  handshake(mechanism: string, version = 1): { errorCode: number; mechanisms: string[] } {
     const enabled = [...(this.sasl?.mechanisms ?? [])];
     if (!this.usesSasl || this.state === 'authenticate') return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: enabled };
     if (!enabled.includes(mechanism as ServerMechanismName)) {
@@ -103,6 +105,7 @@ export class ConnectionSession {
     this.mechanism = mechanism as ServerMechanismName;
     this.server = createSaslServer(this.mechanism, this.sasl!.deps);
     this.state = 'authenticate';
+    this.rawTokens = version === 0;
     return { errorCode: 0, mechanisms: enabled };
   }
 
@@ -128,6 +131,7 @@ export class ConnectionSession {
     }
     this.principal = principal;
     this.state = 'authenticated';
+    this.rawTokens = false;
     this.reauthenticating = false;
     this.server = null;
     const lifetime = this.sessionLifetime(step.credentialExpiresAtMs);

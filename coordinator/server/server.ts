@@ -334,6 +334,14 @@ class Connection {
 
   /** Decodes, dispatches and encodes one request; null when no response is due (Produce acks=0). */
   private async handle(frame: Uint8Array): Promise<Uint8Array[] | null> {
+    if (this.session.rawTokens) {
+      // After SaslHandshake v0 the tokens travel as bare frames, without Kafka headers (pre-KIP-152 clients).
+      const result = await this.session.authenticate(frame);
+      if (result.errorCode !== 0) throw new RejectedFrame(result.errorMessage ?? 'SASL authentication failed');
+      const size = Buffer.alloc(4);
+      size.writeInt32BE(result.authBytes.length);
+      return [size, result.authBytes];
+    }
     if (frame.length < 8) throw new RejectedFrame(`frame of ${frame.length} bytes is too short for a request header`);
     const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
     const apiKey = view.getInt16(0);
@@ -400,7 +408,7 @@ class Connection {
     let body: any;
     try {
       if (apiKey === SASL_HANDSHAKE_KEY) {
-        body = responseCodec.create(this.session.handshake((request as { mechanism: string }).mechanism));
+        body = responseCodec.create(this.session.handshake((request as { mechanism: string }).mechanism, apiVersion));
       } else if (apiKey === SASL_AUTHENTICATE_KEY) {
         body = responseCodec.create(await this.session.authenticate((request as { authBytes: Uint8Array }).authBytes));
         if (this.session.authenticated && body.errorCode === 0 && body.authBytes !== undefined && this.authTimer) {

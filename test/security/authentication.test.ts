@@ -179,6 +179,41 @@ describe('the broker before authentication', () => {
     await waitForLog(secure.logs, (l) => /frame of 100000 bytes exceeds the maximum of 4096 \(before authentication/.test(l));
   });
 
+  it('serves SaslHandshake v0: the tokens then travel as bare frames (pre-KIP-152 clients)', async () => {
+    const socket = net.connect({ host: '127.0.0.1', port: secure.broker.ports.get('SASL_PLAINTEXT')! });
+    cleanups.push(async () => socket.destroy());
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    const frame = async (): Promise<Buffer> => {
+      for (let i = 0; i < 200 && (received.length < 4 || received.length < 4 + received.readInt32BE(0)); i++) await new Promise((r) => setTimeout(r, 10));
+      const size = received.readInt32BE(0);
+      const body = received.subarray(4, 4 + size);
+      received = received.subarray(4 + size);
+      return body;
+    };
+    const sized = (body: Buffer): Buffer => Buffer.concat([int32(body.length), body]);
+    const int32 = (n: number): Buffer => {
+      const b = Buffer.alloc(4);
+      b.writeInt32BE(n);
+      return b;
+    };
+    const string = (s: string): Buffer => Buffer.concat([Buffer.from([s.length >> 8, s.length & 0xff]), Buffer.from(s)]);
+    // SaslHandshake v0: header v1 (api key 17, version 0, correlation 7, null client id), mechanism PLAIN.
+    socket.write(sized(Buffer.concat([Buffer.from([0, 17, 0, 0]), int32(7), Buffer.from([0xff, 0xff]), string('PLAIN')])));
+    const handshake = await frame();
+    expect(handshake.readInt32BE(0)).toBe(7);
+    expect(handshake.readInt16BE(4)).toBe(0);
+    // The PLAIN token, bare; the answer is a bare (empty) token.
+    socket.write(sized(Buffer.from(`\u0000alice\u0000${USERS.alice}`)));
+    expect((await frame()).length).toBe(0);
+    // Authenticated: ApiVersions v0 is answered.
+    socket.write(sized(Buffer.concat([Buffer.from([0, 18, 0, 0]), int32(8), Buffer.from([0xff, 0xff])])));
+    const versions = await frame();
+    expect(versions.readInt32BE(0)).toBe(8);
+    expect(versions.readInt16BE(4)).toBe(0);
+  });
+
   it('closes a connection that never authenticates (after its TLS handshake)', async () => {
     const socket = tls.connect({ host: '127.0.0.1', port: secure.broker.ports.get('SASL_SSL')!, ca: secure.pki.ca });
     cleanups.push(async () => socket.destroy());
