@@ -25,6 +25,22 @@ import {
 import { AUTHORIZED_APIS } from '../../coordinator/auth/api-acls.js';
 import { startBroker } from '../../coordinator/broker.js';
 import {
+  AddOffsetsToTxnRequest,
+  AddPartitionsToTxnRequest,
+  CreateAclsRequest,
+  DeleteAclsRequest,
+  DescribeAclsRequest,
+  EndTxnRequest,
+  FindCoordinatorRequest,
+  InitProducerIdRequest,
+  OffsetFetchRequest,
+  ProduceRequest,
+  ShareAcknowledgeRequest,
+  ShareFetchRequest,
+  ShareGroupDescribeRequest,
+  ShareGroupHeartbeatRequest,
+  TxnOffsetCommitRequest,
+  WriteTxnMarkersRequest,
   AddShareAcksToTxnRequest,
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
@@ -304,4 +320,46 @@ describe('share groups and KIP-1289', () => {
     await p2.commitTransaction();
     expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'out')).toContain('kip-allowed');
   });
+});
+
+describe('each API denies a principal without ACLs, with Kafka\'s error code (dave has none)', () => {
+  type Case = [name: string, codec: any, request: () => unknown, code: (response: any) => number, expected: number, version?: number];
+  const g = 'g-dave';
+  const tx = 'tx-dave';
+  const cases: Case[] = [
+    ['Produce (topic WRITE)', ProduceRequest, () => ({ acks: -1, timeoutMs: 1000, topicData: [{ name: 'events', topicId: ZERO_UUID, partitionData: [{ index: 0, records: null }] }] }), (r) => r.responses[0].partitionResponses[0].errorCode, 29, 9],
+    ['Produce (transactional id WRITE)', ProduceRequest, () => ({ transactionalId: tx, acks: -1, timeoutMs: 1000, topicData: [{ name: 'events', topicId: ZERO_UUID, partitionData: [{ index: 0, records: null }] }] }), (r) => r.responses[0].partitionResponses[0].errorCode, 53, 9],
+    ['Fetch (topic READ)', FetchRequest, () => ({ replicaId: -1, maxWaitMs: 10, topics: [{ topic: 'events', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }] }), (r) => r.responses[0].partitions[0].errorCode, 29, 12],
+    ['ListOffsets (topic DESCRIBE)', ListOffsetsRequest, () => ({ replicaId: -1, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }), (r) => r.topics[0].partitions[0].errorCode, 29, 7],
+    ['Metadata (topic DESCRIBE)', MetadataRequest, () => ({ topics: [{ topicId: ZERO_UUID, name: 'events' }] }), (r) => r.topics[0].errorCode, 29, 12],
+    ['OffsetFetch (group DESCRIBE)', OffsetFetchRequest, () => ({ groups: [{ groupId: g, memberId: null, memberEpoch: -1, topics: null }] }), (r) => r.groups[0].errorCode, 30, 8],
+    ['FindCoordinator GROUP (group DESCRIBE)', FindCoordinatorRequest, () => ({ keyType: 0, coordinatorKeys: [g] }), (r) => r.coordinators[0].errorCode, 30, 4],
+    ['FindCoordinator TRANSACTION (transactional id DESCRIBE)', FindCoordinatorRequest, () => ({ keyType: 1, coordinatorKeys: [tx] }), (r) => r.coordinators[0].errorCode, 53, 4],
+    ['InitProducerId (transactional id WRITE)', InitProducerIdRequest, () => ({ transactionalId: tx, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode, 53, 4],
+    ['InitProducerId (IDEMPOTENT_WRITE / some topic WRITE)', InitProducerIdRequest, () => ({ transactionalId: null, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode, 31, 4],
+    ['AddPartitionsToTxn v3 (transactional id WRITE)', AddPartitionsToTxnRequest, () => ({ v3AndBelowTransactionalId: tx, v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: 'events', partitions: [0] }] }), (r) => r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, 53, 3],
+    ['AddPartitionsToTxn v4 (CLUSTER_ACTION)', AddPartitionsToTxnRequest, () => ({ transactions: [] }), (r) => r.errorCode, 31, 4],
+    ['AddOffsetsToTxn (transactional id WRITE)', AddOffsetsToTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g }), (r) => r.errorCode, 53, 3],
+    ['EndTxn (transactional id WRITE)', EndTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, committed: true }), (r) => r.errorCode, 53, 3],
+    ['WriteTxnMarkers (CLUSTER_ACTION)', WriteTxnMarkersRequest, () => ({ markers: [{ producerId: 1n, producerEpoch: 0, transactionResult: true, topics: [{ name: 'events', partitionIndexes: [0] }], coordinatorEpoch: 0 }] }), (r) => r.markers[0].topics[0].partitions[0].errorCode, 31, 1],
+    ['TxnOffsetCommit (transactional id WRITE)', TxnOffsetCommitRequest, () => ({ transactionalId: tx, groupId: g, producerId: 1n, producerEpoch: 0, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }), (r) => r.topics[0].partitions[0].errorCode, 53, 3],
+    ['DescribeAcls (cluster DESCRIBE)', DescribeAclsRequest, () => ({ resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }), (r) => r.errorCode, 31, 3],
+    ['CreateAcls (cluster ALTER)', CreateAclsRequest, () => ({ creations: [{ resourceType: 2, resourceName: 'events', resourcePatternType: 3, principal: 'User:dave', host: '*', operation: 3, permissionType: 3 }] }), (r) => r.results[0].errorCode, 31, 3],
+    ['DeleteAcls (cluster ALTER)', DeleteAclsRequest, () => ({ filters: [{ resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }] }), (r) => r.filterResults[0].errorCode, 31, 3],
+    ['ShareGroupHeartbeat (group READ)', ShareGroupHeartbeatRequest, () => ({ groupId: g, memberId: 'm', memberEpoch: 0, subscribedTopicNames: ['events'] }), (r) => r.errorCode, 30],
+    ['ShareGroupDescribe (group DESCRIBE)', ShareGroupDescribeRequest, () => ({ groupIds: [g] }), (r) => r.groups[0].errorCode, 30],
+    ['ShareFetch (group READ)', ShareFetchRequest, () => ({ groupId: g, memberId: 'm', shareSessionEpoch: 0, topics: [] }), (r) => r.errorCode, 30],
+    ['ShareAcknowledge (group READ)', ShareAcknowledgeRequest, () => ({ groupId: g, memberId: 'm', shareSessionEpoch: 1, topics: [] }), (r) => r.errorCode, 30],
+    ['AddShareAcksToTxn (transactional id WRITE)', AddShareAcksToTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g, topics: [{ name: 'in', partitions: [0] }] }), (r) => r.errorCode, 53, 0],
+    ['TxnShareAcknowledge (transactional id WRITE)', TxnShareAcknowledgeRequest, () => ({ groupId: g, transactionalId: tx, producerId: 1n, producerEpoch: 0, memberId: 'm', generationId: 1, topics: [] }), (r) => r.errorCode, 53, 1],
+  ];
+  for (const [name, codec, build, code, expected, version] of cases) {
+    it(name, async () => {
+      const response = await as('dave', async (c) => {
+        const v = version ?? codec.validVersions.highest;
+        return c.send(codec, codec.create(build()), v);
+      });
+      expect(code(response)).toBe(expected);
+    });
+  }
 });

@@ -11,7 +11,7 @@ import type { BrokerConfigInput } from '../../coordinator/config.js';
 import { userConfig } from '../../coordinator/auth/credentials.js';
 import { makeTestPki, type TestPki } from './certificates.js';
 
-export const USERS = { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret', admin: 'admin-secret' } as const;
+export const USERS = { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret', dave: 'dave-secret', admin: 'admin-secret' } as const;
 
 export interface SecureBroker {
   broker: Broker;
