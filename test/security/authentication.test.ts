@@ -13,7 +13,8 @@ import {
   type SaslConfig,
 } from '../../client/index.js';
 import { unsecuredJws } from '../../coordinator/auth/oauth.js';
-import { MetadataRequest, SaslAuthenticateRequest, SaslHandshakeRequest } from '../../generated/index.js';
+import { FindCoordinatorRequest, FindCoordinatorResponse, MetadataRequest, MetadataResponse, SaslAuthenticateRequest, SaslHandshakeRequest } from '../../generated/index.js';
+import { connectAs } from './acl-support.js';
 import { KafkaConnection, NetworkError } from '../../runtime/connection.js';
 import { readCommitted } from '../client/support/brokers.js';
 import { startSecureBroker, USERS, waitForLog, type SecureBroker } from './support.js';
@@ -77,6 +78,21 @@ describe('every listener type and mechanism', () => {
       });
     }
   }
+});
+
+describe('advertised endpoints', () => {
+  it('Metadata and FindCoordinator answer with the ports of the listener the client came in on', async () => {
+    const c = await connectAs(secure, 'alice');
+    cleanups.push(() => c.close());
+    const metadata = await c.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse);
+    expect(metadata.brokers.map((b) => b.port)).toEqual([secure.broker.ports.get('SASL_PLAINTEXT')]);
+    const coordinator = await c.send(FindCoordinatorRequest, FindCoordinatorRequest.create({ keyType: 1, coordinatorKeys: ['tx-any'] }), 4, FindCoordinatorResponse);
+    expect(coordinator.coordinators[0]!.port).toBe(secure.broker.ports.get('SASL_PLAINTEXT'));
+    const plain = await KafkaConnection.connect({ host: '127.0.0.1', port: secure.broker.port });
+    cleanups.push(() => plain.close());
+    const plainMetadata = await plain.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse);
+    expect(plainMetadata.brokers.map((b) => b.port)).toEqual([secure.broker.port]);
+  });
 });
 
 describe('refused credentials fail at once, typed, naming the mechanism', () => {
