@@ -5,7 +5,14 @@
  * does not is disconnected at its next request.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KafkaProducer, type Logger } from '../../client/index.js';
+import {
+  KafkaProducer,
+  KafkaShareConsumer,
+  ShareAcknowledgements,
+  TransactionalShareAcknowledger,
+  type Logger,
+  type ShareConsumerRecord,
+} from '../../client/index.js';
 import { authenticate } from '../../client/sasl/authenticate.js';
 import { unsecuredJws } from '../../coordinator/auth/oauth.js';
 import { ApiVersionsRequest, MetadataRequest } from '../../generated/index.js';
@@ -58,6 +65,36 @@ describe('re-authentication (KIP-368)', () => {
     expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'events')).toEqual(expect.arrayContaining(['reauth-1', 'reauth-2']));
     expect(logger.lines.filter((l) => /^re-authenticated to node \d+ with SCRAM-SHA-512/.test(l)).length).toBeGreaterThanOrEqual(2);
     expect(secure.logs.some((l) => /session of User:alice expired/.test(l))).toBe(false);
+  });
+
+  it('a share consumer and a TransactionalShareAcknowledger keep working across re-authentications; the acks commit', async () => {
+    const security = { ssl: { ca: secure.pki.ca }, sasl: { mechanism: 'SCRAM-SHA-256', username: 'bob', password: USERS.bob } } as const;
+    const seed = new KafkaProducer({ bootstrapServers: secure.bootstrap('PLAINTEXT'), lingerMs: 1, logger: null, metricsRegistry: null });
+    await Promise.all(['r1', 'r2', 'r3'].map((value) => seed.send({ topic: 'in', value })));
+    await seed.close();
+    const consumer = new KafkaShareConsumer({
+      bootstrapServers: secure.bootstrap('SASL_SSL'),
+      ...security,
+      groupId: 'reauth-share',
+      acknowledgementMode: 'transactional',
+      fetchMaxWaitMs: 50,
+      logger: null,
+    });
+    cleanups.push(() => consumer.close(1_000));
+    const acknowledger = new TransactionalShareAcknowledger({ bootstrapServers: secure.bootstrap('SASL_SSL'), ...security, transactionalId: 'reauth-acks', logger: null, metricsRegistry: null });
+    cleanups.push(() => acknowledger.close());
+    consumer.subscribe(['in']);
+    const records: ShareConsumerRecord[] = [];
+    for (let i = 0; i < 20 && records.length < 3; i++) records.push(...(await consumer.poll(200)));
+    expect(records.map((r) => Buffer.from(r.value!).toString()).sort()).toEqual(['r1', 'r2', 'r3']);
+    await acknowledger.initTransactions();
+    const connectionsBefore = secure.broker.metrics().connectionsOpened;
+    await sleep(LIFETIME_MS * 2.5);
+    await acknowledger.commitAcknowledgements(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
+    // Accepted in a committed transaction: not delivered again.
+    expect(await consumer.poll(300)).toEqual([]);
+    expect(secure.logs.some((l) => /session of User:bob expired/.test(l))).toBe(false);
+    expect(secure.broker.metrics().connectionsOpened).toBe(connectionsBefore);
   });
 
   it('an OAuth session lasts no longer than its token, and the provider is asked again', async () => {
