@@ -61,7 +61,7 @@ async function perTopic(
   request: any,
   check: Check,
   next: Next,
-  spec: { list: string; responseList: string; operation: number; apiKey: number; version: number; errorEntry: (topic: any) => unknown },
+  spec: { list: string; responseList: string; operation: number; apiKey: number; errorEntry: (topic: any) => unknown },
 ): Promise<any> {
   const kept: any[] = [];
   const denied: any[] = [];
@@ -71,14 +71,14 @@ async function perTopic(
     (name !== undefined && !check.allow(Res.TOPIC, name, spec.operation) ? denied : kept).push(topic);
   }
   if (denied.length === 0) return next(request);
-  const response = kept.length > 0 || spec.apiKey === 1 ? await next({ ...request, [spec.list]: kept }) : apiByKey(spec.apiKey)!.response.create();
+  const response = kept.length > 0 ? await next({ ...request, [spec.list]: kept }) : apiByKey(spec.apiKey)!.response.create();
   response[spec.responseList].push(...denied.map(spec.errorEntry));
   return response;
 }
 
 const RULES: Record<number, Rule> = {
   // Produce: WRITE on the transactional id when transactional, WRITE on each topic.
-  0: async (req, check, ctx, next) => {
+  0: async (req, check, _ctx, next) => {
     const entry = (code: number) => (t: any) =>
       createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code })) });
     if (req.transactionalId && !check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) {
@@ -86,16 +86,15 @@ const RULES: Record<number, Rule> = {
       response.responses = req.topicData.map(entry(TXN_DENIED));
       return response;
     }
-    return perTopic(req, check, next, { list: 'topicData', responseList: 'responses', operation: Op.WRITE, apiKey: 0, version: ctx.apiVersion, errorEntry: entry(TOPIC_DENIED) });
+    return perTopic(req, check, next, { list: 'topicData', responseList: 'responses', operation: Op.WRITE, apiKey: 0, errorEntry: entry(TOPIC_DENIED) });
   },
   // Fetch (consumers): READ on each topic.
-  1: (req, check, ctx, next) =>
+  1: (req, check, _ctx, next) =>
     perTopic(req, check, next, {
       list: 'topics',
       responseList: 'responses',
       operation: Op.READ,
       apiKey: 1,
-      version: ctx.apiVersion,
       errorEntry: (t) =>
         createFetchableTopicResponse({
           topic: t.topic,
@@ -104,13 +103,12 @@ const RULES: Record<number, Rule> = {
         }),
     }),
   // ListOffsets: DESCRIBE on each topic.
-  2: (req, check, ctx, next) =>
+  2: (req, check, _ctx, next) =>
     perTopic(req, check, next, {
       list: 'topics',
       responseList: 'topics',
       operation: Op.DESCRIBE,
       apiKey: 2,
-      version: ctx.apiVersion,
       errorEntry: (t) =>
         createListOffsetsTopicResponse({ name: t.name, partitions: t.partitions.map((p: any) => createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED, timestamp: -1n, offset: -1n })) }),
     }),
@@ -221,7 +219,7 @@ const RULES: Record<number, Rule> = {
     return response;
   },
   // TxnOffsetCommit: WRITE on the transactional id, READ on the group, READ on each topic.
-  28: async (req, check, ctx, next) => {
+  28: async (req, check, _ctx, next) => {
     const entry = (code: number) => (t: any) =>
       createTxnOffsetCommitResponseTopic({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p: any) => createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: code })) });
     const whole = (code: number): unknown => {
@@ -231,7 +229,7 @@ const RULES: Record<number, Rule> = {
     };
     if (!check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) return whole(TXN_DENIED);
     if (!check.allow(Res.GROUP, req.groupId, Op.READ)) return whole(GROUP_DENIED);
-    return perTopic(req, check, next, { list: 'topics', responseList: 'topics', operation: Op.READ, apiKey: 28, version: ctx.apiVersion, errorEntry: entry(TOPIC_DENIED) });
+    return perTopic(req, check, next, { list: 'topics', responseList: 'topics', operation: Op.READ, apiKey: 28, errorEntry: entry(TOPIC_DENIED) });
   },
   // DescribeAcls: DESCRIBE on the cluster; CreateAcls, DeleteAcls: ALTER on the cluster.
   29: async (req, check, _ctx, next) => {
@@ -267,33 +265,31 @@ const RULES: Record<number, Rule> = {
     return response;
   },
   // ShareFetch, ShareAcknowledge: READ on the group, READ on each topic.
-  78: async (req, check, ctx, next) => {
+  78: async (req, check, _ctx, next) => {
     require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
     return perTopic(req, check, next, {
       list: 'topics',
       responseList: 'responses',
       operation: Op.READ,
       apiKey: 78,
-      version: ctx.apiVersion,
       errorEntry: (t) =>
         createShareFetchableTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareFetchPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
     });
   },
-  79: async (req, check, ctx, next) => {
+  79: async (req, check, _ctx, next) => {
     require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
     return perTopic(req, check, next, {
       list: 'topics',
       responseList: 'responses',
       operation: Op.READ,
       apiKey: 79,
-      version: ctx.apiVersion,
       errorEntry: (t) =>
         createShareAcknowledgeTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareAckPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
     });
   },
   // KIP-1289 AddShareAcksToTxn: WRITE on the transactional id and READ on the share group
   // (as AddOffsetsToTxn), and READ on each topic whose acks it binds (coordinator/README.md).
-  95: async (req, check, ctx, next) => {
+  95: async (req, check, _ctx, next) => {
     require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
     require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
     return perTopic(req, check, next, {
@@ -301,14 +297,13 @@ const RULES: Record<number, Rule> = {
       responseList: 'results',
       operation: Op.READ,
       apiKey: 95,
-      version: ctx.apiVersion,
       errorEntry: (t) =>
         createAddShareAcksToTxnTopicResult({ name: t.name, partitions: t.partitions.map((p: number) => createAddShareAcksToTxnPartitionResult({ partitionIndex: p, partitionErrorCode: TOPIC_DENIED })) }),
     });
   },
   // KIP-1289 TxnShareAcknowledge: WRITE on the transactional id, READ on the share group and
   // on each topic (as TxnOffsetCommit for consumer offsets).
-  96: async (req, check, ctx, next) => {
+  96: async (req, check, _ctx, next) => {
     require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
     require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
     return perTopic(req, check, next, {
@@ -316,7 +311,6 @@ const RULES: Record<number, Rule> = {
       responseList: 'topics',
       operation: Op.READ,
       apiKey: 96,
-      version: ctx.apiVersion,
       errorEntry: (t) =>
         createTxnShareAcknowledgeTopicResponse({
           topicId: t.topicId,
