@@ -8,7 +8,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
@@ -31,6 +30,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { KafkaServer } from './server/server.js';
+import { createShareCoordinator } from './share/index.js';
 import { ShareStateLog } from './share-state-log.js';
 import { transactionHandlers } from './txn/handlers.js';
 import { MarkerSender } from './txn/marker-sender.js';
@@ -44,13 +44,11 @@ import { TransactionVerifier } from './txn/verifier.js';
 /** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
 const SHARE_APIS = [76, 77, 78, 79, 96];
 const KIP1289_APIS = new Set([95, 96]);
-/** InitProducerId v6 (KIP-939 two-phase commit) is marked unstable by Kafka and not implemented. */
-const INIT_PRODUCER_ID_MAX_VERSION = 5;
 
 export interface StartOptions {
   /**
-   * The share coordinator to run: a factory, `null` for none, or undefined to
-   * load `coordinator/share/index.ts` (`createShareCoordinator`) when it exists.
+   * The share coordinator to run: a factory, `null` for none, or undefined for
+   * kipgen's own (`createShareCoordinator` of coordinator/share/, a plain import).
    */
   shareCoordinator?: ShareCoordinatorFactory | null;
   /** Where log lines go; default stderr. */
@@ -111,13 +109,14 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     maxTimeoutMs: config.transactionMaxTimeoutMs,
     abortCheckIntervalMs: config.transactionAbortCheckIntervalMs,
     retryBackoffMs: config.markerRetryBackoffMs,
+    twoPhaseCommitEnable: config.transactionTwoPhaseCommitEnable,
     metrics,
     log,
   });
-  const verifier = new TransactionVerifier(cluster, tc, peers);
+  const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
   // APIs of the broker itself.
-  registry.register(18, apiVersionsHandler(registry));
+  registry.register(18, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
   // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
   // After SaslHandshake v0 the tokens travel as bare frames (librdkafka requires v0 to be advertised).
   const saslInServer = async (): Promise<never> => {
@@ -135,9 +134,9 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(9, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
+  for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-    registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
+    registry.register(apiKey, handler);
   }
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
@@ -166,7 +165,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     }
   };
 
-  const factory = options.shareCoordinator === undefined ? await loadShareCoordinatorFactory() : options.shareCoordinator;
+  const factory = options.shareCoordinator === undefined ? createShareCoordinator : options.shareCoordinator;
   if (factory !== null) await registerShareCoordinator(await factory(context));
 
   tc.recover();
@@ -262,19 +261,6 @@ function listenerSpecs(config: BrokerConfig): ListenerSpec[] {
     sasl: l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL' ? sasl : null,
     authenticationTimeoutMs: config.sasl.authenticationTimeoutMs,
   }));
-}
-
-/** Loads coordinator/share/index.{ts,js} when it exists; its createShareCoordinator is the factory. */
-async function loadShareCoordinatorFactory(): Promise<ShareCoordinatorFactory | null> {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = ['index.ts', 'index.js'].map((f) => path.join(here, 'share', f));
-  const file = candidates.find((f) => fs.existsSync(f));
-  if (file === undefined) return null;
-  const module = (await import(pathToFileURL(file).href)) as { createShareCoordinator?: ShareCoordinatorFactory };
-  if (typeof module.createShareCoordinator !== 'function') {
-    throw new Error(`${file} does not export createShareCoordinator(ctx: BrokerContext)`);
-  }
-  return module.createShareCoordinator;
 }
 
 function ensureDir(dir: string): string {

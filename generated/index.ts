@@ -114,6 +114,232 @@ export { TxnShareAcknowledgeResponse } from './TxnShareAcknowledgeResponse.js';
 export { WriteTxnMarkersRequest } from './WriteTxnMarkersRequest.js';
 export { WriteTxnMarkersResponse } from './WriteTxnMarkersResponse.js';
 
+// The builders of every message and of its nested structs, and their types.
+export { createAddOffsetsToTxnRequest } from './AddOffsetsToTxnRequest.js';
+export { createAddOffsetsToTxnResponse } from './AddOffsetsToTxnResponse.js';
+export {
+  createAddPartitionsToTxnRequest,
+  createAddPartitionsToTxnTopic,
+  createAddPartitionsToTxnTransaction,
+  type AddPartitionsToTxnTopic,
+  type AddPartitionsToTxnTransaction,
+} from './AddPartitionsToTxnRequest.js';
+export {
+  createAddPartitionsToTxnResponse,
+  createAddPartitionsToTxnTopicResult,
+  createAddPartitionsToTxnPartitionResult,
+  createAddPartitionsToTxnResult,
+  type AddPartitionsToTxnTopicResult,
+  type AddPartitionsToTxnPartitionResult,
+  type AddPartitionsToTxnResult,
+} from './AddPartitionsToTxnResponse.js';
+export {
+  createAddShareAcksToTxnRequest,
+  createAddShareAcksToTxnTopic,
+  type AddShareAcksToTxnTopic,
+} from './AddShareAcksToTxnRequest.js';
+export {
+  createAddShareAcksToTxnResponse,
+  createAddShareAcksToTxnTopicResult,
+  createAddShareAcksToTxnPartitionResult,
+  type AddShareAcksToTxnTopicResult,
+  type AddShareAcksToTxnPartitionResult,
+} from './AddShareAcksToTxnResponse.js';
+export { createApiVersionsRequest } from './ApiVersionsRequest.js';
+export {
+  createApiVersionsResponse,
+  createApiVersion,
+  createSupportedFeatureKey,
+  createFinalizedFeatureKey,
+  type ApiVersion,
+  type SupportedFeatureKey,
+  type FinalizedFeatureKey,
+} from './ApiVersionsResponse.js';
+export { createCreateAclsRequest, createAclCreation, type AclCreation } from './CreateAclsRequest.js';
+export { createCreateAclsResponse, createAclCreationResult, type AclCreationResult } from './CreateAclsResponse.js';
+export { createDeleteAclsRequest, createDeleteAclsFilter, type DeleteAclsFilter } from './DeleteAclsRequest.js';
+export {
+  createDeleteAclsResponse,
+  createDeleteAclsFilterResult,
+  createDeleteAclsMatchingAcl,
+  type DeleteAclsFilterResult,
+  type DeleteAclsMatchingAcl,
+} from './DeleteAclsResponse.js';
+export { createDescribeAclsRequest } from './DescribeAclsRequest.js';
+export {
+  createDescribeAclsResponse,
+  createDescribeAclsResource,
+  createAclDescription,
+  type DescribeAclsResource,
+  type AclDescription,
+} from './DescribeAclsResponse.js';
+export { createEndTxnRequest } from './EndTxnRequest.js';
+export { createEndTxnResponse } from './EndTxnResponse.js';
+export { createFetchRequest, createReplicaState, type ReplicaState } from './FetchRequest.js';
+export {
+  createFetchResponse,
+  createFetchableTopicResponse,
+  createEpochEndOffset,
+  createSnapshotId,
+  createAbortedTransaction,
+  type FetchableTopicResponse,
+  type EpochEndOffset,
+  type SnapshotId,
+  type AbortedTransaction,
+} from './FetchResponse.js';
+export { createFindCoordinatorRequest } from './FindCoordinatorRequest.js';
+export { createFindCoordinatorResponse, createCoordinator, type Coordinator } from './FindCoordinatorResponse.js';
+export { createInitProducerIdRequest } from './InitProducerIdRequest.js';
+export { createInitProducerIdResponse } from './InitProducerIdResponse.js';
+export {
+  createListOffsetsRequest,
+  createListOffsetsTopic,
+  createListOffsetsPartition,
+  type ListOffsetsTopic,
+  type ListOffsetsPartition,
+} from './ListOffsetsRequest.js';
+export {
+  createListOffsetsResponse,
+  createListOffsetsTopicResponse,
+  createListOffsetsPartitionResponse,
+  type ListOffsetsTopicResponse,
+  type ListOffsetsPartitionResponse,
+} from './ListOffsetsResponse.js';
+export { createMetadataRequest, createMetadataRequestTopic, type MetadataRequestTopic } from './MetadataRequest.js';
+export {
+  createMetadataResponse,
+  createMetadataResponseBroker,
+  createMetadataResponseTopic,
+  createMetadataResponsePartition,
+  type MetadataResponseBroker,
+  type MetadataResponseTopic,
+  type MetadataResponsePartition,
+} from './MetadataResponse.js';
+export {
+  createOffsetFetchRequest,
+  createOffsetFetchRequestTopic,
+  createOffsetFetchRequestGroup,
+  createOffsetFetchRequestTopics,
+  type OffsetFetchRequestTopic,
+  type OffsetFetchRequestGroup,
+  type OffsetFetchRequestTopics,
+} from './OffsetFetchRequest.js';
+export {
+  createOffsetFetchResponse,
+  createOffsetFetchResponseTopic,
+  createOffsetFetchResponsePartition,
+  createOffsetFetchResponseGroup,
+  createOffsetFetchResponseTopics,
+  createOffsetFetchResponsePartitions,
+  type OffsetFetchResponseTopic,
+  type OffsetFetchResponsePartition,
+  type OffsetFetchResponseGroup,
+  type OffsetFetchResponseTopics,
+  type OffsetFetchResponsePartitions,
+} from './OffsetFetchResponse.js';
+export {
+  createProduceRequest,
+  createTopicProduceData,
+  createPartitionProduceData,
+  type TopicProduceData,
+  type PartitionProduceData,
+} from './ProduceRequest.js';
+export {
+  createProduceResponse,
+  createTopicProduceResponse,
+  createPartitionProduceResponse,
+  createBatchIndexAndErrorMessage,
+  type TopicProduceResponse,
+  type PartitionProduceResponse,
+  type BatchIndexAndErrorMessage,
+} from './ProduceResponse.js';
+export { createRequestHeader } from './RequestHeader.js';
+export { createResponseHeader } from './ResponseHeader.js';
+export { createSaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { createSaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { createSaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { createSaslHandshakeResponse } from './SaslHandshakeResponse.js';
+export {
+  createShareAcknowledgeRequest,
+  createAcknowledgeTopic,
+  createAcknowledgePartition,
+  type AcknowledgeTopic,
+  type AcknowledgePartition,
+} from './ShareAcknowledgeRequest.js';
+export {
+  createShareAcknowledgeResponse,
+  createShareAcknowledgeTopicResponse,
+  type ShareAcknowledgeTopicResponse,
+} from './ShareAcknowledgeResponse.js';
+export { createShareFetchRequest } from './ShareFetchRequest.js';
+export {
+  createShareFetchResponse,
+  createShareFetchableTopicResponse,
+  createAcquiredRecords,
+  type ShareFetchableTopicResponse,
+  type AcquiredRecords,
+} from './ShareFetchResponse.js';
+export { createShareGroupDescribeRequest } from './ShareGroupDescribeRequest.js';
+export {
+  createShareGroupDescribeResponse,
+  createDescribedGroup,
+  createMember,
+  type DescribedGroup,
+  type Member,
+} from './ShareGroupDescribeResponse.js';
+export { createShareGroupHeartbeatRequest } from './ShareGroupHeartbeatRequest.js';
+export { createShareGroupHeartbeatResponse } from './ShareGroupHeartbeatResponse.js';
+export { createShareSnapshotKey } from './ShareSnapshotKey.js';
+export { createShareSnapshotValue } from './ShareSnapshotValue.js';
+export { createShareUpdateKey } from './ShareUpdateKey.js';
+export { createShareUpdateValue } from './ShareUpdateValue.js';
+export { createTransactionLogKey } from './TransactionLogKey.js';
+export { createTransactionLogValue, createPartitionsSchema, type PartitionsSchema } from './TransactionLogValue.js';
+export {
+  createTxnOffsetCommitRequest,
+  createTxnOffsetCommitRequestTopic,
+  createTxnOffsetCommitRequestPartition,
+  type TxnOffsetCommitRequestTopic,
+  type TxnOffsetCommitRequestPartition,
+} from './TxnOffsetCommitRequest.js';
+export {
+  createTxnOffsetCommitResponse,
+  createTxnOffsetCommitResponseTopic,
+  createTxnOffsetCommitResponsePartition,
+  type TxnOffsetCommitResponseTopic,
+  type TxnOffsetCommitResponsePartition,
+} from './TxnOffsetCommitResponse.js';
+export {
+  createTxnShareAcknowledgeRequest,
+  createTxnShareAcknowledgeTopic,
+  createTxnShareAcknowledgePartition,
+  type TxnShareAcknowledgeTopic,
+  type TxnShareAcknowledgePartition,
+} from './TxnShareAcknowledgeRequest.js';
+export {
+  createTxnShareAcknowledgeResponse,
+  createTxnShareAcknowledgeTopicResponse,
+  createTxnShareAcknowledgePartitionResponse,
+  type TxnShareAcknowledgeTopicResponse,
+  type TxnShareAcknowledgePartitionResponse,
+} from './TxnShareAcknowledgeResponse.js';
+export {
+  createWriteTxnMarkersRequest,
+  createWritableTxnMarker,
+  createWritableTxnMarkerTopic,
+  type WritableTxnMarker,
+  type WritableTxnMarkerTopic,
+} from './WriteTxnMarkersRequest.js';
+export {
+  createWriteTxnMarkersResponse,
+  createWritableTxnMarkerResult,
+  createWritableTxnMarkerTopicResult,
+  createWritableTxnMarkerPartitionResult,
+  type WritableTxnMarkerResult,
+  type WritableTxnMarkerTopicResult,
+  type WritableTxnMarkerPartitionResult,
+} from './WriteTxnMarkersResponse.js';
+
 /** Every codec by message name. */
 export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddOffsetsToTxnRequest,

@@ -11,7 +11,7 @@ export interface VersionRange {
   readonly highest: number;
 }
 
-/** What every generated message codec offers (DESIGN.md §2). */
+/** What every generated message codec offers (docs/DESIGN.md §2). */
 export interface MessageCodec<T> {
   readonly name: string;
   readonly type: SpecType;

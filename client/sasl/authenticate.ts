@@ -14,7 +14,7 @@ import {
   SaslHandshakeRequest,
   SaslHandshakeResponse,
 } from '../../generated/index.js';
-import type { KafkaConnection } from '../../runtime/connection.js';
+import type { KafkaConnection } from '../../connection/connection.js';
 import { ErrorCode, errorCodeName } from '../../runtime/error-codes.js';
 import { SaslAuthenticationError } from '../errors.js';
 import { createExchange, mechanismName, type SaslConfig } from './mechanisms.js';

@@ -22,7 +22,7 @@ import { createTxnShareAcknowledgePartitionResponse, createTxnShareAcknowledgeTo
 import { apiByKey } from '../../generated/index.js';
 import { ZERO_UUID } from '../../runtime/index.js';
 import type { ClusterView, RequestContext } from '../broker-context.js';
-import { ErrorCode, KafkaError } from '../errors.js';
+import { BrokerError, ErrorCode } from '../errors.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { ANONYMOUS } from './session.js';
@@ -44,7 +44,7 @@ const TXN_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 const CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
 
 function deny(code: number, what: string): never {
-  throw new KafkaError(code, what);
+  throw new BrokerError(code, what);
 }
 
 /** Requires `operation` on one resource, or answers the whole request with `code` at the top level. */
@@ -167,9 +167,13 @@ const RULES: Record<number, Rule> = {
   17: (req, _c, _x, next) => next(req),
   18: (req, _c, _x, next) => next(req),
   36: (req, _c, _x, next) => next(req),
-  // InitProducerId: WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
+  // InitProducerId: WRITE on the transactional id, and TWO_PHASE_COMMIT on it to enable 2PC
+  // (KIP-939); without one, IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
   22: async (req, check, _ctx, next) => {
-    if (req.transactionalId) require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+    if (req.transactionalId) {
+      require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+      if (req.enable2Pc) require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.TWO_PHASE_COMMIT, TXN_DENIED);
+    }
     else if (!check.allow(Res.CLUSTER, CLUSTER_NAME, Op.IDEMPOTENT_WRITE) && !check.allowAny(Res.TOPIC, Op.WRITE)) deny(CLUSTER_DENIED, 'not authorized');
     return next(req);
   },
@@ -340,7 +344,7 @@ export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterVie
     if (rule === undefined) {
       if (authorizer.isSuperUser(who.principal)) return next(request);
       log(`authorizer: API key ${ctx.apiKey} has no ACL rule (coordinator/auth/api-acls.ts); denied to ${who.principal}`);
-      return Promise.reject(new KafkaError(CLUSTER_DENIED, `API key ${ctx.apiKey} has no ACL rule on this broker`));
+      return Promise.reject(new BrokerError(CLUSTER_DENIED, `API key ${ctx.apiKey} has no ACL rule on this broker`));
     }
     return rule(request, check, ctx, next);
   };

@@ -29,7 +29,7 @@ import * as tls from 'node:tls';
 import { ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
-import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
@@ -420,8 +420,8 @@ class Connection {
         body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx)) : await registered.handler(request, ctx);
       }
     } catch (error) {
-      if (!(error instanceof KafkaError)) throw error;
-      // A handler may throw a KafkaError to answer with a top-level error code.
+      if (!(error instanceof BrokerError)) throw error;
+      // A handler may throw a BrokerError to answer with a top-level error code.
       body = responseCodec.create();
       if (!('errorCode' in body)) throw new Error(`${api.name} has no top-level error code to carry ${errorCodeName(error.code)}: ${error.message}`);
       body.errorCode = error.code;

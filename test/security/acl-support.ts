@@ -13,7 +13,7 @@ import {
   DescribeAclsRequest,
   DescribeAclsResponse,
 } from '../../generated/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
+import { KafkaConnection } from '../../connection/connection.js';
 import { USERS, type SecureBroker } from './support.js';
 
 export { AclOperation as Op, AclPermission as Perm, PatternType, ResourceType as Res };

@@ -15,7 +15,7 @@ import {
 import { unsecuredJws } from '../../coordinator/auth/oauth.js';
 import { FindCoordinatorRequest, FindCoordinatorResponse, MetadataRequest, MetadataResponse, SaslAuthenticateRequest, SaslHandshakeRequest } from '../../generated/index.js';
 import { connectAs } from './acl-support.js';
-import { KafkaConnection, NetworkError } from '../../runtime/connection.js';
+import { KafkaConnection, NetworkError } from '../../connection/connection.js';
 import { readCommitted } from '../client/support/brokers.js';
 import { startSecureBroker, USERS, waitForLog, type SecureBroker } from './support.js';
 

@@ -54,7 +54,7 @@ import {
   TxnShareAcknowledgeRequest,
   TxnShareAcknowledgeResponse,
 } from '../../generated/index.js';
-import type { KafkaConnection } from '../../runtime/connection.js';
+import type { KafkaConnection } from '../../connection/connection.js';
 import { ZERO_UUID } from '../../runtime/uuid.js';
 import { readCommitted } from '../client/support/brokers.js';
 import { connectAs, createAcls, deleteAcls, describeAcls, Op, PatternType, Perm, Res, type Grant } from './acl-support.js';
@@ -167,7 +167,7 @@ describe('ACL management (CreateAcls, DescribeAcls, DeleteAcls)', () => {
     cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
     const config = { host: '127.0.0.1', port: 0, dataDir, authorizer: { enabled: true, superUsers: ['User:ANONYMOUS'] } };
     const first = await startBroker(config, { log: () => {} });
-    const { KafkaConnection } = await import('../../runtime/connection.js');
+    const { KafkaConnection } = await import('../../connection/connection.js');
     const c1 = await KafkaConnection.connect({ host: '127.0.0.1', port: first.port });
     await createAcls(c1, [{ principal: 'User:zoe', resourceType: Res.GROUP, resourceName: 'g1', operation: Op.READ, permissionType: Perm.DENY }]);
     await c1.close();
@@ -336,6 +336,7 @@ describe('each API denies a principal without ACLs, with Kafka\'s error code (da
     ['FindCoordinator GROUP (group DESCRIBE)', FindCoordinatorRequest, () => ({ keyType: 0, coordinatorKeys: [g] }), (r) => r.coordinators[0].errorCode, 30, 4],
     ['FindCoordinator TRANSACTION (transactional id DESCRIBE)', FindCoordinatorRequest, () => ({ keyType: 1, coordinatorKeys: [tx] }), (r) => r.coordinators[0].errorCode, 53, 4],
     ['InitProducerId (transactional id WRITE)', InitProducerIdRequest, () => ({ transactionalId: tx, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode, 53, 4],
+    ['InitProducerId (TWO_PHASE_COMMIT on the transactional id for 2PC)', InitProducerIdRequest, () => ({ transactionalId: 'tx-dave-2pc', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }), (r) => r.errorCode, 53, 6],
     ['InitProducerId (IDEMPOTENT_WRITE / some topic WRITE)', InitProducerIdRequest, () => ({ transactionalId: null, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode, 31, 4],
     ['AddPartitionsToTxn v3 (transactional id WRITE)', AddPartitionsToTxnRequest, () => ({ v3AndBelowTransactionalId: tx, v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: 'events', partitions: [0] }] }), (r) => r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, 53, 3],
     ['AddPartitionsToTxn v4 (CLUSTER_ACTION)', AddPartitionsToTxnRequest, () => ({ transactions: [] }), (r) => r.errorCode, 31, 4],
@@ -353,6 +354,10 @@ describe('each API denies a principal without ACLs, with Kafka\'s error code (da
     ['AddShareAcksToTxn (transactional id WRITE)', AddShareAcksToTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g, topics: [{ name: 'in', partitions: [0] }] }), (r) => r.errorCode, 53, 0],
     ['TxnShareAcknowledge (transactional id WRITE)', TxnShareAcknowledgeRequest, () => ({ groupId: g, transactionalId: tx, producerId: 1n, producerEpoch: 0, memberId: 'm', generationId: 1, topics: [] }), (r) => r.errorCode, 53, 1],
   ];
+  beforeAll(async () => {
+    // dave owns tx-dave-2pc but may not use it for two-phase commit.
+    await createAcls(admin, [{ principal: 'User:dave', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'tx-dave-2pc', operation: Op.WRITE }]);
+  });
   for (const [name, codec, build, code, expected, version] of cases) {
     it(name, async () => {
       const response = await as('dave', async (c) => {

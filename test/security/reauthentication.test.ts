@@ -16,7 +16,7 @@ import {
 import { authenticate } from '../../client/sasl/authenticate.js';
 import { unsecuredJws } from '../../coordinator/auth/oauth.js';
 import { ApiVersionsRequest, MetadataRequest } from '../../generated/index.js';
-import { KafkaConnection, NetworkError } from '../../runtime/connection.js';
+import { KafkaConnection, NetworkError } from '../../connection/connection.js';
 import { readCommitted } from '../client/support/brokers.js';
 import { startSecureBroker, USERS, waitForLog, type SecureBroker } from './support.js';
 

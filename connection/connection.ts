@@ -25,14 +25,16 @@
  *   request is in flight and holds back other sends until `fn` is done (SASL
  *   re-authentication, KIP-368, must not interleave with other requests).
  *
- * This module depends only on runtime/ and the generated header codecs.
+ * This module depends only on runtime/ and the generated header codecs: it is
+ * its own layer (connection/), so that runtime/ — the codecs' package — has no
+ * networking. The client and the broker both use it.
  */
 import { EventEmitter } from 'node:events';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import type { ApiMessageCodec } from './codec.js';
-import { encodeFrameChunks, FrameReader } from './framing.js';
-import { Reader } from './reader.js';
+import type { ApiMessageCodec } from '../runtime/codec.js';
+import { encodeFrameChunks, FrameReader } from '../runtime/framing.js';
+import { Reader } from '../runtime/reader.js';
 import { RequestHeader } from '../generated/RequestHeader.js';
 import { ResponseHeader } from '../generated/ResponseHeader.js';
 import { apiByKey } from '../generated/index.js';
