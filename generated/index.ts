@@ -8,6 +8,12 @@ import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
+import { CreateAclsRequest } from './CreateAclsRequest.js';
+import { CreateAclsResponse } from './CreateAclsResponse.js';
+import { DeleteAclsRequest } from './DeleteAclsRequest.js';
+import { DeleteAclsResponse } from './DeleteAclsResponse.js';
+import { DescribeAclsRequest } from './DescribeAclsRequest.js';
+import { DescribeAclsResponse } from './DescribeAclsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
@@ -26,6 +32,10 @@ import { ProduceRequest } from './ProduceRequest.js';
 import { ProduceResponse } from './ProduceResponse.js';
 import { RequestHeader } from './RequestHeader.js';
 import { ResponseHeader } from './ResponseHeader.js';
+import { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+import { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+import { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+import { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 import { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 import { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 import { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -55,6 +65,12 @@ export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
+export { CreateAclsRequest } from './CreateAclsRequest.js';
+export { CreateAclsResponse } from './CreateAclsResponse.js';
+export { DeleteAclsRequest } from './DeleteAclsRequest.js';
+export { DeleteAclsResponse } from './DeleteAclsResponse.js';
+export { DescribeAclsRequest } from './DescribeAclsRequest.js';
+export { DescribeAclsResponse } from './DescribeAclsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
@@ -73,6 +89,10 @@ export { ProduceRequest } from './ProduceRequest.js';
 export { ProduceResponse } from './ProduceResponse.js';
 export { RequestHeader } from './RequestHeader.js';
 export { ResponseHeader } from './ResponseHeader.js';
+export { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 export { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 export { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -135,6 +155,24 @@ export {
   type SupportedFeatureKey,
   type FinalizedFeatureKey,
 } from './ApiVersionsResponse.js';
+export { createCreateAclsRequest, createAclCreation, type AclCreation } from './CreateAclsRequest.js';
+export { createCreateAclsResponse, createAclCreationResult, type AclCreationResult } from './CreateAclsResponse.js';
+export { createDeleteAclsRequest, createDeleteAclsFilter, type DeleteAclsFilter } from './DeleteAclsRequest.js';
+export {
+  createDeleteAclsResponse,
+  createDeleteAclsFilterResult,
+  createDeleteAclsMatchingAcl,
+  type DeleteAclsFilterResult,
+  type DeleteAclsMatchingAcl,
+} from './DeleteAclsResponse.js';
+export { createDescribeAclsRequest } from './DescribeAclsRequest.js';
+export {
+  createDescribeAclsResponse,
+  createDescribeAclsResource,
+  createAclDescription,
+  type DescribeAclsResource,
+  type AclDescription,
+} from './DescribeAclsResponse.js';
 export { createEndTxnRequest } from './EndTxnRequest.js';
 export { createEndTxnResponse } from './EndTxnResponse.js';
 export { createFetchRequest, createReplicaState, type ReplicaState } from './FetchRequest.js';
@@ -217,6 +255,10 @@ export {
 } from './ProduceResponse.js';
 export { createRequestHeader } from './RequestHeader.js';
 export { createResponseHeader } from './ResponseHeader.js';
+export { createSaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { createSaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { createSaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { createSaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export {
   createShareAcknowledgeRequest,
   createAcknowledgeTopic,
@@ -308,6 +350,12 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
+  CreateAclsRequest,
+  CreateAclsResponse,
+  DeleteAclsRequest,
+  DeleteAclsResponse,
+  DescribeAclsRequest,
+  DescribeAclsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
@@ -326,6 +374,10 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ProduceResponse,
   RequestHeader,
   ResponseHeader,
+  SaslAuthenticateRequest,
+  SaslAuthenticateResponse,
+  SaslHandshakeRequest,
+  SaslHandshakeResponse,
   ShareAcknowledgeRequest,
   ShareAcknowledgeResponse,
   ShareFetchRequest,
@@ -427,6 +479,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    17,
+    {
+      apiKey: 17,
+      name: 'SaslHandshake',
+      request: SaslHandshakeRequest,
+      response: SaslHandshakeResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     18,
     {
       apiKey: 18,
@@ -500,6 +563,50 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: TxnOffsetCommitRequest,
       response: TxnOffsetCommitResponse,
       listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    29,
+    {
+      apiKey: 29,
+      name: 'DescribeAcls',
+      request: DescribeAclsRequest,
+      response: DescribeAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    30,
+    {
+      apiKey: 30,
+      name: 'CreateAcls',
+      request: CreateAclsRequest,
+      response: CreateAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    31,
+    {
+      apiKey: 31,
+      name: 'DeleteAcls',
+      request: DeleteAclsRequest,
+      response: DeleteAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    36,
+    {
+      apiKey: 36,
+      name: 'SaslAuthenticate',
+      request: SaslAuthenticateRequest,
+      response: SaslAuthenticateResponse,
+      listeners: ['broker', 'controller'],
       latestVersionUnstable: false,
     },
   ],
@@ -584,6 +691,7 @@ export const ApiKey = {
   Metadata: 3,
   OffsetFetch: 9,
   FindCoordinator: 10,
+  SaslHandshake: 17,
   ApiVersions: 18,
   InitProducerId: 22,
   AddPartitionsToTxn: 24,
@@ -591,6 +699,10 @@ export const ApiKey = {
   EndTxn: 26,
   WriteTxnMarkers: 27,
   TxnOffsetCommit: 28,
+  DescribeAcls: 29,
+  CreateAcls: 30,
+  DeleteAcls: 31,
+  SaslAuthenticate: 36,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
   ShareFetch: 78,
@@ -707,6 +819,14 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     listeners: ['broker'],
   },
   {
+    name: 'SaslHandshake',
+    apiKey: 17,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
     name: 'ApiVersions',
     apiKey: 18,
     validVersions: { lowest: 0, highest: 5 },
@@ -794,6 +914,62 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
       { lowest: 3, highest: 6, header: 1 },
     ],
     listeners: ['broker'],
+  },
+  {
+    name: 'DescribeAcls',
+    apiKey: 29,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreateAcls',
+    apiKey: 30,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteAcls',
+    apiKey: 31,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'SaslAuthenticate',
+    apiKey: 36,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 2, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 2, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
   },
   {
     name: 'ShareGroupHeartbeat',

@@ -14,3 +14,4 @@ export * from './record-batch.js';
 export * from './fixed-width.js';
 export * from './error-codes.js';
 export * from './forms.js';
+export * from './scram.js';
