@@ -14,9 +14,11 @@
  * port in Metadata so that every connection goes through it.
  */
 import * as net from 'node:net';
-import { ApiVersionsResponse } from '../../../generated/index.js';
+import { ApiVersionsResponse, FindCoordinatorResponse, MetadataResponse } from '../../../generated/index.js';
 
 const API_VERSIONS = 18;
+const METADATA = 3;
+const FIND_COORDINATOR = 10;
 const PRODUCE = 0;
 
 export class ProduceV0Proxy {
@@ -41,7 +43,7 @@ export class ProduceV0Proxy {
   private accept(client: net.Socket): void {
     const server = net.connect(this.targetPort, '127.0.0.1');
     this.sockets.add(client).add(server);
-    const versionsRequests = new Map<number, number>(); // correlation id → ApiVersions version
+    const requests = new Map<number, { apiKey: number; version: number }>(); // correlation id → rewritten request
     const close = () => {
       client.destroy();
       server.destroy();
@@ -51,16 +53,24 @@ export class ProduceV0Proxy {
     client.on('error', close).on('close', close);
     server.on('error', close).on('close', close);
     frames(client, (frame) => {
-      if (frame.readInt16BE(4) === API_VERSIONS) versionsRequests.set(frame.readInt32BE(8), frame.readInt16BE(6));
+      const apiKey = frame.readInt16BE(4);
+      if (apiKey === API_VERSIONS || apiKey === METADATA || apiKey === FIND_COORDINATOR) {
+        requests.set(frame.readInt32BE(8), { apiKey, version: frame.readInt16BE(6) });
+      }
       server.write(frame);
     });
     frames(server, (frame) => {
       const correlationId = frame.readInt32BE(4);
-      const version = versionsRequests.get(correlationId);
-      if (version === undefined) return void client.write(frame);
-      versionsRequests.delete(correlationId);
-      client.write(this.widenProduce(frame, version));
+      const request = requests.get(correlationId);
+      if (request === undefined) return void client.write(frame);
+      requests.delete(correlationId);
+      if (request.apiKey === API_VERSIONS) client.write(this.widenProduce(frame, request.version));
+      else client.write(this.advertiseProxy(frame, request.apiKey, request.version));
     });
+  }
+
+  private advertiseProxy(frame: Buffer, apiKey: number, version: number): Buffer {
+    return rewritePorts.call(this, frame, apiKey, version);
   }
 
   /** ApiVersionsResponse always has header v0 (the correlation id alone). */
@@ -83,6 +93,38 @@ export class ProduceV0Proxy {
     out.set(encoded, 8);
     return out;
   }
+}
+
+/**
+ * Metadata and FindCoordinator with this proxy's port for the broker's. The
+ * response header is the correlation id, plus an empty tagged-field section in
+ * flexible versions (the broker writes none).
+ */
+function rewritePorts(this: ProduceV0Proxy, frame: Buffer, apiKey: number, version: number): Buffer {
+  const codec = apiKey === METADATA ? MetadataResponse : FindCoordinatorResponse;
+  const headerSize = codec.headerVersion(version) === 1 ? 5 : 4;
+  if (headerSize === 5 && frame[8] !== 0) return frame;
+  const swap = (port: number) => (port === this.targetPort ? this.port : port);
+  let encoded: Uint8Array;
+  try {
+    if (apiKey === METADATA) {
+      const response = MetadataResponse.decode(frame.subarray(4 + headerSize), version);
+      for (const broker of response.brokers) broker.port = swap(broker.port);
+      encoded = MetadataResponse.encode(response, version);
+    } else {
+      const response = FindCoordinatorResponse.decode(frame.subarray(4 + headerSize), version);
+      response.port = swap(response.port);
+      for (const coordinator of response.coordinators) coordinator.port = swap(coordinator.port);
+      encoded = FindCoordinatorResponse.encode(response, version);
+    }
+  } catch {
+    return frame;
+  }
+  const out = Buffer.alloc(4 + headerSize + encoded.length);
+  out.writeInt32BE(headerSize + encoded.length, 0);
+  frame.copy(out, 4, 4, 4 + headerSize);
+  out.set(encoded, 4 + headerSize);
+  return out;
 }
 
 /** Calls `onFrame` with each whole size-prefixed frame (size included) read from `socket`. */
