@@ -131,6 +131,12 @@ export interface TransactionalProducer {
   readonly transactionalId: string;
   readonly producerId: bigint;
   readonly producerEpoch: number;
+  /**
+   * The share group whose acknowledgements the write carries: the
+   * transaction must hold acks for that group (AddShareAcksToTxn), not only
+   * the `__share_group_state` partition.
+   */
+  readonly groupId?: string;
 }
 
 export interface AppendResult {

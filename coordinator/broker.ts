@@ -37,8 +37,6 @@ import { TransactionVerifier } from './txn/verifier.js';
 /** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
 const SHARE_APIS = [76, 77, 78, 79, 96];
 const KIP1289_APIS = new Set([95, 96]);
-/** InitProducerId v6 (KIP-939 two-phase commit) is marked unstable by Kafka and not implemented. */
-const INIT_PRODUCER_ID_MAX_VERSION = 5;
 
 export interface StartOptions {
   /**
@@ -102,13 +100,14 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     maxTimeoutMs: config.transactionMaxTimeoutMs,
     abortCheckIntervalMs: config.transactionAbortCheckIntervalMs,
     retryBackoffMs: config.markerRetryBackoffMs,
+    twoPhaseCommitEnable: config.transactionTwoPhaseCommitEnable,
     metrics,
     log,
   });
-  const verifier = new TransactionVerifier(cluster, tc, peers);
+  const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
   // APIs of the broker itself.
-  registry.register(18, apiVersionsHandler(registry));
+  registry.register(18, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
   registry.register(3, metadataHandler(cluster));
   registry.register(10, findCoordinatorHandler(cluster, () => share));
   registry.register(0, produceHandler(cluster, logs, verifier, log));
@@ -117,9 +116,9 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(9, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
+  for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-    registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
+    registry.register(apiKey, handler);
   }
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;

@@ -47,6 +47,18 @@ export interface BrokerConfig {
   kip1289: boolean;
   /** Log one line per request (API, version, client id): for interoperability checks. */
   logRequests: boolean;
+  /**
+   * The finalized level of the `transaction.version` feature advertised in
+   * ApiVersions: 2 (Transactions V2, KIP-890 part 2; Kafka 4.x's default) or 1
+   * (the classic protocol only).
+   */
+  transactionVersion: number;
+  /**
+   * transaction.two.phase.commit.enable (KIP-939): whether producers may
+   * enable two-phase commit. Kafka's default is false; kipgen's is true,
+   * because checkpoint recovery (DESIGN §5.6) relies on it.
+   */
+  transactionTwoPhaseCommitEnable: boolean;
 }
 
 export const DEFAULT_DATA_DIR = './.kipgen-data';
@@ -77,6 +89,8 @@ export function defaultConfig(): BrokerConfig {
     },
     kip1289: true,
     logRequests: false,
+    transactionVersion: 2,
+    transactionTwoPhaseCommitEnable: true,
   };
 }
 
@@ -110,6 +124,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
+  intIn(config.transactionVersion, 1, 2, 'transactionVersion');
+  if (typeof config.transactionTwoPhaseCommitEnable !== 'boolean') throw new Error('config: transactionTwoPhaseCommitEnable must be true or false');
   const seen = new Set<string>();
   for (const topic of config.topics) {
     if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic.name) || topic.name === '.' || topic.name === '..') {

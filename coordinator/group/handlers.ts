@@ -48,7 +48,7 @@ export function txnOffsetCommitHandler(
     if (offsets.length > 0) {
       try {
         const offsetsLog = logs.get(CONSUMER_OFFSETS_TOPIC, cluster.offsetsPartitionFor(req.groupId))!;
-        await verifier.verifyWrite(offsetsLog, req.transactionalId, req.producerId, req.producerEpoch);
+        await verifier.verifyWrite(offsetsLog, req.transactionalId, req.producerId, req.producerEpoch, v >= 5);
         await store.commitTransactional(req.groupId, req.producerId, req.producerEpoch, offsets);
       } catch (error) {
         if (!(error instanceof BrokerError)) log(`TxnOffsetCommit for group ${req.groupId} failed: ${(error as Error).stack}`);

@@ -50,7 +50,7 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
         }
         try {
           const header = validateBatch(pd.records);
-          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch);
+          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
           const info = await partitionLog.append(pd.records, header);
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset()));
         } catch (error) {

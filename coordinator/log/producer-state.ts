@@ -27,6 +27,8 @@ interface ProducerEntry {
   batches: BatchMetadata[];
   /** First offset of the open transaction, or null. */
   txnFirstOffset: bigint | null;
+  /** The last COMMIT/ABORT marker written for this producer: a resend of it finds nothing open and writes nothing. */
+  lastMarker: { epoch: number; commit: boolean } | null;
 }
 
 export interface AbortedTxnEntry extends AbortedTransaction {
@@ -152,8 +154,25 @@ export class ProducerState {
     }
     const first = entry.txnFirstOffset;
     entry.txnFirstOffset = null;
+    entry.lastMarker = { epoch: producerEpoch, commit };
     this.ongoing.delete(producerId);
     if (first !== null && !commit) this.aborted.push({ producerId, firstOffset: first, lastOffset: markerOffset });
+  }
+
+  /**
+   * Whether this marker was already written here and nothing was opened
+   * since: the coordinator resent it (its first send was appended but not
+   * acknowledged), so writing it again would add a second control batch.
+   */
+  isResentMarker(producerId: bigint, producerEpoch: number, commit: boolean): boolean {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.txnFirstOffset === null && entry.lastMarker !== null && entry.lastMarker.epoch === producerEpoch && entry.lastMarker.commit === commit;
+  }
+
+  /** The first offset of the producer's open transaction here (it identifies that transaction in this log), or null. */
+  ongoingTransactionStart(producerId: bigint, producerEpoch: number): bigint | null {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.epoch === producerEpoch ? entry.txnFirstOffset : null;
   }
 
   /** Whether the producer has an open transaction here. */
@@ -191,7 +210,7 @@ export class ProducerState {
   private entry(producerId: bigint): ProducerEntry {
     let entry = this.producers.get(producerId);
     if (entry === undefined) {
-      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null };
+      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null, lastMarker: null };
       this.producers.set(producerId, entry);
     }
     return entry;
