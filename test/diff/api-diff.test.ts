@@ -55,6 +55,9 @@ describe('TypeScript API diff of generated trees', () => {
       'B:export-renamed:WidgetRequest.ts:WidgetTopic:interface WidgetTopic renamed to WidgetTopicData',
       'B:export-removed:WidgetRequest.ts:createWidgetTopic:exported function createWidgetTopic removed',
       'C:export-added:WidgetRequest.ts:createWidgetTopicData:new exported function createWidgetTopicData',
+      // index.ts re-exports the nested builders and struct types too.
+      'B:export-renamed:index.ts:WidgetTopic:re-export WidgetTopic renamed to WidgetTopicData',
+      'B:export-renamed:index.ts:createWidgetTopic:re-export createWidgetTopic renamed to createWidgetTopicData',
     ]);
   });
 
@@ -65,6 +68,8 @@ describe('TypeScript API diff of generated trees', () => {
       'B:module-removed:WidgetResponse.ts:WidgetResponse:module removed with its exports WidgetResponse, createWidgetResponse',
       'B:export-removed:index.ts:WidgetRequest:export WidgetRequest (re-exported from ./WidgetRequest.js) removed',
       'B:export-removed:index.ts:WidgetResponse:export WidgetResponse (re-exported from ./WidgetResponse.js) removed',
+      'B:export-removed:index.ts:createWidgetRequest:export createWidgetRequest (re-exported from ./WidgetRequest.js) removed',
+      'B:export-removed:index.ts:createWidgetResponse:export createWidgetResponse (re-exported from ./WidgetResponse.js) removed',
       'B:member-removed:index.ts:messages[WidgetRequest]:entry WidgetRequest removed',
       'B:member-removed:index.ts:messages[WidgetResponse]:entry WidgetResponse removed',
     ]);
@@ -95,9 +100,9 @@ describe('kipgen api-diff and kipgen diff --api', () => {
     expect(bad.stderr).toContain('missing: not a folder');
   });
 
-  it('diff --api reports wire and TypeScript separately; the exit code follows the wire', () => {
+  it('diff --api reports wire and TypeScript separately; a TypeScript break alone exits 1 (0 clean, 1 findings, 2 could not run)', () => {
     const r = kipgen(['diff', '--api', join(FIXTURES, 'field-renamed', 'old.json'), join(FIXTURES, 'field-renamed', 'fine.json')]);
-    expect(r.status).toBe(0);
+    expect(r.status).toBe(1);
     expect(r.stdout).toContain('compatible  field-renamed  v0-1  SessionTimeoutMs: TimeoutMs → SessionTimeoutMs [breaks the TypeScript API]');
     expect(r.stdout).toContain('TypeScript API BREAKING: 1 change breaks code');
   });

@@ -177,6 +177,8 @@ describe('the published packages, installed from their tarballs', () => {
 
     const broker = spawnSync(join(app, 'node_modules', '.bin', 'kipgen'), ['broker', '--help'], { cwd: app, encoding: 'utf8' });
     expect(broker.stdout).toMatch(/Usage: kipgen broker/);
+    const version = spawnSync(join(app, 'node_modules', '.bin', 'kipgen'), ['--version'], { cwd: app, encoding: 'utf8' });
+    expect([version.status, version.stdout]).toEqual([0, '0.1.0\n']);
   });
 
   it("@kipgen/broker's README example (an embedded Kafka in a vitest test) runs as written", () => {
