@@ -45,12 +45,14 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
       check(version);
       return writeChunks(parts.size(message, version), (writer) => parts.write(writer, message, version));
     },
-    decode(bytes, version) {
+    decode(bytes, version, options) {
       check(version);
       const reader = new Reader(bytes);
       try {
         const message = parts.read(reader, version);
-        reader.expectEnd();
+        const left = bytes.length - reader.pos;
+        if (left !== 0 && options?.onTrailingBytes !== undefined) options.onTrailingBytes(left);
+        else reader.expectEnd();
         return message;
       } catch (error) {
         throw decodeErrorAt(error, name);
