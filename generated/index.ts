@@ -8,12 +8,24 @@ import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
+import { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
+import { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
+import { CreateTopicsRequest } from './CreateTopicsRequest.js';
+import { CreateTopicsResponse } from './CreateTopicsResponse.js';
+import { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
+import { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
+import { DescribeClusterRequest } from './DescribeClusterRequest.js';
+import { DescribeClusterResponse } from './DescribeClusterResponse.js';
+import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
+import { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
 import { FetchResponse } from './FetchResponse.js';
 import { FindCoordinatorRequest } from './FindCoordinatorRequest.js';
 import { FindCoordinatorResponse } from './FindCoordinatorResponse.js';
+import { IncrementalAlterConfigsRequest } from './IncrementalAlterConfigsRequest.js';
+import { IncrementalAlterConfigsResponse } from './IncrementalAlterConfigsResponse.js';
 import { InitProducerIdRequest } from './InitProducerIdRequest.js';
 import { InitProducerIdResponse } from './InitProducerIdResponse.js';
 import { ListOffsetsRequest } from './ListOffsetsRequest.js';
@@ -55,12 +67,24 @@ export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
+export { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
+export { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
+export { CreateTopicsRequest } from './CreateTopicsRequest.js';
+export { CreateTopicsResponse } from './CreateTopicsResponse.js';
+export { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
+export { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
+export { DescribeClusterRequest } from './DescribeClusterRequest.js';
+export { DescribeClusterResponse } from './DescribeClusterResponse.js';
+export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
+export { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
 export { FetchResponse } from './FetchResponse.js';
 export { FindCoordinatorRequest } from './FindCoordinatorRequest.js';
 export { FindCoordinatorResponse } from './FindCoordinatorResponse.js';
+export { IncrementalAlterConfigsRequest } from './IncrementalAlterConfigsRequest.js';
+export { IncrementalAlterConfigsResponse } from './IncrementalAlterConfigsResponse.js';
 export { InitProducerIdRequest } from './InitProducerIdRequest.js';
 export { InitProducerIdResponse } from './InitProducerIdResponse.js';
 export { ListOffsetsRequest } from './ListOffsetsRequest.js';
@@ -104,12 +128,24 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
+  CreatePartitionsRequest,
+  CreatePartitionsResponse,
+  CreateTopicsRequest,
+  CreateTopicsResponse,
+  DeleteTopicsRequest,
+  DeleteTopicsResponse,
+  DescribeClusterRequest,
+  DescribeClusterResponse,
+  DescribeConfigsRequest,
+  DescribeConfigsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
   FetchResponse,
   FindCoordinatorRequest,
   FindCoordinatorResponse,
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsResponse,
   InitProducerIdRequest,
   InitProducerIdResponse,
   ListOffsetsRequest,
@@ -234,6 +270,28 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    19,
+    {
+      apiKey: 19,
+      name: 'CreateTopics',
+      request: CreateTopicsRequest,
+      response: CreateTopicsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    20,
+    {
+      apiKey: 20,
+      name: 'DeleteTopics',
+      request: DeleteTopicsRequest,
+      response: DeleteTopicsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     22,
     {
       apiKey: 22,
@@ -296,6 +354,50 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: TxnOffsetCommitRequest,
       response: TxnOffsetCommitResponse,
       listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    32,
+    {
+      apiKey: 32,
+      name: 'DescribeConfigs',
+      request: DescribeConfigsRequest,
+      response: DescribeConfigsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    37,
+    {
+      apiKey: 37,
+      name: 'CreatePartitions',
+      request: CreatePartitionsRequest,
+      response: CreatePartitionsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    44,
+    {
+      apiKey: 44,
+      name: 'IncrementalAlterConfigs',
+      request: IncrementalAlterConfigsRequest,
+      response: IncrementalAlterConfigsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    60,
+    {
+      apiKey: 60,
+      name: 'DescribeCluster',
+      request: DescribeClusterRequest,
+      response: DescribeClusterResponse,
+      listeners: ['broker', 'controller'],
       latestVersionUnstable: false,
     },
   ],
