@@ -9,11 +9,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { GroupConfigs } from './admin/group-configs.js';
+import { adminHandlers } from './admin/handlers.js';
+import { TopicAdmin } from './admin/topic-admin.js';
 import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
+import { CreateTopicsRequest, CreateTopicsResponse } from '../generated/index.js';
 import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
@@ -107,9 +111,22 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   });
   const verifier = new TransactionVerifier(cluster, tc, peers);
 
+  const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log);
+  const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
+  const admin = adminHandlers(topicAdmin, groupConfigs, config);
+  const autoCreate = config.autoCreateTopics
+    ? (name: string) =>
+        topicAdmin.autoCreate(name, (created, partitions) =>
+          topicAdmin.forward('auto-created topic', CreateTopicsRequest, CreateTopicsRequest.create({ topics: [{ name: created, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: [] }] }), 7, CreateTopicsResponse, (res) =>
+            res.topics[0]?.errorCode ? `error ${res.topics[0].errorCode}` : null,
+          ),
+        )
+    : undefined;
+
   // APIs of the broker itself.
   registry.register(18, apiVersionsHandler(registry));
-  registry.register(3, metadataHandler(cluster));
+  registry.register(3, metadataHandler(cluster, autoCreate));
+  for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
   registry.register(10, findCoordinatorHandler(cluster, () => share));
   registry.register(0, produceHandler(cluster, logs, verifier, log));
   registry.register(1, fetchHandler(cluster, logs));
@@ -205,6 +222,16 @@ async function loadShareCoordinatorFactory(): Promise<ShareCoordinatorFactory | 
     throw new Error(`${file} does not export createShareCoordinator(ctx: BrokerContext)`);
   }
   return module.createShareCoordinator;
+}
+
+/** The broker's defaults for group configs, where kipgen's broker settings give them. */
+function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {
+  return {
+    'share.record.lock.duration.ms': String(config.shareGroup.recordLockDurationMs),
+    'share.delivery.count.limit': String(config.shareGroup.deliveryCountLimit),
+    'share.session.timeout.ms': String(config.shareGroup.sessionTimeoutMs),
+    'share.heartbeat.interval.ms': String(config.shareGroup.heartbeatIntervalMs),
+  };
 }
 
 function ensureDir(dir: string): string {

@@ -25,6 +25,10 @@ export interface BrokerConfig {
   dataDir: string;
   /** Data topics created at start. */
   topics: TopicConfig[];
+  /** auto.create.topics.enable (Kafka's default: true): Metadata creates the topics it names. */
+  autoCreateTopics: boolean;
+  /** num.partitions (Kafka: 1): partitions of an auto-created topic, or of CreateTopics with -1. */
+  defaultPartitions: number;
   /** transaction.state.log.num.partitions (Kafka: 50). */
   transactionStatePartitions: number;
   /** offsets.topic.num.partitions (Kafka: 50). */
@@ -60,6 +64,8 @@ export function defaultConfig(): BrokerConfig {
     clusterId: 'kipgen-cluster',
     dataDir: DEFAULT_DATA_DIR,
     topics: [],
+    autoCreateTopics: true,
+    defaultPartitions: 1,
     transactionStatePartitions: 8,
     consumerOffsetsPartitions: 8,
     transactionMaxTimeoutMs: 900_000,
@@ -110,6 +116,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
+  intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
+  if (typeof config.autoCreateTopics !== 'boolean') throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
   const seen = new Set<string>();
   for (const topic of config.topics) {
     if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic.name) || topic.name === '.' || topic.name === '..') {
