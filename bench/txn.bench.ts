@@ -74,7 +74,7 @@ async function startBroker(): Promise<{ proc: ManagedProcess; bootstrap: string;
         { name: 'bench-out', partitions: 1 },
       ],
       transactionAbortCheckIntervalMs: 500,
-      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000 },
+      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
     }),
   );
   const proc = spawnManaged('broker', ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', file]);

@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GroupConfigs } from './admin/group-configs.js';
 import { adminHandlers } from './admin/handlers.js';
 import { TopicAdmin } from './admin/topic-admin.js';
-import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
+import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
@@ -151,6 +151,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     },
     shareStateLog: new ShareStateLog(shareLog, verifier),
     log: (line) => log(`share: ${line}`),
+    shareGroupConfig: (groupId) => shareOverrides(groupConfigs.overrides(groupId)),
   };
 
   const registerShareCoordinator = async (coordinator: ShareCoordinator): Promise<void> => {
@@ -231,7 +232,19 @@ function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {
     'share.delivery.count.limit': String(config.shareGroup.deliveryCountLimit),
     'share.session.timeout.ms': String(config.shareGroup.sessionTimeoutMs),
     'share.heartbeat.interval.ms': String(config.shareGroup.heartbeatIntervalMs),
+    'share.isolation.level': config.shareGroup.isolationLevel ?? 'read_uncommitted',
+    'share.auto.offset.reset': config.shareGroup.autoOffsetReset ?? 'latest',
   };
+}
+
+/** The share coordinator's view of a group's configs (validated when they were set). */
+function shareOverrides(set: Readonly<Record<string, string>>): ShareGroupConfigOverrides {
+  const out: { -readonly [K in keyof ShareGroupConfigOverrides]: ShareGroupConfigOverrides[K] } = {};
+  if (set['share.isolation.level'] !== undefined) out.isolationLevel = set['share.isolation.level'] as 'read_committed' | 'read_uncommitted';
+  if (set['share.auto.offset.reset'] !== undefined) out.autoOffsetReset = set['share.auto.offset.reset'] as 'earliest' | 'latest';
+  if (set['share.record.lock.duration.ms'] !== undefined) out.recordLockDurationMs = Number(set['share.record.lock.duration.ms']);
+  if (set['share.delivery.count.limit'] !== undefined) out.deliveryCountLimit = Number(set['share.delivery.count.limit']);
+  return out;
 }
 
 function ensureDir(dir: string): string {

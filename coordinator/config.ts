@@ -80,6 +80,9 @@ export function defaultConfig(): BrokerConfig {
       sessionTimeoutMs: 45_000,
       heartbeatIntervalMs: 5_000,
       maxRecordLocks: 200,
+      // Kafka's defaults of the share.isolation.level and share.auto.offset.reset group configs.
+      isolationLevel: 'read_uncommitted',
+      autoOffsetReset: 'latest',
     },
     kip1289: true,
     logRequests: false,
@@ -134,6 +137,12 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(sg.sessionTimeoutMs, 1, 0x7fffffff, 'shareGroup.sessionTimeoutMs');
   intIn(sg.heartbeatIntervalMs, 1, 0x7fffffff, 'shareGroup.heartbeatIntervalMs');
   intIn(sg.maxRecordLocks, 1, 0x7fffffff, 'shareGroup.maxRecordLocks');
+  if (sg.isolationLevel !== 'read_committed' && sg.isolationLevel !== 'read_uncommitted') {
+    throw new Error(`config: shareGroup.isolationLevel must be "read_committed" or "read_uncommitted", got ${JSON.stringify(sg.isolationLevel)}`);
+  }
+  if (sg.autoOffsetReset !== 'earliest' && sg.autoOffsetReset !== 'latest') {
+    throw new Error(`config: shareGroup.autoOffsetReset must be "earliest" or "latest", got ${JSON.stringify(sg.autoOffsetReset)}`);
+  }
   return config;
 }
 

@@ -60,6 +60,8 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       sessionTimeoutMs: settings.sessionTimeoutMs,
       heartbeatIntervalMs: settings.heartbeatIntervalMs,
       maxRecordLocks: settings.maxRecordLocks,
+      ...(settings.isolationLevel !== undefined ? { isolationLevel: settings.isolationLevel } : {}),
+      ...(settings.autoOffsetReset !== undefined ? { autoOffsetReset: settings.autoOffsetReset } : {}),
       ...options.config,
     });
     this.partitions = new SharePartitions({
@@ -67,6 +69,7 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       stateLog: options.stateLog ?? broker.shareStateLog,
       clock: this.clock,
       config: this.config,
+      groupSettings: (groupId) => broker.shareGroupConfig?.(groupId) ?? {},
     });
     this.groups = new ShareGroups(this.clock, { topicByName: (name) => subscribableTopic(broker, name) }, this.config.sessionTimeoutMs);
     this.sessions = new ShareSessions(this.config.maxShareSessions);
