@@ -209,7 +209,7 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   });
   print(`1. produced ${VIEW_COUNT} page views to ${VIEWS}`);
 
-  const task = new SourceAndSinkTask(env, env.unique('page-view-enricher'), env.unique('page-view-enricher-sink-0'));
+  const task = new SourceAndSinkTask(env, await env.shareGroup('page-view-enricher'), env.unique('page-view-enricher-sink-0'));
   await task.open();
   print(`2. task opened: transactional share consumer + transactional sink producer, first transaction begun`);
 
