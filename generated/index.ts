@@ -12,26 +12,44 @@ import { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
 import { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
 import { CreateTopicsRequest } from './CreateTopicsRequest.js';
 import { CreateTopicsResponse } from './CreateTopicsResponse.js';
+import { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
+import { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
 import { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 import { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 import { DescribeClusterRequest } from './DescribeClusterRequest.js';
 import { DescribeClusterResponse } from './DescribeClusterResponse.js';
 import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 import { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
+import { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
+import { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
 import { FetchResponse } from './FetchResponse.js';
 import { FindCoordinatorRequest } from './FindCoordinatorRequest.js';
 import { FindCoordinatorResponse } from './FindCoordinatorResponse.js';
+import { GroupMetadataKey } from './GroupMetadataKey.js';
+import { GroupMetadataValue } from './GroupMetadataValue.js';
+import { HeartbeatRequest } from './HeartbeatRequest.js';
+import { HeartbeatResponse } from './HeartbeatResponse.js';
 import { IncrementalAlterConfigsRequest } from './IncrementalAlterConfigsRequest.js';
 import { IncrementalAlterConfigsResponse } from './IncrementalAlterConfigsResponse.js';
 import { InitProducerIdRequest } from './InitProducerIdRequest.js';
 import { InitProducerIdResponse } from './InitProducerIdResponse.js';
+import { JoinGroupRequest } from './JoinGroupRequest.js';
+import { JoinGroupResponse } from './JoinGroupResponse.js';
+import { LeaveGroupRequest } from './LeaveGroupRequest.js';
+import { LeaveGroupResponse } from './LeaveGroupResponse.js';
+import { ListGroupsRequest } from './ListGroupsRequest.js';
+import { ListGroupsResponse } from './ListGroupsResponse.js';
 import { ListOffsetsRequest } from './ListOffsetsRequest.js';
 import { ListOffsetsResponse } from './ListOffsetsResponse.js';
 import { MetadataRequest } from './MetadataRequest.js';
 import { MetadataResponse } from './MetadataResponse.js';
+import { OffsetCommitKey } from './OffsetCommitKey.js';
+import { OffsetCommitRequest } from './OffsetCommitRequest.js';
+import { OffsetCommitResponse } from './OffsetCommitResponse.js';
+import { OffsetCommitValue } from './OffsetCommitValue.js';
 import { OffsetFetchRequest } from './OffsetFetchRequest.js';
 import { OffsetFetchResponse } from './OffsetFetchResponse.js';
 import { ProduceRequest } from './ProduceRequest.js';
@@ -50,6 +68,8 @@ import { ShareSnapshotKey } from './ShareSnapshotKey.js';
 import { ShareSnapshotValue } from './ShareSnapshotValue.js';
 import { ShareUpdateKey } from './ShareUpdateKey.js';
 import { ShareUpdateValue } from './ShareUpdateValue.js';
+import { SyncGroupRequest } from './SyncGroupRequest.js';
+import { SyncGroupResponse } from './SyncGroupResponse.js';
 import { TransactionLogKey } from './TransactionLogKey.js';
 import { TransactionLogValue } from './TransactionLogValue.js';
 import { TxnOffsetCommitRequest } from './TxnOffsetCommitRequest.js';
@@ -71,26 +91,44 @@ export { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
 export { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
 export { CreateTopicsRequest } from './CreateTopicsRequest.js';
 export { CreateTopicsResponse } from './CreateTopicsResponse.js';
+export { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
+export { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
 export { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 export { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 export { DescribeClusterRequest } from './DescribeClusterRequest.js';
 export { DescribeClusterResponse } from './DescribeClusterResponse.js';
 export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 export { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
+export { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
+export { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
 export { FetchResponse } from './FetchResponse.js';
 export { FindCoordinatorRequest } from './FindCoordinatorRequest.js';
 export { FindCoordinatorResponse } from './FindCoordinatorResponse.js';
+export { GroupMetadataKey } from './GroupMetadataKey.js';
+export { GroupMetadataValue } from './GroupMetadataValue.js';
+export { HeartbeatRequest } from './HeartbeatRequest.js';
+export { HeartbeatResponse } from './HeartbeatResponse.js';
 export { IncrementalAlterConfigsRequest } from './IncrementalAlterConfigsRequest.js';
 export { IncrementalAlterConfigsResponse } from './IncrementalAlterConfigsResponse.js';
 export { InitProducerIdRequest } from './InitProducerIdRequest.js';
 export { InitProducerIdResponse } from './InitProducerIdResponse.js';
+export { JoinGroupRequest } from './JoinGroupRequest.js';
+export { JoinGroupResponse } from './JoinGroupResponse.js';
+export { LeaveGroupRequest } from './LeaveGroupRequest.js';
+export { LeaveGroupResponse } from './LeaveGroupResponse.js';
+export { ListGroupsRequest } from './ListGroupsRequest.js';
+export { ListGroupsResponse } from './ListGroupsResponse.js';
 export { ListOffsetsRequest } from './ListOffsetsRequest.js';
 export { ListOffsetsResponse } from './ListOffsetsResponse.js';
 export { MetadataRequest } from './MetadataRequest.js';
 export { MetadataResponse } from './MetadataResponse.js';
+export { OffsetCommitKey } from './OffsetCommitKey.js';
+export { OffsetCommitRequest } from './OffsetCommitRequest.js';
+export { OffsetCommitResponse } from './OffsetCommitResponse.js';
+export { OffsetCommitValue } from './OffsetCommitValue.js';
 export { OffsetFetchRequest } from './OffsetFetchRequest.js';
 export { OffsetFetchResponse } from './OffsetFetchResponse.js';
 export { ProduceRequest } from './ProduceRequest.js';
@@ -109,6 +147,8 @@ export { ShareSnapshotKey } from './ShareSnapshotKey.js';
 export { ShareSnapshotValue } from './ShareSnapshotValue.js';
 export { ShareUpdateKey } from './ShareUpdateKey.js';
 export { ShareUpdateValue } from './ShareUpdateValue.js';
+export { SyncGroupRequest } from './SyncGroupRequest.js';
+export { SyncGroupResponse } from './SyncGroupResponse.js';
 export { TransactionLogKey } from './TransactionLogKey.js';
 export { TransactionLogValue } from './TransactionLogValue.js';
 export { TxnOffsetCommitRequest } from './TxnOffsetCommitRequest.js';
@@ -132,26 +172,44 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   CreatePartitionsResponse,
   CreateTopicsRequest,
   CreateTopicsResponse,
+  DeleteGroupsRequest,
+  DeleteGroupsResponse,
   DeleteTopicsRequest,
   DeleteTopicsResponse,
   DescribeClusterRequest,
   DescribeClusterResponse,
   DescribeConfigsRequest,
   DescribeConfigsResponse,
+  DescribeGroupsRequest,
+  DescribeGroupsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
   FetchResponse,
   FindCoordinatorRequest,
   FindCoordinatorResponse,
+  GroupMetadataKey,
+  GroupMetadataValue,
+  HeartbeatRequest,
+  HeartbeatResponse,
   IncrementalAlterConfigsRequest,
   IncrementalAlterConfigsResponse,
   InitProducerIdRequest,
   InitProducerIdResponse,
+  JoinGroupRequest,
+  JoinGroupResponse,
+  LeaveGroupRequest,
+  LeaveGroupResponse,
+  ListGroupsRequest,
+  ListGroupsResponse,
   ListOffsetsRequest,
   ListOffsetsResponse,
   MetadataRequest,
   MetadataResponse,
+  OffsetCommitKey,
+  OffsetCommitRequest,
+  OffsetCommitResponse,
+  OffsetCommitValue,
   OffsetFetchRequest,
   OffsetFetchResponse,
   ProduceRequest,
@@ -170,6 +228,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ShareSnapshotValue,
   ShareUpdateKey,
   ShareUpdateValue,
+  SyncGroupRequest,
+  SyncGroupResponse,
   TransactionLogKey,
   TransactionLogValue,
   TxnOffsetCommitRequest,
@@ -237,6 +297,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    8,
+    {
+      apiKey: 8,
+      name: 'OffsetCommit',
+      request: OffsetCommitRequest,
+      response: OffsetCommitResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     9,
     {
       apiKey: 9,
@@ -254,6 +325,72 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       name: 'FindCoordinator',
       request: FindCoordinatorRequest,
       response: FindCoordinatorResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    11,
+    {
+      apiKey: 11,
+      name: 'JoinGroup',
+      request: JoinGroupRequest,
+      response: JoinGroupResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    12,
+    {
+      apiKey: 12,
+      name: 'Heartbeat',
+      request: HeartbeatRequest,
+      response: HeartbeatResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    13,
+    {
+      apiKey: 13,
+      name: 'LeaveGroup',
+      request: LeaveGroupRequest,
+      response: LeaveGroupResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    14,
+    {
+      apiKey: 14,
+      name: 'SyncGroup',
+      request: SyncGroupRequest,
+      response: SyncGroupResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    15,
+    {
+      apiKey: 15,
+      name: 'DescribeGroups',
+      request: DescribeGroupsRequest,
+      response: DescribeGroupsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    16,
+    {
+      apiKey: 16,
+      name: 'ListGroups',
+      request: ListGroupsRequest,
+      response: ListGroupsResponse,
       listeners: ['broker'],
       latestVersionUnstable: false,
     },
@@ -376,6 +513,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: CreatePartitionsRequest,
       response: CreatePartitionsResponse,
       listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    42,
+    {
+      apiKey: 42,
+      name: 'DeleteGroups',
+      request: DeleteGroupsRequest,
+      response: DeleteGroupsResponse,
+      listeners: ['broker'],
       latestVersionUnstable: false,
     },
   ],
