@@ -17,6 +17,8 @@ import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
+import { ClassicGroups } from './group/classic-groups.js';
+import { classicGroupHandlers } from './group/classic-handlers.js';
 import { CreateTopicsRequest, CreateTopicsResponse } from '../generated/index.js';
 import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
 import { fetchHandler } from './handlers/fetch.js';
@@ -93,6 +95,12 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
 
   const offsets = new OffsetStore(cluster, logs);
   offsets.recover();
+  const classicGroups = new ClassicGroups(
+    offsets,
+    { initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs, minSessionTimeoutMs: config.groupMinSessionTimeoutMs, maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs },
+    (line) => log(line),
+  );
+  classicGroups.recover();
 
   let share: ShareCoordinator | null = null;
   const markerWriter = new MarkerWriter(logs, offsets, () => share, log);
@@ -134,6 +142,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(9, offsetFetchHandler(cluster, offsets));
+  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, () => share as ListableShareCoordinator | null, log)) registry.register(apiKey, handler);
   for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
@@ -203,6 +212,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       if (closed) return;
       closed = true;
       await server.close();
+      classicGroups.close();
       await tc.close();
       await peers.close();
       if (share) await share.close();
@@ -224,6 +234,9 @@ async function loadShareCoordinatorFactory(): Promise<ShareCoordinatorFactory | 
   }
   return module.createShareCoordinator;
 }
+
+/** A share coordinator that can also list its groups (ListGroups); kipgen's does. */
+type ListableShareCoordinator = ShareCoordinator & { listGroups?(): { groupId: string; state: string }[] };
 
 /** The broker's defaults for group configs, where kipgen's broker settings give them. */
 function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {

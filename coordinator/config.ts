@@ -33,6 +33,12 @@ export interface BrokerConfig {
   transactionStatePartitions: number;
   /** offsets.topic.num.partitions (Kafka: 50). */
   consumerOffsetsPartitions: number;
+  /** group.initial.rebalance.delay.ms (Kafka: 3000): how long a rebalance of an empty classic group waits for more members. */
+  groupInitialRebalanceDelayMs: number;
+  /** group.min.session.timeout.ms (Kafka: 6000). */
+  groupMinSessionTimeoutMs: number;
+  /** group.max.session.timeout.ms (Kafka: 1800000). */
+  groupMaxSessionTimeoutMs: number;
   /** transaction.max.timeout.ms */
   transactionMaxTimeoutMs: number;
   /** transaction.abort.timed.out.transaction.cleanup.interval.ms (Kafka: 10 s). */
@@ -68,6 +74,9 @@ export function defaultConfig(): BrokerConfig {
     defaultPartitions: 1,
     transactionStatePartitions: 8,
     consumerOffsetsPartitions: 8,
+    groupInitialRebalanceDelayMs: 3_000,
+    groupMinSessionTimeoutMs: 6_000,
+    groupMaxSessionTimeoutMs: 1_800_000,
     transactionMaxTimeoutMs: 900_000,
     transactionAbortCheckIntervalMs: 1_000,
     requestTimeoutMs: 30_000,
@@ -120,6 +129,9 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
   intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
+  intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');
+  intIn(config.groupMinSessionTimeoutMs, 1, 0x7fffffff, 'groupMinSessionTimeoutMs');
+  intIn(config.groupMaxSessionTimeoutMs, config.groupMinSessionTimeoutMs, 0x7fffffff, 'groupMaxSessionTimeoutMs');
   if (typeof config.autoCreateTopics !== 'boolean') throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
   const seen = new Set<string>();
   for (const topic of config.topics) {

@@ -130,6 +130,14 @@ export class KipgenShareCoordinator implements ShareCoordinator {
     });
   }
 
+  /** The share groups this node coordinates, for ListGroups (Kafka's share group states: Empty, Stable). */
+  listGroups(): { groupId: string; state: string }[] {
+    return this.groups
+      .allGroups()
+      .filter((g) => this.isGroupCoordinator(g.groupId))
+      .map((g) => ({ groupId: g.groupId, state: g.members.size > 0 ? 'Stable' : 'Empty' }));
+  }
+
   /** The structured state behind dump(), for tests. */
   describe(): ReturnType<SharePartitions['describe']> {
     return this.partitions.describe();
