@@ -19,6 +19,7 @@ import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js'
 import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
 import { classicGroupHandlers } from './group/classic-handlers.js';
+import { ConsumerGroups } from './group/consumer-groups.js';
 import { CreateTopicsRequest, CreateTopicsResponse } from '../generated/index.js';
 import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
 import { fetchHandler } from './handlers/fetch.js';
@@ -101,6 +102,15 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     (line) => log(line),
   );
   classicGroups.recover();
+  let groupConfigsRef: GroupConfigs | null = null;
+  const consumerGroups = new ConsumerGroups(
+    cluster,
+    (groupId) => ({
+      sessionTimeoutMs: Number(groupConfigsRef?.value(groupId, 'consumer.session.timeout.ms') ?? 45_000),
+      heartbeatIntervalMs: Number(groupConfigsRef?.value(groupId, 'consumer.heartbeat.interval.ms') ?? 5_000),
+    }),
+    (line) => log(line),
+  );
 
   let share: ShareCoordinator | null = null;
   const markerWriter = new MarkerWriter(logs, offsets, () => share, log);
@@ -121,6 +131,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
 
   const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log);
   const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
+  groupConfigsRef = groupConfigs;
   const admin = adminHandlers(topicAdmin, groupConfigs, config);
   const autoCreate = config.autoCreateTopics
     ? (name: string) =>
@@ -142,7 +153,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(9, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, () => share as ListableShareCoordinator | null, log)) registry.register(apiKey, handler);
+  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share as ListableShareCoordinator | null, log)) registry.register(apiKey, handler);
   for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
@@ -213,6 +224,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       closed = true;
       await server.close();
       classicGroups.close();
+      consumerGroups.close();
       await tc.close();
       await peers.close();
       if (share) await share.close();

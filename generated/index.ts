@@ -8,6 +8,10 @@ import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
+import { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
+import { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
+import { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
+import { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
 import { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
 import { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
 import { CreateTopicsRequest } from './CreateTopicsRequest.js';
@@ -87,6 +91,10 @@ export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
+export { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
+export { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
+export { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
+export { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
 export { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
 export { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
 export { CreateTopicsRequest } from './CreateTopicsRequest.js';
@@ -168,6 +176,10 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
+  ConsumerGroupDescribeRequest,
+  ConsumerGroupDescribeResponse,
+  ConsumerGroupHeartbeatRequest,
+  ConsumerGroupHeartbeatResponse,
   CreatePartitionsRequest,
   CreatePartitionsResponse,
   CreateTopicsRequest,
@@ -546,6 +558,28 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: DescribeClusterRequest,
       response: DescribeClusterResponse,
       listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    68,
+    {
+      apiKey: 68,
+      name: 'ConsumerGroupHeartbeat',
+      request: ConsumerGroupHeartbeatRequest,
+      response: ConsumerGroupHeartbeatResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    69,
+    {
+      apiKey: 69,
+      name: 'ConsumerGroupDescribe',
+      request: ConsumerGroupDescribeRequest,
+      response: ConsumerGroupDescribeResponse,
+      listeners: ['broker'],
       latestVersionUnstable: false,
     },
   ],

@@ -1,10 +1,15 @@
 /**
+ * ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69) for KIP-848
+ * consumer groups are here too: the listing APIs cover both kinds.
+ *
  * The classic group APIs — JoinGroup (11), Heartbeat (12), LeaveGroup (13),
  * SyncGroup (14), OffsetCommit (8) — and the group listing APIs ListGroups
  * (16), DescribeGroups (15), DeleteGroups (42), served by the node leading the
  * group's `__consumer_offsets` partition (NOT_COORDINATOR elsewhere).
  */
 import {
+  ConsumerGroupDescribeResponse,
+  ConsumerGroupHeartbeatResponse,
   DeleteGroupsResponse,
   DescribeGroupsResponse,
   HeartbeatResponse,
@@ -18,6 +23,7 @@ import type { Handler, ShareCoordinator } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
 import { ErrorCode, KafkaError, errorCodeOf } from '../errors.js';
 import type { ClassicGroups } from './classic-groups.js';
+import { fromAssignment, type Assignment, type ConsumerGroups } from './consumer-groups.js';
 import type { OffsetStore, OffsetToCommit } from './offset-store.js';
 
 /** offset.metadata.max.bytes (Kafka: 4096). */
@@ -28,6 +34,7 @@ export function classicGroupHandlers(
   cluster: Cluster,
   store: OffsetStore,
   groups: ClassicGroups,
+  consumerGroups: ConsumerGroups,
   share: () => (ShareCoordinator & { listGroups?(): { groupId: string; state: string }[] }) | null,
   log: (line: string) => void,
 ): Map<number, Handler> {
@@ -109,7 +116,7 @@ export function classicGroupHandlers(
         })),
       });
     let error = groupError(req.groupId);
-    if (error === ErrorCode.NONE) error = groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
+    if (error === ErrorCode.NONE) error = consumerGroups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch) ?? groups.validateCommit(req.groupId, req.memberId, req.generationIdOrMemberEpoch);
     if (error !== ErrorCode.NONE) return respond(() => error);
     const names = (req.topics as any[]).map((t) => (byId ? cluster.topicById(t.topicId)?.name : cluster.topicByName(t.name)?.name));
     const offsets: OffsetToCommit[] = [];
@@ -145,8 +152,13 @@ export function classicGroupHandlers(
     const types: string[] = v >= 5 ? req.typesFilter : [];
     const listed: { groupId: string; protocolType: string; groupState: string; groupType: string }[] = [];
     const seen = new Set<string>();
+    for (const g of consumerGroups.all()) {
+      if (!store.isCoordinatorFor(g.groupId) || (g.members.size === 0 && groups.get(g.groupId) !== undefined)) continue;
+      seen.add(g.groupId);
+      listed.push({ groupId: g.groupId, protocolType: 'consumer', groupState: g.state, groupType: 'consumer' });
+    }
     for (const g of groups.all()) {
-      if (!store.isCoordinatorFor(g.groupId)) continue;
+      if (!store.isCoordinatorFor(g.groupId) || seen.has(g.groupId)) continue;
       seen.add(g.groupId);
       listed.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
     }
@@ -173,6 +185,9 @@ export function classicGroupHandlers(
       const error = groupError(groupId);
       if (error !== ErrorCode.NONE) return { ...base, errorCode: error };
       const g = groups.get(groupId);
+      if (consumerGroups.get(groupId)?.members.size) {
+        return { ...base, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: v >= 6 ? `${groupId} is a consumer group (KIP-848): describe it with ConsumerGroupDescribe` : null };
+      }
       if (g === undefined) {
         if (share()?.listGroups?.().some((s) => s.groupId === groupId)) {
           return { ...base, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: v >= 6 ? `${groupId} is a share group: describe it with ShareGroupDescribe` : null };
@@ -211,7 +226,10 @@ export function classicGroupHandlers(
           // Deviation: kipgen does not delete share groups (their share-partition state stays); a live one is NON_EMPTY_GROUP as in Kafka.
           errorCode = shareGroup.state === 'Empty' ? ErrorCode.INVALID_REQUEST : ErrorCode.NON_EMPTY_GROUP;
           errorMessage = shareGroup.state === 'Empty' ? `${groupId} is a share group; kipgen does not delete share groups` : `share group ${groupId} has members`;
+        } else if (consumerGroups.get(groupId)?.members.size) {
+          errorCode = ErrorCode.NON_EMPTY_GROUP;
         } else {
+          consumerGroups.delete(groupId);
           try {
             errorCode = await groups.delete(groupId);
           } catch (caught) {
@@ -223,6 +241,65 @@ export function classicGroupHandlers(
       results.push({ groupId, errorCode, errorMessage });
     }
     return DeleteGroupsResponse.create({ results });
+  });
+
+  handlers.set(68, async (req, ctx) => {
+    const error = req.groupId === '' ? ErrorCode.INVALID_REQUEST : groupError(req.groupId);
+    if (error !== ErrorCode.NONE) return ConsumerGroupHeartbeatResponse.create({ errorCode: error, errorMessage: req.groupId === '' ? 'GroupId can not be empty' : null, memberId: null, memberEpoch: -1 });
+    if ((groups.get(req.groupId)?.members.size ?? 0) > 0) {
+      return ConsumerGroupHeartbeatResponse.create({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `${req.groupId} is a classic group with members; kipgen does not convert groups between protocols`, memberId: null, memberEpoch: -1 });
+    }
+    const out = consumerGroups.heartbeat({
+      groupId: req.groupId,
+      memberId: req.memberId,
+      memberEpoch: req.memberEpoch,
+      instanceId: req.instanceId,
+      rackId: req.rackId,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+      subscribedTopicNames: req.subscribedTopicNames,
+      serverAssignor: req.serverAssignor,
+      topicPartitions: req.topicPartitions,
+      clientId: ctx.header.clientId ?? '',
+      clientHost: `/${ctx.peer.replace(/:\d+$/, '')}`,
+      brokerMakesMemberId: ctx.apiVersion === 0,
+    });
+    return ConsumerGroupHeartbeatResponse.create(out);
+  });
+
+  handlers.set(69, async (req) => {
+    const named = (a: Assignment) => ({
+      topicPartitions: fromAssignment(a).map((tp) => ({ topicId: tp.topicId, topicName: cluster.topicById(tp.topicId)?.name ?? '', partitions: tp.partitions })),
+    });
+    const described = (req.groupIds as string[]).map((groupId) => {
+      const base = { groupId, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] as any[], authorizedOperations: NO_OPERATIONS };
+      const error = groupError(groupId);
+      if (error !== ErrorCode.NONE) return { ...base, errorCode: error, errorMessage: null };
+      const g = consumerGroups.get(groupId);
+      if (g === undefined) return { ...base, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.` };
+      return {
+        ...base,
+        errorCode: 0,
+        errorMessage: null,
+        groupState: g.state,
+        groupEpoch: g.groupEpoch,
+        assignmentEpoch: g.assignmentEpoch,
+        assignorName: g.assignor,
+        members: [...g.members.values()].map((m) => ({
+          memberId: m.memberId,
+          instanceId: m.instanceId,
+          rackId: m.rackId,
+          memberEpoch: m.memberEpoch,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          subscribedTopicNames: m.subscribed,
+          subscribedTopicRegex: null,
+          assignment: named(m.sent),
+          targetAssignment: named(g.target.get(m.memberId) ?? new Map()),
+          memberType: 1,
+        })),
+      };
+    });
+    return ConsumerGroupDescribeResponse.create({ groups: described });
   });
 
   return handlers;

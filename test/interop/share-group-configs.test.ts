@@ -43,7 +43,7 @@ async function alterGroup(groupId: string, configs: Record<string, string>): Pro
 }
 
 function consumer(groupId: string): KafkaShareConsumer {
-  const s = new KafkaShareConsumer({ bootstrapServers: bootstrap, clientId: CLIENT_ID, groupId, acknowledgementMode: 'explicit', fetchMaxWaitMs: 100, logger: null, metricsRegistry: null });
+  const s = new KafkaShareConsumer({ bootstrapServers: bootstrap, clientId: CLIENT_ID, groupId, acknowledgementMode: 'explicit', fetchMaxWaitMs: 100, logger: null });
   closers.push(() => s.close(1_000));
   return s;
 }
