@@ -3,7 +3,9 @@
  * creates, grows, lists, describes and deletes topics and groups; a Producer
  * fills a topic; a Consumer in a group (the classic protocol) streams it from
  * the earliest offset and commits; the committed offsets are read back with
- * listConsumerGroupOffsets. Prints the API versions it used.
+ * listConsumerGroupOffsets; two Consumers with groupProtocol "consumer"
+ * (KIP-848, ConsumerGroupHeartbeat) are assigned by the broker. Prints the
+ * API versions it used.
  *
  * The package declares Node ≥ 22.22 in `engines`, and on the project's
  * Node 20 it fails at its first call: it uses Promise.withResolvers (Node
@@ -13,6 +15,8 @@
  */
 import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../../generated/index.js';
+import { KafkaConnection } from '../../runtime/connection.js';
 import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
 
 const CLIENT_ID = 'platformatic-interop';
@@ -90,5 +94,35 @@ describe('@platformatic/kafka 2.12 against kipgen broker', () => {
     ]);
     await admin.deleteGroups({ groups: ['plt-group'] });
     expect((await admin.listGroups()).has('plt-group')).toBe(false);
+  });
+  it('Consumer with groupProtocol "consumer" (KIP-848): two members get their partitions from the broker and read everything once', async () => {
+    const producer = new Producer({ clientId: CLIENT_ID, bootstrapBrokers: [`127.0.0.1:${broker.port}`], serializers: stringSerializers });
+    await admin.createTopics({ topics: ['plt-848'], partitions: 4, replicas: 1 });
+    await producer.send({ messages: Array.from({ length: 16 }, (_, i) => ({ topic: 'plt-848', value: `w${i}`, partition: i % 4 })) });
+    await producer.close();
+    const seen: string[] = [];
+    const members = ['one', 'two'].map(
+      () => new Consumer({ groupId: 'plt-848-group', groupProtocol: 'consumer', clientId: CLIENT_ID, bootstrapBrokers: [`127.0.0.1:${broker.port}`], deserializers: stringDeserializers, sessionTimeout: 45_000, heartbeatInterval: 500 }),
+    );
+    try {
+      const streams = await Promise.all(members.map((m) => m.consume({ topics: ['plt-848'], mode: 'earliest', autocommit: true, maxWaitTime: 200 })));
+      for (const stream of streams) stream.on('data', (message: { value: string }) => seen.push(message.value));
+      const deadline = Date.now() + 20_000;
+      while (seen.length < 16 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(seen.slice().sort()).toEqual(Array.from({ length: 16 }, (_, i) => `w${i}`).sort());
+      // Both members hold partitions once the group has settled (revocation first, then reassignment).
+      let described: any;
+      while (Date.now() < deadline) {
+        const c = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, clientId: 'kipgen-interop-reader' });
+        described = (await c.send(ConsumerGroupDescribeRequest, ConsumerGroupDescribeRequest.create({ groupIds: ['plt-848-group'] }), 1, ConsumerGroupDescribeResponse)).groups[0];
+        await c.close();
+        if (described.groupState === 'Stable' && described.members.length === 2) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(described).toMatchObject({ errorCode: 0, groupState: 'Stable' });
+      expect(described.members.map((m: any) => m.assignment.topicPartitions.flatMap((tp: any) => tp.partitions).length)).toEqual([2, 2]);
+    } finally {
+      await Promise.all(members.map((m) => m.close(true)));
+    }
   });
 });
