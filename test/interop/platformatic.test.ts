@@ -102,7 +102,7 @@ describe('@platformatic/kafka 2.12 against kipgen broker', () => {
     await producer.close();
     const seen: string[] = [];
     const members = ['one', 'two'].map(
-      () => new Consumer({ groupId: 'plt-848-group', groupProtocol: 'consumer', clientId: CLIENT_ID, bootstrapBrokers: [`127.0.0.1:${broker.port}`], deserializers: stringDeserializers, sessionTimeout: 45_000, heartbeatInterval: 500 }),
+      () => new Consumer({ groupId: 'plt-848-group', groupProtocol: 'consumer', clientId: CLIENT_ID, bootstrapBrokers: [`127.0.0.1:${broker.port}`], deserializers: stringDeserializers }),
     );
     try {
       const streams = await Promise.all(members.map((m) => m.consume({ topics: ['plt-848'], mode: 'earliest', autocommit: true, maxWaitTime: 200 })));
