@@ -74,3 +74,28 @@ describe('admin APIs in a two-node cluster', () => {
     expect((await meta(1, 'while-down')).topicId).toBe((await meta(0, 'while-down')).topicId);
   });
 });
+
+describe('classic groups in a two-node cluster', () => {
+  it('the node leading the group’s __consumer_offsets partition coordinates it; the other answers NOT_COORDINATOR', async () => {
+    // consumerOffsetsPartitions 2: partition p is led by node p.
+    let groupId = '';
+    for (let i = 0; ; i++) {
+      const r = await cluster.clients[0]!.call(10, { key: `cg-${i}`, keyType: 0 }, 3);
+      if (r.nodeId === 1) {
+        groupId = `cg-${i}`;
+        break;
+      }
+    }
+    const join = (node: number, memberId: string) =>
+      cluster.clients[node]!.call(11, { groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 5_000, memberId, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: new Uint8Array(0) }] }, 5);
+    expect((await join(0, '')).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    const first = await join(1, '');
+    expect(first.errorCode).toBe(ErrorCode.MEMBER_ID_REQUIRED);
+    const joined = await join(1, first.memberId);
+    expect(joined).toMatchObject({ errorCode: 0, generationId: 1, leader: first.memberId });
+    const commit = (node: number) =>
+      cluster.clients[node]!.call(8, { groupId, generationIdOrMemberEpoch: 1, memberId: first.memberId, groupInstanceId: null, topics: [{ name: 'spread', partitions: [{ partitionIndex: 3, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }] }, 8);
+    expect((await commit(0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    expect((await commit(1)).topics[0].partitions[0].errorCode).toBe(ErrorCode.REBALANCE_IN_PROGRESS); // joined, not yet synced
+  });
+});
