@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../../coordinator/broker.js';
 import { ErrorCode } from '../../coordinator/errors.js';
+import { dumpLog } from '../../coordinator/log/dump.js';
 import { TestClient, spawnBroker, startTestBroker, tempDir } from './support/broker-harness.js';
 
 const TIMINGS = { groupInitialRebalanceDelayMs: 100, groupMinSessionTimeoutMs: 100 };
@@ -230,6 +231,10 @@ describe('durability', () => {
         expect(await heartbeat(client, 'g-durable', joined.memberId, joined.generationId)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
         const again = await (await firstJoin(client, 'g-durable', 'a')).joined;
         expect(again.generationId).toBe(joined.generationId + 1);
+        // On disk as Kafka's records: the GroupMetadata of generation 1 and the OffsetCommit.
+        const dump = dumpLog(dir);
+        expect(dump).toMatch(new RegExp(`groupMetadata: g-durable protocolType "consumer" generation 1 protocol "range" leader "${joined.memberId}" members \\[${joined.memberId} \\(kipgen-test, 16-byte assignment\\)\\]`));
+        expect(dump).toMatch(/offsetCommit: group g-durable orders-1 offset 1234 leaderEpoch -1 metadata "m"/);
       } finally {
         await client.close();
         await node.stop();
