@@ -185,6 +185,8 @@ export interface ShareGroupConfigOverrides {
   readonly autoOffsetReset?: 'earliest' | 'latest';
   readonly recordLockDurationMs?: number;
   readonly deliveryCountLimit?: number;
+  readonly sessionTimeoutMs?: number;
+  readonly heartbeatIntervalMs?: number;
 }
 
 export interface BrokerContext {

@@ -269,6 +269,8 @@ function shareOverrides(set: Readonly<Record<string, string>>): ShareGroupConfig
   if (set['share.auto.offset.reset'] !== undefined) out.autoOffsetReset = set['share.auto.offset.reset'] as 'earliest' | 'latest';
   if (set['share.record.lock.duration.ms'] !== undefined) out.recordLockDurationMs = Number(set['share.record.lock.duration.ms']);
   if (set['share.delivery.count.limit'] !== undefined) out.deliveryCountLimit = Number(set['share.delivery.count.limit']);
+  if (set['share.session.timeout.ms'] !== undefined) out.sessionTimeoutMs = Number(set['share.session.timeout.ms']);
+  if (set['share.heartbeat.interval.ms'] !== undefined) out.heartbeatIntervalMs = Number(set['share.heartbeat.interval.ms']);
   return out;
 }
 

@@ -71,7 +71,11 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       config: this.config,
       groupSettings: (groupId) => broker.shareGroupConfig?.(groupId) ?? {},
     });
-    this.groups = new ShareGroups(this.clock, { topicByName: (name) => subscribableTopic(broker, name) }, this.config.sessionTimeoutMs);
+    this.groups = new ShareGroups(
+      this.clock,
+      { topicByName: (name) => subscribableTopic(broker, name) },
+      (groupId) => broker.shareGroupConfig?.(groupId).sessionTimeoutMs ?? this.config.sessionTimeoutMs,
+    );
     this.sessions = new ShareSessions(this.config.maxShareSessions);
     this.runtime = {
       nodeId: broker.nodeId,
@@ -84,6 +88,7 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       isGroupCoordinator: (groupId) => this.isGroupCoordinator(groupId),
       watchConnection: (ctx) => this.watchConnection(ctx),
       waitForRecords: (refs, ms) => this.waitForRecords(refs, ms),
+      heartbeatIntervalOf: (groupId) => broker.shareGroupConfig?.(groupId).heartbeatIntervalMs ?? this.config.heartbeatIntervalMs,
     };
     this.handlers = new Map<number, Handler>([
       [API_SHARE_GROUP_HEARTBEAT, shareGroupHeartbeatHandler(this.runtime)],
@@ -111,7 +116,7 @@ export class KipgenShareCoordinator implements ShareCoordinator {
     try {
       await this.partitions.expireLocks();
       for (const { groupId, memberId } of this.groups.expireMembers()) {
-        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.config.sessionTimeoutMs} ms`);
+        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.groups.sessionTimeoutOf(groupId)} ms`);
         await dropMember(this.runtime, groupId, memberId);
       }
     } catch (error) {

@@ -584,6 +584,19 @@ describe('group configs (KIP-932, IncrementalAlterConfigs on GROUP)', () => {
     }
   });
 
+  it('share.session.timeout.ms and share.heartbeat.interval.ms: the group’s own membership timings', async () => {
+    await setGroupConfigs('g-timings', { 'share.session.timeout.ms': '50000', 'share.heartbeat.interval.ms': '10000' });
+    const joined = await heartbeat(c, 'g-timings', 'slow', 0, ['cfg-lock']);
+    expect(joined).toMatchObject({ errorCode: 0, heartbeatIntervalMs: 10_000 });
+    // 45 s of silence removes a member at the broker's timeout, not at this group's 50 s.
+    clock.advance(45_000);
+    await sc.housekeeping();
+    expect((await heartbeat(c, 'g-timings', 'slow', joined.memberEpoch, null)).errorCode).toBe(0);
+    clock.advance(50_000);
+    await sc.housekeeping();
+    expect((await heartbeat(c, 'g-timings', 'slow', joined.memberEpoch, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+  });
+
   it('share.record.lock.duration.ms and share.delivery.count.limit: the group’s own lock and limit', async () => {
     await setGroupConfigs('g-lock', { 'share.record.lock.duration.ms': '15000', 'share.delivery.count.limit': '2' });
     await produceValues('cfg-lock', ['short-lock']);
