@@ -6,7 +6,7 @@
  * Markdown table with the ratios.
  *
  *   npm run bench:txn [-- --records 2000] [--batches 10,100,500] [--modes implicit,explicit,transactional,explicit-ctp,transactional-ctp]
- *                     [--retry-backoff-ms N] [--json]
+ *                     [--retry-backoff-ms N] [--tv 1,2] [--json]
  *
  * Modes (each run uses a fresh share group over the same seeded input topic):
  *  - implicit:          poll; acks ride on the next poll (no commit call; no latency column)
@@ -18,6 +18,12 @@
  *  - transactional-ctp: KIP §2.1: begin, send outputs, sendShareAcksToTransaction, commitTransaction —
  *                       latency = sendShareAcks + commit
  * Throughput = records acknowledged / wall time from the first poll to the last commit.
+ *
+ * The transactional modes run once per transaction protocol (`--tv`): against
+ * a broker that finalizes `transaction.version` 2 (Transactions V2: no
+ * AddPartitionsToTxn/AddOffsetsToTxn, epoch bump at EndTxn) and against one
+ * pinned to 1 (the classic protocol), so TV1 and TV2 rows stand side by side.
+ * The other modes do not depend on it and run against the TV2 broker.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -41,9 +47,12 @@ const JSON_OUT = argv.includes('--json');
 /** retry.backoff.ms of every client (default: the client's own default). */
 const RETRY_BACKOFF_MS = opt('retry-backoff-ms') === undefined ? undefined : Number(opt('retry-backoff-ms'));
 const RUN_LIMIT_MS = 60_000;
+const TVS = (opt('tv') ?? '1,2').split(',').map(Number);
 
 interface Result {
   mode: Mode;
+  /** The broker's transaction.version for transactional modes; null for the others. */
+  tv: number | null;
   batch: number;
   records: number;
   seconds: number;
@@ -58,7 +67,7 @@ function percentile(sorted: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function startBroker(): Promise<{ proc: ManagedProcess; bootstrap: string; dir: string }> {
+async function startBroker(transactionVersion: number): Promise<{ proc: ManagedProcess; bootstrap: string; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-bench-txn-'));
   const [port] = await freePorts(1);
   const file = path.join(dir, 'broker.json');
@@ -74,6 +83,7 @@ async function startBroker(): Promise<{ proc: ManagedProcess; bootstrap: string;
         { name: 'bench-out', partitions: 1 },
       ],
       transactionAbortCheckIntervalMs: 500,
+      transactionVersion,
       shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
     }),
   );
@@ -86,7 +96,7 @@ async function startBroker(): Promise<{ proc: ManagedProcess; bootstrap: string;
   return { proc, bootstrap: `127.0.0.1:${port}`, dir };
 }
 
-async function run(bootstrap: string, mode: Mode, batch: number, runId: number): Promise<Result> {
+async function run(bootstrap: string, mode: Mode, tv: number | null, batch: number, runId: number): Promise<Result> {
   const common = { bootstrapServers: bootstrap, logger: null, ...(RETRY_BACKOFF_MS === undefined ? {} : { retryBackoffMs: RETRY_BACKOFF_MS }) } as const;
   const groupId = `bench-${mode}-${batch}-${runId}`;
   const ackMode = mode === 'implicit' ? 'implicit' : mode.startsWith('transactional') ? 'transactional' : 'explicit';
@@ -149,7 +159,7 @@ async function run(bootstrap: string, mode: Mode, batch: number, runId: number):
     }
     const seconds = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
-    return { mode, batch, records: done, seconds, rps: done / seconds, commits, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return { mode, tv, batch, records: done, seconds, rps: done / seconds, commits, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
   } finally {
     await consumer.close(2_000).catch(() => {});
     await txnProducer?.close(2_000).catch(() => {});
@@ -161,17 +171,26 @@ async function run(bootstrap: string, mode: Mode, batch: number, runId: number):
 const fmt = (n: number | null, digits = 1): string => (n === null ? '—' : n.toFixed(digits));
 const ratio = (a: number | null | undefined, b: number | null | undefined): string => (a && b ? `${(a / b).toFixed(2)}×` : '—');
 
+const isTransactional = (mode: Mode): boolean => mode === 'transactional' || mode === 'transactional-ctp';
+const label = (r: Pick<Result, 'mode' | 'tv'>): string => (r.tv === null ? r.mode : `${r.mode} TV${r.tv}`);
+
 async function main(): Promise<void> {
-  const { proc, bootstrap, dir } = await startBroker();
+  const brokers = new Map<number, Awaited<ReturnType<typeof startBroker>>>();
   try {
-    await seedInput(bootstrap, 'bench-in', RECORDS);
+    for (const tv of new Set([2, ...TVS])) {
+      const broker = await startBroker(tv);
+      brokers.set(tv, broker);
+      await seedInput(broker.bootstrap, 'bench-in', RECORDS);
+    }
     const results: Result[] = [];
     let runId = 0;
     for (const batch of BATCHES) {
       for (const mode of MODES) {
-        const r = await run(bootstrap, mode, batch, runId++);
-        results.push(r);
-        process.stderr.write(`  ${mode} batch=${batch}: ${r.records} records in ${r.seconds.toFixed(2)} s, ${r.rps.toFixed(0)} rec/s, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms\n`);
+        for (const tv of isTransactional(mode) ? TVS : [null]) {
+          const r = await run(brokers.get(tv ?? 2)!.bootstrap, mode, tv, batch, runId++);
+          results.push(r);
+          process.stderr.write(`  ${label(r)} batch=${batch}: ${r.records} records in ${r.seconds.toFixed(2)} s, ${r.rps.toFixed(0)} rec/s, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms\n`);
+        }
       }
     }
     if (JSON_OUT) {
@@ -183,22 +202,26 @@ async function main(): Promise<void> {
     lines.push('');
     lines.push('| batch | mode | records/s | commits | commit p50 ms | commit p99 ms |');
     lines.push('| ---: | --- | ---: | ---: | ---: | ---: |');
-    for (const r of results) lines.push(`| ${r.batch} | ${r.mode} | ${r.rps.toFixed(0)} | ${r.commits} | ${fmt(r.p50)} | ${fmt(r.p99)} |`);
+    for (const r of results) lines.push(`| ${r.batch} | ${label(r)} | ${r.rps.toFixed(0)} | ${r.commits} | ${fmt(r.p50)} | ${fmt(r.p99)} |`);
     lines.push('');
-    lines.push('| batch | throughput transactional/explicit | transactional/implicit | transactional-ctp/explicit-ctp | p50 latency transactional/explicit | p50 transactional-ctp/explicit-ctp |');
-    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push('| batch | protocol | throughput transactional/explicit | transactional/implicit | transactional-ctp/explicit-ctp | p50 latency transactional/explicit | p50 transactional-ctp/explicit-ctp |');
+    lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
     for (const batch of BATCHES) {
-      const get = (m: Mode) => results.find((r) => r.batch === batch && r.mode === m);
-      lines.push(
-        `| ${batch} | ${ratio(get('transactional')?.rps, get('explicit')?.rps)} | ${ratio(get('transactional')?.rps, get('implicit')?.rps)} | ` +
-          `${ratio(get('transactional-ctp')?.rps, get('explicit-ctp')?.rps)} | ${ratio(get('transactional')?.p50, get('explicit')?.p50)} | ` +
-          `${ratio(get('transactional-ctp')?.p50, get('explicit-ctp')?.p50)} |`,
-      );
+      for (const tv of TVS) {
+        const get = (m: Mode) => results.find((r) => r.batch === batch && r.mode === m && (r.tv === null || r.tv === tv));
+        lines.push(
+          `| ${batch} | TV${tv} | ${ratio(get('transactional')?.rps, get('explicit')?.rps)} | ${ratio(get('transactional')?.rps, get('implicit')?.rps)} | ` +
+            `${ratio(get('transactional-ctp')?.rps, get('explicit-ctp')?.rps)} | ${ratio(get('transactional')?.p50, get('explicit')?.p50)} | ` +
+            `${ratio(get('transactional-ctp')?.p50, get('explicit-ctp')?.p50)} |`,
+        );
+      }
     }
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
-    await proc.stop(3_000);
-    fs.rmSync(dir, { recursive: true, force: true });
+    for (const { proc, dir } of brokers.values()) {
+      await proc.stop(3_000);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
 

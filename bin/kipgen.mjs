@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The kipgen command: the generator's commands, plus the broker's and the
 // examples', composed here so that generator/ never imports coordinator/,
-// client/ or examples/ (DESIGN.md §1).
+// client/ or examples/ (docs/DESIGN.md §1).
 //
 // In a checkout the TypeScript sources run directly through tsx, so that the
 // CLI never lags behind an edit; an installed package runs its compiled dist/.

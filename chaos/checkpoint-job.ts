@@ -12,22 +12,26 @@
  *   notifyCheckpointComplete() commitTransaction(), then marks the checkpoint committed in the file
  * Recovery at start: a checkpoint whose transaction was prepared but not marked
  * committed is finished with KafkaProducer.completeTransaction(snapshot, 'commit')
- * (idempotent if it had committed already); only then does the new producer
- * call initTransactions(), which would abort it.
+ * — KIP-939: it commits that transaction if it is the one still open, aborts a
+ * later one, and does nothing if it already committed (on a broker pinned to
+ * transaction.version 1: EndTxn for the saved id and epoch); only then does the
+ * new producer call initTransactions(), which would abort an open transaction.
+ * With --two-phase-commit the sink producer enables KIP-939 two-phase commit:
+ * its prepared transactions are never aborted by the transaction timeout.
  *
  *   node --import tsx chaos/checkpoint-job.ts --bootstrap … --group G --input T --output T
  *     --transactional-id X --checkpoint-file F [--polls-per-checkpoint 2] [--max-poll-records 5]
- *     [--die-at after-share-acks|after-snapshot|after-commit] [--die-after-n-checkpoints K]
+ *     [--die-at after-share-acks|after-prepare|after-snapshot|after-commit] [--die-after-n-checkpoints K] [--two-phase-commit]
  *     [--transaction-timeout-ms 15000] [--idle-exit-ms 0] [--max-runtime-ms 60000]
  *
- * stdout: JSON events — recovered (commit | aborted | nothing), ready, checkpoint-prepared,
+ * stdout: JSON events — recovered (commit | aborted | already-complete | nothing), ready, checkpoint-prepared,
  * snapshot, checkpoint-complete, dying, exit.
  */
 import * as fs from 'node:fs';
 import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, type PreparedTransaction, type ShareConsumerRecord } from '../client/index.js';
 import { writeFileAtomic } from '../coordinator/cluster.js';
 
-type Point = 'after-share-acks' | 'after-snapshot' | 'after-commit';
+type Point = 'after-share-acks' | 'after-prepare' | 'after-snapshot' | 'after-commit';
 
 interface CheckpointFile {
   checkpointId: number;
@@ -68,6 +72,7 @@ const dieAfter = num('die-after-n-checkpoints', 0);
 const idleExitMs = num('idle-exit-ms', 0);
 const maxRuntimeMs = num('max-runtime-ms', 60_000);
 const clientId = args.get('client-id') ?? `ckpt-${transactionalId}`;
+const twoPhaseCommit = args.get('two-phase-commit') === 'true';
 const started = Date.now();
 
 const emit = (event: string, fields: Record<string, unknown> = {}): void => {
@@ -109,8 +114,10 @@ async function recover(): Promise<number> {
   if (cp.transaction && !cp.committed) {
     const prepared: PreparedTransaction = { transactionalId: cp.transaction.transactionalId, producerId: BigInt(cp.transaction.producerId), producerEpoch: cp.transaction.producerEpoch };
     try {
-      await KafkaProducer.completeTransaction({ ...common, maxBlockMs: 15_000 }, prepared, 'commit');
-      emit('recovered', { outcome: 'commit', checkpointId: cp.checkpointId, sources: cp.acks });
+      const result = await KafkaProducer.completeTransaction({ ...common, maxBlockMs: 15_000 }, prepared, 'commit');
+      // 'aborted': a later transaction was open (its acks are discarded, its records come back); the checkpoint's own had committed.
+      const outcome = result === 'committed' ? 'commit' : result === 'aborted' ? 'aborted-later' : 'already-complete';
+      emit('recovered', { outcome, checkpointId: cp.checkpointId, sources: cp.acks });
     } catch (error) {
       // Aborted meanwhile (transaction timeout or fencing): the acks were discarded, the records come back.
       emit('recovered', { outcome: 'aborted', checkpointId: cp.checkpointId, sources: cp.acks, error: (error as Error).message });
@@ -125,7 +132,15 @@ async function recover(): Promise<number> {
 async function main(): Promise<number> {
   let checkpointId = await recover();
   const consumer = new KafkaShareConsumer({ ...common, groupId: group, acknowledgementMode: 'transactional', maxPollRecords, fetchMaxWaitMs: 200 });
-  const producer = new KafkaProducer({ ...common, transactionalId, lingerMs: 1, transactionTimeoutMs: num('transaction-timeout-ms', 15_000), maxBlockMs: 10_000, metricsRegistry: null });
+  const producer = new KafkaProducer({
+    ...common,
+    transactionalId,
+    lingerMs: 1,
+    transactionTimeoutMs: num('transaction-timeout-ms', 15_000),
+    transactionTwoPhaseCommitEnable: twoPhaseCommit,
+    maxBlockMs: 10_000,
+    metricsRegistry: null,
+  });
   try {
     consumer.subscribe([input]);
     await producer.initTransactions();
@@ -164,7 +179,8 @@ async function main(): Promise<number> {
       await producer.sendShareAcksToTransaction(buffered, consumer.groupMetadata());
       maybeDie('after-share-acks', checkpointId, sources);
       const prepared = await producer.prepareTransaction();
-      emit('checkpoint-prepared', { checkpointId, producer: prepared });
+      emit('checkpoint-prepared', { checkpointId, producer: prepared, state: String(prepared) });
+      maybeDie('after-prepare', checkpointId, sources);
       // snapshotState
       writeCheckpoint({ checkpointId, transaction: { ...prepared, producerId: String(prepared.producerId) }, acks: sources, committed: false });
       emit('snapshot', { checkpointId, sources });

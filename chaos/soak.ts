@@ -12,9 +12,10 @@
  * Run r uses seed S + r, so any failing run can be replayed alone with
  * `--runs 1 --seed <its seed>`. Exit code 1 when any run is not clean.
  */
+import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { check, isClean, summaryLine, type CheckReport } from './checker.js';
-import { ChaosCluster, spawnJob, type ManagedProcess } from './harness.js';
+import { ChaosCluster, ROOT, spawnJob, spawnManaged, type ManagedProcess } from './harness.js';
 import { seedInput } from './seed.js';
 import { parseFlags } from './args.js';
 
@@ -51,6 +52,17 @@ export interface SoakOptions {
   keepDir?: string;
   /** The share group's delivery-count limit (default: the harness's, 10). Low values make the soak archive records. */
   deliveryCountLimit?: number;
+  /**
+   * 'ctp' (default): consume-transform-produce jobs (chaos/ctp-job.ts).
+   * 'checkpoint': Flink-style checkpointing jobs (chaos/checkpoint-job.ts), each
+   * with its own checkpoint file kept across its restarts, so kills land
+   * between prepare and checkpoint completion, between completion and commit, …
+   */
+  jobKind?: 'ctp' | 'checkpoint';
+  /** The brokers' finalized transaction.version (the clients follow it): 2 (default) or 1. */
+  transactionVersion?: number;
+  /** Checkpointing jobs enable KIP-939 two-phase commit (their prepared transactions outlive the timeout). */
+  twoPhaseCommit?: boolean;
 }
 
 export interface SoakResult {
@@ -101,7 +113,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const nodes = options.nodes ?? 3;
   const windowMs = options.windowMs ?? 8_000;
   const faults = faultSchedule(options.seed, { faults: options.faults ?? 4, windowMs, nodes, jobs: jobCount });
-  log(`soak seed=${options.seed}: ${faults.map(describeFault).join('; ')}`);
+  const flavour = `${options.jobKind ?? 'ctp'} jobs, transaction.version ${options.transactionVersion ?? 2}${options.twoPhaseCommit ? ', 2PC' : ''}`;
+  log(`soak seed=${options.seed} (${flavour}): ${faults.map(describeFault).join('; ')}`);
   const cluster = await ChaosCluster.start({
     nodes,
     topics: [
@@ -111,13 +124,29 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     echo: options.echo,
     dir: options.keepDir,
     ...(options.deliveryCountLimit !== undefined ? { shareGroup: { deliveryCountLimit: options.deliveryCountLimit } } : {}),
+    config: { transactionVersion: options.transactionVersion ?? 2 },
   });
+  const checkpointJobs = options.jobKind === 'checkpoint';
   const jobs: ManagedProcess[] = [];
   const all: ManagedProcess[] = [];
   let jobStarts = 0;
   const startJob = (i: number): void => {
     jobStarts++;
-    const j = spawnJob({
+    const j = checkpointJobs
+      ? spawnManaged(
+          `ckpt${i}-${jobStarts}`,
+          [
+            '--import', 'tsx', path.join(ROOT, 'chaos/checkpoint-job.ts'),
+            '--bootstrap', cluster.bootstrap, '--group', 'soak', '--input', 'in', '--output', 'out',
+            '--transactional-id', `soak-ckpt-${i}`, '--checkpoint-file', path.join(cluster.dir, `checkpoint-${i}.json`),
+            '--client-id', `ckpt${i}-${jobStarts}`, '--max-poll-records', '8', '--polls-per-checkpoint', '2',
+            '--transaction-timeout-ms', '3000', '--max-runtime-ms', '120000',
+            ...(options.twoPhaseCommit ? ['--two-phase-commit'] : []),
+          ],
+          {},
+          options.echo,
+        )
+      : spawnJob({
       name: `job${i}-${jobStarts}`,
       bootstrap: cluster.bootstrap,
       group: 'soak',
@@ -202,9 +231,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     // Final verdict after the jobs are gone, once open transactions settled.
     report = await check({ bootstrap: cluster.bootstrap, group: 'soak', input: 'in', output: 'out', settleMs: 8_000 });
     const events = all.flatMap((j) => j.events);
-    const commits = events.filter((e) => e.event === 'committed').length;
+    const commits = events.filter((e) => e.event === 'committed' || e.event === 'checkpoint-complete').length;
     const redeliveries = events.filter((e) => e.event === 'polled').reduce((n, e) => n + (e.deliveryCounts as number[]).filter((c) => c > 1).length, 0);
-    const abortedOrFenced = events.filter((e) => e.event === 'aborted' || e.event === 'fenced').length;
+    const abortedOrFenced = events.filter((e) => e.event === 'aborted' || e.event === 'fenced' || (e.event === 'recovered' && String(e.outcome).startsWith('aborted'))).length;
     const nodeRestarts = cluster.nodes.reduce((n, node) => n + node.starts - 1, 0);
     const result: SoakResult = {
       seed: options.seed,
@@ -219,7 +248,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       nodeRestarts,
     };
     log(
-      `soak seed=${options.seed}: ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} redelivered=${redeliveries} ` +
+      `soak seed=${options.seed} (${flavour}): ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} redelivered=${redeliveries} ` +
         `job-starts=${jobStarts} node-restarts=${nodeRestarts} ${result.durationMs}ms${result.clean ? '' : ' ' + JSON.stringify(report.examples)}`,
     );
     return result;
@@ -241,7 +270,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const runs = Number(args.runs ?? 3);
   const seed = Number(args.seed ?? 1);
   if (!Number.isInteger(runs) || runs < 1 || runs > 1000 || !Number.isInteger(seed)) {
-    process.stderr.write('usage: npm run chaos -- --runs R (1..1000) --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--verbose]\n');
+    process.stderr.write(
+      'usage: npm run chaos -- --runs R (1..1000) --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--job-kind ctp|checkpoint] [--transaction-version 1|2] [--two-phase-commit] [--verbose]\n',
+    );
     process.exit(2);
   }
   const results: SoakResult[] = [];
@@ -255,6 +286,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       faults: args.faults ? Number(args.faults) : undefined,
       windowMs: args['window-ms'] ? Number(args['window-ms']) : undefined,
       deliveryCountLimit: args['delivery-count-limit'] ? Number(args['delivery-count-limit']) : undefined,
+      jobKind: args['job-kind'] === 'checkpoint' ? 'checkpoint' : 'ctp',
+      transactionVersion: args['transaction-version'] ? Number(args['transaction-version']) : undefined,
+      twoPhaseCommit: args['two-phase-commit'] === 'true',
       log: (line) => process.stdout.write(line + '\n'),
       echo: args.verbose === 'true',
       keepDir: args['keep-data'] ? `${args['keep-data']}/seed-${seed + r}` : undefined,

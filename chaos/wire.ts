@@ -1,11 +1,11 @@
 /**
  * Raw wire helpers for the chaos tooling that must not depend on the client
  * library (client/): the independent checker and the seeder. Only the
- * generated codecs, runtime/connection.ts and runtime/record-batch.ts are used,
+ * generated codecs, connection/connection.ts and runtime/record-batch.ts are used,
  * so a bug in the client cannot hide itself from the checker.
  */
 import { FetchRequest, FetchResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse } from '../generated/index.js';
-import { KafkaConnection } from '../runtime/connection.js';
+import { KafkaConnection } from '../connection/connection.js';
 import { decodeRecordBatches, encodeRecordBatch, type RecordBatch, type RecordInput } from '../runtime/record-batch.js';
 
 export interface NodeAddress {

@@ -14,7 +14,7 @@ import {
   MetadataResponse,
 } from '../generated/index.js';
 import type { ApiMessageCodec } from '../runtime/codec.js';
-import { KafkaConnection, NetworkError } from '../runtime/connection.js';
+import { KafkaConnection, NetworkError } from '../connection/connection.js';
 import { uuidToString, ZERO_UUID } from '../runtime/uuid.js';
 import {
   ClientClosedError,
@@ -89,6 +89,8 @@ interface NodeState {
   connecting: Promise<KafkaConnection> | null;
   /** API key → [min, max] the node supports; known once connected. */
   versions: Map<number, readonly [number, number]>;
+  /** Finalized feature levels the node reported (ApiVersions v3+), e.g. transaction.version. */
+  features: Map<string, number>;
   failures: number;
   nextAttemptAt: number;
 }
@@ -191,6 +193,7 @@ export class ClusterClient {
       connection: null,
       connecting: null,
       versions: new Map(),
+      features: new Map(),
       failures: 0,
       nextAttemptAt: 0,
     };
@@ -320,8 +323,18 @@ export class ClusterClient {
       }
       if (response.errorCode !== 0) throw errorFromCode(response.errorCode, `ApiVersions to node ${node.id}`);
       node.versions = new Map(response.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion] as const]));
+      node.features =
+        response.finalizedFeaturesEpoch >= 0n
+          ? new Map(response.finalizedFeatures.map((f) => [f.name, f.maxVersionLevel] as const))
+          : new Map();
       return;
     }
+  }
+
+  /** The finalized level of a feature on the (connected) node; 0 when it reports none. */
+  async finalizedFeature(nodeId: number, name: string, deadline?: number): Promise<number> {
+    await this.connection(nodeId, deadline);
+    return this.nodes.get(nodeId)!.features.get(name) ?? 0;
   }
 
   /** Does the (connected) node advertise this API, optionally at `minVersion`? */

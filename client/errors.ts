@@ -4,7 +4,7 @@
  */
 import { ErrorCode, errorCodeName as kafkaErrorCodeName, errorName, isRetriableErrorCode } from '../runtime/error-codes.js';
 import { UnsupportedVersionError as CodecUnsupportedVersionError } from '../runtime/errors.js';
-export { NetworkError, RequestTimeoutError } from '../runtime/connection.js';
+export { NetworkError, RequestTimeoutError } from '../connection/connection.js';
 
 /** Error codes by Kafka's name: `Errors.NOT_COORDINATOR` is 16, `Errors.NONE` 0. */
 export const Errors = ErrorCode;

@@ -23,7 +23,7 @@ export type {
   ShareConsumerRecord,
   RecordPosition,
 } from './share-acknowledgements.js';
-export { TransactionAbortedError } from './transaction-manager.js';
+export { TransactionAbortedError, PreparedTxnState } from './transaction-manager.js';
 export type {
   TransactionState,
   PreparedTransaction,

@@ -5,7 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import { InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse } from '../generated/index.js';
-import { NetworkError } from '../runtime/connection.js';
+import { NetworkError } from '../connection/connection.js';
 import {
   encodeRecordBatch,
   type CompressionType,
@@ -23,12 +23,14 @@ import {
   isRetriableCode,
   KafkaError,
   KafkaTimeoutError,
+  UnsupportedVersionError,
 } from './errors.js';
 import { ShareTransactionMetrics, type ShareTransactionMetricsSnapshot } from './metrics.js';
 import { DefaultPartitioner, type Partitioner } from './partitioner.js';
 import type { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
 import {
   endTransaction,
+  PreparedTxnState,
   TransactionAbortedError,
   TransactionManager,
   type ConsumerGroupMetadata,
@@ -54,8 +56,16 @@ export interface ProducerConfig extends CommonClientConfig {
   deliveryTimeoutMs?: number;
   /** max.block.ms: deadline of metadata waits and of transactional calls. Default 60 000. */
   maxBlockMs?: number;
-  /** transaction.timeout.ms. Default 60 000. */
+  /** transaction.timeout.ms. Default 60 000. Not applied with two-phase commit (KIP-939). */
   transactionTimeoutMs?: number;
+  /**
+   * transaction.two.phase.commit.enable (KIP-939). Default false. With it
+   * the coordinator never aborts this producer's transactions on the
+   * timeout, initTransactions({ keepPreparedTxn: true }) keeps a prepared
+   * transaction for completeTransaction(state), and close() leaves a
+   * prepared transaction open. Needs Transactions V2 on the broker.
+   */
+  transactionTwoPhaseCommitEnable?: boolean;
   /** compression.type: 'none' (default) or 'gzip'. */
   compression?: CompressionType;
   /** Default: Kafka's (murmur2 for keys, sticky for null keys). */
@@ -136,6 +146,7 @@ export class KafkaProducer {
     maxBlockMs: number;
     transactionTimeoutMs: number;
     compression: CompressionType;
+    enable2Pc: boolean;
   };
   private readonly incomplete = new Set<ProducerBatch>();
   private readonly inFlightRequests = new Set<Promise<void>>();
@@ -178,6 +189,7 @@ export class KafkaProducer {
       maxBlockMs: config.maxBlockMs ?? 60_000,
       transactionTimeoutMs: config.transactionTimeoutMs ?? 60_000,
       compression: config.compression ?? 'none',
+      enable2Pc: config.transactionTwoPhaseCommitEnable === true,
     };
     this.partitioner = new DefaultPartitioner(this.cfg.batchSize);
     this.userPartitioner = config.partitioner;
@@ -197,31 +209,68 @@ export class KafkaProducer {
             wakeup: () => this.wakeup(),
             resetSequences: () => this.resetSequences(),
           },
-          { transactionTimeoutMs: this.cfg.transactionTimeoutMs, maxBlockMs: this.cfg.maxBlockMs },
+          {
+            transactionTimeoutMs: this.cfg.transactionTimeoutMs,
+            maxBlockMs: this.cfg.maxBlockMs,
+            enable2Pc: config.transactionTwoPhaseCommitEnable === true,
+          },
           this.metricsImpl,
         )
       : null;
   }
 
   /**
-   * Finishes a transaction prepared by an earlier producer (e.g. before a
-   * crash) with EndTxn for exactly that producer id and epoch — commit or
-   * abort. Call it before initTransactions() of the new producer with the same
-   * transactional id (which would abort the prepared transaction). Retrying
-   * the same result is idempotent; the other result, or a transaction the
-   * coordinator already aborted on timeout, fails with InvalidTxnStateError or
-   * ProducerFencedError.
+   * Finishes, after a restart, the transaction a checkpoint saved (KIP-939,
+   * DESIGN §5.6). Call it before initTransactions() of the new producer with
+   * the same transactional id. With 'commit' a short-lived two-phase-commit
+   * producer runs initTransactions({ keepPreparedTxn: true }) and
+   * completeTransaction(saved): the transaction still open is committed only
+   * if it is the one `saved` names, and aborted otherwise (a later
+   * transaction, whose checkpoint never completed: its records and acks are
+   * redelivered at once); when none is open — the named one already committed
+   * — nothing happens. 'abort' aborts whatever transaction is open.
+   * Returns what happened. On a broker without Transactions V2 (where
+   * saved states cannot tell one transaction from the next) it falls back to
+   * EndTxn for exactly the saved producer id and epoch, with a warning.
    */
   static async completeTransaction(
     config: CommonClientConfig & { maxBlockMs?: number },
-    prepared: PreparedTransaction,
+    saved: PreparedTransaction | string,
     result: 'commit' | 'abort',
-  ): Promise<void> {
-    const cluster = new ClusterClient(config, `producer-${prepared.transactionalId}-recovery`);
+  ): Promise<'committed' | 'aborted' | 'none'> {
+    if (result !== 'commit' && result !== 'abort') throw new ConfigError(`completeTransaction: result must be 'commit' or 'abort', got ${JSON.stringify(result)}`);
+    const state = typeof saved === 'string' ? PreparedTxnState.fromString(saved) : PreparedTxnState.from(saved);
+    const producer = new KafkaProducer({
+      ...config,
+      transactionalId: state.transactionalId,
+      transactionTwoPhaseCommitEnable: true,
+      clientId: config.clientId ?? `producer-${state.transactionalId}-recovery`,
+      metricsRegistry: null,
+    });
     try {
-      await endTransaction(cluster, prepared, result === 'commit', Date.now() + (config.maxBlockMs ?? 60_000));
+      try {
+        await producer.initTransactions({ keepPreparedTxn: true });
+      } catch (error) {
+        if (!(error instanceof UnsupportedVersionError)) throw error;
+        producer.cluster.logger.warn(
+          `completeTransaction(${state}): the broker has no two-phase commit on Transactions V2 (${error.message}); ` +
+            'falling back to EndTxn for the saved producer id and epoch, which under the classic protocol cannot tell the saved transaction from a later one',
+        );
+        const cluster = new ClusterClient(config, `producer-${state.transactionalId}-recovery`);
+        try {
+          await endTransaction(cluster, state, result === 'commit', Date.now() + (config.maxBlockMs ?? 60_000));
+        } finally {
+          await cluster.close();
+        }
+        return result === 'commit' ? 'committed' : 'aborted';
+      }
+      const txn = producer.txn!;
+      if (result === 'commit') return await txn.completeTransaction(state);
+      if (txn.preparedTransaction === null) return 'none';
+      await txn.abortTransaction();
+      return 'aborted';
     } finally {
-      await cluster.close();
+      await producer.close();
     }
   }
 
@@ -247,9 +296,31 @@ export class KafkaProducer {
     if (this.closed || this.closing) throw new ClientClosedError(`producer ${this.clientId}`);
   }
 
-  /** Gets a producer id and epoch from the transaction coordinator, fencing older producers with this transactional id. */
-  async initTransactions(): Promise<void> {
-    await this.requireTxn('initTransactions()').initTransactions();
+  /**
+   * Gets a producer id and epoch from the transaction coordinator, fencing
+   * older producers with this transactional id (aborting their open
+   * transaction). With `keepPreparedTxn` (KIP-939, needs
+   * transactionTwoPhaseCommitEnable) an open transaction is kept instead, in
+   * the prepared state: finish it with completeTransaction(state),
+   * commitTransaction() or abortTransaction(); `preparedTransaction` names it.
+   */
+  async initTransactions(options: { keepPreparedTxn?: boolean } = {}): Promise<void> {
+    await this.requireTxn('initTransactions()').initTransactions(options);
+  }
+
+  /**
+   * KIP-939: commits the prepared transaction if it is the one `state` names
+   * (a PreparedTxnState or its string form), aborts it otherwise; succeeds
+   * without effect when no transaction is prepared. Returns what happened.
+   */
+  async completeTransaction(state: PreparedTransaction | string): Promise<'committed' | 'aborted' | 'none'> {
+    const txn = this.requireTxn('completeTransaction()');
+    return txn.completeTransaction(typeof state === 'string' ? PreparedTxnState.fromString(state, txn.transactionalId) : state);
+  }
+
+  /** The prepared transaction (prepareTransaction(), or kept by initTransactions({ keepPreparedTxn: true })); null when none. */
+  get preparedTransaction(): PreparedTxnState | null {
+    return this.txn?.preparedTransaction ?? null;
   }
 
   beginTransaction(): void {
@@ -294,12 +365,12 @@ export class KafkaProducer {
    * later — also from another process with KafkaProducer.completeTransaction().
    * Afterwards only commitTransaction() or abortTransaction() are allowed.
    */
-  async prepareTransaction(): Promise<PreparedTransaction> {
+  async prepareTransaction(): Promise<PreparedTxnState> {
     return this.requireTxn('prepareTransaction()').prepareTransaction();
   }
 
   /** The transactional id, producer id and epoch now in use (after initTransactions()). */
-  transactionSnapshot(): PreparedTransaction {
+  transactionSnapshot(): PreparedTxnState {
     return this.requireTxn('transactionSnapshot()').snapshot();
   }
 
@@ -707,7 +778,8 @@ export class KafkaProducer {
       let response: ProduceResponse | undefined;
       try {
         ({ response } = await this.cluster.send(nodeId, ProduceRequest, ProduceResponse, request, {
-          max: PRODUCE_MAX_VERSION,
+          max: this.txn ? this.txn.produceMaxVersion : PRODUCE_MAX_VERSION,
+          min: this.txn ? this.txn.produceMinVersion : undefined,
         }));
       } catch (error) {
         for (const { queue, batch } of items) this.onBatchError(queue, batch, error as Error);
@@ -820,7 +892,10 @@ export class KafkaProducer {
     this.closing = true;
     const work = (async () => {
       try {
-        if (this.txn && (this.txn.state === 'IN_TRANSACTION' || this.txn.state === 'ABORTABLE_ERROR')) {
+        const keepPrepared = this.cfg.enable2Pc && this.txn?.preparedTransaction != null;
+        if (keepPrepared) {
+          // KIP-939: a prepared transaction belongs to the external commit decision; close() leaves it open.
+        } else if (this.txn && (this.txn.state === 'IN_TRANSACTION' || this.txn.state === 'ABORTABLE_ERROR')) {
           await this.txn
             .abortTransaction()
             .catch((error: unknown) =>

@@ -13,7 +13,7 @@ import {
   ShareGroupHeartbeatResponse,
   TxnShareAcknowledgeRequest,
 } from '../generated/index.js';
-import { NetworkError } from '../runtime/connection.js';
+import { NetworkError } from '../connection/connection.js';
 import { decodeRecordBatches } from '../runtime/record-batch.js';
 import { ClusterClient, CoordinatorType, groupBy, randomUuid, sleep, type CommonClientConfig } from './cluster.js';
 import {

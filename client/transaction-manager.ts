@@ -1,8 +1,15 @@
 /**
  * The producer's transaction state machine and its requests to the
- * transaction, group and share coordinators, after Kafka's TransactionManager
- * (classic protocol, transaction version 1: partitions are added with
- * AddPartitionsToTxn, EndTxn keeps the epoch).
+ * transaction, group and share coordinators, after Kafka's TransactionManager.
+ * Two protocols, chosen at initTransactions() from the coordinator's finalized
+ * `transaction.version` feature: Transactions V2 (KIP-890 part 2: no
+ * AddPartitionsToTxn / AddOffsetsToTxn, the partition leaders add them; every
+ * EndTxn v5 returns the bumped epoch, so producer id + epoch name one
+ * transaction) and the classic one (transaction version 1: partitions added
+ * with AddPartitionsToTxn, EndTxn keeps the epoch). With
+ * `transactionTwoPhaseCommitEnable`, KIP-939's two-phase commit:
+ * initTransactions({ keepPreparedTxn }), prepareTransaction() →
+ * PreparedTxnState, completeTransaction(state).
  *
  * States: UNINITIALIZED → INITIALIZING → READY → IN_TRANSACTION →
  * COMMITTING_TRANSACTION | ABORTING_TRANSACTION → READY; ABORTABLE_ERROR (only
@@ -25,7 +32,7 @@ import {
   TxnShareAcknowledgeResponse,
 } from '../generated/index.js';
 import type { ApiMessageCodec } from '../runtime/codec.js';
-import { NetworkError } from '../runtime/connection.js';
+import { NetworkError } from '../connection/connection.js';
 import { ClusterClient, CoordinatorType, groupBy } from './cluster.js';
 import {
   ApiError,
@@ -97,6 +104,54 @@ export interface PreparedTransaction {
   producerEpoch: number;
 }
 
+/**
+ * KIP-939's PreparedTxnState: the producer id and epoch of one prepared
+ * transaction. Under Transactions V2 every transaction has its own epoch, so
+ * this names exactly one transaction. `toString()` is the form to store in a
+ * checkpoint: Kafka's `producerId:epoch`, followed by `:transactionalId`
+ * (which may itself contain ':') so that another process can finish it;
+ * `PreparedTxnState.fromString` reads both forms.
+ */
+export class PreparedTxnState implements PreparedTransaction {
+  constructor(
+    readonly transactionalId: string,
+    readonly producerId: bigint,
+    readonly producerEpoch: number,
+  ) {}
+
+  static fromString(text: string, transactionalId?: string): PreparedTxnState {
+    const match = /^(-?\d+):(-?\d+)(?::(.*))?$/s.exec(text);
+    if (match === null) {
+      throw new TypeError(`PreparedTxnState.fromString: expected "producerId:epoch[:transactionalId]", got ${JSON.stringify(text)}`);
+    }
+    const id = match[3] ?? transactionalId;
+    if (id === undefined || id === '') {
+      throw new TypeError(`PreparedTxnState.fromString(${JSON.stringify(text)}): the text names no transactional id; pass it as the second argument`);
+    }
+    const epoch = Number(match[2]);
+    if (epoch < -1 || epoch > 32767) throw new TypeError(`PreparedTxnState.fromString(${JSON.stringify(text)}): epoch ${epoch} is outside -1..32767`);
+    return new PreparedTxnState(id, BigInt(match[1]!), epoch);
+  }
+
+  /** A saved `{ transactionalId, producerId, producerEpoch }` (e.g. parsed from JSON) as a PreparedTxnState. */
+  static from(saved: PreparedTransaction): PreparedTxnState {
+    return saved instanceof PreparedTxnState ? saved : new PreparedTxnState(saved.transactionalId, BigInt(saved.producerId), Number(saved.producerEpoch));
+  }
+
+  /** Whether this names the same transaction as `other`. */
+  equals(other: PreparedTransaction | null): boolean {
+    return other !== null && other.transactionalId === this.transactionalId && other.producerId === this.producerId && other.producerEpoch === this.producerEpoch;
+  }
+
+  toString(): string {
+    return `${this.producerId}:${this.producerEpoch}:${this.transactionalId}`;
+  }
+
+  toJSON(): { transactionalId: string; producerId: string; producerEpoch: number } {
+    return { transactionalId: this.transactionalId, producerId: String(this.producerId), producerEpoch: this.producerEpoch };
+  }
+}
+
 /** Group metadata for sendOffsetsToTransaction (Kafka's ConsumerGroupMetadata). */
 export interface ConsumerGroupMetadata {
   groupId: string;
@@ -133,7 +188,10 @@ export class TransactionAbortedError extends KafkaError {
   override name = 'TransactionAbortedError';
 }
 
-const TV1_MAX = { endTxn: 4, initProducerId: 5, addPartitions: 3, txnOffsetCommit: 4, addOffsets: 4 };
+const TV1_MAX = { endTxn: 4, initProducerId: 5, addPartitions: 3, txnOffsetCommit: 4, addOffsets: 4, produce: 11 };
+/** Transactions V2 (KIP-890 part 2) needs at least these; InitProducerId v6 carries KIP-939's flags. */
+const TV2_MIN = { endTxn: 5, txnOffsetCommit: 5, produce: 12 };
+const INIT_PRODUCER_ID_2PC_VERSION = 6;
 
 /**
  * Kafka's TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS (KAFKA-5477): the
@@ -174,14 +232,30 @@ export class TransactionManager {
   private epochBumpRequired = false;
   /** After prepareTransaction(): only commit or abort. */
   prepared = false;
+  /** Transactions V2 is in use (decided at initTransactions()). */
+  transactionV2 = false;
+  /**
+   * The transaction kept by initTransactions({ keepPreparedTxn: true }), or
+   * prepared by prepareTransaction(): what completeTransaction() compares with.
+   */
+  private preparedState: PreparedTxnState | null = null;
 
   constructor(
     readonly transactionalId: string,
     private readonly cluster: ClusterClient,
     private readonly hooks: SendPathHooks,
-    private readonly options: { transactionTimeoutMs: number; maxBlockMs: number },
+    private readonly options: { transactionTimeoutMs: number; maxBlockMs: number; enable2Pc?: boolean },
     private readonly metrics: ShareTransactionMetrics,
   ) {}
+
+  /** The highest Produce version this producer may send: v12+ makes the leader add the partition (TV2). */
+  get produceMaxVersion(): number {
+    return this.transactionV2 ? 13 : TV1_MAX.produce;
+  }
+
+  get produceMinVersion(): number {
+    return this.transactionV2 ? TV2_MIN.produce : 0;
+  }
 
   // -------------------------------------------------------------------------
   // State
@@ -295,10 +369,19 @@ export class TransactionManager {
       );
   }
 
-  /** Adds a partition to the transaction (sent with AddPartitionsToTxn before its first batch). */
+  /**
+   * Adds a partition to the transaction: under TV1 sent with
+   * AddPartitionsToTxn before its first batch; under TV2 the partition
+   * leader adds it when the first batch (Produce v12+) arrives.
+   */
   maybeAddPartition(topic: string, partition: number): void {
     const key = `${topic}:${partition}`;
     if (this.partitionsInTransaction.has(key) || this.pendingPartitions.has(key)) return;
+    if (this.transactionV2) {
+      this.partitionsInTransaction.add(key);
+      this.addAttempted = true;
+      return;
+    }
     this.pendingPartitions.set(key, { topic, partition });
   }
 
@@ -309,7 +392,13 @@ export class TransactionManager {
   // -------------------------------------------------------------------------
   // initTransactions
 
-  async initTransactions(): Promise<void> {
+  async initTransactions(options: { keepPreparedTxn?: boolean } = {}): Promise<void> {
+    const keep = options.keepPreparedTxn === true;
+    if (keep && !this.options.enable2Pc) {
+      throw new IllegalStateError(
+        `TransactionalId ${this.transactionalId}: initTransactions({ keepPreparedTxn: true }) needs two-phase commit: set transactionTwoPhaseCommitEnable: true in the producer config`,
+      );
+    }
     if (this.state === 'INITIALIZING' && this.pendingResult) return this.pendingResult;
     if (this.state === 'FATAL_ERROR') this.maybeFailWithError('initTransactions()');
     if (this.state !== 'UNINITIALIZED' && this.state !== 'INITIALIZING') {
@@ -318,9 +407,16 @@ export class TransactionManager {
       );
     }
     this.transitionTo('INITIALIZING');
-    this.pendingResult = this.initProducerId(false)
-      .then(() => {
+    this.pendingResult = this.initProducerId(false, keep)
+      .then((kept) => {
         this.transitionTo('READY');
+        if (kept !== null) {
+          // KIP-939: a transaction prepared by an earlier producer is kept, open, for completeTransaction().
+          this.beginTransaction();
+          this.transactionStarted = true;
+          this.prepared = true;
+          this.preparedState = kept;
+        }
       })
       .catch((error: unknown) => {
         if (error instanceof KafkaTimeoutError) {
@@ -334,8 +430,30 @@ export class TransactionManager {
     return this.pendingResult;
   }
 
-  private async initProducerId(bump: boolean): Promise<void> {
+  /**
+   * InitProducerId (and the protocol choice). With `keep` (KIP-939
+   * keepPreparedTxn) returns the kept transaction's state, null when none.
+   */
+  private async initProducerId(bump: boolean, keep = false): Promise<PreparedTxnState | null> {
     const deadline = Date.now() + this.options.maxBlockMs;
+    const enable2Pc = this.options.enable2Pc === true;
+    const coordinator = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
+    this.transactionV2 =
+      (await this.cluster.finalizedFeature(coordinator, 'transaction.version', deadline)) >= 2 &&
+      (await this.cluster.supports(coordinator, EndTxnRequest.apiKey, TV2_MIN.endTxn, deadline));
+    if (enable2Pc) {
+      if (!(await this.cluster.supports(coordinator, InitProducerIdRequest.apiKey, INIT_PRODUCER_ID_2PC_VERSION, deadline))) {
+        throw new UnsupportedVersionError(
+          `the transaction coordinator ${this.cluster.describeNode(coordinator)} does not support InitProducerId v6 (two-phase commit, KIP-939); unset transactionTwoPhaseCommitEnable or use a newer broker`,
+        );
+      }
+      if (!this.transactionV2) {
+        // Under TV1 a producer keeps its epoch across transactions, so a PreparedTxnState could not tell one from the next.
+        throw new UnsupportedVersionError(
+          `the transaction coordinator ${this.cluster.describeNode(coordinator)} does not finalize transaction.version 2; two-phase commit needs Transactions V2`,
+        );
+      }
+    }
     const { response } = await this.cluster.coordinatorRequest(
       'InitProducerId',
       CoordinatorType.TRANSACTION,
@@ -348,15 +466,32 @@ export class TransactionManager {
           transactionTimeoutMs: this.options.transactionTimeoutMs,
           producerId: bump ? this.producerId : -1n,
           producerEpoch: bump ? this.producerEpoch : -1,
+          enable2Pc,
+          keepPreparedTxn: keep,
         }),
       (r) => r.errorCode,
-      { deadline, max: TV1_MAX.initProducerId, min: bump ? 3 : 0 },
+      {
+        deadline,
+        max: enable2Pc ? INIT_PRODUCER_ID_2PC_VERSION : TV1_MAX.initProducerId,
+        min: enable2Pc ? INIT_PRODUCER_ID_2PC_VERSION : bump ? 3 : 0,
+      },
     );
+    if (response.errorCode === Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED && enable2Pc) {
+      throw errorFromCode(
+        response.errorCode,
+        `InitProducerId with two-phase commit for transactional id ${this.transactionalId}`,
+        'the broker refuses two-phase commit (its transaction.two.phase.commit.enable is false, or this principal may not use it): enable it there, or unset transactionTwoPhaseCommitEnable',
+      );
+    }
     if (response.errorCode !== 0) throw this.coordinatorError(response.errorCode, 'InitProducerId');
     this.producerId = response.producerId;
     this.producerEpoch = response.producerEpoch;
     this.epochBumpRequired = false;
     this.hooks.resetSequences();
+    if (keep && response.ongoingTxnProducerId >= 0n) {
+      return new PreparedTxnState(this.transactionalId, response.ongoingTxnProducerId, response.ongoingTxnProducerEpoch);
+    }
+    return null;
   }
 
   /** Errors of transaction-coordinator requests: an old epoch means fenced (fatal), as in Kafka. */
@@ -466,7 +601,10 @@ export class TransactionManager {
     if (offsets.length === 0) return;
     const op = this.track(async () => {
       const deadline = Date.now() + this.options.maxBlockMs;
-      await this.addToTransaction(
+      const tv2 = this.transactionV2;
+      // TV2: no AddOffsetsToTxn — the group coordinator adds the group on TxnOffsetCommit v5+.
+      if (tv2) this.addAttempted = true;
+      else await this.addToTransaction(
         'AddOffsetsToTxn',
         AddOffsetsToTxnRequest,
         AddOffsetsToTxnResponse,
@@ -480,7 +618,7 @@ export class TransactionManager {
         () => 0, // no partitions: the top-level error code is all
         { deadline, max: TV1_MAX.addOffsets },
       );
-      this.transactionStarted = true;
+      if (!tv2) this.transactionStarted = true;
       const byTopic = groupBy(offsets, (o) => o.topic);
       const commit = await this.cluster.coordinatorRequest(
         'TxnOffsetCommit',
@@ -512,8 +650,10 @@ export class TransactionManager {
           for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) return p.errorCode;
           return 0;
         },
-        { deadline, max: TV1_MAX.txnOffsetCommit },
+        // v6 names topics by id, which this request does not carry: v5 under TV2.
+        tv2 ? { deadline, min: TV2_MIN.txnOffsetCommit, max: TV2_MIN.txnOffsetCommit } : { deadline, max: TV1_MAX.txnOffsetCommit },
       );
+      if (tv2) this.transactionStarted = true;
       for (const t of commit.response.topics) {
         for (const p of t.partitions) {
           if (p.errorCode !== 0)
@@ -793,19 +933,54 @@ export class TransactionManager {
   }
 
   /** Flushes and waits for every call of the transaction; the snapshot to persist for finishing it later. */
-  async prepareTransaction(): Promise<PreparedTransaction> {
+  async prepareTransaction(): Promise<PreparedTxnState> {
     this.checkInTransaction('prepareTransaction()');
     await this.hooks.flush();
     await this.addPendingPartitions();
     await this.awaitPendingOps();
     this.maybeFailWithError('prepareTransaction()');
     this.prepared = true;
-    return this.snapshot();
+    this.preparedState = this.snapshot();
+    return this.preparedState;
   }
 
-  snapshot(): PreparedTransaction {
+  snapshot(): PreparedTxnState {
     if (this.producerId < 0n) throw this.illegal('snapshot()');
-    return { transactionalId: this.transactionalId, producerId: this.producerId, producerEpoch: this.producerEpoch };
+    return new PreparedTxnState(this.transactionalId, this.producerId, this.producerEpoch);
+  }
+
+  /** The transaction kept by initTransactions({ keepPreparedTxn: true }) or prepared here; null when none. */
+  get preparedTransaction(): PreparedTxnState | null {
+    return this.prepared ? this.preparedState : null;
+  }
+
+  /**
+   * KIP-939: commits the prepared transaction if it is the one `state` names,
+   * aborts it otherwise; with no prepared transaction (the named one already
+   * ended, or nothing was kept) it succeeds without effect.
+   */
+  async completeTransaction(state: PreparedTransaction): Promise<'committed' | 'aborted' | 'none'> {
+    const named = PreparedTxnState.from(state);
+    if (named.transactionalId !== this.transactionalId) {
+      throw new IllegalStateError(
+        `completeTransaction(): the state names transactional id ${named.transactionalId}, this producer is ${this.transactionalId}`,
+      );
+    }
+    if (this.state === 'COMMITTING_TRANSACTION') return this.commitTransaction().then(() => 'committed' as const);
+    if (this.state === 'ABORTING_TRANSACTION') return this.abortTransaction().then(() => 'aborted' as const);
+    this.maybeFailWithError('completeTransaction()');
+    if (this.state === 'READY') return 'none';
+    if (!this.prepared || this.preparedState === null) {
+      throw new IllegalStateError(
+        `TransactionalId ${this.transactionalId}: completeTransaction() needs a prepared transaction (prepareTransaction(), or initTransactions({ keepPreparedTxn: true }) after a restart); state ${this.state}`,
+      );
+    }
+    if (named.equals(this.preparedState)) {
+      await this.commitTransaction();
+      return 'committed';
+    }
+    await this.abortTransaction();
+    return 'aborted';
   }
 
   async commitTransaction(): Promise<void> {
@@ -825,12 +1000,12 @@ export class TransactionManager {
         // A send, sendOffsets or sendShareAcks call failed: commit is impossible.
         throw this.lastError ?? this.illegal('commitTransaction()');
       }
-      if (this.transactionStarted) {
+      if (this.transactionStarted || (this.transactionV2 && this.addAttempted)) {
         const started = performance.now();
         await this.endTxn(true);
         if (hadShareAcks) this.metrics.recordCommitTime(performance.now() - started);
       }
-      this.completeTransaction();
+      this.finishTransaction();
     })()
       .catch((error: unknown) => {
         if (error instanceof KafkaTimeoutError) {
@@ -877,7 +1052,7 @@ export class TransactionManager {
         this.transitionTo('INITIALIZING');
         await this.initProducerId(true);
       }
-      this.completeTransaction();
+      this.finishTransaction();
     })()
       .catch((error: unknown) => {
         if (error instanceof KafkaTimeoutError) {
@@ -892,7 +1067,7 @@ export class TransactionManager {
     return this.pendingResult;
   }
 
-  private completeTransaction(): void {
+  private finishTransaction(): void {
     this.transitionTo('READY');
     this.partitionsInTransaction.clear();
     this.pendingPartitions.clear();
@@ -900,11 +1075,19 @@ export class TransactionManager {
     this.addAttempted = false;
     this.hasShareAcks = false;
     this.prepared = false;
+    this.preparedState = null;
     this.metrics.transactionActive(false);
   }
 
   private async endTxn(commit: boolean): Promise<void> {
-    await endTransaction(this.cluster, this.snapshot(), commit, Date.now() + this.options.maxBlockMs);
+    const next = await endTransaction(this.cluster, this.snapshot(), commit, Date.now() + this.options.maxBlockMs, this.transactionV2);
+    if (this.transactionV2 && next.producerId >= 0n) {
+      // TV2: the transaction ended with an epoch bump (a new producer id when the epoch ran out).
+      this.producerId = next.producerId;
+      this.producerEpoch = next.producerEpoch;
+      this.epochBumpRequired = false;
+      this.hooks.resetSequences();
+    }
   }
 }
 
@@ -918,7 +1101,8 @@ export async function endTransaction(
   txn: PreparedTransaction,
   commit: boolean,
   deadline: number,
-): Promise<void> {
+  transactionV2 = false,
+): Promise<{ producerId: bigint; producerEpoch: number }> {
   const what = `EndTxn(${commit ? 'COMMIT' : 'ABORT'})`;
   const { response } = await cluster.coordinatorRequest(
     what,
@@ -934,10 +1118,10 @@ export async function endTransaction(
         committed: commit,
       }),
     (r) => r.errorCode,
-    { deadline, max: TV1_MAX.endTxn },
+    transactionV2 ? { deadline, min: TV2_MIN.endTxn } : { deadline, max: TV1_MAX.endTxn },
   );
   const code = response.errorCode;
-  if (code === 0) return;
+  if (code === 0) return { producerId: response.producerId, producerEpoch: response.producerEpoch };
   if (code === Errors.INVALID_PRODUCER_EPOCH || code === Errors.PRODUCER_FENCED) {
     throw new ProducerFencedError(
       code,

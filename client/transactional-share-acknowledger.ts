@@ -10,7 +10,7 @@ import { ConfigError } from './errors.js';
 import type { ShareTransactionMetricsSnapshot } from './metrics.js';
 import { KafkaProducer } from './producer.js';
 import { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
-import type { PreparedTransaction, TransactionState } from './transaction-manager.js';
+import type { PreparedTransaction, PreparedTxnState, TransactionState } from './transaction-manager.js';
 
 export interface TransactionalShareAcknowledgerConfig extends CommonClientConfig {
   transactionalId: string;
@@ -19,6 +19,8 @@ export interface TransactionalShareAcknowledgerConfig extends CommonClientConfig
   /** Deadline of each call. Default 60 000. */
   maxBlockMs?: number;
   metricsRegistry?: Registry | null;
+  /** transaction.two.phase.commit.enable (KIP-939), as on KafkaProducer. Default false. */
+  transactionTwoPhaseCommitEnable?: boolean;
 }
 
 function toMetadata(group: string | ShareGroupMetadata): ShareGroupMetadata {
@@ -37,23 +39,23 @@ export class TransactionalShareAcknowledger {
   }
 
   /**
-   * Finishes the transaction a checkpoint recorded (from prepareAcknowledgements()
-   * or snapshot()) with EndTxn for exactly that producer id and epoch. Call it
-   * after a restart, before initTransactions() (which would abort it). Retrying
-   * the same result succeeds; if the coordinator already aborted it (timeout or
-   * fencing) this fails with InvalidTxnStateError or ProducerFencedError and the
-   * records come back for redelivery.
+   * Finishes, after a restart, the transaction a checkpoint recorded (the
+   * PreparedTxnState of prepareAcknowledgements(), or its string form): see
+   * KafkaProducer.completeTransaction. With 'commit' the open transaction is
+   * committed only if it is the named one, else aborted (its acks discarded,
+   * the records redelivered at once); nothing happens when the named one
+   * already committed. Call it before initTransactions(), which would abort it.
    */
   static completeTransaction(
     config: CommonClientConfig & { maxBlockMs?: number },
-    prepared: PreparedTransaction,
+    prepared: PreparedTransaction | string,
     result: 'commit' | 'abort',
-  ): Promise<void> {
+  ): Promise<'committed' | 'aborted' | 'none'> {
     return KafkaProducer.completeTransaction(config, prepared, result);
   }
 
   /** Instance form of completeTransaction, with this acknowledger's connection settings. */
-  completeTransaction(prepared: PreparedTransaction, result: 'commit' | 'abort'): Promise<void> {
+  completeTransaction(prepared: PreparedTransaction | string, result: 'commit' | 'abort'): Promise<'committed' | 'aborted' | 'none'> {
     return KafkaProducer.completeTransaction(this.config, prepared, result);
   }
 
@@ -89,7 +91,7 @@ export class TransactionalShareAcknowledger {
   async prepareAcknowledgements(
     acks: ShareAcknowledgements,
     group: string | ShareGroupMetadata,
-  ): Promise<PreparedTransaction> {
+  ): Promise<PreparedTxnState> {
     this.producer.beginTransaction();
     try {
       await this.producer.sendShareAcksToTransaction(acks, toMetadata(group));
@@ -111,7 +113,7 @@ export class TransactionalShareAcknowledger {
   }
 
   /** transactionalId, producerId and epoch now in use, to persist in a checkpoint. */
-  snapshot(): PreparedTransaction {
+  snapshot(): PreparedTxnState {
     return this.producer.transactionSnapshot();
   }
 

@@ -33,7 +33,7 @@ export interface RequestContext {
 /**
  * Handles one decoded request body and returns the response body (a plain
  * object as the generated codec's `create` makes). Errors are answered in the
- * response; a thrown KafkaError (coordinator/errors.ts) becomes a top-level
+ * response; a thrown BrokerError (coordinator/errors.ts) becomes a top-level
  * error response where the API has one, anything else is logged and closes the
  * connection, as a Kafka broker does for an unexpected failure.
  */
@@ -111,7 +111,7 @@ export interface PartitionReader {
    * Batches from the one containing `fromOffset` (so the first batch may start
    * before it: skip its earlier records), up to `maxBytes`, but always at least
    * one whole batch when one exists, as Kafka does. read_committed stops at the
-   * last stable offset. Throws KafkaError OFFSET_OUT_OF_RANGE outside
+   * last stable offset. Throws BrokerError OFFSET_OUT_OF_RANGE outside
    * [logStartOffset, logEndOffset].
    */
   read(fromOffset: bigint, maxBytes: number, isolation?: IsolationLevel): ReadResult;
@@ -131,6 +131,12 @@ export interface TransactionalProducer {
   readonly transactionalId: string;
   readonly producerId: bigint;
   readonly producerEpoch: number;
+  /**
+   * The share group whose acknowledgements the write carries: the
+   * transaction must hold acks for that group (AddShareAcksToTxn), not only
+   * the `__share_group_state` partition.
+   */
+  readonly groupId?: string;
 }
 
 export interface AppendResult {
@@ -144,7 +150,7 @@ export interface CoordinatorLog extends PartitionReader {
    * Appends one batch and fsyncs it before resolving. With `transaction`, the
    * batch is transactional: the broker first checks with the transaction
    * coordinator that this partition is in that producer's ongoing transaction
-   * (AddShareAcksToTxn added it) and rejects with KafkaError INVALID_TXN_STATE
+   * (AddShareAcksToTxn added it) and rejects with BrokerError INVALID_TXN_STATE
    * if not, PRODUCER_FENCED / INVALID_PRODUCER_EPOCH for an old epoch. The
    * records stay pending until a COMMIT or ABORT marker, which the broker
    * appends before calling ShareCoordinator.completeTransaction.

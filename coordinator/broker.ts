@@ -8,7 +8,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GroupConfigs } from './admin/group-configs.js';
 import { adminHandlers } from './admin/handlers.js';
 import { TopicAdmin } from './admin/topic-admin.js';
@@ -31,6 +30,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { KafkaServer } from './server/server.js';
+import { createShareCoordinator } from './share/index.js';
 import { ShareStateLog } from './share-state-log.js';
 import { transactionHandlers } from './txn/handlers.js';
 import { MarkerSender } from './txn/marker-sender.js';
@@ -44,13 +44,11 @@ import { TransactionVerifier } from './txn/verifier.js';
 /** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
 const SHARE_APIS = [76, 77, 78, 79, 96];
 const KIP1289_APIS = new Set([95, 96]);
-/** InitProducerId v6 (KIP-939 two-phase commit) is marked unstable by Kafka and not implemented. */
-const INIT_PRODUCER_ID_MAX_VERSION = 5;
 
 export interface StartOptions {
   /**
-   * The share coordinator to run: a factory, `null` for none, or undefined to
-   * load `coordinator/share/index.ts` (`createShareCoordinator`) when it exists.
+   * The share coordinator to run: a factory, `null` for none, or undefined for
+   * kipgen's own (`createShareCoordinator` of coordinator/share/, a plain import).
    */
   shareCoordinator?: ShareCoordinatorFactory | null;
   /** Where log lines go; default stderr. */
@@ -124,10 +122,11 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     maxTimeoutMs: config.transactionMaxTimeoutMs,
     abortCheckIntervalMs: config.transactionAbortCheckIntervalMs,
     retryBackoffMs: config.markerRetryBackoffMs,
+    twoPhaseCommitEnable: config.transactionTwoPhaseCommitEnable,
     metrics,
     log,
   });
-  const verifier = new TransactionVerifier(cluster, tc, peers);
+  const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
   const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log);
   const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
@@ -143,7 +142,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     : undefined;
 
   // APIs of the broker itself.
-  registry.register(18, apiVersionsHandler(registry));
+  registry.register(18, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
   registry.register(3, metadataHandler(cluster, autoCreate));
   for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
   registry.register(10, findCoordinatorHandler(cluster, () => share));
@@ -154,9 +153,9 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(9, offsetFetchHandler(cluster, offsets));
   for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share as ListableShareCoordinator | null, log)) registry.register(apiKey, handler);
-  for (const [apiKey, handler] of transactionHandlers(tc, cluster)) {
+  for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-    registry.register(apiKey, handler, apiKey === 22 ? { max: INIT_PRODUCER_ID_MAX_VERSION } : undefined);
+    registry.register(apiKey, handler);
   }
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
@@ -186,7 +185,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     }
   };
 
-  const factory = options.shareCoordinator === undefined ? await loadShareCoordinatorFactory() : options.shareCoordinator;
+  const factory = options.shareCoordinator === undefined ? createShareCoordinator : options.shareCoordinator;
   if (factory !== null) await registerShareCoordinator(await factory(context));
 
   tc.recover();
@@ -232,19 +231,6 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       log(`stopped; requests served: ${describeRequestVersions(metrics.snapshot())}`);
     },
   };
-}
-
-/** Loads coordinator/share/index.{ts,js} when it exists; its createShareCoordinator is the factory. */
-async function loadShareCoordinatorFactory(): Promise<ShareCoordinatorFactory | null> {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = ['index.ts', 'index.js'].map((f) => path.join(here, 'share', f));
-  const file = candidates.find((f) => fs.existsSync(f));
-  if (file === undefined) return null;
-  const module = (await import(pathToFileURL(file).href)) as { createShareCoordinator?: ShareCoordinatorFactory };
-  if (typeof module.createShareCoordinator !== 'function') {
-    throw new Error(`${file} does not export createShareCoordinator(ctx: BrokerContext)`);
-  }
-  return module.createShareCoordinator;
 }
 
 /** A share coordinator that can also list its groups (ListGroups); kipgen's does. */

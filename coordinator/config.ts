@@ -57,6 +57,18 @@ export interface BrokerConfig {
   kip1289: boolean;
   /** Log one line per request (API, version, client id): for interoperability checks. */
   logRequests: boolean;
+  /**
+   * The finalized level of the `transaction.version` feature advertised in
+   * ApiVersions: 2 (Transactions V2, KIP-890 part 2; Kafka 4.x's default) or 1
+   * (the classic protocol only).
+   */
+  transactionVersion: number;
+  /**
+   * transaction.two.phase.commit.enable (KIP-939): whether producers may
+   * enable two-phase commit. Kafka's default is false; kipgen's is true,
+   * because checkpoint recovery (DESIGN §5.6) relies on it.
+   */
+  transactionTwoPhaseCommitEnable: boolean;
 }
 
 export const DEFAULT_DATA_DIR = './.kipgen-data';
@@ -95,6 +107,8 @@ export function defaultConfig(): BrokerConfig {
     },
     kip1289: true,
     logRequests: false,
+    transactionVersion: 2,
+    transactionTwoPhaseCommitEnable: true,
   };
 }
 
@@ -133,6 +147,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.groupMinSessionTimeoutMs, 1, 0x7fffffff, 'groupMinSessionTimeoutMs');
   intIn(config.groupMaxSessionTimeoutMs, config.groupMinSessionTimeoutMs, 0x7fffffff, 'groupMaxSessionTimeoutMs');
   if (typeof config.autoCreateTopics !== 'boolean') throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
+  intIn(config.transactionVersion, 1, 2, 'transactionVersion');
+  if (typeof config.transactionTwoPhaseCommitEnable !== 'boolean') throw new Error('config: transactionTwoPhaseCommitEnable must be true or false');
   const seen = new Set<string>();
   for (const topic of config.topics) {
     if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic.name) || topic.name === '.' || topic.name === '..') {

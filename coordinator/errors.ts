@@ -1,14 +1,16 @@
 /**
- * KafkaError, which handlers and logs throw to carry a Kafka error code
- * (runtime/error-codes.ts) to the reply.
+ * BrokerError, which handlers and logs throw to carry a Kafka error code
+ * (runtime/error-codes.ts) to the reply. The broker's own hierarchy, named
+ * apart from the client's KafkaError (client/errors.ts): one error hierarchy
+ * per layer, each with its own names.
  */
 import { ErrorCode } from '../runtime/error-codes.js';
 
 export { ErrorCode, errorCodeName } from '../runtime/error-codes.js';
 
 /** An error the broker reports to the client as a Kafka error code; `message` says what was wrong. */
-export class KafkaError extends Error {
-  override name = 'KafkaError';
+export class BrokerError extends Error {
+  override name = 'BrokerError';
   constructor(
     readonly code: number,
     message: string,
@@ -19,5 +21,13 @@ export class KafkaError extends Error {
 
 /** The error code to answer with for anything a handler threw. */
 export function errorCodeOf(error: unknown): number {
-  return error instanceof KafkaError ? error.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+  return error instanceof BrokerError ? error.code : ErrorCode.UNKNOWN_SERVER_ERROR;
 }
+
+/**
+ * @deprecated The old name of BrokerError, kept only so that branches written
+ * before the rename still compile when merged; use BrokerError.
+ */
+export const KafkaError = BrokerError;
+/** @deprecated use BrokerError. */
+export type KafkaError = BrokerError;

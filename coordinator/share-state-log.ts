@@ -3,6 +3,9 @@
  * `__share_group_state` partition, with transactional appends checked
  * against the transaction coordinator first (a TxnShareAcknowledge must
  * follow AddShareAcksToTxn, as TxnOffsetCommit must follow AddOffsetsToTxn).
+ * The check names the share group: acks for a group the transaction did not
+ * add are refused even when another group's acks already opened the
+ * transaction in this partition.
  */
 import { encodeRecordBatch, type RecordBatch } from '../runtime/index.js';
 import type { AppendResult, CoordinatorLog, CoordinatorRecord, IsolationLevel, ReadResult, TransactionalProducer } from './broker-context.js';
@@ -10,6 +13,9 @@ import type { PartitionLog } from './log/partition-log.js';
 import type { TransactionVerifier } from './txn/verifier.js';
 
 export class ShareStateLog implements CoordinatorLog {
+  /** Per producer: the open transaction here (its first offset) and the groups verified for it. */
+  private readonly verifiedGroups = new Map<bigint, { first: bigint; groups: Set<string> }>();
+
   constructor(
     private readonly log: PartitionLog,
     private readonly verifier: TransactionVerifier,
@@ -46,11 +52,33 @@ export class ShareStateLog implements CoordinatorLog {
     return this.log.batches(fromOffset);
   }
 
+  /** Verifies a transactional write, unless the same group was verified for the producer's transaction open here. */
+  private async verify(transaction: TransactionalProducer): Promise<void> {
+    const { producerId, producerEpoch, groupId } = transaction;
+    if (groupId === undefined) {
+      await this.verifier.verifyWrite(this.log, transaction.transactionalId, producerId, producerEpoch);
+      return;
+    }
+    const first = this.log.producers.ongoingTransactionStart(producerId, producerEpoch);
+    const known = this.verifiedGroups.get(producerId);
+    if (first !== null && known?.first === first && known.groups.has(groupId)) return;
+    await this.verifier.verifyShareGroupWrite(this.log, transaction.transactionalId, producerId, producerEpoch, groupId);
+  }
+
+  /** After a verified write: its group is known for the transaction it opened or continued here. */
+  private remember(transaction: TransactionalProducer): void {
+    if (transaction.groupId === undefined) return;
+    const start = this.log.producers.ongoingTransactionStart(transaction.producerId, transaction.producerEpoch);
+    if (start === null) return;
+    const known = this.verifiedGroups.get(transaction.producerId);
+    const entry = known?.first === start ? known : { first: start, groups: new Set<string>() };
+    entry.groups.add(transaction.groupId);
+    this.verifiedGroups.set(transaction.producerId, entry);
+  }
+
   async append(records: readonly CoordinatorRecord[], transaction?: TransactionalProducer): Promise<AppendResult> {
     if (records.length === 0) throw new Error('append needs at least one record');
-    if (transaction !== undefined) {
-      await this.verifier.verifyWrite(this.log, transaction.transactionalId, transaction.producerId, transaction.producerEpoch);
-    }
+    if (transaction !== undefined) await this.verify(transaction);
     const now = BigInt(Date.now());
     const info = await this.log.append(
       encodeRecordBatch({
@@ -61,6 +89,7 @@ export class ShareStateLog implements CoordinatorLog {
         records: records.map((r) => ({ key: r.key, value: r.value, timestamp: now })),
       }),
     );
+    if (transaction !== undefined) this.remember(transaction);
     return { baseOffset: info.baseOffset, lastOffset: info.lastOffset };
   }
 }

@@ -14,11 +14,15 @@
  *   if the job died first, the restarted job commits it from the checkpoint
  *   with `TransactionalShareAcknowledger.completeTransaction(…, 'commit')`.
  *
- * Here the job hangs after saving checkpoint 2 and before it completes: the
- * restarted job restores checkpoint 2, commits its acknowledgements, and gets
- * the readings the hung job had read after the checkpoint delivered again —
- * every reading ends up counted exactly once. The old instance, if it comes
- * back, is fenced.
+ * Here checkpoint 2 completes and commits; checkpoint 3's acks are then
+ * prepared, but checkpoint 3 never completes (another task fails) and the
+ * job restarts from checkpoint 2 while checkpoint 3's transaction is still
+ * prepared. Restoring checkpoint 2 and completing *its* transaction must not
+ * commit checkpoint 3's acks: checkpoint 2's saved PreparedTxnState names
+ * exactly one transaction (Transactions V2: an epoch per transaction), so
+ * completeTransaction finds a different one open and aborts it, and the
+ * readings acknowledged in it are delivered again at once — every reading
+ * ends up counted exactly once. The old instance, if it comes back, is fenced.
  *
  *   npx kipgen example share-source [--bootstrap host:port]
  */
@@ -35,9 +39,11 @@ import {
   exactlyOnce,
   finish,
   isThisRun,
+  completeCheckpoint,
   latestCheckpoint,
   pollUntil,
   position,
+  savePendingCheckpoint,
   produceInput,
   restoreTransaction,
   runExample,
@@ -140,13 +146,13 @@ class ShareSourceTask {
     return describeAcks(acks.partitions());
   }
 
-  /** The two-phase form, step 1 (snapshotState): acks pending in a transaction, saved with the state. */
+  /** The two-phase form, step 1 (snapshotState): acks pending in a transaction, saved with the state; complete once every task has snapshotted. */
   async snapshotState(checkpointId: number): Promise<{ file: string; transaction: StoredTransaction; acks: string }> {
     const acks = this.takeBuffered();
     const prepared = await this.acknowledger.prepareAcknowledgements(acks, this.consumer.groupMetadata());
     const transaction = storeTransaction(prepared);
     const described = describeAcks(acks.partitions());
-    const file = saveCheckpoint(this.env.stateDir, checkpointId, {
+    const file = savePendingCheckpoint(this.env.stateDir, checkpointId, {
       totals: this.totals,
       transaction,
       acks: described,
@@ -173,8 +179,10 @@ export interface ShareSourceSummary extends ExampleSummary {
   rejected: number;
   /** Readings the first attempt had read after its last checkpoint, delivered again to the restarted one. */
   redeliveredAfterRestart: number;
-  /** The restarted job committed the first attempt's prepared transaction from the checkpoint. */
+  /** The restarted job completed the transaction of the checkpoint it restored. */
   recoveredFromCheckpoint: boolean;
+  /** What that completion did: 'aborted' — the open transaction was uncompleted checkpoint 3's, not checkpoint 2's. */
+  recovery: 'committed' | 'aborted' | 'none' | null;
   /** The first attempt's acknowledger, calling commitPrepared() after the restart, got ProducerFencedError. */
   zombieFenced: boolean;
   lost: number;
@@ -225,26 +233,34 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
   print(
     `     {producerId ${snapshot.transaction.producerId}, epoch ${snapshot.transaction.producerEpoch}}, saved with the state in ${snapshot.file.split('/').pop()}`,
   );
+  completeCheckpoint(env.stateDir, 2);
+  await first.notifyCheckpointComplete();
+  print(`   checkpoint 2 complete → notifyCheckpointComplete → commitPrepared() ✓`);
   const afterBarrier = await first.pollAndProcess();
-  print(`   polled ${describe(env, afterBarrier)} → state updated (after the checkpoint: in no checkpoint)`);
-  // Attempt 1 hangs (a long GC pause, a network partition) before checkpoint 2
-  // completes, and the job restarts without it. Its consumer's connection
-  // drops (here: close()): the broker hands back the records it had acquired;
-  // the acks of checkpoint 2 stay pending in their transaction.
+  print(`   polled ${describe(env, afterBarrier)} → state updated, acks buffered`);
+  const snapshot3 = await first.snapshotState(3);
+  print(
+    `   checkpoint 3: prepareAcknowledgements(${snapshot3.acks}) → pending in transaction {producerId ${snapshot3.transaction.producerId}, epoch ${snapshot3.transaction.producerEpoch}}`,
+  );
+  // Another task fails before checkpoint 3 completes (a long GC pause, a lost
+  // node): the job restarts from checkpoint 2. Attempt 1's consumer connection
+  // drops (here: close()); checkpoint 3's acks stay pending in their transaction.
   await first.consumer.close();
-  print(`   ✗ attempt 1 hangs before notifyCheckpointComplete(2): its connections drop, the job restarts`);
+  print(`   ✗ another task fails before checkpoint 3 completes: the job restarts from checkpoint 2, checkpoint 3's transaction still prepared`);
 
   // 3. Attempt 2: restore the latest checkpoint, finish its transaction, go on.
   const restored = latestCheckpoint<Checkpoint>(env.stateDir)!;
   print(`3. attempt 2 restores checkpoint ${restored.checkpointId}: ${describeTotals(restored.state.totals)}`);
+  let recovery: ShareSourceSummary['recovery'] = null;
   if (restored.state.transaction) {
-    await TransactionalShareAcknowledger.completeTransaction(
+    recovery = await TransactionalShareAcknowledger.completeTransaction(
       { bootstrapServers: bootstrap, logger: env.logger },
       restoreTransaction(restored.state.transaction),
       'commit',
     );
     print(
-      `   completeTransaction(checkpoint ${restored.checkpointId}'s transaction, 'commit') ✓ — before initTransactions(), which would abort it`,
+      `   completeTransaction(checkpoint ${restored.checkpointId}'s transaction, 'commit') → ${recovery}` +
+        (recovery === 'aborted' ? ` — the transaction open was checkpoint 3's, not checkpoint ${restored.checkpointId}'s (already committed): its acks are discarded` : ''),
     );
   }
   const second = new ShareSourceTask(env, groupId, transactionalId, restored.state.totals);
@@ -260,10 +276,11 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
     }
     print(`   polled ${describe(env, records)} → state updated, acks buffered`);
   }
-  const snapshot3 = await second.snapshotState(3);
+  const snapshot4 = await second.snapshotState(4);
+  completeCheckpoint(env.stateDir, 4);
   await second.notifyCheckpointComplete();
   print(
-    `   checkpoint 3: prepareAcknowledgements(${snapshot3.acks}), saved; notifyCheckpointComplete → commitPrepared() ✓`,
+    `   checkpoint 4: prepareAcknowledgements(${snapshot4.acks}), saved, complete; notifyCheckpointComplete → commitPrepared() ✓`,
   );
 
   // 4. Attempt 1 comes back from its pause and tries to commit.
@@ -299,6 +316,7 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
   const readAfterBarrier = afterBarrier.filter((r) => isThisRun(env, r)).length;
   if (redelivered.size !== readAfterBarrier)
     problems.push(`${redelivered.size} of the ${readAfterBarrier} readings read after checkpoint 2 were redelivered`);
+  if (recovery !== 'aborted') problems.push(`completing checkpoint 2's transaction after the restart ${recovery ?? 'did not happen'}; expected it to abort checkpoint 3's`);
   if (!zombieFenced) problems.push('the old instance was not fenced');
   if (leftOver > 0) problems.push(`${leftOver} reading(s) delivered again after the last checkpoint`);
 
@@ -306,7 +324,7 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
     ...finish(
       env,
       NAME,
-      `${READING_COUNT} readings in, ${ids.length} counted exactly once and 1 rejected across a crash; checkpoint 2's acks committed after the restart, ${redelivered.size} readings redelivered; lost ${lost}, duplicated ${duplicated}`,
+      `${READING_COUNT} readings in, ${ids.length} counted exactly once and 1 rejected across a restart from checkpoint 2 while checkpoint 3 was prepared; its acks aborted, ${redelivered.size} readings redelivered; lost ${lost}, duplicated ${duplicated}`,
       problems,
     ),
     inputs: READING_COUNT,
@@ -314,6 +332,7 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
     rejected,
     redeliveredAfterRestart: redelivered.size,
     recoveredFromCheckpoint: restored.state.transaction !== undefined,
+    recovery,
     zombieFenced,
     lost,
     duplicated,

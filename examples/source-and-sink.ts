@@ -11,9 +11,15 @@
  *   on failure                 → abortTransaction(): output and acks both rolled back,
  *                                the records delivered again at once
  *
- * Checkpoint 1 commits; checkpoint 2 is declined after snapshotState (another
- * task failed) and aborted; checkpoint 3 carries the redelivered page views
- * and commits. Between prepareCommit and notifyCheckpointComplete a
+ * Checkpoint 1 commits. Checkpoint 2 never completes: after its
+ * snapshotState another task fails, and the job restarts from checkpoint 1
+ * while checkpoint 2's transaction is still prepared. The restarted task
+ * completes checkpoint 1's saved transaction with
+ * `KafkaProducer.completeTransaction(…, 'commit')`: that transaction already
+ * committed, and the one open is checkpoint 2's — a different one, since
+ * under Transactions V2 every transaction has its own epoch — so it is
+ * aborted: its output is never visible and its page views come back at once,
+ * into checkpoint 3. Between prepareCommit and notifyCheckpointComplete a
  * read_committed reader of the sink topic sees none of the checkpoint's output.
  *
  *   npx kipgen example source-and-sink [--bootstrap host:port]
@@ -21,6 +27,7 @@
 import {
   KafkaProducer,
   KafkaShareConsumer,
+  ProducerFencedError,
   ShareAcknowledgements,
   type PreparedTransaction,
   type RecordMetadata,
@@ -37,8 +44,12 @@ import {
   produceInput,
   readTopic,
   runExample,
-  saveCheckpoint,
+  completeCheckpoint,
+  latestCheckpoint,
+  restoreTransaction,
+  savePendingCheckpoint,
   storeTransaction,
+  type StoredTransaction,
   text,
   type ExampleEnvironment,
   type ExampleOptions,
@@ -134,9 +145,9 @@ class SourceAndSinkTask {
     return { prepared, acks };
   }
 
-  /** snapshotState(): what a restarted job needs to commit (or abort) this transaction. */
+  /** snapshotState(): what a restarted job needs to commit (or abort) this transaction; complete once every task has snapshotted. */
   snapshotState(checkpointId: number, prepared: PreparedTransaction, acks: ShareAcknowledgements): string {
-    return saveCheckpoint(this.env.stateDir, checkpointId, {
+    return savePendingCheckpoint(this.env.stateDir, checkpointId, {
       transaction: storeTransaction(prepared),
       acks: describeAcks(acks.partitions()),
     });
@@ -148,12 +159,10 @@ class SourceAndSinkTask {
     this.sink.beginTransaction();
   }
 
-  /** A failed or declined checkpoint: roll back output and acks together; the records come back at once. */
-  async abortCheckpoint(): Promise<void> {
-    await this.sink.abortTransaction();
+  /** The task fails: its source's connection drops (acquired records go back); the sink's prepared transaction stays open. */
+  async fail(): Promise<void> {
+    await this.consumer.close();
     await Promise.allSettled(this.sends.splice(0));
-    this.buffered = new ShareAcknowledgements();
-    this.sink.beginTransaction();
   }
 
   async close(): Promise<void> {
@@ -174,6 +183,9 @@ export interface SourceAndSinkSummary extends ExampleSummary {
   abortedOutputsInLog: number;
   /** Page views of the aborted checkpoint delivered again. */
   redelivered: number;
+  /** The checkpoint the restarted job restored, and what completing its transaction did. */
+  restoredCheckpoint: number;
+  recovery: 'committed' | 'aborted' | 'none' | null;
   lost: number;
   duplicated: number;
   leftOver: number;
@@ -209,8 +221,14 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   });
   print(`1. produced ${VIEW_COUNT} page views to ${VIEWS}`);
 
-  const task = new SourceAndSinkTask(env, await env.shareGroup('page-view-enricher'), env.unique('page-view-enricher-sink-0'));
+  const groupId = await env.shareGroup('page-view-enricher');
+  const transactionalId = env.unique('page-view-enricher-sink-0');
+  let task = new SourceAndSinkTask(env, groupId, transactionalId);
   await task.open();
+  let failedTask: SourceAndSinkTask | null = null;
+  let restoredCheckpoint = -1;
+  let recovery: SourceAndSinkSummary['recovery'] = null;
+  let zombieProblem: string | null = null;
   print(`2. task opened: transactional share consumer + transactional sink producer, first transaction begun`);
 
   let visibleBeforeCommit = 0;
@@ -252,18 +270,32 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
     );
 
     if (checkpointId === 2) {
-      // The checkpoint coordinator declines checkpoint 2 (another task failed): roll back.
-      await task.abortCheckpoint();
+      // Another task fails before checkpoint 2 completes: the job restarts from the last complete checkpoint,
+      // while this task's checkpoint-2 transaction is still prepared.
+      await task.fail();
+      failedTask = task;
+      print(`     ✗ another task fails before checkpoint 2 completes: the job restarts; checkpoint 2's transaction is still prepared`);
+      const restored = latestCheckpoint<{ transaction: StoredTransaction }>(env.stateDir)!;
+      restoredCheckpoint = restored.checkpointId;
+      recovery = await KafkaProducer.completeTransaction(
+        { bootstrapServers: bootstrap, logger: env.logger },
+        restoreTransaction(restored.state.transaction),
+        'commit',
+      );
       aborted++;
       abortedRecords = mine;
       const inLog = (await readTopic(bootstrap, ENRICHED, 'read_uncommitted')).filter((r) => isThisRun(env, r)).length;
       const committedNow = (await committedViews()).length;
       abortedOutputsInLog = inLog - committedNow;
       print(
-        `     ✗ checkpoint 2 declined (another task failed) → abortTransaction(): ${abortedOutputsInLog} enriched views aborted in the log, acks discarded`,
+        `     restart: restores checkpoint ${restored.checkpointId}; completeTransaction(its transaction, 'commit') → ${recovery}` +
+          (recovery === 'aborted' ? ` — the open transaction was checkpoint 2's: ${abortedOutputsInLog} enriched views aborted in the log, acks discarded` : ''),
       );
+      task = new SourceAndSinkTask(env, groupId, transactionalId);
+      await task.open();
       continue;
     }
+    completeCheckpoint(env.stateDir, checkpointId);
     await task.notifyCheckpointComplete();
     completed++;
     for (const r of mine) processed.add((JSON.parse(text(r.value)) as PageView).view);
@@ -274,6 +306,16 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   }
   leftOver = (await task.consumer.poll(300)).filter((r) => isThisRun(env, r)).length;
   await task.close();
+  // The failed task's sink, if it ever comes back, is fenced: the restarted task's initTransactions() saw to that.
+  if (failedTask !== null) {
+    const error = await failedTask.sink.commitTransaction().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    print(`   the failed task's sink comes back and calls commitTransaction(): ${error instanceof ProducerFencedError ? 'ProducerFencedError — fenced, as it must be' : String(error ?? 'it succeeded')}`);
+    if (!(error instanceof ProducerFencedError)) zombieProblem = 'the failed task was not fenced';
+    await failedTask.sink.close(1_000);
+  }
 
   // Verify with a read_committed reader: every page view enriched exactly once.
   const outputs = await committedViews();
@@ -293,6 +335,8 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   if (visibleBeforeCommit > 0)
     problems.push(`${visibleBeforeCommit} enriched view(s) visible before notifyCheckpointComplete`);
   if (aborted !== 1) problems.push(`${aborted} checkpoints aborted, expected 1`);
+  if (zombieProblem !== null) problems.push(zombieProblem);
+  if (recovery !== 'aborted') problems.push(`completing checkpoint 1's transaction after the restart: ${recovery ?? 'not done'}; expected it to abort checkpoint 2's`);
   if (redelivered.size !== abortedRecords.length)
     problems.push(`${redelivered.size} of ${abortedRecords.length} aborted page views redelivered`);
   if (abortedOutputsInLog !== abortedRecords.length)
@@ -303,7 +347,7 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
     ...finish(
       env,
       NAME,
-      `${VIEW_COUNT} page views in, ${outputs.length} enriched views committed over ${completed} checkpoints; checkpoint 2 aborted: ${abortedOutputsInLog} outputs rolled back, ${redelivered.size} views redelivered; lost ${lost}, duplicated ${duplicated}`,
+      `${VIEW_COUNT} page views in, ${outputs.length} enriched views committed over ${completed} checkpoints; restart from checkpoint 1 while checkpoint 2 was prepared: ${abortedOutputsInLog} outputs rolled back, ${redelivered.size} views redelivered; lost ${lost}, duplicated ${duplicated}`,
       problems,
     ),
     inputs: VIEW_COUNT,
@@ -313,6 +357,8 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
     visibleBeforeCommit,
     abortedOutputsInLog,
     redelivered: redelivered.size,
+    restoredCheckpoint,
+    recovery,
     lost,
     duplicated,
     leftOver,

@@ -392,7 +392,26 @@ export function saveCheckpoint(dir: string, checkpointId: number, state: unknown
   return file;
 }
 
-/** The newest checkpoint file in `dir`, parsed (null if none). */
+/**
+ * A checkpoint whose snapshot is taken but which is not complete yet (other
+ * tasks may still fail to snapshot): `checkpoint-N.pending.json`, which
+ * latestCheckpoint() ignores until completeCheckpoint() renames it.
+ */
+export function savePendingCheckpoint(dir: string, checkpointId: number, state: unknown): string {
+  const file = path.join(dir, `checkpoint-${checkpointId}.pending.json`);
+  const json = JSON.stringify(state, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+  writeFileAtomic(file, json);
+  return file;
+}
+
+/** Every task snapshotted checkpoint N: it is complete, and the one a restart restores. */
+export function completeCheckpoint(dir: string, checkpointId: number): string {
+  const file = path.join(dir, `checkpoint-${checkpointId}.json`);
+  fs.renameSync(path.join(dir, `checkpoint-${checkpointId}.pending.json`), file);
+  return file;
+}
+
+/** The newest complete checkpoint file in `dir`, parsed (null if none). */
 export function latestCheckpoint<T>(dir: string): { checkpointId: number; state: T } | null {
   const ids = fs
     .readdirSync(dir)

@@ -166,6 +166,326 @@ export { TxnShareAcknowledgeResponse } from './TxnShareAcknowledgeResponse.js';
 export { WriteTxnMarkersRequest } from './WriteTxnMarkersRequest.js';
 export { WriteTxnMarkersResponse } from './WriteTxnMarkersResponse.js';
 
+// The builders of every message and of its nested structs, and their types.
+export { createAddOffsetsToTxnRequest } from './AddOffsetsToTxnRequest.js';
+export { createAddOffsetsToTxnResponse } from './AddOffsetsToTxnResponse.js';
+export {
+  createAddPartitionsToTxnRequest,
+  createAddPartitionsToTxnTopic,
+  createAddPartitionsToTxnTransaction,
+  type AddPartitionsToTxnTopic,
+  type AddPartitionsToTxnTransaction,
+} from './AddPartitionsToTxnRequest.js';
+export {
+  createAddPartitionsToTxnResponse,
+  createAddPartitionsToTxnTopicResult,
+  createAddPartitionsToTxnPartitionResult,
+  createAddPartitionsToTxnResult,
+  type AddPartitionsToTxnTopicResult,
+  type AddPartitionsToTxnPartitionResult,
+  type AddPartitionsToTxnResult,
+} from './AddPartitionsToTxnResponse.js';
+export {
+  createAddShareAcksToTxnRequest,
+  createAddShareAcksToTxnTopic,
+  type AddShareAcksToTxnTopic,
+} from './AddShareAcksToTxnRequest.js';
+export {
+  createAddShareAcksToTxnResponse,
+  createAddShareAcksToTxnTopicResult,
+  createAddShareAcksToTxnPartitionResult,
+  type AddShareAcksToTxnTopicResult,
+  type AddShareAcksToTxnPartitionResult,
+} from './AddShareAcksToTxnResponse.js';
+export { createApiVersionsRequest } from './ApiVersionsRequest.js';
+export {
+  createApiVersionsResponse,
+  createApiVersion,
+  createSupportedFeatureKey,
+  createFinalizedFeatureKey,
+  type ApiVersion,
+  type SupportedFeatureKey,
+  type FinalizedFeatureKey,
+} from './ApiVersionsResponse.js';
+export { createConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
+export { createConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
+export { createConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
+export { createConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
+export {
+  createCreatePartitionsRequest,
+  createCreatePartitionsTopic,
+  createCreatePartitionsAssignment,
+  type CreatePartitionsTopic,
+  type CreatePartitionsAssignment,
+} from './CreatePartitionsRequest.js';
+export {
+  createCreatePartitionsResponse,
+  createCreatePartitionsTopicResult,
+  type CreatePartitionsTopicResult,
+} from './CreatePartitionsResponse.js';
+export {
+  createCreateTopicsRequest,
+  createCreatableTopic,
+  createCreatableReplicaAssignment,
+  createCreatableTopicConfig,
+  type CreatableTopic,
+  type CreatableReplicaAssignment,
+  type CreatableTopicConfig,
+} from './CreateTopicsRequest.js';
+export {
+  createCreateTopicsResponse,
+  createCreatableTopicResult,
+  createCreatableTopicConfigs,
+  type CreatableTopicResult,
+  type CreatableTopicConfigs,
+} from './CreateTopicsResponse.js';
+export { createDeleteGroupsRequest } from './DeleteGroupsRequest.js';
+export {
+  createDeleteGroupsResponse,
+  createDeletableGroupResult,
+  type DeletableGroupResult,
+} from './DeleteGroupsResponse.js';
+export { createDeleteTopicsRequest, createDeleteTopicState, type DeleteTopicState } from './DeleteTopicsRequest.js';
+export {
+  createDeleteTopicsResponse,
+  createDeletableTopicResult,
+  type DeletableTopicResult,
+} from './DeleteTopicsResponse.js';
+export { createDescribeClusterRequest } from './DescribeClusterRequest.js';
+export {
+  createDescribeClusterResponse,
+  createDescribeClusterBroker,
+  type DescribeClusterBroker,
+} from './DescribeClusterResponse.js';
+export {
+  createDescribeConfigsRequest,
+  createDescribeConfigsResource,
+  type DescribeConfigsResource,
+} from './DescribeConfigsRequest.js';
+export {
+  createDescribeConfigsResponse,
+  createDescribeConfigsResult,
+  createDescribeConfigsResourceResult,
+  createDescribeConfigsSynonym,
+  type DescribeConfigsResult,
+  type DescribeConfigsResourceResult,
+  type DescribeConfigsSynonym,
+} from './DescribeConfigsResponse.js';
+export { createDescribeGroupsRequest } from './DescribeGroupsRequest.js';
+export {
+  createDescribeGroupsResponse,
+  createDescribedGroupMember,
+  type DescribedGroupMember,
+} from './DescribeGroupsResponse.js';
+export { createEndTxnRequest } from './EndTxnRequest.js';
+export { createEndTxnResponse } from './EndTxnResponse.js';
+export { createFetchRequest, createReplicaState, type ReplicaState } from './FetchRequest.js';
+export {
+  createFetchResponse,
+  createFetchableTopicResponse,
+  createEpochEndOffset,
+  createSnapshotId,
+  createAbortedTransaction,
+  type FetchableTopicResponse,
+  type EpochEndOffset,
+  type SnapshotId,
+  type AbortedTransaction,
+} from './FetchResponse.js';
+export { createFindCoordinatorRequest } from './FindCoordinatorRequest.js';
+export { createFindCoordinatorResponse, createCoordinator, type Coordinator } from './FindCoordinatorResponse.js';
+export { createGroupMetadataKey } from './GroupMetadataKey.js';
+export { createGroupMetadataValue, createMemberMetadata, type MemberMetadata } from './GroupMetadataValue.js';
+export { createHeartbeatRequest } from './HeartbeatRequest.js';
+export { createHeartbeatResponse } from './HeartbeatResponse.js';
+export {
+  createIncrementalAlterConfigsRequest,
+  createAlterConfigsResource,
+  createAlterableConfig,
+  type AlterConfigsResource,
+  type AlterableConfig,
+} from './IncrementalAlterConfigsRequest.js';
+export {
+  createIncrementalAlterConfigsResponse,
+  createAlterConfigsResourceResponse,
+  type AlterConfigsResourceResponse,
+} from './IncrementalAlterConfigsResponse.js';
+export { createInitProducerIdRequest } from './InitProducerIdRequest.js';
+export { createInitProducerIdResponse } from './InitProducerIdResponse.js';
+export {
+  createJoinGroupRequest,
+  createJoinGroupRequestProtocol,
+  type JoinGroupRequestProtocol,
+} from './JoinGroupRequest.js';
+export {
+  createJoinGroupResponse,
+  createJoinGroupResponseMember,
+  type JoinGroupResponseMember,
+} from './JoinGroupResponse.js';
+export { createLeaveGroupRequest, createMemberIdentity, type MemberIdentity } from './LeaveGroupRequest.js';
+export { createLeaveGroupResponse, createMemberResponse, type MemberResponse } from './LeaveGroupResponse.js';
+export { createListGroupsRequest } from './ListGroupsRequest.js';
+export { createListGroupsResponse, createListedGroup, type ListedGroup } from './ListGroupsResponse.js';
+export {
+  createListOffsetsRequest,
+  createListOffsetsTopic,
+  createListOffsetsPartition,
+  type ListOffsetsTopic,
+  type ListOffsetsPartition,
+} from './ListOffsetsRequest.js';
+export {
+  createListOffsetsResponse,
+  createListOffsetsTopicResponse,
+  createListOffsetsPartitionResponse,
+  type ListOffsetsTopicResponse,
+  type ListOffsetsPartitionResponse,
+} from './ListOffsetsResponse.js';
+export { createMetadataRequest, createMetadataRequestTopic, type MetadataRequestTopic } from './MetadataRequest.js';
+export {
+  createMetadataResponse,
+  createMetadataResponseBroker,
+  createMetadataResponseTopic,
+  createMetadataResponsePartition,
+  type MetadataResponseBroker,
+  type MetadataResponseTopic,
+  type MetadataResponsePartition,
+} from './MetadataResponse.js';
+export { createOffsetCommitKey } from './OffsetCommitKey.js';
+export {
+  createOffsetCommitRequest,
+  createOffsetCommitRequestTopic,
+  createOffsetCommitRequestPartition,
+  type OffsetCommitRequestTopic,
+  type OffsetCommitRequestPartition,
+} from './OffsetCommitRequest.js';
+export {
+  createOffsetCommitResponse,
+  createOffsetCommitResponseTopic,
+  createOffsetCommitResponsePartition,
+  type OffsetCommitResponseTopic,
+  type OffsetCommitResponsePartition,
+} from './OffsetCommitResponse.js';
+export { createOffsetCommitValue } from './OffsetCommitValue.js';
+export {
+  createOffsetFetchRequest,
+  createOffsetFetchRequestTopic,
+  createOffsetFetchRequestGroup,
+  createOffsetFetchRequestTopics,
+  type OffsetFetchRequestTopic,
+  type OffsetFetchRequestGroup,
+  type OffsetFetchRequestTopics,
+} from './OffsetFetchRequest.js';
+export {
+  createOffsetFetchResponse,
+  createOffsetFetchResponseTopic,
+  createOffsetFetchResponsePartition,
+  createOffsetFetchResponseGroup,
+  createOffsetFetchResponseTopics,
+  createOffsetFetchResponsePartitions,
+  type OffsetFetchResponseTopic,
+  type OffsetFetchResponsePartition,
+  type OffsetFetchResponseGroup,
+  type OffsetFetchResponseTopics,
+  type OffsetFetchResponsePartitions,
+} from './OffsetFetchResponse.js';
+export {
+  createProduceRequest,
+  createTopicProduceData,
+  createPartitionProduceData,
+  type TopicProduceData,
+  type PartitionProduceData,
+} from './ProduceRequest.js';
+export {
+  createProduceResponse,
+  createTopicProduceResponse,
+  createPartitionProduceResponse,
+  createBatchIndexAndErrorMessage,
+  type TopicProduceResponse,
+  type PartitionProduceResponse,
+  type BatchIndexAndErrorMessage,
+} from './ProduceResponse.js';
+export { createRequestHeader } from './RequestHeader.js';
+export { createResponseHeader } from './ResponseHeader.js';
+export {
+  createShareAcknowledgeRequest,
+  createAcknowledgeTopic,
+  createAcknowledgePartition,
+  type AcknowledgeTopic,
+  type AcknowledgePartition,
+} from './ShareAcknowledgeRequest.js';
+export {
+  createShareAcknowledgeResponse,
+  createShareAcknowledgeTopicResponse,
+  type ShareAcknowledgeTopicResponse,
+} from './ShareAcknowledgeResponse.js';
+export { createShareFetchRequest } from './ShareFetchRequest.js';
+export {
+  createShareFetchResponse,
+  createShareFetchableTopicResponse,
+  createAcquiredRecords,
+  type ShareFetchableTopicResponse,
+  type AcquiredRecords,
+} from './ShareFetchResponse.js';
+export { createShareGroupDescribeRequest } from './ShareGroupDescribeRequest.js';
+export { createShareGroupDescribeResponse } from './ShareGroupDescribeResponse.js';
+export { createShareGroupHeartbeatRequest } from './ShareGroupHeartbeatRequest.js';
+export { createShareGroupHeartbeatResponse } from './ShareGroupHeartbeatResponse.js';
+export { createShareSnapshotKey } from './ShareSnapshotKey.js';
+export { createShareSnapshotValue } from './ShareSnapshotValue.js';
+export { createShareUpdateKey } from './ShareUpdateKey.js';
+export { createShareUpdateValue } from './ShareUpdateValue.js';
+export {
+  createSyncGroupRequest,
+  createSyncGroupRequestAssignment,
+  type SyncGroupRequestAssignment,
+} from './SyncGroupRequest.js';
+export { createSyncGroupResponse } from './SyncGroupResponse.js';
+export { createTransactionLogKey } from './TransactionLogKey.js';
+export { createTransactionLogValue, createPartitionsSchema, type PartitionsSchema } from './TransactionLogValue.js';
+export {
+  createTxnOffsetCommitRequest,
+  createTxnOffsetCommitRequestTopic,
+  createTxnOffsetCommitRequestPartition,
+  type TxnOffsetCommitRequestTopic,
+  type TxnOffsetCommitRequestPartition,
+} from './TxnOffsetCommitRequest.js';
+export {
+  createTxnOffsetCommitResponse,
+  createTxnOffsetCommitResponseTopic,
+  createTxnOffsetCommitResponsePartition,
+  type TxnOffsetCommitResponseTopic,
+  type TxnOffsetCommitResponsePartition,
+} from './TxnOffsetCommitResponse.js';
+export {
+  createTxnShareAcknowledgeRequest,
+  createTxnShareAcknowledgeTopic,
+  createTxnShareAcknowledgePartition,
+  type TxnShareAcknowledgeTopic,
+  type TxnShareAcknowledgePartition,
+} from './TxnShareAcknowledgeRequest.js';
+export {
+  createTxnShareAcknowledgeResponse,
+  createTxnShareAcknowledgeTopicResponse,
+  createTxnShareAcknowledgePartitionResponse,
+  type TxnShareAcknowledgeTopicResponse,
+  type TxnShareAcknowledgePartitionResponse,
+} from './TxnShareAcknowledgeResponse.js';
+export {
+  createWriteTxnMarkersRequest,
+  createWritableTxnMarker,
+  createWritableTxnMarkerTopic,
+  type WritableTxnMarker,
+  type WritableTxnMarkerTopic,
+} from './WriteTxnMarkersRequest.js';
+export {
+  createWriteTxnMarkersResponse,
+  createWritableTxnMarkerResult,
+  createWritableTxnMarkerTopicResult,
+  createWritableTxnMarkerPartitionResult,
+  type WritableTxnMarkerResult,
+  type WritableTxnMarkerTopicResult,
+  type WritableTxnMarkerPartitionResult,
+} from './WriteTxnMarkersResponse.js';
+
 /** Every codec by message name. */
 export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddOffsetsToTxnRequest,

@@ -1,10 +1,17 @@
-import { Command, Option } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 import { compareTree, generate, writeTree } from './generate.js';
 import { checkBaseline, DEFAULT_BASELINE, type BaselineResult } from './diff/baseline.js';
 import { registerDiffCommands } from './diff/cli.js';
 
-/** The `kipgen` command line. Exit codes: 0 success, 1 a check failed, 2 bad input. */
+/**
+ * The `kipgen` command line. Exit codes, one rule for every check-like command
+ * (check, diff, baseline --check, api-diff): 0 clean, 1 findings, 2 could not
+ * run (bad input, unreadable files). generate: 0 written, 2 not.
+ */
 
 const DEFAULT_SCHEMAS = ['message-schemas'];
 const DEFAULT_OUT = 'generated';
@@ -24,7 +31,7 @@ export function buildCli(): Command {
     .description('validate the schemas and write one codec module per message, plus index.ts')
     .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
     .option('-o, --out <dir>', 'output folder', DEFAULT_OUT)
-    .option('--runtime-import <specifier>', 'module the generated code imports the runtime from (e.g. kipgen/runtime)')
+    .option('--runtime-import <specifier>', "module the generated code imports the runtime from (default @kipgen/codecs/runtime; ../runtime/index.js for this repository's own generated/)")
     .option('--no-typecheck', 'skip the in-memory type check of the emitted code')
     .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; typecheck: boolean }) => {
       const result = await generate({
@@ -47,6 +54,7 @@ export function buildCli(): Command {
         return;
       }
       writeTree(options.out, result.files);
+      if (result.skipped.length > 0) console.log(skippedNote(result.skipped));
       console.log(`kipgen generate: ${result.files.size - 1} codecs and index.ts in ${options.out}/`);
     });
 
@@ -95,6 +103,13 @@ export function buildCli(): Command {
   return program;
 }
 
+/** Names the specs left out because they have no version: a folder of Kafka's schemas has a few (retired APIs). */
+function skippedNote(skipped: { name: string; file: string }[]): string {
+  const names = skipped.map((s) => s.name);
+  const list = names.length > 8 ? `${names.slice(0, 8).join(', ')} and ${names.length - 8} more` : names.join(', ');
+  return `kipgen generate: note: skipped ${skipped.length} spec${skipped.length === 1 ? '' : 's'} with "validVersions": "none" (no version to generate): ${list}`;
+}
+
 /** Prints a baseline check for `kipgen check`; returns its exit code. */
 function reportBaseline(result: BaselineResult, baseline: string): number {
   printDiagnostics(result.diagnostics);
@@ -111,6 +126,21 @@ function reportBaseline(result: BaselineResult, baseline: string): number {
   return 0;
 }
 
+/** The version in the package.json of the kipgen package this module belongs to (the checkout's, or the installed package's). */
+export function kipgenVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'kipgen' && manifest.version !== undefined) return manifest.version;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
 /** Adds a command to the kipgen program (the broker and the examples bring theirs). */
 export type RegisterCommand = (program: Command) => void;
 
@@ -122,7 +152,7 @@ export type RegisterCommand = (program: Command) => void;
 export async function main(argv: string[], commands: readonly RegisterCommand[] = []): Promise<void> {
   const program = buildCli();
   for (const register of commands) register(program);
-  program.addOption(new Option('-v, --version').hideHelp());
+  program.version(kipgenVersion(), '-v, --version', 'print the version of kipgen');
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -1,17 +1,17 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import type { Diagnostic } from './diagnostics.js';
 import { messageView } from './emit/message-view.js';
 import { registryView } from './emit/registry-view.js';
 import { loadSpecs } from './load.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 /** The pipeline: load → validate → model → emit → format → type-check. */
 
 export interface GenerateOptions {
   schemas: string[];
   out: string;
-  /** Module specifier of the runtime in generated imports; default: a relative path to this package's runtime. */
+  /** Module specifier of the runtime in generated imports; default: defaultRuntimeImport(out). */
   runtimeImport?: string;
   /** Skip the in-memory type check (it takes a few seconds on large trees). */
   skipTypecheck?: boolean;
@@ -21,22 +21,29 @@ export interface GenerateResult {
   files: Map<string, string>;
   diagnostics: Diagnostic[];
   typeErrors: string[];
+  /** Specs with `"validVersions": "none"`: nothing generated for them. */
+  skipped: { name: string; file: string }[];
 }
 
-// The runtime beside this module: runtime/ from the sources, dist/runtime/ from the build.
-const RUNTIME_ENTRY = fileURLToPath(new URL('../runtime/index.js', import.meta.url));
+/** What generated code imports the runtime from, by default: the codecs package, by name. */
+export const RUNTIME_PACKAGE = '@kipgen/codecs/runtime';
 
+/**
+ * The default runtime specifier for an output folder: the package name, so
+ * that generated code reads the same wherever it is generated — except for
+ * this repository's own generated/, which sits beside runtime/ and imports it
+ * relatively (the codecs package is built from both).
+ */
 export function defaultRuntimeImport(out: string): string {
-  let path = relative(resolve(out), RUNTIME_ENTRY).split(sep).join('/');
-  if (!path.startsWith('.')) path = `./${path}`;
-  return path;
+  const ownRuntime = join(PACKAGE_ROOT, 'runtime', 'index.ts');
+  return resolve(out) === join(PACKAGE_ROOT, 'generated') && existsSync(ownRuntime) ? '../runtime/index.js' : RUNTIME_PACKAGE;
 }
 
 /** Generates the tree in memory: file name → content. Nothing is written. */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
-  const { specs, diagnostics } = loadSpecs(options.schemas);
+  const { specs, diagnostics, skipped } = loadSpecs(options.schemas);
   const files = new Map<string, string>();
-  if (diagnostics.some((d) => d.severity === 'error')) return { files, diagnostics, typeErrors: [] };
+  if (diagnostics.some((d) => d.severity === 'error')) return { files, diagnostics, typeErrors: [], skipped };
   // Prettier, Handlebars and ts-morph load only when code is generated, so that
   // commands that never generate (the broker, the examples) start quickly.
   const { renderMessage, renderRegistry } = await import('./render.js');
@@ -47,9 +54,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (!options.skipTypecheck) {
     const { typecheck } = await import('./typecheck.js');
     const absolute = new Map([...files].map(([name, text]) => [join(resolve(options.out), name), text]));
-    typeErrors = typecheck(absolute);
+    typeErrors = typecheck(absolute, runtimeModule);
   }
-  return { files, diagnostics, typeErrors };
+  return { files, diagnostics, typeErrors, skipped };
 }
 
 /** Writes the tree, removing generated files that no longer have a schema. */

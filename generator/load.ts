@@ -12,6 +12,8 @@ export const MAX_SCHEMA_BYTES = 1 << 20;
 export interface LoadResult {
   specs: MessageSpec[];
   diagnostics: Diagnostic[];
+  /** Specs with `"validVersions": "none"`, left out (Kafka generates nothing for them). */
+  skipped: { name: string; file: string }[];
 }
 
 /** Lists the .json schema files of folders or single files, sorted for deterministic output. */
@@ -64,12 +66,17 @@ function tooLarge(file: string, size: number): Diagnostic {
 export function loadSpecs(paths: string[]): LoadResult {
   const specs: MessageSpec[] = [];
   const diagnostics: Diagnostic[] = [];
+  const skipped: LoadResult['skipped'] = [];
   const seen = new Map<string, string>();
   for (const file of schemaFiles(paths)) {
     const result = loadSpec(file);
     diagnostics.push(...result.diagnostics);
     const spec = result.spec;
-    if (spec === undefined || spec.validVersions.empty) continue;
+    if (spec === undefined) continue;
+    if (spec.validVersions.empty) {
+      skipped.push({ name: spec.name, file });
+      continue;
+    }
     const earlier = seen.get(spec.name);
     if (earlier !== undefined) {
       diagnostics.push({ severity: 'error', file, line: 1, column: 1, jsonPath: 'name', message: `message ${spec.name} is also defined in ${earlier}` });
@@ -78,5 +85,5 @@ export function loadSpecs(paths: string[]): LoadResult {
     seen.set(spec.name, file);
     specs.push(spec);
   }
-  return { specs, diagnostics };
+  return { specs, diagnostics, skipped };
 }

@@ -12,7 +12,7 @@ import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
  */
 
 const specFormat = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'generator', 'spec-format.schema.json'), 'utf8')) as object;
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
 const validateShape = ajv.compile(specFormat);
 
 export function checkShape(source: SchemaSource): Diagnostic[] {
@@ -25,7 +25,9 @@ export function checkShape(source: SchemaSource): Diagnostic[] {
     if (error.keyword === 'additionalProperties') {
       const key = String((error.params as { additionalProperty: string }).additionalProperty);
       at = [...path, key];
-      message = `unknown key "${key}"`;
+      const known = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+      const near = known.filter((k) => editDistance(k.toLowerCase(), key.toLowerCase()) <= 2).sort((a, b) => editDistance(a, key) - editDistance(b, key))[0];
+      message = `unknown key "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
     }
     return {
       severity: 'error' as const,
@@ -37,7 +39,14 @@ export function checkShape(source: SchemaSource): Diagnostic[] {
   });
 }
 
-/** Ajv reports every branch of an anyOf; keep one line per location, preferring the most specific. */
+/**
+ * Ajv reports every branch of an anyOf; keep one line per location, preferring
+ * the most specific. And an error inside a value explains why that value
+ * failed its anyOf/type at the level above ("fields" is an array of field
+ * objects, or null): the outer error is a cascade of the inner one and would
+ * only mislead (`"fields" must be of type null` after a typo'd `"tpye"`), so
+ * it goes.
+ */
 function simplify(errors: ErrorObject[]): ErrorObject[] {
   const byPath = new Map<string, ErrorObject>();
   for (const error of errors) {
@@ -45,7 +54,11 @@ function simplify(errors: ErrorObject[]): ErrorObject[] {
     const seen = byPath.get(key);
     if (seen === undefined || seen.keyword === 'anyOf') byPath.set(key, error);
   }
-  return [...byPath.values()];
+  const kept = [...byPath.values()];
+  const cascade = (error: ErrorObject): boolean =>
+    (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'type') &&
+    kept.some((other) => other !== error && other.instancePath.startsWith(`${error.instancePath}/`));
+  return kept.filter((error) => !cascade(error));
 }
 
 function describe(error: ErrorObject): string {
@@ -69,4 +82,17 @@ function pointerToPath(pointer: string): JsonPath {
     .split('/')
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
     .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}
+
+/** Levenshtein distance, for "did you mean" on a typo'd key (keys are short). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }

@@ -1,4 +1,33 @@
 import { createScanner, parseTree, getNodeValue, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+
+/** What each of jsonc-parser's error codes means, in words: what was expected. */
+const EXPECTED: Record<string, string> = {
+  InvalidSymbol: 'a JSON value, key or punctuation',
+  InvalidNumberFormat: 'a number in JSON form (no leading zeros, hex or trailing dot)',
+  PropertyNameExpected: 'a key in double quotes',
+  ValueExpected: 'a value',
+  ColonExpected: 'a colon after the key',
+  CommaExpected: 'a comma before the next entry, or the closing } or ]',
+  CloseBraceExpected: 'a comma or the closing }',
+  CloseBracketExpected: 'a comma or the closing ]',
+  EndOfFileExpected: 'the end of the file after the closing }',
+  InvalidCommentToken: 'a comment to start with // or /*',
+  UnexpectedEndOfComment: 'the end of the comment (*/)',
+  UnexpectedEndOfString: 'the closing double quote of the string',
+  UnexpectedEndOfNumber: 'the rest of the number',
+  InvalidUnicode: 'four hex digits after \\u',
+  InvalidEscapeCharacter: 'a valid escape (\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)',
+  InvalidCharacter: 'no control character inside a string',
+};
+
+/** `expected a comma before the next entry, or the closing } or ], found "flexibleVersions"`: what was expected, and the token found there. */
+function describeParseError(error: ParseError, text: string): string {
+  const code = printParseErrorCode(error.error);
+  const expected = EXPECTED[code] ?? code;
+  const token = text.slice(error.offset, error.offset + Math.max(error.length, 1)).split(/\r?\n/)[0]!;
+  const found = error.offset >= text.length ? 'the end of the file' : token.trim() === '' ? 'whitespace' : token.length > 30 ? `${token.slice(0, 30)}…` : token;
+  return `expected ${expected}, found ${found}`;
+}
 import { SchemaError, type Diagnostic } from './diagnostics.js';
 
 /** A JSON path into a schema document, e.g. ['fields', 3, 'tag']. */
@@ -39,7 +68,7 @@ export class SchemaSource {
         file,
         ...probe.lineColumn(e.offset),
         jsonPath: '',
-        message: `invalid JSON: ${printParseErrorCode(e.error)}`,
+        message: `invalid JSON: ${describeParseError(e, text)}`,
       }));
       if (diagnostics.length === 0) diagnostics.push({ severity: 'error', file, line: 1, column: 1, jsonPath: '', message: 'empty document' });
       throw new SchemaError(diagnostics);

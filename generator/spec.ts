@@ -1,3 +1,4 @@
+import type { SpecType } from '../runtime/codec.js';
 import { Versions } from './versions.js';
 import type { FieldType, PrimitiveName } from './field-type.js';
 import type { JsonPath } from './source.js';
@@ -7,7 +8,8 @@ import type { JsonPath } from './source.js';
  * check. Generators read only this, never the raw JSON.
  */
 
-export type SpecType = 'request' | 'response' | 'header' | 'data' | 'metadata' | 'coordinator-key' | 'coordinator-value';
+/** One SpecType for the generator and the codecs it emits: the runtime's. */
+export type { SpecType };
 
 export type EntityType = 'unknown' | 'transactionalId' | 'producerId' | 'groupId' | 'topicName' | 'brokerId';
 

@@ -16,13 +16,13 @@ export interface DecodeOptions {
   /**
    * Called with the count of bytes left after the message, instead of failing.
    * Kafka's brokers read requests this way (they never check for leftovers),
-   * and some clients rely on it (DESIGN.md §6). Without it, leftovers are a
+   * and some clients rely on it (docs/DESIGN.md §6). Without it, leftovers are a
    * DecodeError: a version mismatch or corruption.
    */
   onTrailingBytes?: (count: number) => void;
 }
 
-/** What every generated message codec offers (DESIGN.md §2). */
+/** What every generated message codec offers (docs/DESIGN.md §2). */
 export interface MessageCodec<T> {
   readonly name: string;
   readonly type: SpecType;

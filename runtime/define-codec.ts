@@ -1,4 +1,5 @@
 import type { ApiMessageCodec, MessageCodec, SpecType, VersionRange } from './codec.js';
+import { explainEncodeFailure } from './encode-diagnosis.js';
 import { decodeErrorAt, UnsupportedVersionError } from './errors.js';
 import type { JsonObject } from './json.js';
 import { Reader } from './reader.js';
@@ -29,21 +30,44 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
       );
     }
   };
+  // A throw from size or write on a value of the wrong type (a JavaScript
+  // caller) becomes an EncodeError naming the field; the try blocks cost
+  // nothing until something throws.
+  const explain = (error: unknown, message: T, version: number): unknown => explainEncodeFailure(error, name, parts, message, version);
   return {
     ...parts,
     size(message, version) {
       check(version);
-      return parts.size(message, version);
+      try {
+        return parts.size(message, version);
+      } catch (error) {
+        throw explain(error, message, version);
+      }
+    },
+    write(writer, message, version) {
+      try {
+        parts.write(writer, message, version);
+      } catch (error) {
+        throw explain(error, message, version);
+      }
     },
     encode(message, version) {
       check(version);
-      const writer = new Writer(parts.size(message, version));
-      parts.write(writer, message, version);
-      return writer.finish();
+      try {
+        const writer = new Writer(parts.size(message, version));
+        parts.write(writer, message, version);
+        return writer.finish();
+      } catch (error) {
+        throw explain(error, message, version);
+      }
     },
     encodeChunks(message, version) {
       check(version);
-      return writeChunks(parts.size(message, version), (writer) => parts.write(writer, message, version));
+      try {
+        return writeChunks(parts.size(message, version), (writer) => parts.write(writer, message, version));
+      } catch (error) {
+        throw explain(error, message, version);
+      }
     },
     decode(bytes, version, options) {
       check(version);

@@ -67,6 +67,8 @@ export class JsonFormatError extends Error {
   constructor(
     readonly path: string,
     reason: string,
+    /** For a missing key: its own path (`topics[0].topicId`), where `path` is its object's. */
+    readonly field?: string,
   ) {
     super(`${path}: ${reason}`);
   }

@@ -76,7 +76,7 @@ const MAX_TAIL = 64 * 1024;
 /**
  * Reassembles size-prefixed frames from socket chunks. A frame that announces
  * more than `maxFrameBytes` is refused as soon as its size prefix arrives, before
- * any of it is buffered (DESIGN.md §3).
+ * any of it is buffered (docs/DESIGN.md §3).
  *
  * Chunks are kept as zero-copy views, except small ones arriving behind
  * others: those are copied into a tail buffer, so that a peer sending a frame

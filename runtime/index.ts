@@ -9,6 +9,7 @@ export * from './json.js';
 export * from './codec.js';
 export * from './framing.js';
 export * from './define-codec.js';
+export * from './encode-diagnosis.js';
 export * from './record-batch.js';
 export * from './fixed-width.js';
 export * from './error-codes.js';

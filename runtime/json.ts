@@ -2,7 +2,7 @@ import { JsonFormatError } from './errors.js';
 import { isUuidString } from './uuid.js';
 
 /**
- * Conversions between message values and the JSON form of DESIGN.md §2
+ * Conversions between message values and the JSON form of docs/DESIGN.md §2
  * (Kafka's JsonConverter, with int64 as decimal strings and records as base64).
  * The readers validate and name the JSON path of anything wrong.
  */
@@ -93,7 +93,7 @@ export function jsonChild(path: string, key: string): string {
 
 /** The error for a key that `version` makes mandatory but the JSON lacks (the generated readers decide which keys are). */
 export function missingField(path: string, name: string, version: number): JsonFormatError {
-  return new JsonFormatError(path, `field '${name}' is mandatory in version ${version}`);
+  return new JsonFormatError(path, `field '${name}' is mandatory in version ${version}`, jsonChild(path, name));
 }
 
 function describe(value: unknown): string {

@@ -8,7 +8,7 @@ const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 /**
  * A bounds-checked cursor over a byte array. Every read checks the bytes left
  * before touching them, and every length read from the wire is checked against
- * the bytes left before anything is allocated from it (DESIGN.md §3).
+ * the bytes left before anything is allocated from it (docs/DESIGN.md §3).
  */
 export class Reader {
   private readonly buffer: Uint8Array;
@@ -210,7 +210,7 @@ export class Reader {
 
   /**
    * Reads `length` raw bytes as a zero-copy view of the input: always a plain
-   * Uint8Array (DESIGN.md §2), also when the input is a Node Buffer.
+   * Uint8Array (docs/DESIGN.md §2), also when the input is a Node Buffer.
    */
   raw(length: number): Uint8Array {
     if (length < 0) throw new DecodeError(`negative length ${length}`);

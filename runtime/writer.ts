@@ -28,7 +28,7 @@ const NO_BYTES = new Uint8Array(0);
 
 /**
  * Writes into one allocation whose size the generated size pass computed
- * beforehand (DESIGN.md §3). Range checks guard the values, not the buffer:
+ * beforehand (docs/DESIGN.md §3). Range checks guard the values, not the buffer:
  * a size pass that disagrees with the write pass is a generator bug, caught
  * by `finish`.
  *
@@ -377,7 +377,7 @@ function empty(scratch: Scratch): void {
  * memory (see README, "Codec speed"). Kafka's Java client likewise sends
  * record batches without copying them.
  *
- * DESIGN.md §3 asks an encode to write into one allocation. `encode` still
+ * docs/DESIGN.md §3 asks an encode to write into one allocation. `encode` still
  * does; here everything but the referenced values is copied into one
  * allocation, and the output is a list rather than one buffer.
  */

@@ -5,7 +5,7 @@
 import { OffsetFetchResponse, TxnOffsetCommitResponse } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, type Cluster } from '../cluster.js';
-import { ErrorCode, errorCodeOf, KafkaError } from '../errors.js';
+import { ErrorCode, errorCodeOf, BrokerError } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
 import type { OffsetStore, OffsetToCommit } from './offset-store.js';
@@ -48,10 +48,10 @@ export function txnOffsetCommitHandler(
     if (offsets.length > 0) {
       try {
         const offsetsLog = logs.get(CONSUMER_OFFSETS_TOPIC, cluster.offsetsPartitionFor(req.groupId))!;
-        await verifier.verifyWrite(offsetsLog, req.transactionalId, req.producerId, req.producerEpoch);
+        await verifier.verifyWrite(offsetsLog, req.transactionalId, req.producerId, req.producerEpoch, v >= 5);
         await store.commitTransactional(req.groupId, req.producerId, req.producerEpoch, offsets);
       } catch (error) {
-        if (!(error instanceof KafkaError)) log(`TxnOffsetCommit for group ${req.groupId} failed: ${(error as Error).stack}`);
+        if (!(error instanceof BrokerError)) log(`TxnOffsetCommit for group ${req.groupId} failed: ${(error as Error).stack}`);
         code = errorCodeOf(error);
       }
     }

@@ -13,7 +13,7 @@ import { FetchResponse } from '../../generated/index.js';
 import { createPartitionData } from '../../generated/FetchResponse.js';
 import type { Handler, IsolationLevel } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeOf } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { resolveTopic } from './topics.js';
@@ -71,7 +71,7 @@ export function fetchHandler(cluster: Cluster, logs: LogManager): Handler {
           base.lastStableOffset = read.lastStableOffset;
           if (isolation === 'read_committed') base.abortedTransactions = records.length > 0 ? [...read.abortedTransactions] : [];
         } catch (error) {
-          if (!(error instanceof KafkaError)) throw error;
+          if (!(error instanceof BrokerError)) throw error;
           base.errorCode = errorCodeOf(error);
         }
         return base;

@@ -7,7 +7,7 @@ import { ProduceResponse } from '../../generated/index.js';
 import { DecodeError, decodeRecordBatch, readBatchHeader, verifyCrc, type RecordBatchHeader } from '../../runtime/index.js';
 import type { Handler } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeOf } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
 import { resolveTopic } from './topics.js';
@@ -50,11 +50,11 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
         }
         try {
           const header = validateBatch(pd.records);
-          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch);
+          if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
           const info = await partitionLog.append(pd.records, header);
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset()));
         } catch (error) {
-          if (!(error instanceof KafkaError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
+          if (!(error instanceof BrokerError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
           partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message));
         }
       }
@@ -70,34 +70,34 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
  * the runtime can read; other codecs are stored as sent), no control batch.
  */
 function validateBatch(records: Uint8Array | null): RecordBatchHeader {
-  if (records === null || records.length === 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'the partition data holds no record batch');
+  if (records === null || records.length === 0) throw new BrokerError(ErrorCode.INVALID_RECORD, 'the partition data holds no record batch');
   let header: RecordBatchHeader;
   try {
     header = readBatchHeader(records);
   } catch (error) {
     const magic = records.length > 16 ? records[16] : undefined;
     if (magic !== undefined && magic !== 2) {
-      throw new KafkaError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, `record batch magic ${magic}: only v2 batches are accepted`);
+      throw new BrokerError(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, `record batch magic ${magic}: only v2 batches are accepted`);
     }
-    throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `unreadable record batch: ${(error as Error).message}`);
+    throw new BrokerError(ErrorCode.CORRUPT_MESSAGE, `unreadable record batch: ${(error as Error).message}`);
   }
   if (header.sizeInBytes !== records.length) {
-    throw new KafkaError(
+    throw new BrokerError(
       ErrorCode.INVALID_RECORD,
       header.sizeInBytes < records.length
         ? 'Produce requests may hold exactly one record batch per partition; found more bytes after the first'
         : `the record batch declares ${header.sizeInBytes} bytes but ${records.length} were sent`,
     );
   }
-  if (!verifyCrc(records, 0, header)) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, 'record batch CRC-32C does not match its bytes');
-  if (header.isControl) throw new KafkaError(ErrorCode.INVALID_RECORD, 'clients may not produce control batches');
-  if (header.isTransactional && header.producerId < 0n) throw new KafkaError(ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
-  if (header.recordCount <= 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'the record batch holds no records');
+  if (!verifyCrc(records, 0, header)) throw new BrokerError(ErrorCode.CORRUPT_MESSAGE, 'record batch CRC-32C does not match its bytes');
+  if (header.isControl) throw new BrokerError(ErrorCode.INVALID_RECORD, 'clients may not produce control batches');
+  if (header.isTransactional && header.producerId < 0n) throw new BrokerError(ErrorCode.INVALID_RECORD, 'a transactional batch needs a producer id');
+  if (header.recordCount <= 0) throw new BrokerError(ErrorCode.INVALID_RECORD, 'the record batch holds no records');
   if (header.compression === 'none' || header.compression === 'gzip') {
     try {
       decodeRecordBatch(records, 0, { checkCrc: false });
     } catch (error) {
-      throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, error instanceof DecodeError ? error.message : String(error));
+      throw new BrokerError(ErrorCode.CORRUPT_MESSAGE, error instanceof DecodeError ? error.message : String(error));
     }
   }
   return header;

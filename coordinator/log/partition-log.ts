@@ -20,7 +20,7 @@ import {
   type RecordBatchHeader,
 } from '../../runtime/index.js';
 import type { IsolationLevel, PartitionReader, ReadResult } from '../broker-context.js';
-import { ErrorCode, KafkaError } from '../errors.js';
+import { ErrorCode, BrokerError } from '../errors.js';
 import { ProducerState, type Duplicate } from './producer-state.js';
 import { Segment, SEGMENT_SUFFIX, syncDirectory } from './segment.js';
 
@@ -184,7 +184,7 @@ export class PartitionLog implements PartitionReader {
     const start = this.logStartOffset();
     const end = this.nextOffset;
     if (fromOffset < start || fromOffset > end) {
-      throw new KafkaError(
+      throw new BrokerError(
         ErrorCode.OFFSET_OUT_OF_RANGE,
         `offset ${fromOffset} is outside ${this.name}'s range [${start}, ${end}]`,
       );

@@ -7,7 +7,7 @@
  * log at startup, so none of it is written to disk separately.
  */
 import { NO_PRODUCER_EPOCH, NO_SEQUENCE, type RecordBatchHeader } from '../../runtime/index.js';
-import { ErrorCode, KafkaError } from '../errors.js';
+import { ErrorCode, BrokerError } from '../errors.js';
 import type { AbortedTransaction } from '../broker-context.js';
 
 /** Kafka keeps the metadata of the last 5 batches per producer for duplicate detection. */
@@ -27,6 +27,8 @@ interface ProducerEntry {
   batches: BatchMetadata[];
   /** First offset of the open transaction, or null. */
   txnFirstOffset: bigint | null;
+  /** The last COMMIT/ABORT marker written for this producer: a resend of it finds nothing open and writes nothing. */
+  lastMarker: { epoch: number; commit: boolean } | null;
 }
 
 export interface AbortedTxnEntry extends AbortedTransaction {
@@ -49,7 +51,7 @@ export class ProducerState {
   /**
    * Checks a batch from a producer before it is appended (Kafka's
    * ProducerAppendInfo). Returns the earlier append when the batch is a retry
-   * of one of the last 5 batches; throws KafkaError INVALID_PRODUCER_EPOCH,
+   * of one of the last 5 batches; throws BrokerError INVALID_PRODUCER_EPOCH,
    * OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER or INVALID_TXN_STATE.
    */
   check(header: RecordBatchHeader): Duplicate | null {
@@ -58,13 +60,13 @@ export class ProducerState {
     const entry = this.producers.get(pid);
     if (entry === undefined) return null; // a producer new to this partition may start at any sequence
     if (header.producerEpoch < entry.epoch) {
-      throw new KafkaError(
+      throw new BrokerError(
         ErrorCode.INVALID_PRODUCER_EPOCH,
         `producer ${pid} wrote with epoch ${header.producerEpoch}, older than the current epoch ${entry.epoch}`,
       );
     }
     if (!header.isTransactional && entry.txnFirstOffset !== null) {
-      throw new KafkaError(
+      throw new BrokerError(
         ErrorCode.INVALID_TXN_STATE,
         `producer ${pid} sent a non-transactional batch while its transaction from offset ${entry.txnFirstOffset} is open`,
       );
@@ -74,7 +76,7 @@ export class ProducerState {
     const lastSeq = header.lastSequence;
     if (header.producerEpoch > entry.epoch) {
       if (firstSeq !== 0 && entry.epoch !== NO_PRODUCER_EPOCH) {
-        throw new KafkaError(
+        throw new BrokerError(
           ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
           `producer ${pid}: the first batch of epoch ${header.producerEpoch} must have sequence 0, got ${firstSeq}`,
         );
@@ -92,12 +94,12 @@ export class ProducerState {
       const oldest = entry.batches[0];
       if (oldest !== undefined && currentLastSeq >= lastSeq && lastSeq < oldest.firstSeq && firstSeq >= 0) {
         // Older than the batches kept for retries, so it is certainly in the log already.
-        throw new KafkaError(
+        throw new BrokerError(
           ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
           `producer ${pid} epoch ${header.producerEpoch}: sequences ${firstSeq}-${lastSeq} were written before (last is ${currentLastSeq})`,
         );
       }
-      throw new KafkaError(
+      throw new BrokerError(
         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
         `producer ${pid} epoch ${header.producerEpoch}: expected sequence ${currentLastSeq + 1}, got ${firstSeq}`,
       );
@@ -136,7 +138,7 @@ export class ProducerState {
   checkMarker(producerId: bigint, producerEpoch: number): void {
     const entry = this.producers.get(producerId);
     if (entry !== undefined && producerEpoch < entry.epoch) {
-      throw new KafkaError(
+      throw new BrokerError(
         ErrorCode.INVALID_PRODUCER_EPOCH,
         `marker for producer ${producerId} has epoch ${producerEpoch}, older than the current epoch ${entry.epoch}`,
       );
@@ -152,8 +154,25 @@ export class ProducerState {
     }
     const first = entry.txnFirstOffset;
     entry.txnFirstOffset = null;
+    entry.lastMarker = { epoch: producerEpoch, commit };
     this.ongoing.delete(producerId);
     if (first !== null && !commit) this.aborted.push({ producerId, firstOffset: first, lastOffset: markerOffset });
+  }
+
+  /**
+   * Whether this marker was already written here and nothing was opened
+   * since: the coordinator resent it (its first send was appended but not
+   * acknowledged), so writing it again would add a second control batch.
+   */
+  isResentMarker(producerId: bigint, producerEpoch: number, commit: boolean): boolean {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.txnFirstOffset === null && entry.lastMarker !== null && entry.lastMarker.epoch === producerEpoch && entry.lastMarker.commit === commit;
+  }
+
+  /** The first offset of the producer's open transaction here (it identifies that transaction in this log), or null. */
+  ongoingTransactionStart(producerId: bigint, producerEpoch: number): bigint | null {
+    const entry = this.producers.get(producerId);
+    return entry !== undefined && entry.epoch === producerEpoch ? entry.txnFirstOffset : null;
   }
 
   /** Whether the producer has an open transaction here. */
@@ -191,7 +210,7 @@ export class ProducerState {
   private entry(producerId: bigint): ProducerEntry {
     let entry = this.producers.get(producerId);
     if (entry === undefined) {
-      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null };
+      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null, lastMarker: null };
       this.producers.set(producerId, entry);
     }
     return entry;

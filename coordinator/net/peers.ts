@@ -1,9 +1,9 @@
 /**
  * Broker-to-broker connections (WriteTxnMarkers, transaction verification),
  * one per peer, opened on first use and reopened after a failure. Uses the
- * shared runtime/connection.ts client.
+ * shared connection/connection.ts client.
  */
-import { KafkaConnection } from '../../runtime/connection.js';
+import { KafkaConnection } from '../../connection/connection.js';
 import type { Cluster } from '../cluster.js';
 
 export class PeerConnections {

@@ -20,7 +20,7 @@ import * as net from 'node:net';
 import { ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
-import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 
@@ -297,7 +297,7 @@ class Connection {
     let request: unknown;
     try {
       header = RequestHeader.read(reader, requestCodec.headerVersion(apiVersion));
-      // Bytes after the body are ignored, as Kafka's broker does (DESIGN.md §6):
+      // Bytes after the body are ignored, as Kafka's broker does (docs/DESIGN.md §6):
       // librdkafka 2.15's all-topics Metadata v13 request carries 3 of them.
       request = requestCodec.decode(frame.subarray(reader.pos), apiVersion, {
         onTrailingBytes: (count) => this.logTrailingBytes(api.name, apiVersion, header.clientId, count),
@@ -324,8 +324,8 @@ class Connection {
     try {
       body = await registered.handler(request, ctx);
     } catch (error) {
-      if (!(error instanceof KafkaError)) throw error;
-      // A handler may throw a KafkaError to answer with a top-level error code.
+      if (!(error instanceof BrokerError)) throw error;
+      // A handler may throw a BrokerError to answer with a top-level error code.
       body = responseCodec.create();
       if (!('errorCode' in body)) throw new Error(`${api.name} has no top-level error code to carry ${errorCodeName(error.code)}: ${error.message}`);
       body.errorCode = error.code;

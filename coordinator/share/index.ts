@@ -2,9 +2,9 @@ import type { BrokerContext } from '../broker-context.js';
 import { KipgenShareCoordinator, type ShareCoordinatorOptions } from './share-coordinator.js';
 
 /**
- * The share coordinator's entry point, as coordinator/README.md asks:
- * startBroker loads this module and calls createShareCoordinator with the
- * node's BrokerContext.
+ * The share coordinator's entry point: startBroker imports it and calls
+ * createShareCoordinator with the node's BrokerContext (unless it is given
+ * another factory, or null for none).
  */
 export function createShareCoordinator(ctx: BrokerContext, options?: ShareCoordinatorOptions): KipgenShareCoordinator {
   return new KipgenShareCoordinator(ctx, options);

@@ -1,5 +1,5 @@
 import type { BrokerContext, PartitionReader, TransactionalProducer } from '../broker-context.js';
-import { KafkaError } from '../errors.js';
+import { BrokerError } from '../errors.js';
 import { validateAckBatches, validateTxnAckBatches, type WireAckBatch } from './acknowledgements.js';
 import type { Clock } from './clock.js';
 import type { GroupShareSettings, ShareConfig } from './config.js';
@@ -268,7 +268,7 @@ export class SharePartitions {
         );
       } catch (caught) {
         const failure = errorOf(caught);
-        if (!(caught instanceof KafkaError)) this.reload(); // an I/O failure: trust only the log
+        if (!(caught instanceof BrokerError)) this.reload(); // an I/O failure: trust only the log
         for (const { index } of plans) results[index] = failure;
         return { ...failure, partitions: results };
       }
@@ -441,6 +441,6 @@ function error(errorCode: number, errorMessage: string): PartitionError {
 }
 
 function errorOf(caught: unknown, fallback: number = ErrorCode.UNKNOWN_SERVER_ERROR): PartitionError {
-  if (caught instanceof KafkaError) return { errorCode: caught.code, errorMessage: caught.message };
+  if (caught instanceof BrokerError) return { errorCode: caught.code, errorMessage: caught.message };
   return { errorCode: fallback, errorMessage: caught instanceof Error ? caught.message : String(caught) };
 }

@@ -14,6 +14,7 @@ import type { Handler } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import type { TopicPartitionRef, TransactionCoordinator } from './transaction-coordinator.js';
+import { shareGroupOfVerifyTopic } from './verifier.js';
 
 interface TopicPartitions {
   name: string;
@@ -25,7 +26,12 @@ function isTransactionLevel(code: number): boolean {
   return code !== ErrorCode.NONE && code !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && code !== ErrorCode.OPERATION_NOT_ATTEMPTED;
 }
 
-export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster): Map<number, Handler> {
+/**
+ * `transactionVersion` is the finalized `transaction.version` feature level:
+ * at 1 every producer is treated as a classic (TV1) one, whatever request versions it sends.
+ */
+export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster, transactionVersion = 2): Map<number, Handler> {
+  const tv2 = (fromVersion: boolean): number => (fromVersion && transactionVersion >= 2 ? 2 : 0);
   /** UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist; null when all do. */
   const unknownPartitions = (topics: TopicPartitions[]): Set<string> | null => {
     const unknown = new Set<string>();
@@ -43,31 +49,37 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
     producerEpoch: number,
     topics: TopicPartitions[],
     verifyOnly: boolean,
+    clientTransactionVersion = 0,
   ): Promise<{ name: string; resultsByPartition: { partitionIndex: number; partitionErrorCode: number }[] }[]> => {
     const result = (code: (topic: string, p: number) => number) =>
       topics.map((t) => ({ name: t.name, resultsByPartition: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: code(t.name, p) })) }));
     if (verifyOnly) {
-      return result((topic, p) => tc.verify(transactionalId, producerId, producerEpoch, topic, p));
+      return result((topic, p) => {
+        const group = shareGroupOfVerifyTopic(topic);
+        return group === null
+          ? tc.verify(transactionalId, producerId, producerEpoch, topic, p)
+          : tc.verify(transactionalId, producerId, producerEpoch, SHARE_GROUP_STATE_TOPIC, p, group);
+      });
     }
     const unknown = unknownPartitions(topics);
     if (unknown !== null) {
       return result((topic, p) => (unknown.has(`${topic}\u0000${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED));
     }
     const refs: TopicPartitionRef[] = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
-    const code = await tc.addPartitions(transactionalId, producerId, producerEpoch, refs);
+    const code = await tc.addPartitions(transactionalId, producerId, producerEpoch, refs, clientTransactionVersion);
     return result(() => code);
   };
 
   const handlers = new Map<number, Handler>();
 
-  handlers.set(22, async (req, ctx) => {
-    const result = await tc.initProducerId(req.transactionalId, req.transactionTimeoutMs, {
-      producerId: req.producerId,
-      producerEpoch: req.producerEpoch,
-    });
-    // Enable2Pc (v6, KIP-939) is not offered: v6 is not advertised (README).
-    void ctx;
-    return InitProducerIdResponse.create({ errorCode: result.errorCode, producerId: result.producerId, producerEpoch: result.producerEpoch });
+  handlers.set(22, async (req) => {
+    const result = await tc.initProducerId(
+      req.transactionalId,
+      req.transactionTimeoutMs,
+      { producerId: req.producerId, producerEpoch: req.producerEpoch },
+      { enable2Pc: req.enable2Pc, keepPreparedTxn: req.keepPreparedTxn },
+    );
+    return InitProducerIdResponse.create(result);
   });
 
   handlers.set(24, async (req, ctx) => {
@@ -77,8 +89,10 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
     }
     // v4+: the batched, broker-to-broker form (KIP-890): several transactions, optionally verify-only.
     const resultsByTransaction = [];
+    // v5+ comes from a partition leader adding a partition for a TV2 producer (Produce v12+, TxnOffsetCommit v5+).
+    const clientTransactionVersion = tv2(ctx.apiVersion >= 5);
     for (const txn of req.transactions) {
-      const topicResults = await addOrVerify(txn.transactionalId, txn.producerId, txn.producerEpoch, txn.topics, txn.verifyOnly);
+      const topicResults = await addOrVerify(txn.transactionalId, txn.producerId, txn.producerEpoch, txn.topics, txn.verifyOnly, clientTransactionVersion);
       resultsByTransaction.push({ transactionalId: txn.transactionalId, topicResults });
     }
     return AddPartitionsToTxnResponse.create({ errorCode: ErrorCode.NONE, resultsByTransaction });
@@ -90,8 +104,9 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
     return AddOffsetsToTxnResponse.create({ errorCode: code });
   });
 
-  handlers.set(26, async (req) => {
-    const result = await tc.endTransaction(req.transactionalId, req.producerId, req.producerEpoch, req.committed);
+  handlers.set(26, async (req, ctx) => {
+    // EndTxn v5+ is a TV2 client's: the transaction ends with an epoch bump (KIP-890 part 2).
+    const result = await tc.endTransaction(req.transactionalId, req.producerId, req.producerEpoch, req.committed, tv2(ctx.apiVersion >= 5));
     return EndTxnResponse.create({ errorCode: result.errorCode, producerId: result.producerId, producerEpoch: result.producerEpoch });
   });
 
@@ -110,6 +125,8 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
         req.producerId,
         req.producerEpoch,
         [...shareStatePartitions].map((partition) => ({ topic: SHARE_GROUP_STATE_TOPIC, partition })),
+        0,
+        req.groupId,
       );
     }
     const partitionCode = (name: string, p: number): number => {

@@ -6,10 +6,15 @@
  * Only then is the marker acknowledged, so an acknowledged marker has been
  * both written and applied; one appended but not applied when the process
  * died is applied again by that coordinator's replay at startup.
+ *
+ * Markers apply once: a marker resent for a transaction this partition has
+ * already resolved (the first send was appended, but applying it or the
+ * acknowledgement failed) writes no second control batch; it is only applied
+ * again, which the offset store and the share coordinator do idempotently.
  */
 import type { ShareCoordinator } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeName } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import { maybeCrash } from '../faults.js';
 import type { OffsetStore } from '../group/offset-store.js';
 import type { LogManager } from '../log/log-manager.js';
@@ -34,9 +39,13 @@ export class MarkerWriter {
     const partitionLog = this.logs.get(topic, partition);
     if (partitionLog === undefined) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     try {
-      await partitionLog.appendMarker(marker.producerId, marker.producerEpoch, marker.commit, marker.coordinatorEpoch);
+      if (partitionLog.producers.isResentMarker(marker.producerId, marker.producerEpoch, marker.commit)) {
+        this.log(`marker for producer ${marker.producerId} epoch ${marker.producerEpoch} on ${topic}-${partition} was already written: applying it again only`);
+      } else {
+        await partitionLog.appendMarker(marker.producerId, marker.producerEpoch, marker.commit, marker.coordinatorEpoch);
+      }
     } catch (error) {
-      if (error instanceof KafkaError) {
+      if (error instanceof BrokerError) {
         this.log(`marker for producer ${marker.producerId} on ${topic}-${partition} refused: ${errorCodeName(error.code)}: ${error.message}`);
         return error.code;
       }

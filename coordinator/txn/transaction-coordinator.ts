@@ -1,7 +1,11 @@
 /**
  * The transaction coordinator for the transactional ids whose
- * `__transaction_state` partition this node leads: Kafka's classic
- * transaction protocol (transaction version 1, as Kafka 3.x clients use it).
+ * `__transaction_state` partition this node leads: both of Kafka's transaction
+ * protocols — the classic one (transaction version 1, as Kafka 3.x clients
+ * use it) and Transactions V2 (KIP-890 part 2: every EndTxn v5+ ends the
+ * transaction with an epoch bump, so producer id + epoch name one
+ * transaction; partitions join implicitly through their leaders) — and
+ * KIP-939's two-phase commit (InitProducerId v6: Enable2Pc, KeepPreparedTxn).
  *
  * Every state change is written to `__transaction_state` and fsynced before it
  * takes effect or is answered. PREPARE_* is written before any marker is
@@ -19,8 +23,10 @@ import type { MarkerSender } from './marker-sender.js';
 import type { ProducerIdManager } from './producer-id-manager.js';
 import type { TransactionLog } from './transaction-log.js';
 import {
+  TWO_PHASE_TIMEOUT_MS,
   TxnState,
   clonePartitions,
+  isTwoPhase,
   describePartitions,
   isPrepare,
   txnStateName,
@@ -48,6 +54,24 @@ export interface ProducerIdAndEpoch {
   producerEpoch: number;
 }
 
+/** InitProducerId's answer: with KeepPreparedTxn, also the kept transaction's identity (-1 when none). */
+export interface InitProducerIdResult extends ProducerIdAndEpoch {
+  ongoingTxnProducerId: bigint;
+  ongoingTxnProducerEpoch: number;
+}
+
+/** KIP-939 flags of InitProducerId v6. */
+export interface TwoPhaseOptions {
+  enable2Pc: boolean;
+  keepPreparedTxn: boolean;
+}
+
+/** The identity that may act on a transactional id now: a staged recovery producer (KIP-939) if any, else the current one. */
+function ownerOf(meta: TransactionMetadata): { producerId: bigint; producerEpoch: number } {
+  if (meta.state === TxnState.ONGOING && meta.nextProducerId >= 0n) return { producerId: meta.nextProducerId, producerEpoch: meta.nextProducerEpoch };
+  return { producerId: meta.producerId, producerEpoch: meta.producerEpoch };
+}
+
 export interface TopicPartitionRef {
   topic: string;
   partition: number;
@@ -61,6 +85,8 @@ export interface TransactionCoordinatorOptions {
   maxTimeoutMs: number;
   abortCheckIntervalMs: number;
   retryBackoffMs: number;
+  /** transaction.two.phase.commit.enable: whether InitProducerId may enable 2PC (KIP-939). */
+  twoPhaseCommitEnable: boolean;
   metrics: Metrics;
   log: (line: string) => void;
 }
@@ -71,6 +97,8 @@ export class TransactionCoordinator {
   private stopped = false;
   /** The background completion (markers then COMPLETE_*) in progress per transactional id; awaited on close. */
   private readonly completing = new Map<string, Promise<void>>();
+  /** The state write in flight per transactional id (while its metadata is `pending`). */
+  private readonly writes = new Map<string, Promise<unknown>>();
 
   constructor(private readonly o: TransactionCoordinatorOptions) {}
 
@@ -121,15 +149,29 @@ export class TransactionCoordinator {
     transactionalId: string | null,
     timeoutMs: number,
     expected: { producerId: bigint; producerEpoch: number },
-  ): Promise<ProducerIdAndEpoch> {
-    const fail = (errorCode: number): ProducerIdAndEpoch => ({ errorCode, producerId: -1n, producerEpoch: -1 });
+    twoPhase: TwoPhaseOptions = { enable2Pc: false, keepPreparedTxn: false },
+  ): Promise<InitProducerIdResult> {
+    const result = (errorCode: number, producerId = -1n, producerEpoch = -1, ongoing?: { producerId: bigint; producerEpoch: number }): InitProducerIdResult => ({
+      errorCode,
+      producerId,
+      producerEpoch,
+      ongoingTxnProducerId: ongoing?.producerId ?? -1n,
+      ongoingTxnProducerEpoch: ongoing?.producerEpoch ?? -1,
+    });
+    const fail = (errorCode: number): InitProducerIdResult => result(errorCode);
     if (transactionalId === null) {
+      if (twoPhase.enable2Pc || twoPhase.keepPreparedTxn) return fail(ErrorCode.INVALID_REQUEST);
       // An idempotent producer: a fresh id each time (sequence state lives in the partitions).
-      return { errorCode: ErrorCode.NONE, producerId: this.o.producerIds.next(), producerEpoch: 0 };
+      return result(ErrorCode.NONE, this.o.producerIds.next(), 0);
     }
     if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
     if (!this.isCoordinatorFor(transactionalId)) return fail(ErrorCode.NOT_COORDINATOR);
-    if (timeoutMs <= 0 || timeoutMs > this.o.maxTimeoutMs) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+    // As Kafka: 2PC refused by the broker setting is an authorization failure (a client cannot probe it otherwise).
+    if (twoPhase.enable2Pc && !this.o.twoPhaseCommitEnable) return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    if (twoPhase.keepPreparedTxn && !twoPhase.enable2Pc) return fail(ErrorCode.INVALID_REQUEST);
+    // A 2PC transaction is never aborted by the timeout (KIP-939): Kafka stores Int.MaxValue as its timeout.
+    if (!twoPhase.enable2Pc && (timeoutMs <= 0 || timeoutMs > this.o.maxTimeoutMs)) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+    const effectiveTimeoutMs = twoPhase.enable2Pc ? TWO_PHASE_TIMEOUT_MS : timeoutMs;
     const now = Date.now();
     let meta = this.txns.get(transactionalId);
     if (meta === undefined) {
@@ -137,18 +179,34 @@ export class TransactionCoordinator {
         transactionalId,
         producerId: this.o.producerIds.next(),
         producerEpoch: -1,
-        timeoutMs,
+        timeoutMs: effectiveTimeoutMs,
         state: TxnState.EMPTY,
         partitions: new Map(),
+        shareGroups: new Set(),
         startTimestamp: -1,
         lastUpdateTimestamp: now,
         pending: false,
+        clientTransactionVersion: 0,
+        nextProducerId: -1n,
+        nextProducerEpoch: -1,
+        previousProducerId: -1n,
       };
       this.txns.set(transactionalId, meta);
     }
     if (meta.pending || isPrepare(meta.state)) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
-    if (expected.producerId >= 0n && (expected.producerId !== meta.producerId || expected.producerEpoch !== meta.producerEpoch)) {
+    const owner = ownerOf(meta);
+    if (expected.producerId >= 0n && (expected.producerId !== owner.producerId || expected.producerEpoch !== owner.producerEpoch)) {
       return fail(ErrorCode.PRODUCER_FENCED);
+    }
+    if (meta.state === TxnState.ONGOING && twoPhase.keepPreparedTxn && owner.producerEpoch + 1 < MAX_EPOCH) {
+      // KIP-939: keep the transaction (prepared by a producer that is gone) for a recovery producer
+      // to commit or abort. The transaction keeps its identity — what a saved PreparedTxnState names —
+      // and the recovery producer gets the next epoch, which fences the old one.
+      const ongoing = { producerId: meta.producerId, producerEpoch: meta.producerEpoch };
+      const error = await this.transition(meta, { nextProducerId: meta.producerId, nextProducerEpoch: owner.producerEpoch + 1, timeoutMs: effectiveTimeoutMs });
+      if (error !== ErrorCode.NONE) return fail(error);
+      this.o.log(`transaction ${transactionalId} kept for a recovery producer (epoch ${owner.producerEpoch + 1}): ${describePartitions(meta.partitions)}`);
+      return result(ErrorCode.NONE, meta.producerId, owner.producerEpoch + 1, ongoing);
     }
     if (meta.state === TxnState.ONGOING) {
       // Fence the current producer: abort its transaction under a bumped epoch.
@@ -166,13 +224,16 @@ export class TransactionCoordinator {
     const error = await this.transition(meta, {
       producerId,
       producerEpoch,
-      timeoutMs,
+      timeoutMs: effectiveTimeoutMs,
       state: TxnState.EMPTY,
       partitions: new Map(),
+      shareGroups: new Set(),
       startTimestamp: -1,
+      nextProducerId: -1n,
+      nextProducerEpoch: -1,
     });
     if (error !== ErrorCode.NONE) return fail(error);
-    return { errorCode: ErrorCode.NONE, producerId, producerEpoch };
+    return result(ErrorCode.NONE, producerId, producerEpoch);
   }
 
   // -------------------------------------------------------------------------
@@ -182,8 +243,17 @@ export class TransactionCoordinator {
    * Adds partitions to the producer's transaction (starting it if needed).
    * Returns one error code for all of them: the caller reports it per partition.
    */
-  async addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: TopicPartitionRef[]): Promise<number> {
+  async addPartitions(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partitions: TopicPartitionRef[],
+    clientTransactionVersion = 0,
+    /** AddShareAcksToTxn: the share group the transaction now holds acks for. */
+    shareGroup?: string,
+  ): Promise<number> {
     await this.awaitCompletion(transactionalId, producerId, producerEpoch);
+    await this.awaitWrite(transactionalId);
     const meta = this.txns.get(transactionalId);
     const error = this.checkProducer(transactionalId, meta, producerId, producerEpoch);
     if (error !== ErrorCode.NONE) return error;
@@ -199,11 +269,19 @@ export class TransactionCoordinator {
         added = true;
       }
     }
-    if (ongoing && !added) return ErrorCode.NONE;
+    const groups = ongoing ? new Set(meta!.shareGroups) : new Set<string>();
+    if (shareGroup !== undefined && !groups.has(shareGroup)) {
+      groups.add(shareGroup);
+      added = true;
+    }
+    const tv = Math.max(meta!.clientTransactionVersion, clientTransactionVersion);
+    if (ongoing && !added && tv === meta!.clientTransactionVersion) return ErrorCode.NONE;
     return this.transition(meta!, {
       state: TxnState.ONGOING,
       partitions: next,
+      shareGroups: groups,
       startTimestamp: ongoing ? meta!.startTimestamp : Date.now(),
+      clientTransactionVersion: tv,
     });
   }
 
@@ -211,45 +289,92 @@ export class TransactionCoordinator {
    * Whether a partition is in the producer's ongoing transaction (what a
    * partition leader asks before accepting a transactional write, KIP-890).
    */
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): number {
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, shareGroup?: string): number {
     if (!this.isCoordinatorFor(transactionalId)) return ErrorCode.NOT_COORDINATOR;
     const meta = this.txns.get(transactionalId);
-    if (meta === undefined || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    if (producerEpoch < meta.producerEpoch) return ErrorCode.PRODUCER_FENCED;
-    if (producerEpoch !== meta.producerEpoch) return ErrorCode.INVALID_PRODUCER_EPOCH;
+    if (meta === undefined) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    const owner = ownerOf(meta);
+    if (owner.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (producerEpoch < owner.producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    if (producerEpoch !== owner.producerEpoch) return ErrorCode.INVALID_PRODUCER_EPOCH;
     if (meta.state !== TxnState.ONGOING || !meta.partitions.get(topic)?.has(partition)) return ErrorCode.INVALID_TXN_STATE;
+    if (shareGroup !== undefined && !meta.shareGroups.has(shareGroup)) return ErrorCode.INVALID_TXN_STATE;
     return ErrorCode.NONE;
   }
 
   // -------------------------------------------------------------------------
   // EndTxn
 
-  async endTransaction(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<ProducerIdAndEpoch> {
+  /**
+   * EndTxn. `clientTransactionVersion` 2 (EndTxn v5+) ends the transaction
+   * under epoch + 1 — a new producer id at epoch 0 when the epoch is
+   * exhausted — and answers that identity, as Kafka's TV2 does; the markers
+   * carry the bumped epoch. A retry of the same result is recognised by the
+   * epoch it was sent with (one below the current one under TV2).
+   */
+  async endTransaction(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    commit: boolean,
+    clientTransactionVersion = 0,
+  ): Promise<ProducerIdAndEpoch> {
+    const fail = (errorCode: number): ProducerIdAndEpoch => ({ errorCode, producerId: -1n, producerEpoch: -1 });
+    if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
+    if (!this.isCoordinatorFor(transactionalId)) return fail(ErrorCode.NOT_COORDINATOR);
     const meta = this.txns.get(transactionalId);
-    const answer = (errorCode: number): ProducerIdAndEpoch => ({
-      errorCode,
-      producerId: meta?.producerId ?? -1n,
-      producerEpoch: meta?.producerEpoch ?? -1,
-    });
-    const error = this.checkProducer(transactionalId, meta, producerId, producerEpoch);
-    if (error !== ErrorCode.NONE) return answer(error);
-    const state = meta!.state;
+    if (meta === undefined) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    const state = meta.state;
+    const owner = ownerOf(meta);
+    const tv2 = meta.clientTransactionVersion >= 2;
+    const retryOnEpochBump = tv2 && meta.producerId === producerId && meta.producerEpoch === producerEpoch + 1;
+    const retryOnOverflow = tv2 && meta.previousProducerId === producerId && producerEpoch === MAX_EPOCH - 1 && meta.producerEpoch === 0;
+    if (owner.producerId !== producerId && !retryOnOverflow && !(isPrepare(state) && meta.nextProducerId === producerId)) {
+      return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    }
+    if (isPrepare(state) && meta.nextProducerId === producerId) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+    let validEpoch: boolean;
+    if (!tv2 || state === TxnState.ONGOING) validEpoch = producerEpoch === owner.producerEpoch;
+    else if (isPrepare(state)) validEpoch = retryOnEpochBump;
+    else if (state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT) {
+      validEpoch = retryOnEpochBump || retryOnOverflow;
+      // The epoch the last EndTxn handed out, with no transaction begun under it (an abort of nothing):
+      // Kafka answers PRODUCER_FENCED; kipgen answers INVALID_TXN_STATE, as under TV1, so that a producer
+      // whose add request may or may not have arrived can abort without being fenced.
+      if (!validEpoch && producerEpoch === meta.producerEpoch && producerId === meta.producerId) return fail(ErrorCode.INVALID_TXN_STATE);
+    } else validEpoch = producerEpoch === meta.producerEpoch;
+    if (!validEpoch) return fail(ErrorCode.PRODUCER_FENCED);
+    if (meta.pending) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
     const same = commit ? TxnState.COMPLETE_COMMIT : TxnState.COMPLETE_ABORT;
     const samePrepare = commit ? TxnState.PREPARE_COMMIT : TxnState.PREPARE_ABORT;
     if (state === TxnState.ONGOING) {
-      if (commit) {
-        const written = await this.transition(meta!, { state: TxnState.PREPARE_COMMIT });
-        if (written !== ErrorCode.NONE) return answer(written);
-        maybeCrash('crash-after-prepare-commit', this.o.log);
-        this.completeInBackground(meta!);
-        return answer(ErrorCode.NONE);
+      const bump = clientTransactionVersion >= 2;
+      let epoch = owner.producerEpoch;
+      let nextProducerId = -1n;
+      if (bump) {
+        if (owner.producerEpoch >= MAX_EPOCH - 1) nextProducerId = this.o.producerIds.next();
+        epoch = owner.producerEpoch + 1;
       }
-      return answer(await this.prepareAbort(meta!, 'aborted by the producer', false));
+      const error = await this.transition(meta, {
+        state: commit ? TxnState.PREPARE_COMMIT : TxnState.PREPARE_ABORT,
+        producerId: owner.producerId,
+        producerEpoch: epoch,
+        nextProducerId,
+        nextProducerEpoch: nextProducerId >= 0n ? 0 : -1,
+        clientTransactionVersion: bump ? 2 : meta.clientTransactionVersion,
+      });
+      if (error !== ErrorCode.NONE) return fail(error);
+      maybeCrash(commit ? 'crash-after-prepare-commit' : 'crash-after-prepare-abort', this.o.log);
+      if (!commit) this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) aborted by the producer: aborting ${describePartitions(meta.partitions)}`);
+      this.completeInBackground(meta);
+      return nextProducerId >= 0n
+        ? { errorCode: ErrorCode.NONE, producerId: nextProducerId, producerEpoch: 0 }
+        : { errorCode: ErrorCode.NONE, producerId: owner.producerId, producerEpoch: epoch };
     }
     // DESIGN §5.6: the same result again on a finished transaction of this epoch is an idempotent success.
-    if (state === same) return answer(ErrorCode.NONE);
-    if (state === samePrepare) return answer(ErrorCode.CONCURRENT_TRANSACTIONS);
-    return answer(ErrorCode.INVALID_TXN_STATE);
+    if (state === same) return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
+    if (state === samePrepare) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+    return fail(ErrorCode.INVALID_TXN_STATE);
   }
 
   // -------------------------------------------------------------------------
@@ -257,8 +382,12 @@ export class TransactionCoordinator {
 
   private checkProducer(transactionalId: string, meta: TransactionMetadata | undefined, producerId: bigint, producerEpoch: number): number {
     if (!this.isCoordinatorFor(transactionalId)) return ErrorCode.NOT_COORDINATOR;
-    if (meta === undefined || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    if (meta.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    if (meta === undefined) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    // After an epoch overflow the new producer id is handed out at PREPARE_*; it may act once COMPLETE_* is written.
+    if (isPrepare(meta.state) && meta.nextProducerId === producerId && producerEpoch === 0) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    const owner = ownerOf(meta);
+    if (owner.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (owner.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
     if (meta.pending) return ErrorCode.CONCURRENT_TRANSACTIONS;
     return ErrorCode.NONE;
   }
@@ -269,8 +398,9 @@ export class TransactionCoordinator {
    * the producer that owned the transaction is fenced.
    */
   private async prepareAbort(meta: TransactionMetadata, why: string, bumpEpoch = true): Promise<number> {
-    const epoch = bumpEpoch ? Math.min(meta.producerEpoch + 1, MAX_EPOCH) : meta.producerEpoch;
-    const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch });
+    const owner = ownerOf(meta);
+    const epoch = bumpEpoch ? Math.min(owner.producerEpoch + 1, MAX_EPOCH) : owner.producerEpoch;
+    const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch, nextProducerId: -1n, nextProducerEpoch: -1 });
     if (error !== ErrorCode.NONE) return error;
     this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);
     maybeCrash('crash-after-prepare-abort', this.o.log);
@@ -298,10 +428,27 @@ export class TransactionCoordinator {
   private async awaitCompletion(transactionalId: string, producerId: bigint, producerEpoch: number): Promise<void> {
     const meta = this.txns.get(transactionalId);
     const completion = this.completing.get(transactionalId);
-    if (completion === undefined || meta === undefined || meta.producerId !== producerId || meta.producerEpoch !== producerEpoch) return;
+    if (completion === undefined || meta === undefined) return;
+    const overflowed = meta.nextProducerId === producerId && producerEpoch === 0;
+    if (!overflowed && (meta.producerId !== producerId || meta.producerEpoch !== producerEpoch)) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([completion, new Promise<void>((resolve) => (timer = setTimeout(resolve, COMPLETION_WAIT_MS)))]);
     clearTimeout(timer);
+  }
+
+  /**
+   * Adds of one transaction may arrive together — under TV2 a partition
+   * leader's implicit add races the producer's AddShareAcksToTxn — so an add
+   * waits for a state write in flight for the same id (a few milliseconds)
+   * instead of answering CONCURRENT_TRANSACTIONS, which costs the client a
+   * retry and its backoff.
+   */
+  private async awaitWrite(transactionalId: string): Promise<void> {
+    for (let i = 0; i < 8; i++) {
+      const write = this.writes.get(transactionalId);
+      if (write === undefined) return;
+      await write.catch(() => {});
+    }
   }
 
   private async complete(meta: TransactionMetadata): Promise<void> {
@@ -314,7 +461,17 @@ export class TransactionCoordinator {
     const target: TxnStateCode = commit ? TxnState.COMPLETE_COMMIT : TxnState.COMPLETE_ABORT;
     for (;;) {
       if (this.stopped) return;
-      const error = await this.transition(meta, { state: target, partitions: new Map(), startTimestamp: -1 });
+      // After an epoch overflow the producer continues under the new producer id handed out at PREPARE_*.
+      const overflow = meta.nextProducerId >= 0n;
+      const error = await this.transition(meta, {
+        state: target,
+        partitions: new Map(),
+        shareGroups: new Set(),
+        startTimestamp: -1,
+        ...(overflow ? { producerId: meta.nextProducerId, producerEpoch: 0, previousProducerId: meta.producerId } : {}),
+        nextProducerId: -1n,
+        nextProducerEpoch: -1,
+      });
       if (error === ErrorCode.NONE) break;
       await new Promise((resolve) => setTimeout(resolve, this.o.retryBackoffMs));
     }
@@ -326,13 +483,16 @@ export class TransactionCoordinator {
   private async transition(meta: TransactionMetadata, change: Partial<TransactionMetadata>): Promise<number> {
     const next: TransactionMetadata = { ...meta, ...change, lastUpdateTimestamp: Date.now(), pending: false };
     meta.pending = true;
+    const write = this.o.txnLog.write(next);
+    this.writes.set(meta.transactionalId, write);
     try {
-      await this.o.txnLog.write(next);
+      await write;
     } catch (error) {
       this.o.log(`writing ${txnStateName(next.state)} for ${meta.transactionalId} failed: ${(error as Error).message}`);
       return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     } finally {
       meta.pending = false;
+      if (this.writes.get(meta.transactionalId) === write) this.writes.delete(meta.transactionalId);
     }
     Object.assign(meta, next);
     return ErrorCode.NONE;
@@ -341,7 +501,7 @@ export class TransactionCoordinator {
   private abortTimedOut(): void {
     const now = Date.now();
     for (const meta of this.txns.values()) {
-      if (meta.state !== TxnState.ONGOING || meta.pending || meta.startTimestamp < 0) continue;
+      if (meta.state !== TxnState.ONGOING || meta.pending || meta.startTimestamp < 0 || isTwoPhase(meta)) continue;
       if (now < meta.startTimestamp + meta.timeoutMs) continue;
       this.o.metrics.transactions.timedOut++;
       void this.prepareAbort(meta, `timed out after ${meta.timeoutMs} ms`).then((error) => {

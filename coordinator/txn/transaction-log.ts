@@ -12,7 +12,17 @@ import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, en
 import type { LogManager } from '../log/log-manager.js';
 import { TxnState, type TransactionMetadata, type TxnStateCode } from './transaction-metadata.js';
 
-const VALUE_VERSION = 0;
+/**
+ * kipgen's own tagged field of TransactionLogValue v1: the share groups the
+ * transaction holds acks for, as a UTF-8 JSON array of group ids. Far above
+ * Kafka's tags (0-3), and skipped by any reader that does not know it.
+ */
+const SHARE_GROUPS_TAG = 10_000;
+
+/** v0 for the classic flow, as Kafka writes it; v1 (tagged fields) once a producer uses TV2, an identity is staged, or share groups are held. */
+function valueVersion(meta: TransactionMetadata): number {
+  return meta.clientTransactionVersion >= 2 || meta.nextProducerId >= 0n || meta.previousProducerId >= 0n || meta.shareGroups.size > 0 ? 1 : 0;
+}
 
 export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8Array; value: Uint8Array } {
   const key = encodeCoordinatorKey(TransactionLogKey, TransactionLogKey.create({ transactionalId: meta.transactionalId }));
@@ -30,8 +40,15 @@ export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8
           : [...meta.partitions].map(([topic, set]) => ({ topic, partitionIds: [...set].sort((a, b) => a - b) })),
       transactionLastUpdateTimestampMs: BigInt(meta.lastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(meta.startTimestamp),
+      previousProducerId: meta.previousProducerId,
+      nextProducerId: meta.nextProducerId,
+      nextProducerEpoch: meta.nextProducerEpoch,
+      clientTransactionVersion: meta.clientTransactionVersion,
+      ...(meta.shareGroups.size > 0
+        ? { _unknownTaggedFields: [{ tag: SHARE_GROUPS_TAG, data: new TextEncoder().encode(JSON.stringify([...meta.shareGroups].sort())) }] }
+        : {}),
     }),
-    VALUE_VERSION,
+    valueVersion(meta),
   );
   return { key, value };
 }
@@ -42,6 +59,8 @@ export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | nul
   const { value: v } = decodeCoordinatorValue(TransactionLogValue, value);
   const partitions = new Map<string, Set<number>>();
   for (const entry of v.transactionPartitions ?? []) partitions.set(entry.topic, new Set(entry.partitionIds));
+  const groupsField = v._unknownTaggedFields?.find((f) => f.tag === SHARE_GROUPS_TAG);
+  const shareGroups = new Set<string>(groupsField === undefined ? [] : (JSON.parse(new TextDecoder().decode(groupsField.data)) as string[]));
   return {
     transactionalId,
     producerId: v.producerId,
@@ -49,9 +68,14 @@ export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | nul
     timeoutMs: v.transactionTimeoutMs,
     state: v.transactionStatus as TxnStateCode,
     partitions,
+    shareGroups,
     startTimestamp: Number(v.transactionStartTimestampMs),
     lastUpdateTimestamp: Number(v.transactionLastUpdateTimestampMs),
     pending: false,
+    clientTransactionVersion: v.clientTransactionVersion,
+    nextProducerId: v.nextProducerId,
+    nextProducerEpoch: v.nextProducerEpoch,
+    previousProducerId: v.previousProducerId,
   };
 }
 

@@ -37,6 +37,13 @@ export interface TransactionMetadata {
   state: TxnStateCode;
   /** topic → partitions in the transaction. */
   partitions: Map<string, Set<number>>;
+  /**
+   * The share groups the transaction holds acknowledgements for
+   * (AddShareAcksToTxn): TxnShareAcknowledge for any other group is refused.
+   * Kafka's TransactionLogValue has no field for it: kipgen keeps it in a
+   * tagged field of its own (transaction-log.ts), which Kafka's readers skip.
+   */
+  shareGroups: Set<string>;
   /** When the transaction became ONGOING (drives the timeout); -1 outside one. */
   startTimestamp: number;
   lastUpdateTimestamp: number;
@@ -45,6 +52,31 @@ export interface TransactionMetadata {
    * CONCURRENT_TRANSACTIONS until it lands (Kafka's pendingState).
    */
   pending: boolean;
+  /**
+   * The transaction version the producer speaks (Kafka's clientTransactionVersion):
+   * 2 once it ended a transaction with EndTxn v5+ or had a partition added by a
+   * Produce v12+ / TxnOffsetCommit v5+ (the partition leader's AddPartitionsToTxn
+   * v5); then every EndTxn bumps the epoch. 0 or 1 otherwise (the classic flow).
+   */
+  clientTransactionVersion: number;
+  /**
+   * The identity the producer holds next, when it differs from
+   * producerId/producerEpoch: in PREPARE_* after an epoch overflow (a new
+   * producer id, epoch 0, taken over at COMPLETE_*), and in ONGOING after
+   * InitProducerId(KeepPreparedTxn) staged a recovery producer for the kept
+   * transaction (KIP-939): that producer alone may then end it. -1 when none.
+   */
+  nextProducerId: bigint;
+  nextProducerEpoch: number;
+  /** The producer id before an epoch overflow moved to a new one (an EndTxn retry from it is answered). */
+  previousProducerId: bigint;
+}
+
+/** Kafka's timeout of a two-phase-commit (KIP-939) transaction: never aborted by the timeout. */
+export const TWO_PHASE_TIMEOUT_MS = 0x7fffffff;
+
+export function isTwoPhase(meta: Pick<TransactionMetadata, 'timeoutMs'>): boolean {
+  return meta.timeoutMs === TWO_PHASE_TIMEOUT_MS;
 }
 
 export function isPrepare(state: number): boolean {

@@ -1,19 +1,21 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { formatDiagnostic, type Diagnostic } from '../diagnostics.js';
 import { generate } from '../generate.js';
 import type { ApiReport } from './api-diff.js';
 import { checkBaseline, DEFAULT_BASELINE, DEFAULT_BASELINE_SCHEMAS, updateBaseline, type BaselineResult } from './baseline.js';
 import { compareTrees, compareWireEqual } from './compare.js';
 import { formatApi, formatChanges, formatDiff, formatWireEqual, summary } from './format.js';
+import { formatGithub } from './github.js';
 import { messageLayout } from './layout.js';
 import { loadTree, TreeArgumentError, type LoadedTree } from './load-tree.js';
 
 /**
  * `kipgen diff`, `kipgen baseline` and `kipgen api-diff`. Exit codes, as for
- * the rest of kipgen: 0 compatible, 1 breaking, 2 bad input.
+ * every check-like kipgen command: 0 clean, 1 findings (something breaks), 2
+ * could not run (bad input).
  */
 
 export function registerDiffCommands(program: Command): void {
@@ -24,17 +26,21 @@ export function registerDiffCommands(program: Command): void {
     )
     .argument('<old>', 'the released schemas, e.g. git:main:message-schemas (with --wire-equal: upstream Kafka schemas)')
     .argument('<new>', 'the changed schemas, e.g. message-schemas (with --wire-equal: ours)')
-    .option('--json', 'print a JSON report instead of text')
+    .option('--json', 'print a JSON report instead of text (same as --format json)')
+    .addOption(new Option('--format <format>', 'text, json, or github (GitHub Actions annotations on the changed lines)').choices(['text', 'json', 'github']).default('text'))
     .option('--wire-equal', 'check that every version NEW declares of a spec OLD also has is byte-for-byte the same on the wire')
     .option('--api', 'also generate both trees and report what breaks importers of the generated TypeScript')
     .option('--why-all', 'explain compatible changes too')
-    .action(async (oldArg: string, newArg: string, options: { json?: boolean; wireEqual?: boolean; api?: boolean; whyAll?: boolean }) => {
+    .action(async (oldArg: string, newArg: string, options: { json?: boolean; format: 'text' | 'json' | 'github'; wireEqual?: boolean; api?: boolean; whyAll?: boolean }) => {
+      if (options.format === 'json') options.json = true;
+      const github = options.format === 'github' && !options.json;
       const trees = loadBoth(oldArg, newArg, 'kipgen diff', options.json);
       if (trees === undefined) return;
       const [olds, news] = trees;
       if (options.wireEqual) {
         const report = compareWireEqual(olds.specs.map(messageLayout), news.specs.map(messageLayout));
         if (options.json) console.log(JSON.stringify({ command: 'diff --wire-equal', upstream: oldArg, ours: newArg, verdict: report.changes.length === 0 ? 'wire-equal' : 'different', ...report }, null, 2));
+        else if (github) console.log(formatGithub({ changes: report.changes, breaking: report.changes.length, compatible: 0, compared: [] }));
         else console.log(formatWireEqual(report, { upstream: oldArg, ours: newArg }));
         process.exitCode = report.changes.length === 0 ? 0 : 1;
         return;
@@ -52,11 +58,14 @@ export function registerDiffCommands(program: Command): void {
       }
       if (options.json) {
         console.log(JSON.stringify({ command: 'diff', old: oldArg, new: newArg, verdict: report.breaking > 0 ? 'breaking' : 'compatible', ...report, ...(api ? { api: { verdict: api.breaking > 0 ? 'breaking' : 'compatible', ...api } } : {}) }, null, 2));
+      } else if (github) {
+        console.log(formatGithub(report, api));
       } else {
         console.log(formatDiff(report, { old: oldArg, new: newArg }, { why: options.whyAll ? 'all' : 'breaking' }));
         if (api) console.log(`\n${formatApi(api, { old: `TypeScript of ${oldArg}`, new: `TypeScript of ${newArg}` })}`);
       }
-      process.exitCode = report.breaking > 0 ? 1 : 0;
+      // One rule for every check-like command: 1 when anything breaks, the wire or (with --api) the TypeScript.
+      process.exitCode = report.breaking > 0 || (api?.breaking ?? 0) > 0 ? 1 : 0;
     });
 
   program

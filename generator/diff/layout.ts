@@ -188,7 +188,7 @@ export function defaultText(value: DefaultValue, typeName: string): string | und
   }
 }
 
-/** The header version kipgen's generated code uses (DESIGN.md §2), or undefined for non-API specs. */
+/** The header version kipgen's generated code uses (docs/DESIGN.md §2), or undefined for non-API specs. */
 export function headerVersion(spec: MessageSpec, version: number, flexible: boolean): number | undefined {
   if (spec.type !== 'request' && spec.type !== 'response') return undefined;
   const declared = spec.headerVersions?.find((h) => h.versions.contains(version));

@@ -30,7 +30,7 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
   const rt = new RuntimeImports();
   const ranges = structRanges(spec);
   const top = structView(spec, spec.struct, spec.validVersions, true, rt);
-  const nestedSpecs = [...spec.structs.values()].filter((s) => ranges.has(s.name) || s.isCommon);
+  const nestedSpecs = emittedStructs(spec, ranges);
   const nested = nestedSpecs.map((s) => structView(spec, s, ranges.get(s.name) ?? spec.validVersions, false, rt));
   addDefaultTests(nestedSpecs, nested, rt);
   const isApi = spec.type === 'request' || spec.type === 'response';
@@ -60,6 +60,11 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
     typeOnlyRuntimeNames: [...TYPE_ONLY, 'Reader', 'Writer'],
     runtimeModule,
   };
+}
+
+/** The nested structs a message's module declares (and exports with their create functions). */
+export function emittedStructs(spec: MessageSpec, ranges: Map<string, Versions> = structRanges(spec)): StructSpec[] {
+  return [...spec.structs.values()].filter((s) => ranges.has(s.name) || s.isCommon);
 }
 
 /**

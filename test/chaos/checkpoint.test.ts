@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, spawnManaged, type ManagedProcess } from '../../chaos/harness.js';
 import type { ChaosCluster } from '../../chaos/harness.js';
 import { awaitComplete, cluster, deliveriesOf, explain, seedInput, snapshot } from './support.js';
@@ -30,54 +30,106 @@ function checkpointJob(c: ChaosCluster, name: string, file: string, extra: strin
   ]);
 }
 
-async function scenario(point: 'after-share-acks' | 'after-snapshot' | 'after-commit') {
-  const c = await cluster({ topics: TOPICS });
+const checkpointDirs: string[] = [];
+afterEach(() => {
+  for (const dir of checkpointDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A checkpoint file in a temp folder that afterEach removes. */
+function checkpointFile(): string {
+  const checkpointDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-'));
+  checkpointDirs.push(checkpointDir);
+  return path.join(checkpointDir, 'checkpoint.json');
+}
+
+type Point = 'after-share-acks' | 'after-prepare' | 'after-snapshot' | 'after-commit';
+
+/** `tv`: the brokers' finalized transaction.version (the client follows it); `twoPhase`: the sink enables KIP-939 2PC. */
+async function scenario(point: Point, tv: number, twoPhase = false) {
+  const c = await cluster({ topics: TOPICS, config: { transactionVersion: tv } });
   await seedInput(c.bootstrap, 'in', 32);
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-ckpt-')), 'checkpoint.json');
-  const first = checkpointJob(c, 'first', file, ['--die-at', point, '--die-after-n-checkpoints', '1']);
+  const file = checkpointFile();
+  const flags = twoPhase ? ['--two-phase-commit'] : [];
+  const first = checkpointJob(c, 'first', file, ['--die-at', point, '--die-after-n-checkpoints', '1', ...flags]);
   const dying = await first.waitFor((e) => e.event === 'dying', 30_000, 'dying');
   expect((await first.exited).signal).toBe('SIGKILL');
   expect(first.events.filter((e) => e.event === 'checkpoint-complete')).toHaveLength(1);
   const inFlight = dying.sources as string[];
   const afterCrash = await snapshot(c);
   const checkpoint = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const second = checkpointJob(c, 'second', file);
+  const second = checkpointJob(c, 'second', file, flags);
   const recovered = await second.waitFor((e) => e.event === 'recovered', 30_000, 'recovery');
   const report = await awaitComplete(c, 40_000);
   await second.stop();
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
   expect(report, explain(report)).toMatchObject({ inputs: 32, outputs: 32, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
-  return { inFlight, afterCrash, checkpoint, recovered, first, second, report };
+  return { inFlight, afterCrash, checkpoint, recovered, first, second, report, c };
 }
 
-describe('checkpointing source + sink (KIP-1289 2.2/2.3): kill -9 at each checkpoint step, recover from the checkpoint file', () => {
-  it('killed after sendShareAcksToTransaction, before the snapshot: nothing to recover; the acks are replayed (records redelivered and processed once)', async () => {
-    const { inFlight, afterCrash, checkpoint, recovered, second } = await scenario('after-share-acks');
-    for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
-    expect(checkpoint).toMatchObject({ checkpointId: 1, committed: true });
-    expect(recovered.outcome).toBe('nothing');
-    // The new producer's initTransactions() fenced and aborted the old transaction: the records came back.
-    const replayed = deliveriesOf([second], inFlight);
-    expect(replayed.length).toBeGreaterThan(0);
-    expect(Math.min(...replayed.flatMap(({ e }) => e.deliveryCounts as number[]))).toBeGreaterThanOrEqual(1);
-    expect(replayed.some(({ e }) => (e.deliveryCounts as number[]).some((n) => n >= 2))).toBe(true);
-  });
+for (const tv of [2, 1]) {
+  describe(`checkpointing source + sink (KIP-1289 2.2/2.3) on transaction.version ${tv}: kill -9 at each checkpoint step, recover from the checkpoint file`, () => {
+    it('killed after sendShareAcksToTransaction, before the snapshot: nothing to recover; the acks are replayed (records redelivered and processed once)', async () => {
+      const { inFlight, afterCrash, checkpoint, recovered, second } = await scenario('after-share-acks', tv);
+      for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
+      expect(checkpoint).toMatchObject({ checkpointId: 1, committed: true });
+      expect(recovered.outcome).toBe('nothing');
+      // The new producer's initTransactions() fenced and aborted the old transaction: the records came back.
+      const replayed = deliveriesOf([second], inFlight);
+      expect(replayed.length).toBeGreaterThan(0);
+      expect(replayed.some(({ e }) => (e.deliveryCounts as number[]).some((n) => n >= 2))).toBe(true);
+    });
 
-  it('killed after snapshotState, before notifyCheckpointComplete: the restart commits the prepared transaction from the snapshot; the acks become visible with the output, nothing is redelivered', async () => {
-    const { inFlight, afterCrash, checkpoint, recovered, second, report } = await scenario('after-snapshot');
-    for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
-    expect(checkpoint).toMatchObject({ checkpointId: 2, committed: false, acks: inFlight });
-    expect(checkpoint.transaction).toMatchObject({ transactionalId: 'flink-sink-0' });
+    it('killed after prepareTransaction, before the checkpoint completed (no snapshot): recovery restores the older checkpoint; the prepared transaction is aborted and replayed', async () => {
+      const { inFlight, afterCrash, checkpoint, recovered, second, report } = await scenario('after-prepare', tv);
+      for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
+      expect(checkpoint).toMatchObject({ checkpointId: 1, committed: true });
+      expect(recovered.outcome).toBe('nothing');
+      expect(deliveriesOf([second], inFlight).length).toBeGreaterThan(0);
+      for (const id of inFlight) expect(report.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
+    });
+
+    it('killed after snapshotState, before notifyCheckpointComplete: the restart commits the prepared transaction from the snapshot; the acks become visible with the output, nothing is redelivered', async () => {
+      const { inFlight, afterCrash, checkpoint, recovered, second, report } = await scenario('after-snapshot', tv);
+      for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
+      expect(checkpoint).toMatchObject({ checkpointId: 2, committed: false, acks: inFlight });
+      expect(checkpoint.transaction).toMatchObject({ transactionalId: 'flink-sink-0' });
+      expect(recovered).toMatchObject({ outcome: 'commit', checkpointId: 2 });
+      expect(deliveriesOf([second], inFlight)).toEqual([]);
+      for (const id of inFlight) expect(report.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
+    });
+
+    it('killed after commit, before the checkpoint was marked complete: recovery finds it committed; nothing twice, nothing redelivered', async () => {
+      const { inFlight, afterCrash, checkpoint, recovered, second } = await scenario('after-commit', tv);
+      for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
+      expect(checkpoint).toMatchObject({ checkpointId: 2, committed: false });
+      // TV2 (KIP-939 recovery): nothing is open, the named transaction already ended. TV1: EndTxn's idempotent retry.
+      expect(recovered).toMatchObject({ outcome: tv === 2 ? 'already-complete' : 'commit', checkpointId: 2 });
+      expect(deliveriesOf([second], inFlight)).toEqual([]);
+    });
+  });
+}
+
+describe('two-phase commit: the transaction coordinator is killed while a 2PC transaction is prepared', () => {
+  it('the prepared transaction survives the coordinator restart and its timeout, and the recovery commits it exactly once', async () => {
+    const c = await cluster({ topics: TOPICS, config: { transactionVersion: 2, transactionAbortCheckIntervalMs: 100 } });
+    await seedInput(c.bootstrap, 'in', 32);
+    const file = checkpointFile();
+    const first = checkpointJob(c, 'first', file, ['--die-at', 'after-snapshot', '--die-after-n-checkpoints', '1', '--two-phase-commit', '--transaction-timeout-ms', '500']);
+    const dying = await first.waitFor((e) => e.event === 'dying', 30_000, 'dying');
+    await first.exited;
+    const inFlight = dying.sources as string[];
+    await c.killNode(0);
+    await c.startNode(0);
+    // Four times the transaction timeout, checked every 100 ms: a 2PC transaction is not aborted by it.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const meanwhile = await snapshot(c);
+    for (const id of inFlight) expect(meanwhile.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
+    const second = checkpointJob(c, 'second', file, ['--two-phase-commit']);
+    const recovered = await second.waitFor((e) => e.event === 'recovered', 30_000, 'recovery');
     expect(recovered).toMatchObject({ outcome: 'commit', checkpointId: 2 });
+    const report = await awaitComplete(c, 40_000);
+    await second.stop();
+    expect(report, explain(report)).toMatchObject({ inputs: 32, outputs: 32, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
     expect(deliveriesOf([second], inFlight)).toEqual([]);
     for (const id of inFlight) expect(report.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
-  });
-
-  it('killed after commit, before the checkpoint was marked complete: the recovery commit is an idempotent retry; nothing twice, nothing redelivered', async () => {
-    const { inFlight, afterCrash, checkpoint, recovered, second } = await scenario('after-commit');
-    for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
-    expect(checkpoint).toMatchObject({ checkpointId: 2, committed: false });
-    expect(recovered).toMatchObject({ outcome: 'commit', checkpointId: 2 });
-    expect(deliveriesOf([second], inFlight)).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import {
   ProduceRequest,
   ProduceResponse,
 } from '../../generated/index.js';
-import { KafkaConnection, NetworkError, RequestTimeoutError } from '../../runtime/connection.js';
+import { KafkaConnection, NetworkError, RequestTimeoutError } from '../../connection/connection.js';
 import { encodeRecordBatch } from '../../runtime/record-batch.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
 import { FakeServer, respond } from './support/fake-server.js';

@@ -3,7 +3,7 @@ import * as net from 'node:net';
 import { ClusterClient, CoordinatorType } from '../../client/cluster.js';
 import { ApiError, KafkaProducer, KafkaTimeoutError, UnsupportedVersionError } from '../../client/index.js';
 import { MetadataRequest } from '../../generated/index.js';
-import { RequestTimeoutError } from '../../runtime/connection.js';
+import { RequestTimeoutError } from '../../connection/connection.js';
 import { respond } from './support/fake-server.js';
 import { FakeKafka, TOPIC_ID } from './support/fake-kafka.js';
 

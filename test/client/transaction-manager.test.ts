@@ -401,3 +401,35 @@ describe('TransactionManager state machine', () => {
     expect(() => p.beginTransaction()).toThrow(IllegalStateError);
   });
 });
+
+describe('TransactionalShareAcknowledger behaves as Kafka’s producer', () => {
+  it('abortAcknowledgements() with nothing in progress is an IllegalStateError (as Kafka’s abortTransaction() in READY) and leaves it usable; a commit that timed out is finished by calling commit again', async () => {
+    const { TransactionalShareAcknowledger, KafkaTimeoutError } = await import('../../client/index.js');
+    fake = await FakeKafka.start({ topics: { out: { topicId: TOPIC_ID, partitions: 2 } } });
+    const acker = new TransactionalShareAcknowledger({
+      bootstrapServers: fake.bootstrap,
+      transactionalId: 'acker-1',
+      maxBlockMs: 600,
+      requestTimeoutMs: 200,
+      retryBackoffMs: 10,
+      metricsRegistry: null,
+      logger: null,
+    });
+    try {
+      await acker.initTransactions();
+      await expect(acker.abortAcknowledgements()).rejects.toThrow(IllegalStateError);
+      await expect(acker.abortAcknowledgements()).rejects.toThrow(/no transaction is in progress/);
+      expect(acker.transactionState).toBe('READY');
+      await acker.prepareAcknowledgements(acks(), group);
+      fake.on(26, () => ({ kind: 'stall' }));
+      await expect(acker.commitPrepared()).rejects.toThrow(KafkaTimeoutError);
+      expect(acker.transactionState).toBe('COMMITTING_TRANSACTION');
+      fake.overrides.delete(26);
+      await acker.commitPrepared(); // the retry finishes the same commit
+      expect(acker.transactionState).toBe('READY');
+      expect(fake.requests(26).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await acker.close(500);
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { messages, ProduceRequest, ApiVersionsResponse, TxnShareAcknowledgeReque
 import { DecodeError } from '../../runtime/index.js';
 import { fromHex, readVectors } from '../support/vectors.js';
 
-// Decoders are safe on hostile input (DESIGN.md §3): malformed bytes give a
+// Decoders are safe on hostile input (docs/DESIGN.md §3): malformed bytes give a
 // DecodeError naming the field path, never another exception or a hang.
 const vectors = readVectors(fileURLToPath(new URL('../fixtures/vectors/', import.meta.url)));
 

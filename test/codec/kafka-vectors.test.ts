@@ -7,6 +7,7 @@ import type { MessageCodec } from '../../runtime/index.js';
 import fc from 'fast-check';
 import { loadSpecs } from '../../generator/load.js';
 import { messageArbitrary } from '../support/arbitraries.js';
+import { checkoutRuntimeImport } from '../support/runtime-import.js';
 import { checkVector, jsonDifference, readVectors, sharedDir, toHex } from '../support/vectors.js';
 
 // Every spec of Apache Kafka (clients and the three coordinators) plus the
@@ -27,6 +28,7 @@ describe.runIf(shared !== undefined)('conformance vectors of every Apache Kafka 
     const result = await generate({
       schemas: ['clients', 'group-coordinator', 'share-coordinator', 'transaction-coordinator'].map((d) => join(k, d)).concat(join(shared!, 'kip-1289')),
       out,
+      runtimeImport: checkoutRuntimeImport(out),
       skipTypecheck: true,
     });
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);

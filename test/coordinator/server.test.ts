@@ -54,7 +54,7 @@ describe('ApiVersions', () => {
     const byKey = new Map(r.apiKeys.map((k: any) => [k.apiKey, [k.minVersion, k.maxVersion]]));
     expect(byKey.get(0)).toEqual([3, 13]);
     expect(byKey.get(1)).toEqual([4, 18]);
-    expect(byKey.get(22)).toEqual([0, 5]);
+    expect(byKey.get(22)).toEqual([0, 6]); // v6: two-phase commit (KIP-939)
     expect(byKey.get(95)).toEqual([0, 0]);
     // No share coordinator registered: 76-79 and 96 are left out.
     for (const key of [76, 77, 78, 79, 96]) expect(byKey.has(key)).toBe(false);

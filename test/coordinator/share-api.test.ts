@@ -39,6 +39,7 @@ const TOPICS = [
   'conn',
   'txn-commit',
   'txn-abort',
+  'txn-iso',
   'txn-errors',
   'txn-fence',
   'txn-retry',
@@ -70,7 +71,7 @@ function withLossyTxnAck(inner: KipgenShareCoordinator): ShareCoordinator {
     const response = await handle(request, requestCtx);
     if (dropTxnAckResponses > 0) {
       dropTxnAckResponses--;
-      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a KafkaError: the broker closes the connection
+      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a BrokerError: the broker closes the connection
     }
     return response;
   });
@@ -740,6 +741,28 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
       ['a', 2],
       ['b', 2],
     ]);
+    await c2.close();
+  });
+
+  it('a transaction holding acks for one share group is refused acks for another (INVALID_TXN_STATE) until it adds that group', async () => {
+    await produceValues('txn-iso', ['a', 'b']);
+    const { producer, acks } = await txnSetup('txn-iso', 'tx-iso', 'g-iso-a', 'm1');
+    await open(c, 'g-iso-a', 'm1', 'txn-iso');
+    const c2 = await TestClient.connect(broker.port);
+    await heartbeat(c2, 'g-iso-b', 'mb', 0, ['txn-iso']);
+    await open(c2, 'g-iso-b', 'mb', 'txn-iso');
+    const codeOf = (r: any): number => (r.errorCode !== 0 ? r.errorCode : r.topics[0].partitions[0].errorCode);
+    // Group A's acks open the transaction in this node's __share_group_state partition…
+    expect(codeOf(await txnShareAcknowledge(c, acks([{ first: 0n, last: 0n, type: AckType.ACCEPT }])))).toBe(0);
+    // …which must not let group B's acks in: the transaction added group A only.
+    const forB = { ...acks([{ first: 0n, last: 1n, type: AckType.ACCEPT }]), groupId: 'g-iso-b', memberId: 'mb' };
+    expect(codeOf(await txnShareAcknowledge(c2, forB))).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-iso-b')!.state.ranges.some((r) => r.state === 'TX_PENDING')).toBe(false);
+    // Once the transaction holds acks for group B too, they are accepted.
+    expect((await addShareAcksToTxn(c, 'tx-iso', producer.producerId, producer.producerEpoch, 'g-iso-b', 'txn-iso', [0])).errorCode).toBe(0);
+    expect(codeOf(await txnShareAcknowledge(c2, forB))).toBe(0);
+    expect(await endTxn(c, 'tx-iso', producer.producerId, producer.producerEpoch, false)).toBe(0);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'abort marker');
     await c2.close();
   });
 

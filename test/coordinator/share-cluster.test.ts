@@ -260,4 +260,28 @@ describe('KIP-1289 across three nodes', () => {
     const late = await txnShareAcknowledge(clients[REMOTE]!, acks(txn, '', -1, REMOTE, 3n, 4n), 0);
     expect(late.topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
   });
+
+  it('(e) a transaction holding acks for one group is refused another group’s acks on a remote share-partition leader (verified with the TC over the wire)', async () => {
+    const other = keyOnNode('sg-other', GC, OFFSETS_PARTITIONS);
+    expect((await heartbeat(clients[GC]!, other, 'o1', 0, ['work'])).errorCode).toBe(0);
+    const open = await shareFetch(clients[REMOTE]!, { groupId: other, memberId: 'o1', epoch: 0, partitions: [{ topicId, partition: REMOTE }] });
+    expect(open.errorCode).toBe(0);
+    const offset = await produceTo(REMOTE, ['r-other']);
+    let got: { offset: bigint }[] = delivered(partitionOf(open, topicId, REMOTE));
+    for (let epoch = 1; !got.some((r) => r.offset === offset) && epoch < 20; epoch++) {
+      got = delivered(partitionOf(await shareFetch(clients[REMOTE]!, { groupId: other, memberId: 'o1', epoch, partitions: [] }), topicId, REMOTE));
+    }
+    expect(got.map((r) => r.offset)).toContain(offset);
+    // The transaction adds GROUP's acks for work-2: node 2's __share_group_state partition is in it, the other group is not.
+    const txn = await beginShareTransaction(keyOnNode('tx-e', TC, TXN_PARTITIONS), [REMOTE]);
+    const forOther = { ...acks(txn, '', -1, REMOTE, offset, offset), groupId: other };
+    const refused = await txnShareAcknowledge(clients[REMOTE]!, forOther, 0);
+    const code = refused.errorCode !== 0 ? refused.errorCode : refused.topics[0].partitions[0].errorCode;
+    expect(code).toBe(BrokerError.INVALID_TXN_STATE);
+    // Once the transaction adds the other group too, the same acks are taken.
+    expect((await addShareAcksToTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, other, 'work', [REMOTE])).errorCode).toBe(0);
+    expect((await txnShareAcknowledge(clients[REMOTE]!, forOther, 0)).errorCode).toBe(0);
+    expect(await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, false)).toBe(0);
+    await completed(txn, false, 'COMPLETE_ABORT of (e)');
+  });
 });

@@ -24,12 +24,16 @@ const T0 = 1_000_000;
 const window = (start: bigint, end: bigint) => ({ startOffset: start, endOffset: end, isAcquirable: () => true });
 
 const opened: FileStateLog[] = [];
+const dirs: string[] = [];
 afterEach(async () => {
   for (const log of opened.splice(0)) await log.close();
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 function tempFile(): string {
-  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-share-')), '__share_group_state-0.log');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-share-'));
+  dirs.push(dir);
+  return path.join(dir, '__share_group_state-0.log');
 }
 
 async function openStore(file: string, snapshotUpdateRecords = 500): Promise<{ log: FileStateLog; store: ShareStateStore }> {

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { place } from '../../generator/diff/github.js';
 import { FIXTURES, kipgen } from './support.js';
 
 // `node bin/kipgen.mjs diff …` as a developer and CI run it: exit 0 compatible,
@@ -26,10 +27,19 @@ describe('kipgen diff exit codes and output', () => {
     expect(r.stdout).toContain('BREAKING: 1 breaking change in 1 message');
   });
 
+  it('diff --api follows the same rule: a wire-safe rename that breaks the TypeScript API exits 1 (without --api, 0)', () => {
+    const args = [fx('field-renamed/old.json'), fx('field-renamed/fine.json')];
+    expect(kipgen(['diff', ...args]).status).toBe(0);
+    const r = kipgen(['diff', '--api', ...args]);
+    expect(r.stdout).toContain('TypeScript API BREAKING: 1 change breaks code that imports the generated modules');
+    expect(r.status).toBe(1);
+    expect(kipgen(['diff', '--api', fx('field-added/old.json'), fx('field-added/old.json')]).status).toBe(0);
+  });
+
   it('exits 2 when the new schema is not JSON, with file:line:column', () => {
     const r = kipgen(['diff', fx('field-added/old.json'), fx('bad-input/syntax.json')]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/bad-input\/syntax\.json:6:3: error: invalid JSON: CommaExpected/);
+    expect(r.stderr).toMatch(/bad-input\/syntax\.json:6:3: error: invalid JSON: expected a comma before the next entry, or the closing } or ], found "validVersions"\n/);
     expect(r.stderr).toContain('kipgen diff: 1 schema error: nothing compared');
     expect(r.stdout).toBe('');
   });
@@ -73,6 +83,15 @@ describe('kipgen diff exit codes and output', () => {
   });
 });
 
+describe('--format github locations', () => {
+  it('a location in the new tree keeps its line; one read from git history (the old side) names only the file; none names nothing', () => {
+    expect(place('message-schemas/X.json:18:5')).toEqual({ file: 'message-schemas/X.json', line: 18, col: 5 });
+    expect(place('git:origin/main:message-schemas/X.json:18:5')).toEqual({ file: 'message-schemas/X.json' });
+    expect(place('git:origin/main:message-schemas/X.json')).toEqual({ file: 'message-schemas/X.json' });
+    expect(place(undefined)).toEqual({});
+  });
+});
+
 describe('kipgen diff git:REF[:PATH]', () => {
   let repo: string;
   let outside: string;
@@ -107,6 +126,19 @@ describe('kipgen diff git:REF[:PATH]', () => {
     const file = kipgen(['diff', 'git:HEAD:schemas/WidgetRequest.json', 'schemas/WidgetRequest.json'], repo);
     expect(file.status).toBe(1);
     expect(file.stdout).toContain('at schemas/WidgetRequest.json:18:5');
+  });
+
+  it('--format github: a GitHub Actions error annotation on the changed line of the new file, exit 1', () => {
+    const r = kipgen(['diff', 'git:HEAD:schemas', 'schemas', '--format', 'github'], repo);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(
+      '::error file=schemas/WidgetRequest.json,line=18,col=5,title=kipgen diff%3A field-type-changed::WidgetRequest v0-1 MemberEpoch: int32 → int64. the peer reads a different number or kind of bytes\n' +
+        'kipgen diff: 1 breaking, 0 compatible changes\n',
+    );
+    // Unchanged: no annotation, exit 0.
+    const same = kipgen(['diff', 'git:HEAD:schemas', 'git:HEAD:schemas', '--format', 'github'], repo);
+    expect([same.status, same.stdout]).toEqual([0, 'kipgen diff: 0 breaking, 0 compatible changes\n']);
   });
 
   it('exits 2 with a clear error for an unknown revision or outside a git checkout', () => {

@@ -55,7 +55,7 @@ describe('KIP-1289 examples', () => {
     expect(s.line).toMatch(/^consume-transform-produce: OK — 12 orders in, 12 priced orders committed/);
   });
 
-  it('share-source (§2.2): acks committed at checkpoints; a prepared checkpoint is committed after a restart; the old instance is fenced', async () => {
+  it('share-source (§2.2): acks committed at checkpoints; a restart from checkpoint 2 while checkpoint 3 is prepared aborts checkpoint 3’s acks; the old instance is fenced', async () => {
     const out = quiet();
     const s = await runShareSource({ print: out.print });
     expect(s.problems, out.lines.join('\n')).toEqual([]);
@@ -65,17 +65,18 @@ describe('KIP-1289 examples', () => {
       counted: 11,
       rejected: 1,
       recoveredFromCheckpoint: true,
+      recovery: 'aborted',
       zombieFenced: true,
       lost: 0,
       duplicated: 0,
       leftOver: 0,
     });
     expect(s.redeliveredAfterRestart).toBeGreaterThan(0);
-    expect(out.lines.join('\n')).toMatch(/completeTransaction\(checkpoint 2's transaction, 'commit'\) ✓/);
+    expect(out.lines.join('\n')).toMatch(/completeTransaction\(checkpoint 2's transaction, 'commit'\) → aborted — the transaction open was checkpoint 3's/);
     expect(out.lines.join('\n')).toMatch(/commitPrepared\(\): ProducerFencedError/);
   });
 
-  it('source-and-sink (§2.3): output invisible until notifyCheckpointComplete; a declined checkpoint rolls back output and acks together', async () => {
+  it('source-and-sink (§2.3): output invisible until notifyCheckpointComplete; a restart from checkpoint 1 while checkpoint 2 is prepared rolls back its output and acks together', async () => {
     const out = quiet();
     const s = await runSourceAndSink({ print: out.print });
     expect(s.problems, out.lines.join('\n')).toEqual([]);
@@ -84,6 +85,8 @@ describe('KIP-1289 examples', () => {
       inputs: 15,
       outputsCommitted: 15,
       checkpointsAborted: 1,
+      restoredCheckpoint: 1,
+      recovery: 'aborted',
       visibleBeforeCommit: 0,
       lost: 0,
       duplicated: 0,

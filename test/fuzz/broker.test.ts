@@ -33,7 +33,7 @@ import {
 } from '../../generated/index.js';
 import { createFetchPartition, createFetchTopic } from '../../generated/FetchRequest.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
-import { KafkaConnection, NetworkError } from '../../runtime/connection.js';
+import { KafkaConnection, NetworkError } from '../../connection/connection.js';
 import { encodeFrame, encodeRecordBatch, type ApiMessageCodec } from '../../runtime/index.js';
 import { messageArbitrary } from '../support/arbitraries.js';
 import { ROOT, run, startKipgenBroker, tempDir, type KipgenBroker, removeTempDirs } from '../interop/support/broker-process.js';

@@ -10,7 +10,7 @@ import { messageArbitrary } from '../support/arbitraries.js';
 import { fromHex, readVectors, toHex } from '../support/vectors.js';
 
 /**
- * Hostile input for every generated decoder at every version (DESIGN.md §3),
+ * Hostile input for every generated decoder at every version (docs/DESIGN.md §3),
  * beyond test/codec/hostile-input.test.ts (every truncation of the vectors,
  * single bit flips, short random byte strings):
  *

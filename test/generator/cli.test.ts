@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generate } from '../../generator/generate.js';
 import { sharedDir } from '../support/vectors.js';
+import { checkoutRuntimeImport } from '../support/runtime-import.js';
 
 const root = process.cwd();
 function kipgen(args: string[], cwd = root): { status: number | null; stdout: string; stderr: string } {
@@ -64,6 +65,24 @@ describe('kipgen CLI', () => {
     }
     expect(kipgen(['no-such-command']).status).toBe(2);
   });
+
+  it('--version and -v print the version of kipgen on stdout and exit 0', () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const r = kipgen([flag]);
+      expect([r.status, r.stdout, r.stderr]).toEqual([0, `${version}\n`, '']);
+    }
+  });
+
+  it('names the specs it skips because their validVersions is "none"', () => {
+    const schemas = join(scratch, 'with-none');
+    cpSync(join('message-schemas', 'EndTxnRequest.json'), join(schemas, 'EndTxnRequest.json'));
+    writeFileSync(join(schemas, 'RetiredRequest.json'), '{ "apiKey": 91, "type": "request", "name": "RetiredRequest", "validVersions": "none", "flexibleVersions": "none", "fields": [] }');
+    const r = kipgen(['generate', '--schemas', schemas, '--out', join(scratch, 'with-none-out'), '--no-typecheck']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('kipgen generate: note: skipped 1 spec with "validVersions": "none" (no version to generate): RetiredRequest\n');
+    expect(r.stdout).toContain('kipgen generate: 1 codecs and index.ts in');
+  });
 });
 
 const shared = sharedDir();
@@ -72,7 +91,7 @@ describe.runIf(shared !== undefined)("Apache Kafka's clients specs", () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   it('yields a codec for each of the 203 specs that has versions, and the tree passes tsc --noEmit', () => {
-    const r = kipgen(['generate', '--schemas', join(shared!, 'kafka-schemas', 'clients'), '--out', out, '--no-typecheck']);
+    const r = kipgen(['generate', '--schemas', join(shared!, 'kafka-schemas', 'clients'), '--out', out, '--no-typecheck', '--runtime-import', checkoutRuntimeImport(out)]);
     expect(r.stderr).toBe('');
     const specs = readdirSync(join(shared!, 'kafka-schemas', 'clients')).filter((f) => f.endsWith('.json'));
     const withVersions = specs.filter((f) => !/"validVersions":\s*"none"/.test(readFileSync(join(shared!, 'kafka-schemas', 'clients', f), 'utf8')));

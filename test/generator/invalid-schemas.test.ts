@@ -7,6 +7,7 @@ import { loadSpec } from '../../generator/load.js';
 import type { MessageCodec } from '../../runtime/index.js';
 import { messageArbitrary } from '../support/arbitraries.js';
 import { jsonDifference, sharedDir, toHex } from '../support/vectors.js';
+import { checkoutRuntimeImport } from '../support/runtime-import.js';
 
 // The verdicts of Apache Kafka's own generator on tricky schema files: kipgen
 // rejects every file Kafka rejects (with file:line), and turns every file
@@ -47,7 +48,7 @@ describe.runIf(shared !== undefined)("agreement with Apache Kafka's generator on
       const { spec, diagnostics } = loadSpec(file);
       expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
       const out = join(scratch, verdict.file.replace(/\.json$/, ''));
-      const result = await generate({ schemas: [file], out });
+      const result = await generate({ schemas: [file], out, runtimeImport: checkoutRuntimeImport(out) });
       expect(result.typeErrors).toEqual([]);
       writeTree(out, result.files);
       const codec = (await import(join(out, `${spec!.name}.ts`)))[spec!.name] as MessageCodec<unknown>;

@@ -22,7 +22,8 @@ function spec(fields: string, top = '"type": "request", "apiKey": 90, "validVers
 }
 
 const cases: { rule: string; text: string; message: RegExp; line: number; path?: string; severity?: 'error' | 'warning' }[] = [
-  { rule: 'JSON syntax', text: '{ "name": "X", }', message: /invalid JSON/, line: 1 },
+  { rule: 'JSON syntax', text: '{ "name": "X", }', message: /^invalid JSON: expected a key in double quotes, found }$/, line: 1 },
+  { rule: 'JSON syntax: a missing comma', text: '{\n  "name": "X"\n  "type": "data"\n}', message: /^invalid JSON: expected a comma before the next entry, or the closing \} or \], found "type"$/, line: 3 },
   { rule: 'unknown key', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "nullable": "0+" }'), message: /unknown key "nullable"/, line: 6, path: 'fields[0].nullable' },
   { rule: 'unknown type', text: spec('    { "name": "A", "type": "int99", "versions": "0+" }'), message: /Can't parse type int99/, line: 6, path: 'fields[0].type' },
   { rule: 'nullable int', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "nullableVersions": "0+" }'), message: /cannot be nullable/, line: 6 },
@@ -66,6 +67,14 @@ describe('schema validation: each rule names file:line and the JSON path', () =>
       if (c.path) expect(hit!.jsonPath).toBe(c.path);
     });
   }
+
+  it('a typo\'d key ("tpye") gives the unknown key, with a suggestion, and the missing one: no cascade on "fields"', () => {
+    const diagnostics = diagnose(spec('    { "name": "A", "tpye": "int32", "versions": "0+" }'));
+    expect(diagnostics.map((d) => [d.line, d.jsonPath, d.message]).sort()).toEqual([
+      [6, 'fields[0]', 'missing required key "type"'],
+      [6, 'fields[0].tpye', 'unknown key "tpye" (did you mean "type"?)'],
+    ]);
+  });
 
   it('accepts a valid spec with no diagnostics', () => {
     expect(diagnose(spec('    { "name": "A", "type": "uint32", "versions": "0+", "default": "4294967295" }'))).toEqual([]);

@@ -7,8 +7,9 @@
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OffsetFetchRequest, OffsetFetchResponse } from '../../generated/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
-import { ROOT, apisUsed, requireTool, run, startKipgenBroker, type KipgenBroker, removeTempDirs } from './support/broker-process.js';
+import { KafkaConnection } from '../../connection/connection.js';
+import { requireInteropTool } from './support/tools.js';
+import { ROOT, apisUsed, run, startKipgenBroker, type KipgenBroker, removeTempDirs } from './support/broker-process.js';
 import { readPartition } from './support/fetch.js';
 
 /** Debian's interpreter: python3-confluent-kafka installs into its dist-packages (a pyenv python3 on PATH would not see it). */
@@ -21,7 +22,7 @@ let outcome: { confluent_kafka: string; librdkafka: string; errors: string[] };
 let stderr = '';
 
 beforeAll(async () => {
-  requireTool(PYTHON, ['-c', 'import confluent_kafka'], 'python3-confluent-kafka');
+  requireInteropTool('confluent-kafka-python');
   broker = await startKipgenBroker({ topics: [`${TOPIC}:2`] });
   const result = await run(PYTHON, [path.join(ROOT, 'test/interop/support/confluent_txn.py'), `127.0.0.1:${broker.port}`, TOPIC, GROUP], { timeoutMs: 60_000 });
   stderr = result.stderr;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OffsetFetchRequest, OffsetFetchResponse } from '../../generated/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
+import { KafkaConnection } from '../../connection/connection.js';
 import { apisUsed, removeTempDirs, run, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
 import { requireKcat } from './support/kcat.js';
 

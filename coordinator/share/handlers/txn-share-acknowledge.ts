@@ -84,7 +84,7 @@ export function txnShareAcknowledgeHandler(rt: ShareRuntime): Handler {
     }
 
     const result = await rt.partitions.stageTransactional(
-      { transactionalId: request.transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch },
+      { transactionalId: request.transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch, groupId: request.groupId },
       request.groupId,
       memberId,
       partitions,

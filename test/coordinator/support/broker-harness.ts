@@ -4,6 +4,7 @@
  * KafkaConnection, and record-batch helpers. 127.0.0.1 only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll } from 'vitest';
 import * as fs from 'node:fs';
 import { coordinatorNode, freePorts } from '../../../chaos/harness.js';
 export { freePorts };
@@ -11,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { apiByKey } from '../../../generated/index.js';
 import { createFetchPartition, createFetchTopic } from '../../../generated/FetchRequest.js';
-import { KafkaConnection } from '../../../runtime/connection.js';
+import { KafkaConnection } from '../../../connection/connection.js';
 import { decodeRecordBatches, encodeRecordBatch, type ApiMessageCodec } from '../../../runtime/index.js';
 import { startBroker, type Broker } from '../../../coordinator/broker.js';
 import type { BrokerConfigInput } from '../../../coordinator/config.js';
@@ -19,11 +20,12 @@ import type { BrokerConfigInput } from '../../../coordinator/config.js';
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 
 const createdDirs: string[] = [];
-process.once('exit', () => {
-  for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
+// Registered while the importing test file is collected, so it is that file's afterAll.
+afterAll(() => {
+  for (const dir of createdDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fresh directory under the OS temp dir, removed when the test process exits. */
+/** A fresh directory under the OS temp dir, removed after the test file (afterAll). */
 export function tempDir(prefix = 'kipgen-coord-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   createdDirs.push(dir);

@@ -8,18 +8,20 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { afterAll } from 'vitest';
 import type { BrokerConfigInput } from '../../../coordinator/config.js';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 
 const createdDirs: string[] = [];
-/** Removes the directories tempDir made (call from afterAll; also done at exit). */
+/** Removes the directories tempDir made; runs after every test file that imports this module. */
 export function removeTempDirs(): void {
   for (const dir of createdDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
-process.once('exit', removeTempDirs);
+// Registered while the importing test file is collected, so it is that file's afterAll.
+afterAll(removeTempDirs);
 
-/** A fresh directory under the OS temp dir, removed when the test process exits. */
+/** A fresh directory under the OS temp dir, removed after the test file (afterAll). */
 export function tempDir(prefix = 'kipgen-interop-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   createdDirs.push(dir);
@@ -149,13 +151,16 @@ export function apisUsed(requests: LoggedRequest[], clientId: (id: string | null
 }
 
 /** Fails, naming the Debian package, when a tool the test needs is not installed (CI installs them: .ci/run). */
+/**
+ * The tool's version output, or an error whose message is one line naming the
+ * Debian package to install. A probe that runs but fails (e.g. python3 without
+ * the module) counts as missing. The tools the interop project knows are in
+ * support/tools.ts (requireInteropTool); this is for a new one.
+ */
 export function requireTool(command: string, versionArgs: string[], debianPackage: string): string {
   const probe = spawnSync(command, versionArgs, { encoding: 'utf8', timeout: 20_000 });
-  if (probe.error !== undefined || probe.status === null) {
-    throw new Error(
-      `${command} is not installed (${probe.error?.message ?? 'no exit status'}): this test needs Debian's ${debianPackage}; ` +
-        `run \`apt-get install -y ${debianPackage}\` (.ci/run does this in CI)`,
-    );
+  if (probe.error !== undefined || probe.status !== 0) {
+    throw new Error(`this test needs \`${[command, ...versionArgs].join(' ')}\` to work: install with \`sudo apt-get install -y --no-install-recommends ${debianPackage}\` (.ci/run does this)`);
   }
   return `${probe.stdout}${probe.stderr}`.trim();
 }

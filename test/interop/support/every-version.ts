@@ -11,7 +11,7 @@ import { createListOffsetsPartition, createListOffsetsTopic } from '../../../gen
 import { createMetadataRequestTopic } from '../../../generated/MetadataRequest.js';
 import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopic } from '../../../generated/OffsetFetchRequest.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../../generated/ProduceRequest.js';
-import { KafkaConnection, NetworkError } from '../../../runtime/connection.js';
+import { KafkaConnection, NetworkError } from '../../../connection/connection.js';
 import type { ApiMessageCodec } from '../../../runtime/index.js';
 import { encodeRecordBatch } from '../../../runtime/index.js';
 

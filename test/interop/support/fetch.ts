@@ -1,13 +1,13 @@
 /**
  * Reads a partition the way a Kafka consumer does, with kipgen's own codecs:
- * FetchRequest / FetchResponse over runtime/connection.ts, record batches
+ * FetchRequest / FetchResponse over connection/connection.ts, record batches
  * parsed by runtime/record-batch.ts, and — for read_committed — the records of
  * aborted transactions dropped with the AbortedTransactions list, as Kafka's
  * consumer (Fetcher/CompletedFetch) does.
  */
 import { FetchRequest, FetchResponse } from '../../../generated/index.js';
 import { createFetchPartition, createFetchTopic } from '../../../generated/FetchRequest.js';
-import { KafkaConnection } from '../../../runtime/connection.js';
+import { KafkaConnection } from '../../../connection/connection.js';
 import { decodeRecordBatches, readControlRecord, type RecordBatch } from '../../../runtime/index.js';
 
 export interface ConsumedRecord {

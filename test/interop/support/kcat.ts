@@ -3,12 +3,13 @@
  * messages or delimited stdin, consume a partition from the beginning with a
  * format that carries key and value lengths so binary payloads parse exactly.
  */
-import { requireTool, run } from './broker-process.js';
+import { run } from './broker-process.js';
+import { requireInteropTool } from './tools.js';
 
 export const KCAT_CLIENT_ID = 'kcat-interop';
 
 export function requireKcat(): string {
-  const out = requireTool('kcat', ['-V'], 'kcat');
+  const out = requireInteropTool('kcat');
   return /^Version .*$/m.exec(out)?.[0] ?? out.split('\n')[0]!;
 }
 

@@ -6,10 +6,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { requireTool, run } from './broker-process.js';
+import { run } from './broker-process.js';
+import { requireInteropTool } from './tools.js';
 
 export function requireTshark(): string {
-  return requireTool('tshark', ['-v'], 'tshark').split('\n').find((l) => l.startsWith('TShark'))!;
+  return requireInteropTool('tshark').split('\n').find((l) => l.startsWith('TShark'))!;
 }
 
 export interface Capture {

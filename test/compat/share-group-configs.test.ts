@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaProducer, KafkaShareConsumer, type ShareConsumerRecord } from '../../client/index.js';
 import { DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../generated/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
-import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
+import { KafkaConnection } from '../../connection/connection.js';
+import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from '../interop/support/broker-process.js';
 
 const CLIENT_ID = 'kipgen-share-configs';
 let broker: KipgenBroker;

@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OffsetFetchRequest, OffsetFetchResponse } from '../../generated/index.js';
 import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '../../generated/OffsetFetchRequest.js';
-import { KafkaConnection } from '../../runtime/connection.js';
-import { apisUsed, startKipgenBroker, type KipgenBroker, removeTempDirs } from './support/broker-process.js';
-import { readPartition, type ConsumedRecord } from './support/fetch.js';
-import { ABORTED, COMMITTED_1, COMMITTED_2, KAFKAJS_CLIENT_ID, runKafkajsSession, type KafkajsMessage, type KafkajsSession } from './support/kafkajs-flow.js';
+import { KafkaConnection } from '../../connection/connection.js';
+import { apisUsed, startKipgenBroker, type KipgenBroker, removeTempDirs } from '../interop/support/broker-process.js';
+import { readPartition, type ConsumedRecord } from '../interop/support/fetch.js';
+import { ABORTED, COMMITTED_1, COMMITTED_2, KAFKAJS_CLIENT_ID, runKafkajsSession, type KafkajsMessage, type KafkajsSession } from '../interop/support/kafkajs-flow.js';
 
 const TOPIC = 'kafkajs-orders';
 const GROUP = 'kafkajs-group';

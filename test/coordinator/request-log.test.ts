@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { startBroker } from '../../coordinator/broker.js';
 import { ApiVersionsRequest, MetadataRequest, RequestHeader } from '../../generated/index.js';
 import { encodeFrame } from '../../runtime/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
-import { apisUsed, parseRequestLog } from './support/broker-process.js';
+import { KafkaConnection } from '../../connection/connection.js';
+import { apisUsed, parseRequestLog } from '../interop/support/broker-process.js';
 
 describe('request log and per-version metrics', () => {
   it('logs each request with API, version, correlation and client id; counts versions; summarises on stop', async () => {

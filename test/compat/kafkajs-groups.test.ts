@@ -8,8 +8,8 @@
  */
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
-import { readPartition } from './support/fetch.js';
+import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from '../interop/support/broker-process.js';
+import { readPartition } from '../interop/support/fetch.js';
 
 const { Kafka, logLevel } = kafkajs;
 const CLIENT_ID = 'kafkajs-groups';

@@ -19,13 +19,15 @@
  * - A frame larger than `maxFrameBytes` is refused before it is buffered and
  *   closes the connection.
  *
- * This module depends only on runtime/ and the generated header codecs.
+ * This module depends only on runtime/ and the generated header codecs: it is
+ * its own layer (connection/), so that runtime/ — the codecs' package — has no
+ * networking. The client and the broker both use it.
  */
 import { EventEmitter } from 'node:events';
 import * as net from 'node:net';
-import type { ApiMessageCodec } from './codec.js';
-import { encodeFrameChunks, FrameReader } from './framing.js';
-import { Reader } from './reader.js';
+import type { ApiMessageCodec } from '../runtime/codec.js';
+import { encodeFrameChunks, FrameReader } from '../runtime/framing.js';
+import { Reader } from '../runtime/reader.js';
 import { RequestHeader } from '../generated/RequestHeader.js';
 import { ResponseHeader } from '../generated/ResponseHeader.js';
 import { apiByKey } from '../generated/index.js';

@@ -16,8 +16,8 @@
 import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../../generated/index.js';
-import { KafkaConnection } from '../../runtime/connection.js';
-import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
+import { KafkaConnection } from '../../connection/connection.js';
+import { apisUsed, removeTempDirs, startKipgenBroker, type KipgenBroker } from '../interop/support/broker-process.js';
 
 const CLIENT_ID = 'platformatic-interop';
 const TOPIC = 'plt-topic';

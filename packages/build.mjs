@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// Builds the four published packages from the top-level source folders
+// (docs/DESIGN.md §1 layout; nothing moves): compiles once with tsconfig.build.json
+// into dist/, then copies each package's folders into packages/<name>/dist/
+// and rewrites every relative import that leaves the package into an import
+// of the owning package by name ('../runtime/index.js' → '@kipgen/codecs/runtime').
+// An import of a folder no package owns fails the build.
+//
+//   node packages/build.mjs            build all four
+//   node packages/build.mjs --no-tsc   reuse dist/ as it is
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Package folder → its npm name and the top-level source folders it ships (its package.json's "sourceFolders"). */
+export const PACKAGES = Object.fromEntries(
+  ['codecs', 'client', 'broker', 'kipgen'].map((dir) => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8'));
+    return [dir, { name: manifest.name, folders: manifest.sourceFolders }];
+  }),
+);
+
+/** How another package reaches a module of a folder: its entry, or a subpath export. */
+function specifierFor(folder, file) {
+  const base = file.replace(/\.js$/, '');
+  switch (folder) {
+    case 'generated': return base === 'index' ? '@kipgen/codecs' : `@kipgen/codecs/generated/${base}`;
+    case 'runtime': return base === 'index' ? '@kipgen/codecs/runtime' : `@kipgen/codecs/runtime/${base}`;
+    case 'connection': if (base === 'connection') return '@kipgen/client/connection'; break;
+    case 'client': if (base === 'index') return '@kipgen/client'; break;
+    case 'coordinator': if (base === 'index') return '@kipgen/broker'; if (base === 'cli') return '@kipgen/broker/cli'; break;
+  }
+  return undefined;
+}
+
+const SPECIFIER = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]+)\2/g;
+
+function rewrite(text, fileInDist, own, problems) {
+  return text.replace(SPECIFIER, (whole, lead, quote, spec) => {
+    const target = relative(join(ROOT, 'dist'), resolve(dirname(fileInDist), spec)).split(/[\\/]/);
+    const folder = target[0];
+    if (own.includes(folder)) return whole;
+    const mapped = target.length === 2 ? specifierFor(folder, target[1]) : undefined;
+    if (mapped === undefined) {
+      problems.push(`${relative(ROOT, fileInDist)} imports ${spec} (${target.join('/')}), which no package exports`);
+      return whole;
+    }
+    return `${lead}${quote}${mapped}${quote}`;
+  });
+}
+
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+export function assemble() {
+  const problems = [];
+  for (const [dir, pkg] of Object.entries(PACKAGES)) {
+    const out = join(ROOT, 'packages', dir, 'dist');
+    rmSync(out, { recursive: true, force: true });
+    for (const folder of pkg.folders) {
+      const from = join(ROOT, 'dist', folder);
+      if (!existsSync(from)) throw new Error(`dist/${folder} is missing: run tsc -p tsconfig.build.json`);
+      for (const file of filesUnder(from)) {
+        if (!/\.(js|d\.ts)$/.test(file)) continue;
+        const to = join(out, relative(join(ROOT, 'dist'), file));
+        mkdirSync(dirname(to), { recursive: true });
+        writeFileSync(to, rewrite(readFileSync(file, 'utf8'), file, pkg.folders, problems));
+      }
+    }
+  }
+  // The generator reads its templates and the spec-format schema from its package root (generator/package-root.ts).
+  const kipgenDist = join(ROOT, 'packages', 'kipgen', 'dist');
+  cpSync(join(ROOT, 'templates'), join(kipgenDist, 'templates'), { recursive: true });
+  cpSync(join(ROOT, 'generator', 'spec-format.schema.json'), join(kipgenDist, 'generator', 'spec-format.schema.json'));
+  if (problems.length > 0) throw new Error(`imports that leave their package:\n  ${problems.join('\n  ')}`);
+}
+
+/** Installed-size helper for the README: bytes of every file under a folder. */
+export function folderBytes(dir) {
+  return filesUnder(dir).reduce((sum, f) => sum + statSync(f).size, 0);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (!process.argv.includes('--no-tsc')) {
+    rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
+  }
+  assemble();
+  for (const [dir, pkg] of Object.entries(PACKAGES)) {
+    console.log(`${pkg.name.padEnd(16)} packages/${dir}/dist  ${(folderBytes(join(ROOT, 'packages', dir, 'dist')) / 1024).toFixed(0)} KiB`);
+  }
+}

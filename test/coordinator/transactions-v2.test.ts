@@ -1,0 +1,258 @@
+/**
+ * Transactions V2 (KIP-890 part 2) and two-phase commit (KIP-939) in the
+ * transaction coordinator, over TCP against in-process brokers: the
+ * `transaction.version` feature, EndTxn v5's epoch bump, implicit adds by
+ * Produce v12+ and TxnOffsetCommit v5+, InitProducerId v6.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Broker } from '../../coordinator/broker.js';
+import { ErrorCode } from '../../coordinator/errors.js';
+import { TxnState } from '../../coordinator/txn/transaction-metadata.js';
+import { TestClient, addPartitions, batch, eventually, fetchAll, startTestBroker, tempDir } from './support/broker-harness.js';
+
+const TOPICS = [{ name: 'out', partitions: 2 }];
+let broker: Broker;
+let pinned: Broker;
+let c: TestClient;
+let c1: TestClient;
+
+beforeAll(async () => {
+  broker = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionMaxTimeoutMs: 60_000, transactionAbortCheckIntervalMs: 50 });
+  pinned = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionVersion: 1, transactionTwoPhaseCommitEnable: false });
+  c = await TestClient.connect(broker.port);
+  c1 = await TestClient.connect(pinned.port);
+});
+
+afterAll(async () => {
+  await c?.close();
+  await c1?.close();
+  await broker?.close();
+  await pinned?.close();
+});
+
+type Init = { errorCode: number; producerId: bigint; producerEpoch: number; ongoingTxnProducerId: bigint; ongoingTxnProducerEpoch: number };
+
+function init(client: TestClient, transactionalId: string, fields: Record<string, unknown> = {}, version = 6): Promise<Init> {
+  return client.call(22, { transactionalId, transactionTimeoutMs: 10_000, ...fields }, version);
+}
+
+function endTxn(client: TestClient, transactionalId: string, producerId: bigint, producerEpoch: number, committed: boolean, version = 5) {
+  return client.call(26, { transactionalId, producerId, producerEpoch, committed }, version) as Promise<{ errorCode: number; producerId: bigint; producerEpoch: number }>;
+}
+
+async function produceV(client: TestClient, version: number, transactionalId: string, partition: number, values: string[], producerId: bigint, producerEpoch: number, baseSequence = 0) {
+  const records = batch({ values, producerId, producerEpoch, baseSequence, transactional: true });
+  const response = await client.call(0, { transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: 'out', partitionData: [{ index: partition, records }] }] }, version);
+  return response.responses[0].partitionResponses[0] as { errorCode: number; errorMessage: string | null };
+}
+
+const committedValues = async (client: TestClient, partition: number) => (await fetchAll(client, 'out', partition, 'read_committed')).records.map((r) => r.value);
+
+describe('the transaction.version feature', () => {
+  it('ApiVersions finalizes transaction.version 2 by default and 1 when pinned; InitProducerId v6 is served', async () => {
+    const v2 = await c.call(18, { clientSoftwareName: 'test', clientSoftwareVersion: '1' }, 4);
+    expect(v2.finalizedFeatures).toEqual([expect.objectContaining({ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 })]);
+    expect(v2.finalizedFeaturesEpoch).toBeGreaterThanOrEqual(0n);
+    expect(v2.supportedFeatures).toEqual([expect.objectContaining({ name: 'transaction.version', minVersion: 0, maxVersion: 2 })]);
+    expect(v2.apiKeys.find((k: { apiKey: number }) => k.apiKey === 22).maxVersion).toBe(6);
+    const v1 = await c1.call(18, { clientSoftwareName: 'test', clientSoftwareVersion: '1' }, 3);
+    expect(v1.finalizedFeatures).toEqual([expect.objectContaining({ name: 'transaction.version', maxVersionLevel: 1 })]);
+    expect(v1.supportedFeatures).toEqual([]); // before v4 a feature whose lowest version is 0 is left out
+  });
+});
+
+describe('Transactions V2', () => {
+  it('Produce v12 adds the partition implicitly; EndTxn v5 ends the transaction under epoch + 1 and answers it; the next transaction uses it', async () => {
+    const { producerId, producerEpoch: e } = await init(c, 'tv2-basic', {}, 5);
+    const first = await produceV(c, 12, 'tv2-basic', 0, ['a'], producerId, e);
+    expect(first.errorCode).toBe(0);
+    expect(broker.transactions.get('tv2-basic')).toMatchObject({ state: TxnState.ONGOING, clientTransactionVersion: 2 });
+    const ended = await endTxn(c, 'tv2-basic', producerId, e, true);
+    expect(ended).toMatchObject({ errorCode: 0, producerId, producerEpoch: e + 1 });
+    await eventually(() => broker.transactions.get('tv2-basic')?.state === TxnState.COMPLETE_COMMIT);
+    expect(await committedValues(c, 0)).toContain('a');
+    // A retry with the epoch it was sent with succeeds with the same answer; the other result is INVALID_TXN_STATE.
+    expect(await endTxn(c, 'tv2-basic', producerId, e, true)).toMatchObject({ errorCode: 0, producerEpoch: e + 1 });
+    expect((await endTxn(c, 'tv2-basic', producerId, e, false)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    // The next transaction runs under e + 1 (sequence 0 again); the old epoch is fenced.
+    expect((await produceV(c, 12, 'tv2-basic', 0, ['b'], producerId, e + 1)).errorCode).toBe(0);
+    expect((await produceV(c, 12, 'tv2-basic', 1, ['zombie'], producerId, e)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect((await endTxn(c, 'tv2-basic', producerId, e, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await endTxn(c, 'tv2-basic', producerId, e + 1, false)).toMatchObject({ errorCode: 0, producerEpoch: e + 2 });
+    await eventually(() => broker.transactions.get('tv2-basic')?.state === TxnState.COMPLETE_ABORT);
+    expect(await committedValues(c, 0)).not.toContain('b');
+  });
+
+  it('Produce v11 (a classic producer) is only verified: a partition not added is INVALID_TXN_STATE; EndTxn v4 keeps the epoch', async () => {
+    const { producerId, producerEpoch } = await init(c, 'tv1-classic', {}, 4);
+    expect((await produceV(c, 11, 'tv1-classic', 1, ['x'], producerId, producerEpoch)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await addPartitions(c, 'tv1-classic', producerId, producerEpoch, 'out', [1])).toEqual([0]);
+    expect((await produceV(c, 11, 'tv1-classic', 1, ['x'], producerId, producerEpoch)).errorCode).toBe(0);
+    expect(await endTxn(c, 'tv1-classic', producerId, producerEpoch, true, 4)).toMatchObject({ errorCode: 0 });
+    await eventually(() => broker.transactions.get('tv1-classic')?.state === TxnState.COMPLETE_COMMIT);
+    expect(broker.transactions.get('tv1-classic')!.producerEpoch).toBe(producerEpoch);
+  });
+
+  it('a broker pinned to transaction.version 1 adds nothing implicitly and never bumps the epoch at EndTxn', async () => {
+    const { producerId, producerEpoch } = await init(c1, 'pinned', {}, 5);
+    expect((await produceV(c1, 12, 'pinned', 0, ['p'], producerId, producerEpoch)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await addPartitions(c1, 'pinned', producerId, producerEpoch, 'out', [0])).toEqual([0]);
+    expect((await produceV(c1, 12, 'pinned', 0, ['p'], producerId, producerEpoch)).errorCode).toBe(0);
+    expect(await endTxn(c1, 'pinned', producerId, producerEpoch, true)).toMatchObject({ errorCode: 0, producerEpoch });
+  });
+
+  it('TxnOffsetCommit v5 adds the group implicitly; the offsets commit with the transaction', async () => {
+    const { producerId, producerEpoch } = await init(c, 'tv2-offsets', {}, 5);
+    const commit = await c.call(
+      28,
+      {
+        transactionalId: 'tv2-offsets',
+        groupId: 'g-tv2',
+        producerId,
+        producerEpoch,
+        topics: [{ name: 'out', partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+      },
+      5,
+    );
+    expect(commit.topics[0].partitions[0].errorCode).toBe(0);
+    expect(broker.transactions.get('tv2-offsets')?.state).toBe(TxnState.ONGOING);
+    expect((await endTxn(c, 'tv2-offsets', producerId, producerEpoch, true)).errorCode).toBe(0);
+    await eventually(async () => {
+      const fetched = await c.call(9, { groupId: 'g-tv2', topics: [{ name: 'out', partitionIndexes: [0] }], requireStable: true }, 7);
+      return fetched.topics[0]?.partitions[0]?.committedOffset === 7n;
+    });
+  });
+
+  it('an exhausted epoch moves the producer to a new producer id at epoch 0 (and a retry from the old one is answered)', async () => {
+    const { producerId } = await init(c, 'tv2-overflow', {}, 5);
+    // Take the epoch to its last usable value the way a long-lived producer would reach it.
+    const meta = broker.transactions.get('tv2-overflow') as { producerEpoch: number };
+    meta.producerEpoch = 32766;
+    expect((await produceV(c, 12, 'tv2-overflow', 1, ['late'], producerId, 32766)).errorCode).toBe(0);
+    const ended = await endTxn(c, 'tv2-overflow', producerId, 32766, true);
+    expect(ended.errorCode).toBe(0);
+    expect(ended.producerId).not.toBe(producerId);
+    expect(ended.producerEpoch).toBe(0);
+    await eventually(() => broker.transactions.get('tv2-overflow')?.state === TxnState.COMPLETE_COMMIT);
+    expect(broker.transactions.get('tv2-overflow')).toMatchObject({ producerId: ended.producerId, producerEpoch: 0, previousProducerId: producerId });
+    expect(await endTxn(c, 'tv2-overflow', producerId, 32766, true)).toMatchObject({ errorCode: 0, producerId: ended.producerId, producerEpoch: 0 });
+    expect(await committedValues(c, 1)).toContain('late');
+    expect((await produceV(c, 12, 'tv2-overflow', 1, ['next'], ended.producerId, 0)).errorCode).toBe(0);
+    expect(await endTxn(c, 'tv2-overflow', ended.producerId, 0, false)).toMatchObject({ errorCode: 0, producerEpoch: 1 });
+    await eventually(() => broker.transactions.get('tv2-overflow')?.state === TxnState.COMPLETE_ABORT);
+  });
+});
+
+describe('two-phase commit (KIP-939)', () => {
+  it('a broker with transactionTwoPhaseCommitEnable false refuses Enable2Pc (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); KeepPreparedTxn needs Enable2Pc', async () => {
+    expect((await init(c1, '2pc-refused', { enable2Pc: true })).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    expect((await init(c, '2pc-bad', { keepPreparedTxn: true })).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+  });
+
+  it('a 2PC transaction is not aborted by the timeout; KeepPreparedTxn keeps it for a recovery producer that fences the old one', async () => {
+    const a = await init(c, '2pc-keep', { enable2Pc: true, transactionTimeoutMs: 100 });
+    expect(a.errorCode).toBe(0);
+    expect((await produceV(c, 12, '2pc-keep', 0, ['prepared'], a.producerId, a.producerEpoch)).errorCode).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 400)); // 4× the requested timeout, with checks every 50 ms
+    expect(broker.transactions.get('2pc-keep')?.state).toBe(TxnState.ONGOING);
+    const b = await init(c, '2pc-keep', { enable2Pc: true, keepPreparedTxn: true });
+    expect(b).toMatchObject({ errorCode: 0, producerId: a.producerId, producerEpoch: a.producerEpoch + 1 });
+    expect(b).toMatchObject({ ongoingTxnProducerId: a.producerId, ongoingTxnProducerEpoch: a.producerEpoch });
+    // Kept again (the recovery crashed too): the same transaction identity, a newer recovery epoch.
+    const b2 = await init(c, '2pc-keep', { enable2Pc: true, keepPreparedTxn: true });
+    expect(b2).toMatchObject({ errorCode: 0, producerEpoch: a.producerEpoch + 2, ongoingTxnProducerEpoch: a.producerEpoch });
+    expect((await endTxn(c, '2pc-keep', a.producerId, a.producerEpoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect((await endTxn(c, '2pc-keep', b.producerId, b.producerEpoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await endTxn(c, '2pc-keep', b2.producerId, b2.producerEpoch, true)).toMatchObject({ errorCode: 0, producerEpoch: b2.producerEpoch + 1 });
+    await eventually(() => broker.transactions.get('2pc-keep')?.state === TxnState.COMPLETE_COMMIT);
+    expect(await committedValues(c, 0)).toContain('prepared');
+    // Nothing open: KeepPreparedTxn reports no ongoing transaction.
+    expect(await init(c, '2pc-keep', { enable2Pc: true, keepPreparedTxn: true })).toMatchObject({ errorCode: 0, ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 });
+  });
+
+  it('the kept transaction survives a coordinator restart with its identity and recovery producer', async () => {
+    const dir = tempDir();
+    let b = await startTestBroker({ dataDir: dir, topics: TOPICS });
+    let client = await TestClient.connect(b.port);
+    try {
+      const a = await init(client, '2pc-restart', { enable2Pc: true });
+      expect((await produceV(client, 12, '2pc-restart', 1, ['kept'], a.producerId, a.producerEpoch)).errorCode).toBe(0);
+      const kept = await init(client, '2pc-restart', { enable2Pc: true, keepPreparedTxn: true });
+      await client.close();
+      await b.close();
+      b = await startTestBroker({ dataDir: dir, topics: TOPICS });
+      client = await TestClient.connect(b.port);
+      expect(b.transactions.get('2pc-restart')).toMatchObject({ state: TxnState.ONGOING, producerEpoch: a.producerEpoch, nextProducerEpoch: kept.producerEpoch });
+      expect(await endTxn(client, '2pc-restart', kept.producerId, kept.producerEpoch, false)).toMatchObject({ errorCode: 0 });
+      await eventually(() => b.transactions.get('2pc-restart')?.state === TxnState.COMPLETE_ABORT);
+      expect((await fetchAll(client, 'out', 1, 'read_committed')).records).toEqual([]);
+    } finally {
+      await client.close();
+      await b.close();
+    }
+  });
+});
+
+describe('markers apply once', () => {
+  const logEnd = (b: Broker, name: string): bigint => {
+    const line = b.dump().split('\n').find((l) => l.trim().startsWith(`${name}:`));
+    return line === undefined ? 0n : BigInt(/ end (\d+) /.exec(line)![1]!);
+  };
+  const writeMarker = async (topic: string, partition: number, producerId: bigint, producerEpoch: number, commit: boolean) => {
+    const response = await c.call(
+      27,
+      { markers: [{ producerId, producerEpoch, transactionResult: commit, topics: [{ name: topic, partitionIndexes: [partition] }], coordinatorEpoch: 0 }] },
+      1,
+    );
+    return response.markers[0].topics[0].partitions[0].errorCode as number;
+  };
+
+  it('a resent marker for a transaction already resolved writes no second control batch, on data and share-state partitions', async () => {
+    const { producerId, producerEpoch } = await init(c, 'marker-once', {}, 5);
+    expect((await produceV(c, 12, 'marker-once', 1, ['m'], producerId, producerEpoch)).errorCode).toBe(0);
+    const before = logEnd(broker, 'out-1');
+    expect(await writeMarker('out', 1, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(logEnd(broker, 'out-1')).toBe(before + 1n);
+    // The coordinator resends (the first acknowledgement was lost): accepted, nothing written again.
+    expect(await writeMarker('out', 1, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(logEnd(broker, 'out-1')).toBe(before + 1n);
+    expect(await committedValues(c, 1)).toContain('m');
+    // The same on the share-state partition, whose marker the share coordinator applies.
+    const shareBefore = logEnd(broker, '__share_group_state-0');
+    expect(await writeMarker('__share_group_state', 0, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(await writeMarker('__share_group_state', 0, producerId, producerEpoch + 1, true)).toBe(0);
+    expect(logEnd(broker, '__share_group_state-0')).toBe(shareBefore + 1n);
+    // A different marker (a newer epoch) is a new one, and is written.
+    expect(await writeMarker('out', 1, producerId, producerEpoch + 2, false)).toBe(0);
+    expect(logEnd(broker, 'out-1')).toBe(before + 2n);
+  });
+});
+
+describe('__transaction_state records', () => {
+  it('keep TV2, staged identities and share groups across a replay; the classic flow stays value v0, readable by Kafka', async () => {
+    const { encodeTransactionRecord, decodeTransactionRecord } = await import('../../coordinator/txn/transaction-log.js');
+    const base = {
+      transactionalId: 't',
+      producerId: 5n,
+      producerEpoch: 3,
+      timeoutMs: 0x7fffffff,
+      state: TxnState.ONGOING,
+      partitions: new Map([['__share_group_state', new Set([0])]]),
+      shareGroups: new Set(['g-b', 'g-a']),
+      startTimestamp: 1,
+      lastUpdateTimestamp: 2,
+      pending: false,
+      clientTransactionVersion: 2,
+      nextProducerId: 5n,
+      nextProducerEpoch: 4,
+      previousProducerId: -1n,
+    };
+    const { key, value } = encodeTransactionRecord(base);
+    expect(new DataView(value.buffer, value.byteOffset).getInt16(0)).toBe(1);
+    expect(decodeTransactionRecord(key, value)).toEqual(base);
+    const classic = { ...base, shareGroups: new Set<string>(), clientTransactionVersion: 0, nextProducerId: -1n, nextProducerEpoch: -1, timeoutMs: 1000 };
+    const v0 = encodeTransactionRecord(classic).value;
+    expect(new DataView(v0.buffer, v0.byteOffset).getInt16(0)).toBe(0);
+    expect(decodeTransactionRecord(key, v0)).toEqual(classic);
+  });
+});

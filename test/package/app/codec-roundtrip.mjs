@@ -1,0 +1,14 @@
+// A codec round trip through the installed @kipgen/codecs, by package name only.
+import { EndTxnRequest, MetadataRequest, apis, createMetadataRequestTopic } from '@kipgen/codecs';
+import { DecodeError, Reader } from '@kipgen/codecs/runtime';
+
+const bytes = EndTxnRequest.encode(EndTxnRequest.create({ transactionalId: 'tx', producerId: 42n, producerEpoch: 3, committed: true }), 4);
+const back = EndTxnRequest.decode(bytes, 4);
+let error = '';
+try {
+  EndTxnRequest.decode(bytes.subarray(0, 5), 4);
+} catch (e) {
+  error = e instanceof DecodeError ? e.message : `wrong error: ${e}`;
+}
+const metadata = MetadataRequest.decode(MetadataRequest.encode(MetadataRequest.create({ topics: [createMetadataRequestTopic({ name: 'orders' })] }), 12), 12);
+console.log(JSON.stringify({ hex: Buffer.from(bytes).toString('hex'), json: EndTxnRequest.toJson(back, 4), api: apis.get(26).name, reader: typeof Reader, error, metadataTopics: metadata.topics }));
