@@ -107,6 +107,8 @@ export class TransactionCoordinator {
     for (const [id, meta] of this.o.txnLog.replay()) {
       this.txns.set(id, meta);
       this.o.producerIds.reserveUpTo(meta.producerId);
+      // A new producer id handed out at PREPARE_* after an epoch overflow is taken too.
+      if (meta.nextProducerId >= 0n) this.o.producerIds.reserveUpTo(meta.nextProducerId);
     }
     const prepared = [...this.txns.values()].filter((m) => isPrepare(m.state));
     this.o.log(
