@@ -35,7 +35,8 @@ export type { Partitioner } from './partitioner.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
 export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
 export { consoleLogger } from './cluster.js';
-export type { CommonClientConfig, Logger } from './cluster.js';
+export type { CommonClientConfig, Logger, SslConfig } from './cluster.js';
+export type { SaslConfig, SaslMechanismName, OAuthBearerToken } from './sasl/mechanisms.js';
 export {
   KafkaError,
   ApiError,
@@ -50,6 +51,13 @@ export {
   IllegalStateError,
   ClientClosedError,
   ConfigError,
+  SaslAuthenticationError,
+  AuthorizationError,
+  TopicAuthorizationError,
+  GroupAuthorizationError,
+  TransactionalIdAuthorizationError,
+  ClusterAuthorizationError,
+  TlsHandshakeError,
   NetworkError,
   RequestTimeoutError,
 } from './errors.js';

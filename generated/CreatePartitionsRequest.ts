@@ -93,9 +93,9 @@ function readCreatePartitionsRequest(r: Reader, version: number): CreatePartitio
     at = 'topics';
     const topics: CreatePartitionsTopic[] = readArray(r, r.arrayLength(flexible), version, readCreatePartitionsTopic);
     at = '';
-    const run0 = r.claim(CREATE_PARTITIONS_REQUEST_RUN_0);
-    const timeoutMs: number = r.int32At(run0);
-    const validateOnly: boolean = r.boolAt(run0 + 4);
+    const timeoutMsAt = r.claim(CREATE_PARTITIONS_REQUEST_RUN_0);
+    const timeoutMs: number = r.int32At(timeoutMsAt);
+    const validateOnly: boolean = r.boolAt(timeoutMsAt + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -310,7 +310,8 @@ export const CreatePartitionsRequest = defineApiCodec<CreatePartitionsRequest>({
   validVersions: { lowest: 0, highest: 3 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 2 : 1;
+    if (version <= 1) return 1;
+    return 2;
   },
   create: createCreatePartitionsRequest,
   size: sizeOfCreatePartitionsRequest,

@@ -217,7 +217,8 @@ export const CreatePartitionsResponse = defineApiCodec<CreatePartitionsResponse>
   validVersions: { lowest: 0, highest: 3 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 1 : 0;
+    if (version <= 1) return 0;
+    return 1;
   },
   create: createCreatePartitionsResponse,
   size: sizeOfCreatePartitionsResponse,

@@ -120,9 +120,9 @@ function readCreateTopicsRequest(r: Reader, version: number): CreateTopicsReques
     at = 'topics';
     const topics: CreatableTopic[] = readArray(r, r.arrayLength(flexible), version, readCreatableTopic);
     at = '';
-    const run0 = r.claim(CREATE_TOPICS_REQUEST_RUN_0);
-    const timeoutMs: number = r.int32At(run0);
-    const validateOnly: boolean = r.boolAt(run0 + 4);
+    const timeoutMsAt = r.claim(CREATE_TOPICS_REQUEST_RUN_0);
+    const timeoutMs: number = r.int32At(timeoutMsAt);
+    const validateOnly: boolean = r.boolAt(timeoutMsAt + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -198,9 +198,9 @@ function readCreatableTopic(r: Reader, version: number): CreatableTopic {
     at = 'name';
     const name: string = r.string(flexible);
     at = '';
-    const run0 = r.claim(CREATABLE_TOPIC_RUN_0);
-    const numPartitions: number = r.int32At(run0);
-    const replicationFactor: number = r.int16At(run0 + 4);
+    const numPartitionsAt = r.claim(CREATABLE_TOPIC_RUN_0);
+    const numPartitions: number = r.int32At(numPartitionsAt);
+    const replicationFactor: number = r.int16At(numPartitionsAt + 4);
     at = 'assignments';
     const assignments: CreatableReplicaAssignment[] = readArray(
       r,
@@ -431,7 +431,8 @@ export const CreateTopicsRequest = defineApiCodec<CreateTopicsRequest>({
   validVersions: { lowest: 2, highest: 7 },
   flexibleVersions: { lowest: 5, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 5 ? 2 : 1;
+    if (version <= 4) return 1;
+    return 2;
   },
   create: createCreateTopicsRequest,
   size: sizeOfCreateTopicsRequest,

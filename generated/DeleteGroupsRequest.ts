@@ -105,7 +105,8 @@ export const DeleteGroupsRequest = defineApiCodec<DeleteGroupsRequest>({
   validVersions: { lowest: 0, highest: 3 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 2 : 1;
+    if (version <= 1) return 1;
+    return 2;
   },
   create: createDeleteGroupsRequest,
   size: sizeOfDeleteGroupsRequest,

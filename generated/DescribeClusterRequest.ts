@@ -60,13 +60,13 @@ function sizeOfDescribeClusterRequest(m: DescribeClusterRequest, version: number
   if (version >= 1) {
     size += 1;
   }
-  if (!(version >= 1) && m.endpointType !== 1) {
+  if (version <= 0 && m.endpointType !== 1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default endpointType at version ${version}`);
   }
   if (version >= 2) {
     size += 1;
   }
-  if (!(version >= 2) && m.includeFencedBrokers !== false) {
+  if (version <= 1 && m.includeFencedBrokers !== false) {
     throw new UnsupportedVersionError(`Attempted to write a non-default includeFencedBrokers at version ${version}`);
   }
   size += sizeOfUnknownTaggedFields(m._unknownTaggedFields);
@@ -78,8 +78,14 @@ function writeDescribeClusterRequest(w: Writer, m: DescribeClusterRequest, versi
   if (version >= 1) {
     w.int8(m.endpointType);
   }
+  if (version <= 0 && m.endpointType !== 1) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default endpointType at version ${version}`);
+  }
   if (version >= 2) {
     w.bool(m.includeFencedBrokers);
+  }
+  if (version <= 1 && m.includeFencedBrokers !== false) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default includeFencedBrokers at version ${version}`);
   }
   writeUnknownTaggedFields(w, m._unknownTaggedFields);
 }
@@ -128,7 +134,7 @@ export const DescribeClusterRequest = defineApiCodec<DescribeClusterRequest>({
   validVersions: { lowest: 0, highest: 2 },
   flexibleVersions: { lowest: 0, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 0 ? 2 : 1;
+    return 2;
   },
   create: createDescribeClusterRequest,
   size: sizeOfDescribeClusterRequest,

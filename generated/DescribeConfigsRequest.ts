@@ -106,7 +106,7 @@ function sizeOfDescribeConfigsRequest(m: DescribeConfigsRequest, version: number
   if (version >= 3) {
     size += 1;
   }
-  if (!(version >= 3) && m.includeDocumentation !== false) {
+  if (version <= 2 && m.includeDocumentation !== false) {
     throw new UnsupportedVersionError(`Attempted to write a non-default includeDocumentation at version ${version}`);
   }
   if (flexible) {
@@ -121,6 +121,9 @@ function writeDescribeConfigsRequest(w: Writer, m: DescribeConfigsRequest, versi
   w.bool(m.includeSynonyms);
   if (version >= 3) {
     w.bool(m.includeDocumentation);
+  }
+  if (version <= 2 && m.includeDocumentation !== false) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default includeDocumentation at version ${version}`);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -257,7 +260,8 @@ export const DescribeConfigsRequest = defineApiCodec<DescribeConfigsRequest>({
   validVersions: { lowest: 1, highest: 4 },
   flexibleVersions: { lowest: 4, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 4 ? 2 : 1;
+    if (version <= 3) return 1;
+    return 2;
   },
   create: createDescribeConfigsRequest,
   size: sizeOfDescribeConfigsRequest,

@@ -306,10 +306,10 @@ function readDescribeConfigsResourceResult(r: Reader, version: number): Describe
     at = 'value';
     const value: string | null = r.nullableString(flexible);
     at = '';
-    const run0 = r.claim(DESCRIBE_CONFIGS_RESOURCE_RESULT_RUN_0);
-    const readOnly: boolean = r.boolAt(run0);
-    const configSource: number = r.int8At(run0 + 1);
-    const isSensitive: boolean = r.boolAt(run0 + 2);
+    const readOnlyAt = r.claim(DESCRIBE_CONFIGS_RESOURCE_RESULT_RUN_0);
+    const readOnly: boolean = r.boolAt(readOnlyAt);
+    const configSource: number = r.int8At(readOnlyAt + 1);
+    const isSensitive: boolean = r.boolAt(readOnlyAt + 2);
     at = 'synonyms';
     const synonyms: DescribeConfigsSynonym[] = readArray(
       r,
@@ -532,7 +532,8 @@ export const DescribeConfigsResponse = defineApiCodec<DescribeConfigsResponse>({
   validVersions: { lowest: 1, highest: 4 },
   flexibleVersions: { lowest: 4, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 4 ? 1 : 0;
+    if (version <= 3) return 0;
+    return 1;
   },
   create: createDescribeConfigsResponse,
   size: sizeOfDescribeConfigsResponse,

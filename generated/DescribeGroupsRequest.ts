@@ -74,7 +74,7 @@ function sizeOfDescribeGroupsRequest(m: DescribeGroupsRequest, version: number):
   if (version >= 3) {
     size += 1;
   }
-  if (!(version >= 3) && m.includeAuthorizedOperations !== false) {
+  if (version <= 2 && m.includeAuthorizedOperations !== false) {
     throw new UnsupportedVersionError(
       `Attempted to write a non-default includeAuthorizedOperations at version ${version}`,
     );
@@ -90,6 +90,11 @@ function writeDescribeGroupsRequest(w: Writer, m: DescribeGroupsRequest, version
   writeArray(w, m.groups, version, flexible, flexible ? writeCompactStringElement : writeStringElement);
   if (version >= 3) {
     w.bool(m.includeAuthorizedOperations);
+  }
+  if (version <= 2 && m.includeAuthorizedOperations !== false) {
+    throw new UnsupportedVersionError(
+      `Attempted to write a non-default includeAuthorizedOperations at version ${version}`,
+    );
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -134,7 +139,8 @@ export const DescribeGroupsRequest = defineApiCodec<DescribeGroupsRequest>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 5, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 5 ? 2 : 1;
+    if (version <= 4) return 1;
+    return 2;
   },
   create: createDescribeGroupsRequest,
   size: sizeOfDescribeGroupsRequest,

@@ -73,7 +73,7 @@ function sizeOfHeartbeatRequest(m: HeartbeatRequest, version: number): number {
   if (version >= 3) {
     size += sizeOfNullableString(m.groupInstanceId, flexible);
   }
-  if (!(version >= 3) && m.groupInstanceId !== null) {
+  if (version <= 2 && m.groupInstanceId !== null) {
     throw new UnsupportedVersionError(`Attempted to write a non-default groupInstanceId at version ${version}`);
   }
   if (flexible) {
@@ -89,6 +89,9 @@ function writeHeartbeatRequest(w: Writer, m: HeartbeatRequest, version: number):
   w.string(m.memberId, flexible);
   if (version >= 3) {
     w.nullableString(m.groupInstanceId, flexible);
+  }
+  if (version <= 2 && m.groupInstanceId !== null) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default groupInstanceId at version ${version}`);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -141,7 +144,8 @@ export const HeartbeatRequest = defineApiCodec<HeartbeatRequest>({
   validVersions: { lowest: 0, highest: 4 },
   flexibleVersions: { lowest: 4, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 4 ? 2 : 1;
+    if (version <= 3) return 1;
+    return 2;
   },
   create: createHeartbeatRequest,
   size: sizeOfHeartbeatRequest,

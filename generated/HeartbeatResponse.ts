@@ -107,7 +107,8 @@ export const HeartbeatResponse = defineApiCodec<HeartbeatResponse>({
   validVersions: { lowest: 0, highest: 4 },
   flexibleVersions: { lowest: 4, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 4 ? 1 : 0;
+    if (version <= 3) return 0;
+    return 1;
   },
   create: createHeartbeatResponse,
   size: sizeOfHeartbeatResponse,

@@ -311,7 +311,8 @@ export const IncrementalAlterConfigsRequest = defineApiCodec<IncrementalAlterCon
   validVersions: { lowest: 0, highest: 1 },
   flexibleVersions: { lowest: 1, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 1 ? 2 : 1;
+    if (version <= 0) return 1;
+    return 2;
   },
   create: createIncrementalAlterConfigsRequest,
   size: sizeOfIncrementalAlterConfigsRequest,

@@ -236,7 +236,8 @@ export const IncrementalAlterConfigsResponse = defineApiCodec<IncrementalAlterCo
   validVersions: { lowest: 0, highest: 1 },
   flexibleVersions: { lowest: 1, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 1 ? 1 : 0;
+    if (version <= 0) return 0;
+    return 1;
   },
   create: createIncrementalAlterConfigsResponse,
   size: sizeOfIncrementalAlterConfigsResponse,

@@ -96,7 +96,7 @@ function sizeOfLeaveGroupResponse(m: LeaveGroupResponse, version: number): numbe
   if (version >= 3) {
     size += sizeOfArray(m.members, version, flexible, sizeOfMemberResponse);
   }
-  if (!(version >= 3) && m.members.length !== 0) {
+  if (version <= 2 && m.members.length !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default members at version ${version}`);
   }
   if (flexible) {
@@ -113,6 +113,9 @@ function writeLeaveGroupResponse(w: Writer, m: LeaveGroupResponse, version: numb
   w.int16(m.errorCode);
   if (version >= 3) {
     writeArray(w, m.members, version, flexible, writeMemberResponse);
+  }
+  if (version <= 2 && m.members.length !== 0) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default members at version ${version}`);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -237,7 +240,8 @@ export const LeaveGroupResponse = defineApiCodec<LeaveGroupResponse>({
   validVersions: { lowest: 0, highest: 5 },
   flexibleVersions: { lowest: 4, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 4 ? 1 : 0;
+    if (version <= 3) return 0;
+    return 1;
   },
   create: createLeaveGroupResponse,
   size: sizeOfLeaveGroupResponse,

@@ -151,7 +151,7 @@ function sizeOfOffsetCommitRequest(m: OffsetCommitRequest, version: number): num
   if (version >= 7) {
     size += sizeOfNullableString(m.groupInstanceId, flexible);
   }
-  if (!(version >= 7) && m.groupInstanceId !== null) {
+  if (version <= 6 && m.groupInstanceId !== null) {
     throw new UnsupportedVersionError(`Attempted to write a non-default groupInstanceId at version ${version}`);
   }
   if (version <= 4) {
@@ -171,6 +171,9 @@ function writeOffsetCommitRequest(w: Writer, m: OffsetCommitRequest, version: nu
   w.string(m.memberId, flexible);
   if (version >= 7) {
     w.nullableString(m.groupInstanceId, flexible);
+  }
+  if (version <= 6 && m.groupInstanceId !== null) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default groupInstanceId at version ${version}`);
   }
   if (version <= 4) {
     w.int64(m.retentionTimeMs);
@@ -339,9 +342,9 @@ function readOffsetCommitRequestPartition(r: Reader, version: number): OffsetCom
   const flexible = version >= 8;
   let at = '';
   try {
-    const run0 = r.claim(OFFSET_COMMIT_REQUEST_PARTITION_RUN_0);
-    const partitionIndex: number = r.int32At(run0);
-    const committedOffset: bigint = r.int64At(run0 + 4);
+    const partitionIndexAt = r.claim(OFFSET_COMMIT_REQUEST_PARTITION_RUN_0);
+    const partitionIndex: number = r.int32At(partitionIndexAt);
+    const committedOffset: bigint = r.int64At(partitionIndexAt + 4);
     at = 'committedLeaderEpoch';
     const committedLeaderEpoch: number = version >= 6 ? r.int32() : -1;
     at = 'committedMetadata';
@@ -441,7 +444,8 @@ export const OffsetCommitRequest = defineApiCodec<OffsetCommitRequest>({
   validVersions: { lowest: 2, highest: 10 },
   flexibleVersions: { lowest: 8, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 8 ? 2 : 1;
+    if (version <= 7) return 1;
+    return 2;
   },
   create: createOffsetCommitRequest,
   size: sizeOfOffsetCommitRequest,

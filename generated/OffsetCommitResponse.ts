@@ -259,9 +259,9 @@ function readOffsetCommitResponsePartition(r: Reader, version: number): OffsetCo
   const flexible = version >= 8;
   let at = '';
   try {
-    const run0 = r.claim(OFFSET_COMMIT_RESPONSE_PARTITION_RUN_0);
-    const partitionIndex: number = r.int32At(run0);
-    const errorCode: number = r.int16At(run0 + 4);
+    const partitionIndexAt = r.claim(OFFSET_COMMIT_RESPONSE_PARTITION_RUN_0);
+    const partitionIndex: number = r.int32At(partitionIndexAt);
+    const errorCode: number = r.int16At(partitionIndexAt + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -329,7 +329,8 @@ export const OffsetCommitResponse = defineApiCodec<OffsetCommitResponse>({
   validVersions: { lowest: 2, highest: 10 },
   flexibleVersions: { lowest: 8, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 8 ? 1 : 0;
+    if (version <= 7) return 0;
+    return 1;
   },
   create: createOffsetCommitResponse,
   size: sizeOfOffsetCommitResponse,

@@ -126,11 +126,11 @@ function writeOffsetCommitValue(w: Writer, m: OffsetCommitValue, version: number
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
-    const has0 = m.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA';
-    if (has0) count++;
+    const hasTopicId = m.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA';
+    if (hasTopicId) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (has0) {
+    if (hasTopicId) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(16);

@@ -12,14 +12,20 @@ import { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js'
 import { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
 import { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
 import { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
+import { CreateAclsRequest } from './CreateAclsRequest.js';
+import { CreateAclsResponse } from './CreateAclsResponse.js';
 import { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
 import { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
 import { CreateTopicsRequest } from './CreateTopicsRequest.js';
 import { CreateTopicsResponse } from './CreateTopicsResponse.js';
+import { DeleteAclsRequest } from './DeleteAclsRequest.js';
+import { DeleteAclsResponse } from './DeleteAclsResponse.js';
 import { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
 import { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
 import { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 import { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
+import { DescribeAclsRequest } from './DescribeAclsRequest.js';
+import { DescribeAclsResponse } from './DescribeAclsResponse.js';
 import { DescribeClusterRequest } from './DescribeClusterRequest.js';
 import { DescribeClusterResponse } from './DescribeClusterResponse.js';
 import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
@@ -60,6 +66,10 @@ import { ProduceRequest } from './ProduceRequest.js';
 import { ProduceResponse } from './ProduceResponse.js';
 import { RequestHeader } from './RequestHeader.js';
 import { ResponseHeader } from './ResponseHeader.js';
+import { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+import { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+import { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+import { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 import { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 import { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 import { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -95,14 +105,20 @@ export { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js'
 export { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
 export { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
 export { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
+export { CreateAclsRequest } from './CreateAclsRequest.js';
+export { CreateAclsResponse } from './CreateAclsResponse.js';
 export { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
 export { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
 export { CreateTopicsRequest } from './CreateTopicsRequest.js';
 export { CreateTopicsResponse } from './CreateTopicsResponse.js';
+export { DeleteAclsRequest } from './DeleteAclsRequest.js';
+export { DeleteAclsResponse } from './DeleteAclsResponse.js';
 export { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
 export { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
 export { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 export { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
+export { DescribeAclsRequest } from './DescribeAclsRequest.js';
+export { DescribeAclsResponse } from './DescribeAclsResponse.js';
 export { DescribeClusterRequest } from './DescribeClusterRequest.js';
 export { DescribeClusterResponse } from './DescribeClusterResponse.js';
 export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
@@ -143,6 +159,10 @@ export { ProduceRequest } from './ProduceRequest.js';
 export { ProduceResponse } from './ProduceResponse.js';
 export { RequestHeader } from './RequestHeader.js';
 export { ResponseHeader } from './ResponseHeader.js';
+export { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 export { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 export { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -211,6 +231,8 @@ export { createConsumerGroupDescribeRequest } from './ConsumerGroupDescribeReque
 export { createConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
 export { createConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
 export { createConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
+export { createCreateAclsRequest, createAclCreation, type AclCreation } from './CreateAclsRequest.js';
+export { createCreateAclsResponse, createAclCreationResult, type AclCreationResult } from './CreateAclsResponse.js';
 export {
   createCreatePartitionsRequest,
   createCreatePartitionsTopic,
@@ -239,6 +261,14 @@ export {
   type CreatableTopicResult,
   type CreatableTopicConfigs,
 } from './CreateTopicsResponse.js';
+export { createDeleteAclsRequest, createDeleteAclsFilter, type DeleteAclsFilter } from './DeleteAclsRequest.js';
+export {
+  createDeleteAclsResponse,
+  createDeleteAclsFilterResult,
+  createDeleteAclsMatchingAcl,
+  type DeleteAclsFilterResult,
+  type DeleteAclsMatchingAcl,
+} from './DeleteAclsResponse.js';
 export { createDeleteGroupsRequest } from './DeleteGroupsRequest.js';
 export {
   createDeleteGroupsResponse,
@@ -251,6 +281,14 @@ export {
   createDeletableTopicResult,
   type DeletableTopicResult,
 } from './DeleteTopicsResponse.js';
+export { createDescribeAclsRequest } from './DescribeAclsRequest.js';
+export {
+  createDescribeAclsResponse,
+  createDescribeAclsResource,
+  createAclDescription,
+  type DescribeAclsResource,
+  type AclDescription,
+} from './DescribeAclsResponse.js';
 export { createDescribeClusterRequest } from './DescribeClusterRequest.js';
 export {
   createDescribeClusterResponse,
@@ -405,6 +443,10 @@ export {
 } from './ProduceResponse.js';
 export { createRequestHeader } from './RequestHeader.js';
 export { createResponseHeader } from './ResponseHeader.js';
+export { createSaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { createSaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { createSaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { createSaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export {
   createShareAcknowledgeRequest,
   createAcknowledgeTopic,
@@ -500,14 +542,20 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ConsumerGroupDescribeResponse,
   ConsumerGroupHeartbeatRequest,
   ConsumerGroupHeartbeatResponse,
+  CreateAclsRequest,
+  CreateAclsResponse,
   CreatePartitionsRequest,
   CreatePartitionsResponse,
   CreateTopicsRequest,
   CreateTopicsResponse,
+  DeleteAclsRequest,
+  DeleteAclsResponse,
   DeleteGroupsRequest,
   DeleteGroupsResponse,
   DeleteTopicsRequest,
   DeleteTopicsResponse,
+  DescribeAclsRequest,
+  DescribeAclsResponse,
   DescribeClusterRequest,
   DescribeClusterResponse,
   DescribeConfigsRequest,
@@ -548,6 +596,10 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ProduceResponse,
   RequestHeader,
   ResponseHeader,
+  SaslAuthenticateRequest,
+  SaslAuthenticateResponse,
+  SaslHandshakeRequest,
+  SaslHandshakeResponse,
   ShareAcknowledgeRequest,
   ShareAcknowledgeResponse,
   ShareFetchRequest,
@@ -728,6 +780,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    17,
+    {
+      apiKey: 17,
+      name: 'SaslHandshake',
+      request: SaslHandshakeRequest,
+      response: SaslHandshakeResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     18,
     {
       apiKey: 18,
@@ -827,12 +890,56 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    29,
+    {
+      apiKey: 29,
+      name: 'DescribeAcls',
+      request: DescribeAclsRequest,
+      response: DescribeAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    30,
+    {
+      apiKey: 30,
+      name: 'CreateAcls',
+      request: CreateAclsRequest,
+      response: CreateAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    31,
+    {
+      apiKey: 31,
+      name: 'DeleteAcls',
+      request: DeleteAclsRequest,
+      response: DeleteAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     32,
     {
       apiKey: 32,
       name: 'DescribeConfigs',
       request: DescribeConfigsRequest,
       response: DescribeConfigsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    36,
+    {
+      apiKey: 36,
+      name: 'SaslAuthenticate',
+      request: SaslAuthenticateRequest,
+      response: SaslAuthenticateResponse,
       listeners: ['broker', 'controller'],
       latestVersionUnstable: false,
     },
@@ -975,3 +1082,563 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
 export function apiByKey(apiKey: number): ApiDescriptor | undefined {
   return apis.get(apiKey);
 }
+
+/** Every API's key by name, from the schemas: `ApiKey.EndTxn` is 26. */
+export const ApiKey = {
+  Produce: 0,
+  Fetch: 1,
+  ListOffsets: 2,
+  Metadata: 3,
+  OffsetCommit: 8,
+  OffsetFetch: 9,
+  FindCoordinator: 10,
+  JoinGroup: 11,
+  Heartbeat: 12,
+  LeaveGroup: 13,
+  SyncGroup: 14,
+  DescribeGroups: 15,
+  ListGroups: 16,
+  SaslHandshake: 17,
+  ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
+  InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  WriteTxnMarkers: 27,
+  TxnOffsetCommit: 28,
+  DescribeAcls: 29,
+  CreateAcls: 30,
+  DeleteAcls: 31,
+  DescribeConfigs: 32,
+  SaslAuthenticate: 36,
+  CreatePartitions: 37,
+  DeleteGroups: 42,
+  IncrementalAlterConfigs: 44,
+  DescribeCluster: 60,
+  ConsumerGroupHeartbeat: 68,
+  ConsumerGroupDescribe: 69,
+  ShareGroupHeartbeat: 76,
+  ShareGroupDescribe: 77,
+  ShareFetch: 78,
+  ShareAcknowledge: 79,
+  AddShareAcksToTxn: 95,
+  TxnShareAcknowledge: 96,
+} as const;
+
+export type ApiKeyName = keyof typeof ApiKey;
+
+/** The header version used over a range of API versions. */
+export interface HeaderVersionRange {
+  readonly lowest: number;
+  readonly highest: number;
+  readonly header: number;
+}
+
+/** What the schemas say of an API, without its codecs: for tables, logs and version negotiation. */
+export interface ApiKeyInfo {
+  readonly name: ApiKeyName;
+  readonly apiKey: number;
+  readonly validVersions: { readonly lowest: number; readonly highest: number };
+  /** RequestHeader versions over the valid versions, ascending. */
+  readonly requestHeaders: readonly HeaderVersionRange[];
+  /** ResponseHeader versions over the valid versions, ascending. */
+  readonly responseHeaders: readonly HeaderVersionRange[];
+  readonly listeners: readonly string[];
+}
+
+/** Every API of `apis`, by ascending key. */
+export const apiKeyTable: readonly ApiKeyInfo[] = [
+  {
+    name: 'Produce',
+    apiKey: 0,
+    validVersions: { lowest: 3, highest: 13 },
+    requestHeaders: [
+      { lowest: 3, highest: 8, header: 1 },
+      { lowest: 9, highest: 13, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 3, highest: 8, header: 0 },
+      { lowest: 9, highest: 13, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Fetch',
+    apiKey: 1,
+    validVersions: { lowest: 4, highest: 18 },
+    requestHeaders: [
+      { lowest: 4, highest: 11, header: 1 },
+      { lowest: 12, highest: 18, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 4, highest: 11, header: 0 },
+      { lowest: 12, highest: 18, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ListOffsets',
+    apiKey: 2,
+    validVersions: { lowest: 1, highest: 11 },
+    requestHeaders: [
+      { lowest: 1, highest: 5, header: 1 },
+      { lowest: 6, highest: 11, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 5, header: 0 },
+      { lowest: 6, highest: 11, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Metadata',
+    apiKey: 3,
+    validVersions: { lowest: 0, highest: 13 },
+    requestHeaders: [
+      { lowest: 0, highest: 8, header: 1 },
+      { lowest: 9, highest: 13, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 8, header: 0 },
+      { lowest: 9, highest: 13, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'OffsetCommit',
+    apiKey: 8,
+    validVersions: { lowest: 2, highest: 10 },
+    requestHeaders: [
+      { lowest: 2, highest: 7, header: 1 },
+      { lowest: 8, highest: 10, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 2, highest: 7, header: 0 },
+      { lowest: 8, highest: 10, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'OffsetFetch',
+    apiKey: 9,
+    validVersions: { lowest: 1, highest: 10 },
+    requestHeaders: [
+      { lowest: 1, highest: 5, header: 1 },
+      { lowest: 6, highest: 10, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 5, header: 0 },
+      { lowest: 6, highest: 10, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'FindCoordinator',
+    apiKey: 10,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'JoinGroup',
+    apiKey: 11,
+    validVersions: { lowest: 0, highest: 9 },
+    requestHeaders: [
+      { lowest: 0, highest: 5, header: 1 },
+      { lowest: 6, highest: 9, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 5, header: 0 },
+      { lowest: 6, highest: 9, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Heartbeat',
+    apiKey: 12,
+    validVersions: { lowest: 0, highest: 4 },
+    requestHeaders: [
+      { lowest: 0, highest: 3, header: 1 },
+      { lowest: 4, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 3, header: 0 },
+      { lowest: 4, highest: 4, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'LeaveGroup',
+    apiKey: 13,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 3, header: 1 },
+      { lowest: 4, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 3, header: 0 },
+      { lowest: 4, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'SyncGroup',
+    apiKey: 14,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 3, header: 1 },
+      { lowest: 4, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 3, header: 0 },
+      { lowest: 4, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeGroups',
+    apiKey: 15,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 4, header: 1 },
+      { lowest: 5, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 4, header: 0 },
+      { lowest: 5, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ListGroups',
+    apiKey: 16,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'SaslHandshake',
+    apiKey: 17,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ApiVersions',
+    apiKey: 18,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [{ lowest: 0, highest: 5, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreateTopics',
+    apiKey: 19,
+    validVersions: { lowest: 2, highest: 7 },
+    requestHeaders: [
+      { lowest: 2, highest: 4, header: 1 },
+      { lowest: 5, highest: 7, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 2, highest: 4, header: 0 },
+      { lowest: 5, highest: 7, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteTopics',
+    apiKey: 20,
+    validVersions: { lowest: 1, highest: 6 },
+    requestHeaders: [
+      { lowest: 1, highest: 3, header: 1 },
+      { lowest: 4, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 3, header: 0 },
+      { lowest: 4, highest: 6, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'InitProducerId',
+    apiKey: 22,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddPartitionsToTxn',
+    apiKey: 24,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddOffsetsToTxn',
+    apiKey: 25,
+    validVersions: { lowest: 0, highest: 4 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 4, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'EndTxn',
+    apiKey: 26,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'WriteTxnMarkers',
+    apiKey: 27,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'TxnOffsetCommit',
+    apiKey: 28,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeAcls',
+    apiKey: 29,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreateAcls',
+    apiKey: 30,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteAcls',
+    apiKey: 31,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DescribeConfigs',
+    apiKey: 32,
+    validVersions: { lowest: 1, highest: 4 },
+    requestHeaders: [
+      { lowest: 1, highest: 3, header: 1 },
+      { lowest: 4, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 3, header: 0 },
+      { lowest: 4, highest: 4, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'SaslAuthenticate',
+    apiKey: 36,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 2, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 2, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreatePartitions',
+    apiKey: 37,
+    validVersions: { lowest: 0, highest: 3 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteGroups',
+    apiKey: 42,
+    validVersions: { lowest: 0, highest: 3 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'IncrementalAlterConfigs',
+    apiKey: 44,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [
+      { lowest: 0, highest: 0, header: 1 },
+      { lowest: 1, highest: 1, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 0, header: 0 },
+      { lowest: 1, highest: 1, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DescribeCluster',
+    apiKey: 60,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [{ lowest: 0, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 2, header: 1 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ConsumerGroupHeartbeat',
+    apiKey: 68,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ConsumerGroupDescribe',
+    apiKey: 69,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareGroupHeartbeat',
+    apiKey: 76,
+    validVersions: { lowest: 1, highest: 1 },
+    requestHeaders: [{ lowest: 1, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareGroupDescribe',
+    apiKey: 77,
+    validVersions: { lowest: 1, highest: 1 },
+    requestHeaders: [{ lowest: 1, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareFetch',
+    apiKey: 78,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareAcknowledge',
+    apiKey: 79,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddShareAcksToTxn',
+    apiKey: 95,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'TxnShareAcknowledge',
+    apiKey: 96,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+];

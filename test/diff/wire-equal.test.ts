@@ -26,7 +26,7 @@ describe.runIf(shared !== undefined)('message-schemas vs ../shared/kafka-schemas
     const report = compareWireEqual(layouts(upstreamArg), layouts(join(REPO, 'message-schemas')));
     expect(report.changes).toEqual([]);
     expect(report.notUpstream).toEqual(['AddShareAcksToTxnRequest', 'AddShareAcksToTxnResponse', 'TxnShareAcknowledgeRequest', 'TxnShareAcknowledgeResponse']);
-    expect(report.compared.length).toBe(78);
+    expect(report.compared.length).toBe(88);
     expect(report.compared.find((c) => c.name === 'FetchRequest')!.versions).toBe('4-18');
   });
 
