@@ -84,7 +84,7 @@ async function startBroker(transactionVersion: number): Promise<{ proc: ManagedP
       ],
       transactionAbortCheckIntervalMs: 500,
       transactionVersion,
-      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000 },
+      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
     }),
   );
   const proc = spawnManaged('broker', ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', file]);

@@ -269,6 +269,9 @@ export interface ChaosClusterOptions {
 }
 
 export const CHAOS_SHARE_GROUP = {
+  // The soak checks exactly-once over committed transactional output, consumed from the start.
+  isolationLevel: 'read_committed',
+  autoOffsetReset: 'earliest',
   recordLockDurationMs: 1_500,
   deliveryCountLimit: 10,
   sessionTimeoutMs: 2_500,

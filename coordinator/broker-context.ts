@@ -206,6 +206,20 @@ export interface ShareGroupSettings {
   readonly heartbeatIntervalMs: number;
   /** group.share.partition.max.record.locks */
   readonly maxRecordLocks: number;
+  /** The broker's default of the share.isolation.level group config (Kafka: read_uncommitted). */
+  readonly isolationLevel?: IsolationLevel;
+  /** The broker's default of the share.auto.offset.reset group config (Kafka: latest). */
+  readonly autoOffsetReset?: 'earliest' | 'latest';
+}
+
+/** The KIP-932 group configs set on one share group (IncrementalAlterConfigs on a GROUP resource); absent: not set. */
+export interface ShareGroupConfigOverrides {
+  readonly isolationLevel?: IsolationLevel;
+  readonly autoOffsetReset?: 'earliest' | 'latest';
+  readonly recordLockDurationMs?: number;
+  readonly deliveryCountLimit?: number;
+  readonly sessionTimeoutMs?: number;
+  readonly heartbeatIntervalMs?: number;
 }
 
 export interface BrokerContext {
@@ -220,6 +234,8 @@ export interface BrokerContext {
   readonly shareStateLog: CoordinatorLog;
   /** One line to the broker log (stderr), prefixed with the node id. */
   log(line: string): void;
+  /** The group configs set on a share group; read whenever needed, so changes apply at once. Absent: none are ever set. */
+  shareGroupConfig?(groupId: string): ShareGroupConfigOverrides;
 }
 
 /**

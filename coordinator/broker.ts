@@ -8,7 +8,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
+import { GroupConfigs } from './admin/group-configs.js';
+import { adminHandlers } from './admin/handlers.js';
+import { TopicAdmin } from './admin/topic-admin.js';
+import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { ApiKey } from '../generated/index.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
@@ -21,6 +24,10 @@ import type { SaslSettings } from './auth/session.js';
 import type { ListenerSpec } from './server/server.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
+import { ClassicGroups } from './group/classic-groups.js';
+import { classicGroupHandlers } from './group/classic-handlers.js';
+import { ConsumerGroups } from './group/consumer-groups.js';
+import { CreateTopicsRequest, CreateTopicsResponse } from '../generated/index.js';
 import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
@@ -97,6 +104,21 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
 
   const offsets = new OffsetStore(cluster, logs);
   offsets.recover();
+  const classicGroups = new ClassicGroups(
+    offsets,
+    { initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs, minSessionTimeoutMs: config.groupMinSessionTimeoutMs, maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs },
+    (line) => log(line),
+  );
+  classicGroups.recover();
+  let groupConfigsRef: GroupConfigs | null = null;
+  const consumerGroups = new ConsumerGroups(
+    cluster,
+    (groupId) => ({
+      sessionTimeoutMs: Number(groupConfigsRef?.value(groupId, 'consumer.session.timeout.ms') ?? 45_000),
+      heartbeatIntervalMs: Number(groupConfigsRef?.value(groupId, 'consumer.heartbeat.interval.ms') ?? 5_000),
+    }),
+    (line) => log(line),
+  );
 
   let share: ShareCoordinator | null = null;
   const markerWriter = new MarkerWriter(logs, offsets, () => share, log);
@@ -116,6 +138,19 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   });
   const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
+  const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log);
+  const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
+  groupConfigsRef = groupConfigs;
+  const admin = adminHandlers(topicAdmin, groupConfigs, config);
+  const autoCreate = config.autoCreateTopics
+    ? (name: string) =>
+        topicAdmin.autoCreate(name, (created, partitions) =>
+          topicAdmin.forward('auto-created topic', CreateTopicsRequest, CreateTopicsRequest.create({ topics: [{ name: created, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: [] }] }), 7, CreateTopicsResponse, (res) =>
+            res.topics[0]?.errorCode ? `error ${res.topics[0].errorCode}` : null,
+          ),
+        )
+    : undefined;
+
   // APIs of the broker itself.
   registry.register(ApiKey.ApiVersions, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
   // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
@@ -127,7 +162,8 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(ApiKey.SaslAuthenticate, saslInServer);
   const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
   for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);
-  registry.register(ApiKey.Metadata, metadataHandler(cluster));
+  registry.register(ApiKey.Metadata, metadataHandler(cluster, autoCreate));
+  for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
   registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
   registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log));
   registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
@@ -135,6 +171,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
+  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share as ListableShareCoordinator | null, log)) registry.register(apiKey, handler);
   for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler);
@@ -152,6 +189,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     },
     shareStateLog: new ShareStateLog(shareLog, verifier),
     log: (line) => log(`share: ${line}`),
+    shareGroupConfig: (groupId) => shareOverrides(groupConfigs.overrides(groupId)),
   };
 
   const registerShareCoordinator = async (coordinator: ShareCoordinator): Promise<void> => {
@@ -206,6 +244,8 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       if (closed) return;
       closed = true;
       await server.close();
+      classicGroups.close();
+      consumerGroups.close();
       await tc.close();
       await peers.close();
       if (share) await share.close();
@@ -213,6 +253,33 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       log(`stopped; requests served: ${describeRequestVersions(metrics.snapshot())}`);
     },
   };
+}
+
+/** A share coordinator that can also list its groups (ListGroups); kipgen's does. */
+type ListableShareCoordinator = ShareCoordinator & { listGroups?(): { groupId: string; state: string }[] };
+
+/** The broker's defaults for group configs, where kipgen's broker settings give them. */
+function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {
+  return {
+    'share.record.lock.duration.ms': String(config.shareGroup.recordLockDurationMs),
+    'share.delivery.count.limit': String(config.shareGroup.deliveryCountLimit),
+    'share.session.timeout.ms': String(config.shareGroup.sessionTimeoutMs),
+    'share.heartbeat.interval.ms': String(config.shareGroup.heartbeatIntervalMs),
+    'share.isolation.level': config.shareGroup.isolationLevel ?? 'read_uncommitted',
+    'share.auto.offset.reset': config.shareGroup.autoOffsetReset ?? 'latest',
+  };
+}
+
+/** The share coordinator's view of a group's configs (validated when they were set). */
+function shareOverrides(set: Readonly<Record<string, string>>): ShareGroupConfigOverrides {
+  const out: { -readonly [K in keyof ShareGroupConfigOverrides]: ShareGroupConfigOverrides[K] } = {};
+  if (set['share.isolation.level'] !== undefined) out.isolationLevel = set['share.isolation.level'] as 'read_committed' | 'read_uncommitted';
+  if (set['share.auto.offset.reset'] !== undefined) out.autoOffsetReset = set['share.auto.offset.reset'] as 'earliest' | 'latest';
+  if (set['share.record.lock.duration.ms'] !== undefined) out.recordLockDurationMs = Number(set['share.record.lock.duration.ms']);
+  if (set['share.delivery.count.limit'] !== undefined) out.deliveryCountLimit = Number(set['share.delivery.count.limit']);
+  if (set['share.session.timeout.ms'] !== undefined) out.sessionTimeoutMs = Number(set['share.session.timeout.ms']);
+  if (set['share.heartbeat.interval.ms'] !== undefined) out.heartbeatIntervalMs = Number(set['share.heartbeat.interval.ms']);
+  return out;
 }
 
 /** The server's listeners: TLS contexts from ssl.*, SASL settings from sasl.*. */

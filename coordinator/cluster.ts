@@ -6,16 +6,18 @@
  * - Leader of partition p of any topic: `nodes[p % nodes.length]`, nodes in
  *   the order of the configuration. `__share_group_state` has one partition
  *   per node, so its partition i is led by nodes[i] (DESIGN §6).
- * - Topic ids are derived from (clusterId, topic name), so that every node of
- *   the cluster agrees on them without talking, and persisted in
- *   `<dataDir>/topics.json` on first use: a restart keeps the ids it had even
- *   if the derivation or cluster id changes.
+ * - Topic ids are derived from (clusterId, topic name, times deleted), so
+ *   that every node of the cluster agrees on them without talking, and
+ *   persisted in `<dataDir>/topics.json` on first use: a restart keeps the ids
+ *   it had even if the derivation or cluster id changes. Topics created,
+ *   grown, reconfigured or deleted at run time are persisted there too
+ *   (coordinator/admin/ applies the change on every node).
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ZERO_UUID } from '../runtime/index.js';
-import type { ClusterView, NodeEndpoint, TopicInfo } from './broker-context.js';
+import type { ClusterView, NodeEndpoint, TopicCompressionType, TopicInfo } from './broker-context.js';
 import type { TopicConfig } from './config.js';
 import { syncDirectory } from './log/segment.js';
 
@@ -54,13 +56,25 @@ export interface ClusterInit {
   nodes: NodeEndpoint[];
   clusterId: string;
   dataDir: string;
-  topics: TopicConfig[];
+  topics: { name: string; partitions: number }[];
   transactionStatePartitions: number;
   consumerOffsetsPartitions: number;
 }
 
+interface PersistedTopic {
+  name: string;
+  topicId: string;
+  partitions: number;
+  /** CreatePartitions raised the count at run time: a configured count below it is not an error. */
+  grown?: boolean;
+  /** Topic configuration set by CreateTopics / IncrementalAlterConfigs (absent: all defaults). */
+  configs?: Record<string, string>;
+}
+
 interface PersistedTopics {
-  topics: { name: string; topicId: string; partitions: number }[];
+  topics: PersistedTopic[];
+  /** How many times each name was deleted: a re-created topic gets a new id, as in Kafka. */
+  deletions?: Record<string, number>;
 }
 
 export class Cluster implements ClusterView {
@@ -69,13 +83,19 @@ export class Cluster implements ClusterView {
   readonly clusterId: string;
   private readonly byName = new Map<string, TopicInfo>();
   private readonly byId = new Map<string, TopicInfo>();
+  private readonly configs = new Map<string, Record<string, string>>();
+  private readonly deletions: Record<string, number>;
+  private readonly grown = new Set<string>();
+  private readonly file: string;
 
   constructor(init: ClusterInit) {
     this.nodeId = init.nodeId;
     this.nodes = init.nodes;
     this.clusterId = init.clusterId;
     const file = path.join(init.dataDir, 'topics.json');
-    const persisted = readPersisted(file);
+    this.file = file;
+    const { topics: persisted, deletions } = readPersisted(file);
+    this.deletions = deletions;
     const wanted: (TopicConfig & { internal: boolean })[] = [
       { name: TRANSACTION_STATE_TOPIC, partitions: init.transactionStatePartitions, internal: true },
       { name: CONSUMER_OFFSETS_TOPIC, partitions: init.consumerOffsetsPartitions, internal: true },
@@ -85,33 +105,104 @@ export class Cluster implements ClusterView {
     let changed = false;
     for (const want of wanted) {
       const before = persisted.get(want.name);
-      if (before !== undefined && want.partitions < before.partitions) {
+      // Fewer partitions than on disk is a configuration error, unless CreatePartitions added them at run time.
+      if (before !== undefined && want.partitions < before.partitions && before.grown !== true) {
         throw new Error(
           `topic ${want.name} has ${before.partitions} partitions in ${file}; the configuration asks for ${want.partitions}, and partitions cannot be removed`,
         );
       }
-      const topicId = before?.topicId ?? deriveTopicId(init.clusterId, want.name);
-      if (before === undefined || before.partitions !== want.partitions) changed = true;
-      persisted.set(want.name, { name: want.name, topicId, partitions: want.partitions });
-      this.add({
-        name: want.name,
-        topicId,
-        partitions: want.partitions,
-        internal: want.internal,
-        compressionType: want.compressionType ?? 'producer',
-        compressionLevel: want.compressionLevel,
-      });
+      const topicId = before?.topicId ?? this.idFor(want.name);
+      // A configured topic keeps the partitions CreatePartitions gave it beyond the configured count.
+      const partitions = Math.max(want.partitions, before?.partitions ?? 0);
+      if (before === undefined || before.partitions !== partitions) changed = true;
+      // The configuration's codec (`--topic name:p:codec`) overrides one stored by IncrementalAlterConfigs.
+      const configs = { ...before?.configs, ...compressionConfigs(want) };
+      if (Object.keys(configs).length > 0) this.configs.set(want.name, configs);
+      if (before?.grown === true) this.grown.add(want.name);
+      this.add({ name: want.name, topicId, partitions, internal: want.internal });
     }
-    // Topics created by an earlier run and no longer configured keep existing (there is no deletion).
+    // Topics created at run time (CreateTopics, auto-creation) or by an earlier configuration.
     for (const topic of persisted.values()) {
-      if (!this.byName.has(topic.name)) this.add({ ...topic, internal: topic.name.startsWith('__'), compressionType: 'producer' });
+      if (this.byName.has(topic.name)) continue;
+      if (topic.configs !== undefined) this.configs.set(topic.name, topic.configs);
+      if (topic.grown === true) this.grown.add(topic.name);
+      this.add({ name: topic.name, topicId: topic.topicId, partitions: topic.partitions, internal: topic.name.startsWith('__') });
     }
-    if (changed) writePersisted(file, [...persisted.values()]);
+    if (changed) this.persist();
   }
 
-  private add(topic: TopicInfo): void {
+  /** The id a new topic of this name gets: derived, so that every node agrees without a controller. */
+  private idFor(name: string): string {
+    const deleted = this.deletions[name] ?? 0;
+    return deriveTopicId(this.clusterId, deleted === 0 ? name : `${name}\u0000deleted ${deleted}`);
+  }
+
+  private persist(): void {
+    const topics: PersistedTopic[] = this.topics().map((t) => {
+      const configs = this.configs.get(t.name);
+      return {
+        name: t.name,
+        topicId: t.topicId,
+        partitions: t.partitions,
+        ...(this.grown.has(t.name) ? { grown: true } : {}),
+        ...(configs && Object.keys(configs).length > 0 ? { configs } : {}),
+      };
+    });
+    writeFileAtomic(this.file, JSON.stringify({ topics, deletions: this.deletions } satisfies PersistedTopics, null, 2) + '\n');
+  }
+
+  /** Adds a data topic and persists it (fsync + rename) before returning. */
+  createTopic(name: string, partitions: number, configs: Record<string, string>): TopicInfo {
+    if (this.byName.has(name)) throw new Error(`topic ${name} already exists`);
+    if (Object.keys(configs).length > 0) this.configs.set(name, { ...configs });
+    const topic = this.add({ name, topicId: this.idFor(name), partitions, internal: false });
+    this.persist();
+    return topic;
+  }
+
+  /** Removes a topic and persists that; the caller deletes its logs. */
+  deleteTopic(name: string): TopicInfo {
+    const topic = this.byName.get(name);
+    if (topic === undefined) throw new Error(`topic ${name} does not exist`);
+    this.byName.delete(name);
+    this.byId.delete(topic.topicId);
+    this.configs.delete(name);
+    this.grown.delete(name);
+    this.deletions[name] = (this.deletions[name] ?? 0) + 1;
+    this.persist();
+    return topic;
+  }
+
+  /** Raises a topic's partition count and persists it. */
+  growTopic(name: string, partitions: number): TopicInfo {
+    const before = this.byName.get(name);
+    if (before === undefined) throw new Error(`topic ${name} does not exist`);
+    if (partitions < before.partitions) throw new Error(`topic ${name} has ${before.partitions} partitions; they cannot be removed`);
+    const topic = this.add({ ...before, partitions });
+    this.grown.add(name);
+    this.persist();
+    return topic;
+  }
+
+  /** The configuration set on a topic (keys absent are at their defaults). */
+  topicConfigs(name: string): Readonly<Record<string, string>> {
+    return this.configs.get(name) ?? {};
+  }
+
+  /** Replaces the configuration set on a topic, and persists it. */
+  setTopicConfigs(name: string, configs: Record<string, string>): void {
+    if (!this.byName.has(name)) throw new Error(`topic ${name} does not exist`);
+    this.configs.set(name, { ...configs });
+    this.add(this.byName.get(name)!);
+    this.persist();
+  }
+
+  /** Registers a topic, its codec taken from its configuration (compression.type and the codec's level). */
+  private add(base: Omit<TopicInfo, 'compressionType' | 'compressionLevel'>): TopicInfo {
+    const topic: TopicInfo = { ...base, ...topicCompression(this.configs.get(base.name) ?? {}) };
     this.byName.set(topic.name, topic);
     this.byId.set(topic.topicId, topic);
+    return topic;
   }
 
   node(nodeId: number): NodeEndpoint | undefined {
@@ -165,9 +256,9 @@ export class Cluster implements ClusterView {
   }
 }
 
-function readPersisted(file: string): Map<string, { name: string; topicId: string; partitions: number }> {
-  const out = new Map<string, { name: string; topicId: string; partitions: number }>();
-  if (!fs.existsSync(file)) return out;
+function readPersisted(file: string): { topics: Map<string, PersistedTopic>; deletions: Record<string, number> } {
+  const out = new Map<string, PersistedTopic>();
+  if (!fs.existsSync(file)) return { topics: out, deletions: {} };
   let parsed: PersistedTopics;
   try {
     parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as PersistedTopics;
@@ -175,7 +266,7 @@ function readPersisted(file: string): Map<string, { name: string; topicId: strin
     throw new Error(`${file} is not valid JSON (${(error as Error).message}); it holds the topic ids, restore it or remove the data directory`);
   }
   for (const topic of parsed.topics ?? []) out.set(topic.name, topic);
-  return out;
+  return { topics: out, deletions: { ...(parsed.deletions ?? {}) } };
 }
 
 /** Write-to-temp, fsync, rename, fsync dir: the file is either old or new after a crash. */
@@ -192,6 +283,20 @@ export function writeFileAtomic(file: string, content: string): void {
   syncDirectory(path.dirname(file));
 }
 
-function writePersisted(file: string, topics: { name: string; topicId: string; partitions: number }[]): void {
-  writeFileAtomic(file, JSON.stringify({ topics } satisfies PersistedTopics, null, 2) + '\n');
+/** A configured topic's codec as the topic configs that IncrementalAlterConfigs would set. */
+function compressionConfigs(topic: Pick<TopicConfig, 'compressionType' | 'compressionLevel'>): Record<string, string> {
+  if (topic.compressionType === undefined) return {};
+  const configs: Record<string, string> = { 'compression.type': topic.compressionType };
+  if (topic.compressionLevel !== undefined) configs[`compression.${topic.compressionType}.level`] = String(topic.compressionLevel);
+  return configs;
+}
+
+/**
+ * compression.type and, for the codecs that take one here (gzip, zstd), its
+ * level: what the produce path recompresses into (produce-validation.ts).
+ */
+function topicCompression(configs: Readonly<Record<string, string>>): Pick<TopicInfo, 'compressionType' | 'compressionLevel'> {
+  const type = (configs['compression.type'] ?? 'producer') as TopicCompressionType;
+  const level = type === 'gzip' || type === 'zstd' ? configs[`compression.${type}.level`] : undefined;
+  return level === undefined ? { compressionType: type } : { compressionType: type, compressionLevel: Number(level) };
 }

@@ -81,10 +81,20 @@ export interface BrokerConfig {
   dataDir: string;
   /** Data topics created at start. */
   topics: TopicConfig[];
+  /** auto.create.topics.enable (Kafka's default: true): Metadata creates the topics it names. */
+  autoCreateTopics: boolean;
+  /** num.partitions (Kafka: 1): partitions of an auto-created topic, or of CreateTopics with -1. */
+  defaultPartitions: number;
   /** transaction.state.log.num.partitions (Kafka: 50). */
   transactionStatePartitions: number;
   /** offsets.topic.num.partitions (Kafka: 50). */
   consumerOffsetsPartitions: number;
+  /** group.initial.rebalance.delay.ms (Kafka: 3000): how long a rebalance of an empty classic group waits for more members. */
+  groupInitialRebalanceDelayMs: number;
+  /** group.min.session.timeout.ms (Kafka: 6000). */
+  groupMinSessionTimeoutMs: number;
+  /** group.max.session.timeout.ms (Kafka: 1800000). */
+  groupMaxSessionTimeoutMs: number;
   /** transaction.max.timeout.ms */
   transactionMaxTimeoutMs: number;
   /** transaction.abort.timed.out.transaction.cleanup.interval.ms (Kafka: 10 s). */
@@ -135,8 +145,13 @@ export function defaultConfig(): BrokerConfig {
     clusterId: 'kipgen-cluster',
     dataDir: DEFAULT_DATA_DIR,
     topics: [],
+    autoCreateTopics: true,
+    defaultPartitions: 1,
     transactionStatePartitions: 8,
     consumerOffsetsPartitions: 8,
+    groupInitialRebalanceDelayMs: 3_000,
+    groupMinSessionTimeoutMs: 6_000,
+    groupMaxSessionTimeoutMs: 1_800_000,
     transactionMaxTimeoutMs: 900_000,
     transactionAbortCheckIntervalMs: 1_000,
     requestTimeoutMs: 30_000,
@@ -149,6 +164,9 @@ export function defaultConfig(): BrokerConfig {
       sessionTimeoutMs: 45_000,
       heartbeatIntervalMs: 5_000,
       maxRecordLocks: 200,
+      // Kafka's defaults of the share.isolation.level and share.auto.offset.reset group configs.
+      isolationLevel: 'read_uncommitted',
+      autoOffsetReset: 'latest',
     },
     kip1289: true,
     logRequests: false,
@@ -204,6 +222,11 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
+  intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
+  intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');
+  intIn(config.groupMinSessionTimeoutMs, 1, 0x7fffffff, 'groupMinSessionTimeoutMs');
+  intIn(config.groupMaxSessionTimeoutMs, config.groupMinSessionTimeoutMs, 0x7fffffff, 'groupMaxSessionTimeoutMs');
+  if (typeof config.autoCreateTopics !== 'boolean') throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
   intIn(config.transactionVersion, 1, 2, 'transactionVersion');
   if (typeof config.transactionTwoPhaseCommitEnable !== 'boolean') throw new Error('config: transactionTwoPhaseCommitEnable must be true or false');
   const seen = new Set<string>();
@@ -224,6 +247,12 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(sg.sessionTimeoutMs, 1, 0x7fffffff, 'shareGroup.sessionTimeoutMs');
   intIn(sg.heartbeatIntervalMs, 1, 0x7fffffff, 'shareGroup.heartbeatIntervalMs');
   intIn(sg.maxRecordLocks, 1, 0x7fffffff, 'shareGroup.maxRecordLocks');
+  if (sg.isolationLevel !== 'read_committed' && sg.isolationLevel !== 'read_uncommitted') {
+    throw new Error(`config: shareGroup.isolationLevel must be "read_committed" or "read_uncommitted", got ${JSON.stringify(sg.isolationLevel)}`);
+  }
+  if (sg.autoOffsetReset !== 'earliest' && sg.autoOffsetReset !== 'latest') {
+    throw new Error(`config: shareGroup.autoOffsetReset must be "earliest" or "latest", got ${JSON.stringify(sg.autoOffsetReset)}`);
+  }
   return config;
 }
 

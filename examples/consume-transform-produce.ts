@@ -125,7 +125,7 @@ export async function runConsumeTransformProduce(
 
 async function consumeTransformProduce(env: ExampleEnvironment): Promise<ConsumeTransformProduceSummary> {
   const { print, bootstrap, runId, logger } = env;
-  const groupId = env.unique('order-pricers');
+  const groupId = await env.shareGroup('order-pricers');
   print(
     `consume-transform-produce (KIP-1289 §2.1): ${ORDERS} → price → ${PRICED}, output and acknowledgements in one transaction`,
   );

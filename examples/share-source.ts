@@ -197,7 +197,7 @@ export async function runShareSource(options: ExampleOptions = {}): Promise<Shar
 
 async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary> {
   const { print, bootstrap } = env;
-  const groupId = env.unique('sensor-totals');
+  const groupId = await env.shareGroup('sensor-totals');
   const transactionalId = env.unique('sensor-totals-source-0');
   print(
     `share-source (KIP-1289 §2.2): ${READINGS} → [share source] → totals per sensor (operator state, checkpointed); no producer`,

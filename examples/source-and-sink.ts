@@ -221,7 +221,7 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   });
   print(`1. produced ${VIEW_COUNT} page views to ${VIEWS}`);
 
-  const groupId = env.unique('page-view-enricher');
+  const groupId = await env.shareGroup('page-view-enricher');
   const transactionalId = env.unique('page-view-enricher-sink-0');
   let task = new SourceAndSinkTask(env, groupId, transactionalId);
   await task.open();

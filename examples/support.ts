@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { startBroker, type Broker } from '../coordinator/broker.js';
 import { writeFileAtomic } from '../coordinator/cluster.js';
-import { FetchRequest, FetchResponse } from '../generated/index.js';
+import { FetchRequest, FetchResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../generated/index.js';
 import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../runtime/record-batch.js';
 import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js';
 import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';
@@ -59,6 +59,14 @@ export interface ExampleEnvironment {
    * `base-<runId>` on a shared one (so that runs do not fence each other).
    */
   unique(base: string): string;
+  /**
+   * `unique(base)` for a share group, configured as the KIP-1289 flows need:
+   * share.isolation.level=read_committed (only committed output is consumed)
+   * and share.auto.offset.reset=earliest (records produced before the first
+   * fetch count). Kafka's defaults are read_uncommitted and latest, so this is
+   * what an application sets too (IncrementalAlterConfigs on the GROUP).
+   */
+  shareGroup(base: string): Promise<string>;
   /** Folder for checkpoint files (a temp folder, removed at the end). */
   stateDir: string;
   /** The clients' logger: warnings and errors to stderr. */
@@ -99,7 +107,8 @@ async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Pr
           port: 0,
           dataDir: path.join(stateDir, 'broker'),
           topics,
-          shareGroup: { heartbeatIntervalMs: 250 },
+          // KIP-1289 flows read committed output from the start; Kafka's group-config defaults are latest and read_uncommitted.
+          shareGroup: { heartbeatIntervalMs: 250, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
         },
         {
           log: (line) => {
@@ -119,6 +128,11 @@ async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Pr
     embedded: broker !== null,
     runId,
     unique: (base) => (broker !== null ? base : `${base}-${runId}`),
+    async shareGroup(base) {
+      const groupId = broker !== null ? base : `${base}-${runId}`;
+      await configureShareGroup(bootstrap, groupId, { 'share.isolation.level': 'read_committed', 'share.auto.offset.reset': 'earliest' });
+      return groupId;
+    },
     stateDir,
     logger,
     brokerLog,
@@ -141,6 +155,24 @@ export function describeEnvironment(env: ExampleEnvironment): string {
     : `kipgen broker at ${env.bootstrap} (records of this run carry header run=${env.runId})`;
 }
 
+/** Sets group configs with IncrementalAlterConfigs (GROUP resource); throws with the broker's reason if refused. */
+async function configureShareGroup(bootstrap: string, groupId: string, configs: Record<string, string>): Promise<void> {
+  const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
+  try {
+    const { response } = await client.send(client.anyNode(), IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, () =>
+      IncrementalAlterConfigsRequest.create({
+        resources: [{ resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }],
+      }),
+    );
+    const result = response.responses[0];
+    if (result === undefined || result.errorCode !== 0) {
+      throw new Error(`the broker at ${bootstrap} refused the configs of share group ${groupId} (error ${result?.errorCode}): ${result?.errorMessage ?? 'no reason given'}`);
+    }
+  } finally {
+    await client.close();
+  }
+}
+
 async function requireTopics(bootstrap: string, topics: TopicSpec[]): Promise<void> {
   const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
   try {
@@ -152,7 +184,7 @@ async function requireTopics(bootstrap: string, topics: TopicSpec[]): Promise<vo
     if (missing.length > 0) {
       const flags = topics.map((t) => `--topic ${t.name}:${t.partitions}`).join(' ');
       throw new Error(
-        `the broker at ${bootstrap} has no topic ${missing.join(', ')} (kipgen brokers create topics only at start); ` +
+        `the broker at ${bootstrap} has no topic ${missing.join(', ')} (create them first, e.g. with CreateTopics, or at start); ` +
           `start it with: npx kipgen broker --port ${bootstrap.split(':').pop()} ${flags}`,
       );
     }

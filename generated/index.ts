@@ -8,24 +8,58 @@ import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
+import { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
+import { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
+import { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
+import { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
 import { CreateAclsRequest } from './CreateAclsRequest.js';
 import { CreateAclsResponse } from './CreateAclsResponse.js';
+import { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
+import { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
+import { CreateTopicsRequest } from './CreateTopicsRequest.js';
+import { CreateTopicsResponse } from './CreateTopicsResponse.js';
 import { DeleteAclsRequest } from './DeleteAclsRequest.js';
 import { DeleteAclsResponse } from './DeleteAclsResponse.js';
+import { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
+import { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
+import { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
+import { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 import { DescribeAclsRequest } from './DescribeAclsRequest.js';
 import { DescribeAclsResponse } from './DescribeAclsResponse.js';
+import { DescribeClusterRequest } from './DescribeClusterRequest.js';
+import { DescribeClusterResponse } from './DescribeClusterResponse.js';
+import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
+import { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
+import { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
+import { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
 import { FetchResponse } from './FetchResponse.js';
 import { FindCoordinatorRequest } from './FindCoordinatorRequest.js';
 import { FindCoordinatorResponse } from './FindCoordinatorResponse.js';
+import { GroupMetadataKey } from './GroupMetadataKey.js';
+import { GroupMetadataValue } from './GroupMetadataValue.js';
+import { HeartbeatRequest } from './HeartbeatRequest.js';
+import { HeartbeatResponse } from './HeartbeatResponse.js';
+import { IncrementalAlterConfigsRequest } from './IncrementalAlterConfigsRequest.js';
+import { IncrementalAlterConfigsResponse } from './IncrementalAlterConfigsResponse.js';
 import { InitProducerIdRequest } from './InitProducerIdRequest.js';
 import { InitProducerIdResponse } from './InitProducerIdResponse.js';
+import { JoinGroupRequest } from './JoinGroupRequest.js';
+import { JoinGroupResponse } from './JoinGroupResponse.js';
+import { LeaveGroupRequest } from './LeaveGroupRequest.js';
+import { LeaveGroupResponse } from './LeaveGroupResponse.js';
+import { ListGroupsRequest } from './ListGroupsRequest.js';
+import { ListGroupsResponse } from './ListGroupsResponse.js';
 import { ListOffsetsRequest } from './ListOffsetsRequest.js';
 import { ListOffsetsResponse } from './ListOffsetsResponse.js';
 import { MetadataRequest } from './MetadataRequest.js';
 import { MetadataResponse } from './MetadataResponse.js';
+import { OffsetCommitKey } from './OffsetCommitKey.js';
+import { OffsetCommitRequest } from './OffsetCommitRequest.js';
+import { OffsetCommitResponse } from './OffsetCommitResponse.js';
+import { OffsetCommitValue } from './OffsetCommitValue.js';
 import { OffsetFetchRequest } from './OffsetFetchRequest.js';
 import { OffsetFetchResponse } from './OffsetFetchResponse.js';
 import { ProduceRequest } from './ProduceRequest.js';
@@ -48,6 +82,8 @@ import { ShareSnapshotKey } from './ShareSnapshotKey.js';
 import { ShareSnapshotValue } from './ShareSnapshotValue.js';
 import { ShareUpdateKey } from './ShareUpdateKey.js';
 import { ShareUpdateValue } from './ShareUpdateValue.js';
+import { SyncGroupRequest } from './SyncGroupRequest.js';
+import { SyncGroupResponse } from './SyncGroupResponse.js';
 import { TransactionLogKey } from './TransactionLogKey.js';
 import { TransactionLogValue } from './TransactionLogValue.js';
 import { TxnOffsetCommitRequest } from './TxnOffsetCommitRequest.js';
@@ -65,24 +101,58 @@ export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
+export { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
+export { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
+export { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
+export { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
 export { CreateAclsRequest } from './CreateAclsRequest.js';
 export { CreateAclsResponse } from './CreateAclsResponse.js';
+export { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
+export { CreatePartitionsResponse } from './CreatePartitionsResponse.js';
+export { CreateTopicsRequest } from './CreateTopicsRequest.js';
+export { CreateTopicsResponse } from './CreateTopicsResponse.js';
 export { DeleteAclsRequest } from './DeleteAclsRequest.js';
 export { DeleteAclsResponse } from './DeleteAclsResponse.js';
+export { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
+export { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
+export { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
+export { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 export { DescribeAclsRequest } from './DescribeAclsRequest.js';
 export { DescribeAclsResponse } from './DescribeAclsResponse.js';
+export { DescribeClusterRequest } from './DescribeClusterRequest.js';
+export { DescribeClusterResponse } from './DescribeClusterResponse.js';
+export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
+export { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
+export { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
+export { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
 export { FetchResponse } from './FetchResponse.js';
 export { FindCoordinatorRequest } from './FindCoordinatorRequest.js';
 export { FindCoordinatorResponse } from './FindCoordinatorResponse.js';
+export { GroupMetadataKey } from './GroupMetadataKey.js';
+export { GroupMetadataValue } from './GroupMetadataValue.js';
+export { HeartbeatRequest } from './HeartbeatRequest.js';
+export { HeartbeatResponse } from './HeartbeatResponse.js';
+export { IncrementalAlterConfigsRequest } from './IncrementalAlterConfigsRequest.js';
+export { IncrementalAlterConfigsResponse } from './IncrementalAlterConfigsResponse.js';
 export { InitProducerIdRequest } from './InitProducerIdRequest.js';
 export { InitProducerIdResponse } from './InitProducerIdResponse.js';
+export { JoinGroupRequest } from './JoinGroupRequest.js';
+export { JoinGroupResponse } from './JoinGroupResponse.js';
+export { LeaveGroupRequest } from './LeaveGroupRequest.js';
+export { LeaveGroupResponse } from './LeaveGroupResponse.js';
+export { ListGroupsRequest } from './ListGroupsRequest.js';
+export { ListGroupsResponse } from './ListGroupsResponse.js';
 export { ListOffsetsRequest } from './ListOffsetsRequest.js';
 export { ListOffsetsResponse } from './ListOffsetsResponse.js';
 export { MetadataRequest } from './MetadataRequest.js';
 export { MetadataResponse } from './MetadataResponse.js';
+export { OffsetCommitKey } from './OffsetCommitKey.js';
+export { OffsetCommitRequest } from './OffsetCommitRequest.js';
+export { OffsetCommitResponse } from './OffsetCommitResponse.js';
+export { OffsetCommitValue } from './OffsetCommitValue.js';
 export { OffsetFetchRequest } from './OffsetFetchRequest.js';
 export { OffsetFetchResponse } from './OffsetFetchResponse.js';
 export { ProduceRequest } from './ProduceRequest.js';
@@ -105,6 +175,8 @@ export { ShareSnapshotKey } from './ShareSnapshotKey.js';
 export { ShareSnapshotValue } from './ShareSnapshotValue.js';
 export { ShareUpdateKey } from './ShareUpdateKey.js';
 export { ShareUpdateValue } from './ShareUpdateValue.js';
+export { SyncGroupRequest } from './SyncGroupRequest.js';
+export { SyncGroupResponse } from './SyncGroupResponse.js';
 export { TransactionLogKey } from './TransactionLogKey.js';
 export { TransactionLogValue } from './TransactionLogValue.js';
 export { TxnOffsetCommitRequest } from './TxnOffsetCommitRequest.js';
@@ -155,8 +227,40 @@ export {
   type SupportedFeatureKey,
   type FinalizedFeatureKey,
 } from './ApiVersionsResponse.js';
+export { createConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
+export { createConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
+export { createConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
+export { createConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
 export { createCreateAclsRequest, createAclCreation, type AclCreation } from './CreateAclsRequest.js';
 export { createCreateAclsResponse, createAclCreationResult, type AclCreationResult } from './CreateAclsResponse.js';
+export {
+  createCreatePartitionsRequest,
+  createCreatePartitionsTopic,
+  createCreatePartitionsAssignment,
+  type CreatePartitionsTopic,
+  type CreatePartitionsAssignment,
+} from './CreatePartitionsRequest.js';
+export {
+  createCreatePartitionsResponse,
+  createCreatePartitionsTopicResult,
+  type CreatePartitionsTopicResult,
+} from './CreatePartitionsResponse.js';
+export {
+  createCreateTopicsRequest,
+  createCreatableTopic,
+  createCreatableReplicaAssignment,
+  createCreatableTopicConfig,
+  type CreatableTopic,
+  type CreatableReplicaAssignment,
+  type CreatableTopicConfig,
+} from './CreateTopicsRequest.js';
+export {
+  createCreateTopicsResponse,
+  createCreatableTopicResult,
+  createCreatableTopicConfigs,
+  type CreatableTopicResult,
+  type CreatableTopicConfigs,
+} from './CreateTopicsResponse.js';
 export { createDeleteAclsRequest, createDeleteAclsFilter, type DeleteAclsFilter } from './DeleteAclsRequest.js';
 export {
   createDeleteAclsResponse,
@@ -165,6 +269,18 @@ export {
   type DeleteAclsFilterResult,
   type DeleteAclsMatchingAcl,
 } from './DeleteAclsResponse.js';
+export { createDeleteGroupsRequest } from './DeleteGroupsRequest.js';
+export {
+  createDeleteGroupsResponse,
+  createDeletableGroupResult,
+  type DeletableGroupResult,
+} from './DeleteGroupsResponse.js';
+export { createDeleteTopicsRequest, createDeleteTopicState, type DeleteTopicState } from './DeleteTopicsRequest.js';
+export {
+  createDeleteTopicsResponse,
+  createDeletableTopicResult,
+  type DeletableTopicResult,
+} from './DeleteTopicsResponse.js';
 export { createDescribeAclsRequest } from './DescribeAclsRequest.js';
 export {
   createDescribeAclsResponse,
@@ -173,6 +289,32 @@ export {
   type DescribeAclsResource,
   type AclDescription,
 } from './DescribeAclsResponse.js';
+export { createDescribeClusterRequest } from './DescribeClusterRequest.js';
+export {
+  createDescribeClusterResponse,
+  createDescribeClusterBroker,
+  type DescribeClusterBroker,
+} from './DescribeClusterResponse.js';
+export {
+  createDescribeConfigsRequest,
+  createDescribeConfigsResource,
+  type DescribeConfigsResource,
+} from './DescribeConfigsRequest.js';
+export {
+  createDescribeConfigsResponse,
+  createDescribeConfigsResult,
+  createDescribeConfigsResourceResult,
+  createDescribeConfigsSynonym,
+  type DescribeConfigsResult,
+  type DescribeConfigsResourceResult,
+  type DescribeConfigsSynonym,
+} from './DescribeConfigsResponse.js';
+export { createDescribeGroupsRequest } from './DescribeGroupsRequest.js';
+export {
+  createDescribeGroupsResponse,
+  createDescribedGroupMember,
+  type DescribedGroupMember,
+} from './DescribeGroupsResponse.js';
 export { createEndTxnRequest } from './EndTxnRequest.js';
 export { createEndTxnResponse } from './EndTxnResponse.js';
 export { createFetchRequest, createReplicaState, type ReplicaState } from './FetchRequest.js';
@@ -189,8 +331,38 @@ export {
 } from './FetchResponse.js';
 export { createFindCoordinatorRequest } from './FindCoordinatorRequest.js';
 export { createFindCoordinatorResponse, createCoordinator, type Coordinator } from './FindCoordinatorResponse.js';
+export { createGroupMetadataKey } from './GroupMetadataKey.js';
+export { createGroupMetadataValue, createMemberMetadata, type MemberMetadata } from './GroupMetadataValue.js';
+export { createHeartbeatRequest } from './HeartbeatRequest.js';
+export { createHeartbeatResponse } from './HeartbeatResponse.js';
+export {
+  createIncrementalAlterConfigsRequest,
+  createAlterConfigsResource,
+  createAlterableConfig,
+  type AlterConfigsResource,
+  type AlterableConfig,
+} from './IncrementalAlterConfigsRequest.js';
+export {
+  createIncrementalAlterConfigsResponse,
+  createAlterConfigsResourceResponse,
+  type AlterConfigsResourceResponse,
+} from './IncrementalAlterConfigsResponse.js';
 export { createInitProducerIdRequest } from './InitProducerIdRequest.js';
 export { createInitProducerIdResponse } from './InitProducerIdResponse.js';
+export {
+  createJoinGroupRequest,
+  createJoinGroupRequestProtocol,
+  type JoinGroupRequestProtocol,
+} from './JoinGroupRequest.js';
+export {
+  createJoinGroupResponse,
+  createJoinGroupResponseMember,
+  type JoinGroupResponseMember,
+} from './JoinGroupResponse.js';
+export { createLeaveGroupRequest, createMemberIdentity, type MemberIdentity } from './LeaveGroupRequest.js';
+export { createLeaveGroupResponse, createMemberResponse, type MemberResponse } from './LeaveGroupResponse.js';
+export { createListGroupsRequest } from './ListGroupsRequest.js';
+export { createListGroupsResponse, createListedGroup, type ListedGroup } from './ListGroupsResponse.js';
 export {
   createListOffsetsRequest,
   createListOffsetsTopic,
@@ -215,6 +387,22 @@ export {
   type MetadataResponseTopic,
   type MetadataResponsePartition,
 } from './MetadataResponse.js';
+export { createOffsetCommitKey } from './OffsetCommitKey.js';
+export {
+  createOffsetCommitRequest,
+  createOffsetCommitRequestTopic,
+  createOffsetCommitRequestPartition,
+  type OffsetCommitRequestTopic,
+  type OffsetCommitRequestPartition,
+} from './OffsetCommitRequest.js';
+export {
+  createOffsetCommitResponse,
+  createOffsetCommitResponseTopic,
+  createOffsetCommitResponsePartition,
+  type OffsetCommitResponseTopic,
+  type OffsetCommitResponsePartition,
+} from './OffsetCommitResponse.js';
+export { createOffsetCommitValue } from './OffsetCommitValue.js';
 export {
   createOffsetFetchRequest,
   createOffsetFetchRequestTopic,
@@ -280,19 +468,19 @@ export {
   type AcquiredRecords,
 } from './ShareFetchResponse.js';
 export { createShareGroupDescribeRequest } from './ShareGroupDescribeRequest.js';
-export {
-  createShareGroupDescribeResponse,
-  createDescribedGroup,
-  createMember,
-  type DescribedGroup,
-  type Member,
-} from './ShareGroupDescribeResponse.js';
+export { createShareGroupDescribeResponse } from './ShareGroupDescribeResponse.js';
 export { createShareGroupHeartbeatRequest } from './ShareGroupHeartbeatRequest.js';
 export { createShareGroupHeartbeatResponse } from './ShareGroupHeartbeatResponse.js';
 export { createShareSnapshotKey } from './ShareSnapshotKey.js';
 export { createShareSnapshotValue } from './ShareSnapshotValue.js';
 export { createShareUpdateKey } from './ShareUpdateKey.js';
 export { createShareUpdateValue } from './ShareUpdateValue.js';
+export {
+  createSyncGroupRequest,
+  createSyncGroupRequestAssignment,
+  type SyncGroupRequestAssignment,
+} from './SyncGroupRequest.js';
+export { createSyncGroupResponse } from './SyncGroupResponse.js';
 export { createTransactionLogKey } from './TransactionLogKey.js';
 export { createTransactionLogValue, createPartitionsSchema, type PartitionsSchema } from './TransactionLogValue.js';
 export {
@@ -350,24 +538,58 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
+  ConsumerGroupDescribeRequest,
+  ConsumerGroupDescribeResponse,
+  ConsumerGroupHeartbeatRequest,
+  ConsumerGroupHeartbeatResponse,
   CreateAclsRequest,
   CreateAclsResponse,
+  CreatePartitionsRequest,
+  CreatePartitionsResponse,
+  CreateTopicsRequest,
+  CreateTopicsResponse,
   DeleteAclsRequest,
   DeleteAclsResponse,
+  DeleteGroupsRequest,
+  DeleteGroupsResponse,
+  DeleteTopicsRequest,
+  DeleteTopicsResponse,
   DescribeAclsRequest,
   DescribeAclsResponse,
+  DescribeClusterRequest,
+  DescribeClusterResponse,
+  DescribeConfigsRequest,
+  DescribeConfigsResponse,
+  DescribeGroupsRequest,
+  DescribeGroupsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
   FetchResponse,
   FindCoordinatorRequest,
   FindCoordinatorResponse,
+  GroupMetadataKey,
+  GroupMetadataValue,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsResponse,
   InitProducerIdRequest,
   InitProducerIdResponse,
+  JoinGroupRequest,
+  JoinGroupResponse,
+  LeaveGroupRequest,
+  LeaveGroupResponse,
+  ListGroupsRequest,
+  ListGroupsResponse,
   ListOffsetsRequest,
   ListOffsetsResponse,
   MetadataRequest,
   MetadataResponse,
+  OffsetCommitKey,
+  OffsetCommitRequest,
+  OffsetCommitResponse,
+  OffsetCommitValue,
   OffsetFetchRequest,
   OffsetFetchResponse,
   ProduceRequest,
@@ -390,6 +612,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ShareSnapshotValue,
   ShareUpdateKey,
   ShareUpdateValue,
+  SyncGroupRequest,
+  SyncGroupResponse,
   TransactionLogKey,
   TransactionLogValue,
   TxnOffsetCommitRequest,
@@ -457,6 +681,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    8,
+    {
+      apiKey: 8,
+      name: 'OffsetCommit',
+      request: OffsetCommitRequest,
+      response: OffsetCommitResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     9,
     {
       apiKey: 9,
@@ -479,6 +714,72 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    11,
+    {
+      apiKey: 11,
+      name: 'JoinGroup',
+      request: JoinGroupRequest,
+      response: JoinGroupResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    12,
+    {
+      apiKey: 12,
+      name: 'Heartbeat',
+      request: HeartbeatRequest,
+      response: HeartbeatResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    13,
+    {
+      apiKey: 13,
+      name: 'LeaveGroup',
+      request: LeaveGroupRequest,
+      response: LeaveGroupResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    14,
+    {
+      apiKey: 14,
+      name: 'SyncGroup',
+      request: SyncGroupRequest,
+      response: SyncGroupResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    15,
+    {
+      apiKey: 15,
+      name: 'DescribeGroups',
+      request: DescribeGroupsRequest,
+      response: DescribeGroupsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    16,
+    {
+      apiKey: 16,
+      name: 'ListGroups',
+      request: ListGroupsRequest,
+      response: ListGroupsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     17,
     {
       apiKey: 17,
@@ -496,6 +797,28 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       name: 'ApiVersions',
       request: ApiVersionsRequest,
       response: ApiVersionsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    19,
+    {
+      apiKey: 19,
+      name: 'CreateTopics',
+      request: CreateTopicsRequest,
+      response: CreateTopicsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    20,
+    {
+      apiKey: 20,
+      name: 'DeleteTopics',
+      request: DeleteTopicsRequest,
+      response: DeleteTopicsResponse,
       listeners: ['broker', 'controller'],
       latestVersionUnstable: false,
     },
@@ -600,6 +923,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    32,
+    {
+      apiKey: 32,
+      name: 'DescribeConfigs',
+      request: DescribeConfigsRequest,
+      response: DescribeConfigsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     36,
     {
       apiKey: 36,
@@ -607,6 +941,72 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: SaslAuthenticateRequest,
       response: SaslAuthenticateResponse,
       listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    37,
+    {
+      apiKey: 37,
+      name: 'CreatePartitions',
+      request: CreatePartitionsRequest,
+      response: CreatePartitionsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    42,
+    {
+      apiKey: 42,
+      name: 'DeleteGroups',
+      request: DeleteGroupsRequest,
+      response: DeleteGroupsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    44,
+    {
+      apiKey: 44,
+      name: 'IncrementalAlterConfigs',
+      request: IncrementalAlterConfigsRequest,
+      response: IncrementalAlterConfigsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    60,
+    {
+      apiKey: 60,
+      name: 'DescribeCluster',
+      request: DescribeClusterRequest,
+      response: DescribeClusterResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    68,
+    {
+      apiKey: 68,
+      name: 'ConsumerGroupHeartbeat',
+      request: ConsumerGroupHeartbeatRequest,
+      response: ConsumerGroupHeartbeatResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    69,
+    {
+      apiKey: 69,
+      name: 'ConsumerGroupDescribe',
+      request: ConsumerGroupDescribeRequest,
+      response: ConsumerGroupDescribeResponse,
+      listeners: ['broker'],
       latestVersionUnstable: false,
     },
   ],
@@ -689,10 +1089,19 @@ export const ApiKey = {
   Fetch: 1,
   ListOffsets: 2,
   Metadata: 3,
+  OffsetCommit: 8,
   OffsetFetch: 9,
   FindCoordinator: 10,
+  JoinGroup: 11,
+  Heartbeat: 12,
+  LeaveGroup: 13,
+  SyncGroup: 14,
+  DescribeGroups: 15,
+  ListGroups: 16,
   SaslHandshake: 17,
   ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
   InitProducerId: 22,
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
@@ -702,7 +1111,14 @@ export const ApiKey = {
   DescribeAcls: 29,
   CreateAcls: 30,
   DeleteAcls: 31,
+  DescribeConfigs: 32,
   SaslAuthenticate: 36,
+  CreatePartitions: 37,
+  DeleteGroups: 42,
+  IncrementalAlterConfigs: 44,
+  DescribeCluster: 60,
+  ConsumerGroupHeartbeat: 68,
+  ConsumerGroupDescribe: 69,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
   ShareFetch: 78,
@@ -791,6 +1207,20 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     listeners: ['broker'],
   },
   {
+    name: 'OffsetCommit',
+    apiKey: 8,
+    validVersions: { lowest: 2, highest: 10 },
+    requestHeaders: [
+      { lowest: 2, highest: 7, header: 1 },
+      { lowest: 8, highest: 10, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 2, highest: 7, header: 0 },
+      { lowest: 8, highest: 10, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
     name: 'OffsetFetch',
     apiKey: 9,
     validVersions: { lowest: 1, highest: 10 },
@@ -819,6 +1249,90 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     listeners: ['broker'],
   },
   {
+    name: 'JoinGroup',
+    apiKey: 11,
+    validVersions: { lowest: 0, highest: 9 },
+    requestHeaders: [
+      { lowest: 0, highest: 5, header: 1 },
+      { lowest: 6, highest: 9, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 5, header: 0 },
+      { lowest: 6, highest: 9, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Heartbeat',
+    apiKey: 12,
+    validVersions: { lowest: 0, highest: 4 },
+    requestHeaders: [
+      { lowest: 0, highest: 3, header: 1 },
+      { lowest: 4, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 3, header: 0 },
+      { lowest: 4, highest: 4, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'LeaveGroup',
+    apiKey: 13,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 3, header: 1 },
+      { lowest: 4, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 3, header: 0 },
+      { lowest: 4, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'SyncGroup',
+    apiKey: 14,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 3, header: 1 },
+      { lowest: 4, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 3, header: 0 },
+      { lowest: 4, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeGroups',
+    apiKey: 15,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 4, header: 1 },
+      { lowest: 5, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 4, header: 0 },
+      { lowest: 5, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ListGroups',
+    apiKey: 16,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
     name: 'SaslHandshake',
     apiKey: 17,
     validVersions: { lowest: 0, highest: 1 },
@@ -835,6 +1349,34 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
       { lowest: 3, highest: 5, header: 2 },
     ],
     responseHeaders: [{ lowest: 0, highest: 5, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreateTopics',
+    apiKey: 19,
+    validVersions: { lowest: 2, highest: 7 },
+    requestHeaders: [
+      { lowest: 2, highest: 4, header: 1 },
+      { lowest: 5, highest: 7, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 2, highest: 4, header: 0 },
+      { lowest: 5, highest: 7, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteTopics',
+    apiKey: 20,
+    validVersions: { lowest: 1, highest: 6 },
+    requestHeaders: [
+      { lowest: 1, highest: 3, header: 1 },
+      { lowest: 4, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 3, header: 0 },
+      { lowest: 4, highest: 6, header: 1 },
+    ],
     listeners: ['broker', 'controller'],
   },
   {
@@ -958,6 +1500,20 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     listeners: ['broker', 'controller'],
   },
   {
+    name: 'DescribeConfigs',
+    apiKey: 32,
+    validVersions: { lowest: 1, highest: 4 },
+    requestHeaders: [
+      { lowest: 1, highest: 3, header: 1 },
+      { lowest: 4, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 3, header: 0 },
+      { lowest: 4, highest: 4, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
     name: 'SaslAuthenticate',
     apiKey: 36,
     validVersions: { lowest: 0, highest: 2 },
@@ -970,6 +1526,72 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
       { lowest: 2, highest: 2, header: 1 },
     ],
     listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreatePartitions',
+    apiKey: 37,
+    validVersions: { lowest: 0, highest: 3 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteGroups',
+    apiKey: 42,
+    validVersions: { lowest: 0, highest: 3 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'IncrementalAlterConfigs',
+    apiKey: 44,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [
+      { lowest: 0, highest: 0, header: 1 },
+      { lowest: 1, highest: 1, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 0, header: 0 },
+      { lowest: 1, highest: 1, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DescribeCluster',
+    apiKey: 60,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [{ lowest: 0, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 2, header: 1 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ConsumerGroupHeartbeat',
+    apiKey: 68,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ConsumerGroupDescribe',
+    apiKey: 69,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
   },
   {
     name: 'ShareGroupHeartbeat',

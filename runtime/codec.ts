@@ -11,6 +11,17 @@ export interface VersionRange {
   readonly highest: number;
 }
 
+/** How `decode` treats input it was given but the message did not use. */
+export interface DecodeOptions {
+  /**
+   * Called with the count of bytes left after the message, instead of failing.
+   * Kafka's brokers read requests this way (they never check for leftovers),
+   * and some clients rely on it (docs/DESIGN.md §6). Without it, leftovers are a
+   * DecodeError: a version mismatch or corruption.
+   */
+  onTrailingBytes?: (count: number) => void;
+}
+
 /** What every generated message codec offers (docs/DESIGN.md §2). */
 export interface MessageCodec<T> {
   readonly name: string;
@@ -28,8 +39,8 @@ export interface MessageCodec<T> {
    * socket write. Those values must not change until the chunks are sent.
    */
   encodeChunks(message: T, version: number): Uint8Array[];
-  /** Decodes exactly `bytes` (trailing bytes are an error). */
-  decode(bytes: Uint8Array, version: number): T;
+  /** Decodes exactly `bytes`: trailing bytes are an error unless `options.onTrailingBytes` takes them. */
+  decode(bytes: Uint8Array, version: number, options?: DecodeOptions): T;
   /** Size pass: the bytes `write` will produce. */
   size(message: T, version: number): number;
   /** Writes into a Writer sized by `size`, so that several parts can share one allocation. */

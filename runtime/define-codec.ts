@@ -69,12 +69,14 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
         throw explain(error, message, version);
       }
     },
-    decode(bytes, version) {
+    decode(bytes, version, options) {
       check(version);
       const reader = new Reader(bytes);
       try {
         const message = parts.read(reader, version);
-        reader.expectEnd();
+        const left = bytes.length - reader.pos;
+        if (left !== 0 && options?.onTrailingBytes !== undefined) options.onTrailingBytes(left);
+        else reader.expectEnd();
         return message;
       } catch (error) {
         throw decodeErrorAt(error, name);

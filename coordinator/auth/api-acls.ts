@@ -25,6 +25,7 @@ import type { ClusterView, RequestContext } from '../broker-context.js';
 import { BrokerError, ErrorCode } from '../errors.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
+import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
 import { ANONYMOUS } from './session.js';
 
 type Next = (request: any) => Promise<any>;
@@ -323,6 +324,9 @@ const RULES: Record<number, Rule> = {
     });
   },
 };
+
+// The group and admin APIs' rules live beside (issue 15).
+Object.assign(RULES, GROUP_ADMIN_RULES);
 
 /** API keys with a rule (for tests and docs). */
 export const AUTHORIZED_APIS: readonly number[] = Object.keys(RULES).map(Number);

@@ -1,22 +1,22 @@
 /**
- * OffsetCommitKey / OffsetCommitValue (record type 1 of `__consumer_offsets`),
- * in Kafka's layout. Our message-schemas/ ship no codec for them (the group
- * coordinator's records are not part of kipgen's schema set), so these two
- * small, fixed, non-flexible layouts are written by hand here with the
- * runtime's Reader and Writer:
- *
- *   key   = int16 1 | group string | topic string | partition int32
- *   value = int16 3 | offset int64 | leaderEpoch int32 | metadata string | commitTimestamp int64
- *
- * Values of versions 0–3 are read (v1 adds expireTimestamp, v3 leaderEpoch);
- * version 4 (flexible) is refused, since kipgen never writes it.
+ * The `__consumer_offsets` records, in Kafka's layout, through the generated
+ * codecs: OffsetCommitKey/Value (record type 1: a committed offset) and
+ * GroupMetadataKey/Value (record type 2: a classic group's generation and
+ * members). Values are written at version 3 (OffsetCommitValue: the highest
+ * non-flexible one, as Kafka writes when no topic id is stored) and version 3
+ * (GroupMetadataValue, as Kafka writes); any valid version is read. A null
+ * value is a tombstone: the offset or the group is deleted.
  */
-import { DecodeError, Reader, Writer, utf8Length } from '../../runtime/index.js';
+import { GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue as OffsetCommitValueCodec } from '../../generated/index.js';
+import type { GroupMetadataValue as GroupMetadataValueType } from '../../generated/GroupMetadataValue.js';
+import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-records.js';
 
 export const OFFSET_COMMIT_RECORD_TYPE = 1;
-const VALUE_VERSION = 3;
+export const GROUP_METADATA_RECORD_TYPE = 2;
+const OFFSET_VALUE_VERSION = 3;
+const GROUP_VALUE_VERSION = 3;
 
-export interface OffsetCommitKey {
+export interface OffsetCommitKeyFields {
   group: string;
   topic: string;
   partition: number;
@@ -29,47 +29,38 @@ export interface OffsetCommitValue {
   commitTimestamp: bigint;
 }
 
-export function encodeOffsetCommitKey(key: OffsetCommitKey): Uint8Array {
-  const size = 2 + 2 + utf8Length(key.group) + 2 + utf8Length(key.topic) + 4;
-  const writer = new Writer(size);
-  writer.int16(OFFSET_COMMIT_RECORD_TYPE);
-  writer.string(key.group, false);
-  writer.string(key.topic, false);
-  writer.int32(key.partition);
-  return writer.finish();
+export type GroupMetadata = GroupMetadataValueType;
+
+export function encodeOffsetCommitKey(key: OffsetCommitKeyFields): Uint8Array {
+  return encodeCoordinatorKey(OffsetCommitKey, OffsetCommitKey.create(key));
 }
 
 export function encodeOffsetCommitValue(value: OffsetCommitValue): Uint8Array {
-  const size = 2 + 8 + 4 + 2 + utf8Length(value.metadata) + 8;
-  const writer = new Writer(size);
-  writer.int16(VALUE_VERSION);
-  writer.int64(value.offset);
-  writer.int32(value.leaderEpoch);
-  writer.string(value.metadata, false);
-  writer.int64(value.commitTimestamp);
-  return writer.finish();
+  return encodeCoordinatorValue(OffsetCommitValueCodec, OffsetCommitValueCodec.create(value), OFFSET_VALUE_VERSION);
 }
 
-export function decodeOffsetCommitKey(bytes: Uint8Array): OffsetCommitKey {
-  const reader = new Reader(bytes);
-  const type = reader.int16();
-  if (type !== OFFSET_COMMIT_RECORD_TYPE) throw new DecodeError(`record type ${type} is not OffsetCommitKey (1)`);
-  const group = reader.string(false)!;
-  const topic = reader.string(false)!;
-  const partition = reader.int32();
-  reader.expectEnd();
-  return { group, topic, partition };
+export function decodeOffsetCommitKey(bytes: Uint8Array): OffsetCommitKeyFields {
+  const key = decodeCoordinatorKey(OffsetCommitKey, bytes);
+  return { group: key.group, topic: key.topic, partition: key.partition };
 }
 
 export function decodeOffsetCommitValue(bytes: Uint8Array): OffsetCommitValue {
-  const reader = new Reader(bytes);
-  const version = reader.int16();
-  if (version < 0 || version > 3) throw new DecodeError(`OffsetCommitValue version ${version} is not supported (0-3)`);
-  const offset = reader.int64();
-  const leaderEpoch = version >= 3 ? reader.int32() : -1;
-  const metadata = reader.string(false)!;
-  const commitTimestamp = reader.int64();
-  if (version === 1) reader.int64(); // expireTimestamp
-  reader.expectEnd();
-  return { offset, leaderEpoch, metadata, commitTimestamp };
+  const { value } = decodeCoordinatorValue(OffsetCommitValueCodec, bytes);
+  return { offset: value.offset, leaderEpoch: value.leaderEpoch, metadata: value.metadata, commitTimestamp: value.commitTimestamp };
+}
+
+export function encodeGroupMetadataKey(group: string): Uint8Array {
+  return encodeCoordinatorKey(GroupMetadataKey, GroupMetadataKey.create({ group }));
+}
+
+export function decodeGroupMetadataKey(bytes: Uint8Array): string {
+  return decodeCoordinatorKey(GroupMetadataKey, bytes).group;
+}
+
+export function encodeGroupMetadataValue(value: GroupMetadata): Uint8Array {
+  return encodeCoordinatorValue(GroupMetadataValue, value, GROUP_VALUE_VERSION);
+}
+
+export function decodeGroupMetadataValue(bytes: Uint8Array): GroupMetadata {
+  return decodeCoordinatorValue(GroupMetadataValue, bytes).value;
 }

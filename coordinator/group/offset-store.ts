@@ -7,9 +7,9 @@
  * group coordinator does the same. Replaying the log at startup resolves the
  * pending records against the markers found after them.
  *
- * kipgen has no classic consumer-group membership (JoinGroup/SyncGroup), so
- * TxnOffsetCommit's generation and member id are not checked (as for a group
- * with no members in Kafka).
+ * OffsetCommit writes plain (non-transactional) OffsetCommit records, fsynced
+ * before the reply. Classic groups' GroupMetadata records are kept here too
+ * (the last one per group); DeleteGroups writes tombstones for both.
  */
 import { encodeRecordBatch, readControlRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, type Cluster } from '../cluster.js';
@@ -17,11 +17,17 @@ import { coordinatorRecordType } from '../coordinator-records.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import {
+  GROUP_METADATA_RECORD_TYPE,
   OFFSET_COMMIT_RECORD_TYPE,
+  decodeGroupMetadataKey,
+  decodeGroupMetadataValue,
   decodeOffsetCommitKey,
   decodeOffsetCommitValue,
+  encodeGroupMetadataKey,
+  encodeGroupMetadataValue,
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
+  type GroupMetadata,
   type OffsetCommitValue,
 } from './offset-records.js';
 
@@ -55,6 +61,8 @@ class OffsetsPartition {
   readonly committed: GroupOffsets = new Map();
   /** producer id → offsets it wrote in its open transaction. */
   readonly pending = new Map<bigint, PendingCommit[]>();
+  /** The last GroupMetadata record of each classic group (deleted groups removed). */
+  readonly groups = new Map<string, GroupMetadata>();
 
   apply(commit: PendingCommit): void {
     let group = this.committed.get(commit.group);
@@ -91,8 +99,20 @@ export class OffsetStore {
           continue;
         }
         for (const record of batch.records) {
-          if (record.key === null || coordinatorRecordType(record.key) !== OFFSET_COMMIT_RECORD_TYPE || record.value === null) continue;
+          if (record.key === null) continue;
+          const type = coordinatorRecordType(record.key);
+          if (type === GROUP_METADATA_RECORD_TYPE) {
+            const group = decodeGroupMetadataKey(record.key);
+            if (record.value === null) state.groups.delete(group);
+            else state.groups.set(group, decodeGroupMetadataValue(record.value));
+            continue;
+          }
+          if (type !== OFFSET_COMMIT_RECORD_TYPE) continue;
           const key = decodeOffsetCommitKey(record.key);
+          if (record.value === null) {
+            state.committed.get(key.group)?.delete(tpKey(key.topic, key.partition));
+            continue;
+          }
           const commit = { ...key, value: decodeOffsetCommitValue(record.value) };
           if (batch.isTransactional) this.addPending(state, batch.producerId, commit);
           else state.apply(commit);
@@ -135,6 +155,78 @@ export class OffsetStore {
       }),
     );
     for (const commit of commits) this.addPending(state, producerId, commit);
+  }
+
+  /** OffsetCommit: writes the offsets (fsynced) as one batch, then they are committed. */
+  async commit(groupId: string, offsets: OffsetToCommit[]): Promise<void> {
+    const partition = this.cluster.offsetsPartitionFor(groupId);
+    const state = this.partitions.get(partition)!;
+    const now = BigInt(Date.now());
+    const commits: PendingCommit[] = offsets.map((o) => ({
+      group: groupId,
+      topic: o.topic,
+      partition: o.partition,
+      value: { offset: o.offset, leaderEpoch: o.leaderEpoch, metadata: o.metadata ?? '', commitTimestamp: now },
+    }));
+    await this.log(partition).append(
+      encodeRecordBatch({
+        baseTimestamp: now,
+        records: commits.map((c) => ({
+          key: encodeOffsetCommitKey({ group: c.group, topic: c.topic, partition: c.partition }),
+          value: encodeOffsetCommitValue(c.value),
+          timestamp: now,
+        })),
+      }),
+    );
+    for (const commit of commits) state.apply(commit);
+  }
+
+  /** Stores a classic group's metadata (its generation and members) as Kafka does after each rebalance. */
+  async writeGroupMetadata(groupId: string, value: GroupMetadata): Promise<void> {
+    const partition = this.cluster.offsetsPartitionFor(groupId);
+    const now = BigInt(Date.now());
+    await this.log(partition).append(encodeRecordBatch({ baseTimestamp: now, records: [{ key: encodeGroupMetadataKey(groupId), value: encodeGroupMetadataValue(value), timestamp: now }] }));
+    this.partitions.get(partition)!.groups.set(groupId, value);
+  }
+
+  /** The last stored metadata of a classic group, if any. */
+  groupMetadata(groupId: string): GroupMetadata | undefined {
+    return this.partitions.get(this.cluster.offsetsPartitionFor(groupId))?.groups.get(groupId);
+  }
+
+  /** Whether the group has committed offsets, or pending transactional ones. */
+  hasOffsets(groupId: string): boolean {
+    const state = this.partitions.get(this.cluster.offsetsPartitionFor(groupId));
+    if (state === undefined) return false;
+    if ((state.committed.get(groupId)?.size ?? 0) > 0) return true;
+    for (const list of state.pending.values()) if (list.some((c) => c.group === groupId)) return true;
+    return false;
+  }
+
+  /** Groups with offsets or metadata in this node's partitions. */
+  groupIds(): string[] {
+    const ids = new Set<string>();
+    for (const state of this.partitions.values()) {
+      for (const [group, offsets] of state.committed) if (offsets.size > 0) ids.add(group);
+      for (const group of state.groups.keys()) ids.add(group);
+    }
+    return [...ids];
+  }
+
+  /** DeleteGroups: tombstones for the group's offsets and metadata (fsynced), then forgotten. */
+  async deleteGroup(groupId: string): Promise<void> {
+    const partition = this.cluster.offsetsPartitionFor(groupId);
+    const state = this.partitions.get(partition)!;
+    const now = BigInt(Date.now());
+    const records: { key: Uint8Array; value: null; timestamp: bigint }[] = [];
+    for (const key of state.committed.get(groupId)?.keys() ?? []) {
+      const [topic, p] = key.split('\u0000') as [string, string];
+      records.push({ key: encodeOffsetCommitKey({ group: groupId, topic, partition: Number(p) }), value: null, timestamp: now });
+    }
+    records.push({ key: encodeGroupMetadataKey(groupId), value: null, timestamp: now });
+    await this.log(partition).append(encodeRecordBatch({ baseTimestamp: now, records }));
+    state.committed.delete(groupId);
+    state.groups.delete(groupId);
   }
 
   /** A marker reached `__consumer_offsets-<partition>`: materialize or drop that producer's pending offsets. */

@@ -43,9 +43,28 @@ export function apiVersionsHandler(registry: ApiRegistry, features: Record<strin
   };
 }
 
-export function metadataHandler(cluster: Cluster): Handler {
+/**
+ * Creates a topic a Metadata request names when it does not exist
+ * (auto.create.topics.enable); null when the topic now exists, or the error
+ * for that topic. Absent: no auto-creation.
+ */
+export type AutoCreate = (name: string) => Promise<{ error: number; message: string } | null>;
+
+export function metadataHandler(cluster: Cluster, autoCreate?: AutoCreate): Handler {
   return async (req, ctx) => {
     const v = ctx.apiVersion;
+    // Kafka creates the topics a request names, by name only, when both the
+    // request (always before v4) and the broker allow it. kipgen's creation is
+    // done before the answer, so the topic is returned ready at once instead
+    // of with Kafka's transient LEADER_NOT_AVAILABLE.
+    const autoErrors = new Map<string, { error: number; message: string }>();
+    if (autoCreate !== undefined && req.topics !== null && (v < 4 || req.allowAutoTopicCreation)) {
+      for (const w of req.topics as { name: string | null }[]) {
+        if (w.name === null || w.name === undefined || cluster.topicByName(w.name) !== undefined) continue;
+        const failed = await autoCreate(w.name);
+        if (failed !== null) autoErrors.set(w.name, failed);
+      }
+    }
     // v0: an empty list means every topic; v1+: null means every topic.
     const all = req.topics === null || (v === 0 && req.topics.length === 0);
     const wanted: { name: string | null; topicId: string }[] = all
@@ -56,7 +75,7 @@ export function metadataHandler(cluster: Cluster): Handler {
       const info = byId ? cluster.topicById(w.topicId) : cluster.topicByName(w.name!);
       if (info === undefined) {
         return {
-          errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : (autoErrors.get(w.name!)?.error ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
           // The name is nullable only from v12.
           name: w.name ?? (v >= 12 ? null : ''),
           topicId: w.topicId ?? ZERO_UUID,

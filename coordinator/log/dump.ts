@@ -20,7 +20,14 @@ import type { MessageCodec } from '../../runtime/index.js';
 import { decodeRecordBatch, readBatchHeader, readControlRecord, verifyCrc, type KafkaRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC, TRANSACTION_STATE_TOPIC } from '../cluster.js';
 import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue } from '../coordinator-records.js';
-import { decodeOffsetCommitKey, decodeOffsetCommitValue, OFFSET_COMMIT_RECORD_TYPE } from '../group/offset-records.js';
+import {
+  GROUP_METADATA_RECORD_TYPE,
+  OFFSET_COMMIT_RECORD_TYPE,
+  decodeGroupMetadataKey,
+  decodeGroupMetadataValue,
+  decodeOffsetCommitKey,
+  decodeOffsetCommitValue,
+} from '../group/offset-records.js';
 import { txnStateName } from '../txn/transaction-metadata.js';
 import { SEGMENT_SUFFIX } from './segment.js';
 
@@ -115,6 +122,15 @@ function describeRecord(topic: string, record: KafkaRecord, isControl: boolean):
       if (record.value === null) return `offsetCommit: ${key.group} ${key.topic}-${key.partition} <tombstone>`;
       const value = decodeOffsetCommitValue(record.value);
       return `offsetCommit: group ${key.group} ${key.topic}-${key.partition} offset ${value.offset} leaderEpoch ${value.leaderEpoch} metadata ${JSON.stringify(value.metadata)}`;
+    }
+    if (record.key !== null && topic === CONSUMER_OFFSETS_TOPIC && coordinatorRecordType(record.key) === GROUP_METADATA_RECORD_TYPE) {
+      const group = decodeGroupMetadataKey(record.key);
+      if (record.value === null) return `groupMetadata: ${group} <tombstone>`;
+      const value = decodeGroupMetadataValue(record.value);
+      return (
+        `groupMetadata: ${group} protocolType ${JSON.stringify(value.protocolType)} generation ${value.generation} protocol ${JSON.stringify(value.protocol)}` +
+        ` leader ${JSON.stringify(value.leader)} members [${value.members.map((m) => `${m.memberId} (${m.clientId}, ${m.assignment.length}-byte assignment)`).join(', ')}]`
+      );
     }
     if (record.key !== null && topic === SHARE_GROUP_STATE_TOPIC) {
       const type = coordinatorRecordType(record.key);

@@ -4,6 +4,8 @@
  * an append resolves); data topics are written to the page cache, which
  * survives `kill -9` (Kafka also leaves flushing to the OS by default).
  */
+import * as fs from 'node:fs';
+import type { TopicInfo } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
 import { PartitionLog } from './partition-log.js';
 
@@ -12,22 +14,37 @@ export class LogManager {
 
   constructor(
     private readonly cluster: Cluster,
-    dataDir: string,
-    segmentBytes: number,
-    log: (line: string) => void,
+    private readonly dataDir: string,
+    private readonly segmentBytes: number,
+    private readonly log: (line: string) => void,
   ) {
     const started = Date.now();
-    for (const topic of cluster.topics()) {
-      for (const partition of cluster.localPartitions(topic)) {
-        const partitionLog = PartitionLog.open(dataDir, topic.name, topic.topicId, partition, {
-          segmentBytes,
-          durable: topic.internal,
-          log,
-        });
-        this.logs.set(key(topic.name, partition), partitionLog);
-      }
-    }
+    for (const topic of cluster.topics()) this.openTopic(topic);
     log(`recovered ${this.logs.size} partition logs in ${Date.now() - started} ms from ${dataDir}`);
+  }
+
+  /** Opens (creating) the logs of this node's partitions of `topic` that are not open yet: after CreateTopics or CreatePartitions. */
+  openTopic(topic: TopicInfo): void {
+    for (const partition of this.cluster.localPartitions(topic)) {
+      if (this.logs.has(key(topic.name, partition))) continue;
+      const partitionLog = PartitionLog.open(this.dataDir, topic.name, topic.topicId, partition, {
+        segmentBytes: this.segmentBytes,
+        durable: topic.internal,
+        log: this.log,
+      });
+      this.logs.set(key(topic.name, partition), partitionLog);
+    }
+  }
+
+  /** Closes and removes the logs of a deleted topic (DeleteTopics): its data is gone, as in Kafka. */
+  dropTopic(topic: TopicInfo): void {
+    for (let partition = 0; partition < topic.partitions; partition++) {
+      const partitionLog = this.logs.get(key(topic.name, partition));
+      if (partitionLog === undefined) continue;
+      this.logs.delete(key(topic.name, partition));
+      partitionLog.close();
+      fs.rmSync(partitionLog.dir, { recursive: true, force: true });
+    }
   }
 
   /** The log of a partition this node leads, by topic name. */

@@ -161,6 +161,8 @@ class Connection {
   /** Non-Produce frames skipped because the client had gone (logged once the queue is empty). */
   private droppedAfterClose = 0;
   private readonly closeCallbacks: (() => void)[] = [];
+  /** APIs (name@clientId) whose trailing bytes this connection already logged: one line each, not one per request. */
+  private readonly trailingLogged = new Set<string>();
   readonly peer: string;
 
   private authTimer: NodeJS.Timeout | null = null;
@@ -332,6 +334,15 @@ class Connection {
     if (this.refuseAfterQueue !== null && this.queue.length === 0) this.reject(this.refuseAfterQueue);
   }
 
+  private logTrailingBytes(apiName: string, apiVersion: number, clientId: string | null, count: number): void {
+    const key = `${apiName}@${clientId ?? ''}`;
+    if (this.trailingLogged.has(key)) return;
+    this.trailingLogged.add(key);
+    this.options.log(
+      `connection ${this.id} (${this.peer}) client ${JSON.stringify(clientId)}: ${apiName} v${apiVersion} request has ${count} byte(s) after its body; ignored, as Kafka does (logged once per connection and API)`,
+    );
+  }
+
   /** Decodes, dispatches and encodes one request; null when no response is due (Produce acks=0). */
   private async handle(frame: Uint8Array): Promise<Uint8Array[] | null> {
     if (this.session.rawTokens) {
@@ -383,7 +394,11 @@ class Connection {
     let request: unknown;
     try {
       header = RequestHeader.read(reader, requestCodec.headerVersion(apiVersion));
-      request = requestCodec.decode(frame.subarray(reader.pos), apiVersion);
+      // Bytes after the body are ignored, as Kafka's broker does (docs/DESIGN.md §6):
+      // librdkafka 2.15's all-topics Metadata v13 request carries 3 of them.
+      request = requestCodec.decode(frame.subarray(reader.pos), apiVersion, {
+        onTrailingBytes: (count) => this.logTrailingBytes(api.name, apiVersion, header.clientId, count),
+      });
     } catch (error) {
       throw new RejectedFrame(`malformed ${api.name} v${apiVersion} request (correlation id ${correlationId}): ${(error as Error).message}`);
     }

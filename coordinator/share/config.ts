@@ -30,6 +30,14 @@ export interface ShareConfig {
    * delivered.
    */
   autoOffsetReset: 'earliest' | 'latest';
+  /**
+   * Which records a share fetch delivers: Kafka's share.isolation.level group
+   * config (default read_uncommitted). kipgen's share coordinator defaults to
+   * read_committed on its own; the broker passes its configured default
+   * (shareGroup.isolationLevel, Kafka's by default), and a group's config
+   * overrides both.
+   */
+  isolationLevel: 'read_committed' | 'read_uncommitted';
   /** Records acquired per ShareFetch when the request's MaxRecords is 0 or less (the client's max.poll.records default). */
   defaultMaxRecords: number;
   /**
@@ -51,6 +59,7 @@ export const DEFAULT_SHARE_CONFIG: Readonly<ShareConfig> = Object.freeze({
   sessionTimeoutMs: 45_000,
   maxShareSessions: 1_000,
   autoOffsetReset: 'earliest',
+  isolationLevel: 'read_committed',
   defaultMaxRecords: 500,
   maxFetchWaitMs: 5_000,
   housekeepingIntervalMs: 1_000,
@@ -59,7 +68,7 @@ export const DEFAULT_SHARE_CONFIG: Readonly<ShareConfig> = Object.freeze({
 /** The defaults overridden by `overrides`, checked against Kafka's bounds. */
 export function shareConfig(overrides: Partial<ShareConfig> = {}): ShareConfig {
   const config = { ...DEFAULT_SHARE_CONFIG, ...overrides };
-  const positive: (keyof Omit<ShareConfig, 'autoOffsetReset'>)[] = [
+  const positive: (keyof Omit<ShareConfig, 'autoOffsetReset' | 'isolationLevel'>)[] = [
     'recordLockDurationMs',
     'maxRecordLocks',
     'snapshotUpdateRecords',
@@ -81,8 +90,17 @@ export function shareConfig(overrides: Partial<ShareConfig> = {}): ShareConfig {
   if (config.autoOffsetReset !== 'earliest' && config.autoOffsetReset !== 'latest') {
     throw new RangeError(`share config autoOffsetReset must be 'earliest' or 'latest', got ${String(config.autoOffsetReset)}`);
   }
+  if (config.isolationLevel !== 'read_committed' && config.isolationLevel !== 'read_uncommitted') {
+    throw new RangeError(`share config isolationLevel must be 'read_committed' or 'read_uncommitted', got ${String(config.isolationLevel)}`);
+  }
   if (!Number.isInteger(config.maxFetchWaitMs) || config.maxFetchWaitMs < 0) {
     throw new RangeError(`share config maxFetchWaitMs must be a non-negative integer, got ${config.maxFetchWaitMs}`);
   }
   return config;
 }
+
+/** What a group's configs (KIP-932 group configs) may set for its share partitions. */
+export type GroupShareSettings = Pick<ShareConfig, 'autoOffsetReset' | 'isolationLevel' | 'recordLockDurationMs' | 'deliveryCountLimit'>;
+
+/** The group configs for a share group's membership (share.session.timeout.ms, share.heartbeat.interval.ms). */
+export type GroupMembershipSettings = Pick<ShareConfig, 'sessionTimeoutMs' | 'heartbeatIntervalMs'>;

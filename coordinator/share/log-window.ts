@@ -38,9 +38,10 @@ export class FetchedLog {
 
   /**
    * Indexes `read` (the batches from the one holding `fromOffset`), clipped to
-   * [fromOffset, lastStableOffset). A trailing partial batch is ignored.
+   * [fromOffset, upTo): the last stable offset for read_committed, the high
+   * watermark for read_uncommitted. A trailing partial batch is ignored.
    */
-  static index(read: ReadResult, fromOffset: bigint): FetchedLog {
+  static index(read: ReadResult, fromOffset: bigint, upTo: bigint = read.lastStableOffset): FetchedLog {
     const bytes = read.records;
     const aborted = [...read.abortedTransactions].sort((a, b) =>
       a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0,
@@ -52,7 +53,7 @@ export class FetchedLog {
     for (let position = 0; position + RECORD_BATCH_OVERHEAD <= bytes.length;) {
       const header = readBatchHeader(bytes, position);
       if (position + header.sizeInBytes > bytes.length) break;
-      if (header.baseOffset >= read.lastStableOffset) break;
+      if (header.baseOffset >= upTo) break;
       while (nextAborted < aborted.length && aborted[nextAborted]!.firstOffset <= header.lastOffset) {
         abortedProducers.add(aborted[nextAborted++]!.producerId);
       }
@@ -70,7 +71,7 @@ export class FetchedLog {
       if (header.lastOffset + 1n > end) end = header.lastOffset + 1n;
       position += header.sizeInBytes;
     }
-    if (end > read.lastStableOffset) end = read.lastStableOffset;
+    if (end > upTo) end = upTo;
     const window: LogWindow = {
       startOffset: fromOffset,
       endOffset: end,

@@ -61,6 +61,8 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       sessionTimeoutMs: settings.sessionTimeoutMs,
       heartbeatIntervalMs: settings.heartbeatIntervalMs,
       maxRecordLocks: settings.maxRecordLocks,
+      ...(settings.isolationLevel !== undefined ? { isolationLevel: settings.isolationLevel } : {}),
+      ...(settings.autoOffsetReset !== undefined ? { autoOffsetReset: settings.autoOffsetReset } : {}),
       ...options.config,
     });
     this.partitions = new SharePartitions({
@@ -68,8 +70,13 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       stateLog: options.stateLog ?? broker.shareStateLog,
       clock: this.clock,
       config: this.config,
+      groupSettings: (groupId) => broker.shareGroupConfig?.(groupId) ?? {},
     });
-    this.groups = new ShareGroups(this.clock, { topicByName: (name) => subscribableTopic(broker, name) }, this.config.sessionTimeoutMs);
+    this.groups = new ShareGroups(
+      this.clock,
+      { topicByName: (name) => subscribableTopic(broker, name) },
+      (groupId) => broker.shareGroupConfig?.(groupId).sessionTimeoutMs ?? this.config.sessionTimeoutMs,
+    );
     this.sessions = new ShareSessions(this.config.maxShareSessions);
     this.runtime = {
       nodeId: broker.nodeId,
@@ -82,6 +89,7 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       isGroupCoordinator: (groupId) => this.isGroupCoordinator(groupId),
       watchConnection: (ctx) => this.watchConnection(ctx),
       waitForRecords: (refs, ms) => this.waitForRecords(refs, ms),
+      heartbeatIntervalOf: (groupId) => broker.shareGroupConfig?.(groupId).heartbeatIntervalMs ?? this.config.heartbeatIntervalMs,
     };
     this.handlers = new Map<number, Handler>([
       [API_SHARE_GROUP_HEARTBEAT, shareGroupHeartbeatHandler(this.runtime)],
@@ -109,7 +117,7 @@ export class KipgenShareCoordinator implements ShareCoordinator {
     try {
       await this.partitions.expireLocks();
       for (const { groupId, memberId } of this.groups.expireMembers()) {
-        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.config.sessionTimeoutMs} ms`);
+        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.groups.sessionTimeoutOf(groupId)} ms`);
         await dropMember(this.runtime, groupId, memberId);
       }
     } catch (error) {
@@ -126,6 +134,14 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       sessions: this.sessions.all(),
       partitions: this.partitions.describe(),
     });
+  }
+
+  /** The share groups this node coordinates, for ListGroups (Kafka's share group states: Empty, Stable). */
+  listGroups(): { groupId: string; state: string }[] {
+    return this.groups
+      .allGroups()
+      .filter((g) => this.isGroupCoordinator(g.groupId))
+      .map((g) => ({ groupId: g.groupId, state: g.members.size > 0 ? 'Stable' : 'Empty' }));
   }
 
   /** The structured state behind dump(), for tests. */

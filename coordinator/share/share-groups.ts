@@ -71,8 +71,14 @@ export class ShareGroups {
   constructor(
     private readonly clock: Clock,
     private readonly topics: TopicLookup,
-    private readonly sessionTimeoutMs: number,
+    /** The session timeout of a group (its share.session.timeout.ms, else the coordinator's). */
+    private readonly sessionTimeoutMs: number | ((groupId: string) => number),
   ) {}
+
+  /** The session timeout in force for a group. */
+  sessionTimeoutOf(groupId: string): number {
+    return typeof this.sessionTimeoutMs === 'number' ? this.sessionTimeoutMs : this.sessionTimeoutMs(groupId);
+  }
 
   group(groupId: string): ShareGroup | undefined {
     return this.groups.get(groupId);
@@ -175,8 +181,9 @@ export class ShareGroups {
     const now = this.clock.now();
     const expired: { groupId: string; memberId: string }[] = [];
     for (const group of this.groups.values()) {
+      const timeout = this.sessionTimeoutOf(group.groupId);
       for (const member of group.members.values()) {
-        if (member.lastHeartbeat + this.sessionTimeoutMs <= now) {
+        if (member.lastHeartbeat + timeout <= now) {
           group.members.delete(member.memberId);
           group.groupEpoch += 1;
           expired.push({ groupId: group.groupId, memberId: member.memberId });

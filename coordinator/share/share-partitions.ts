@@ -2,7 +2,7 @@ import type { BrokerContext, PartitionReader, TransactionalProducer } from '../b
 import { BrokerError } from '../errors.js';
 import { validateAckBatches, validateTxnAckBatches, type WireAckBatch } from './acknowledgements.js';
 import type { Clock } from './clock.js';
-import type { ShareConfig } from './config.js';
+import type { GroupShareSettings, ShareConfig } from './config.js';
 import { ErrorCode, ShareError } from './error-codes.js';
 import { FetchedLog } from './log-window.js';
 import { SerialQueue } from './serial-queue.js';
@@ -56,6 +56,8 @@ export interface SharePartitionsOptions {
   stateLog: StateLog;
   clock: Clock;
   config: ShareConfig;
+  /** The share settings a group's own configs set (KIP-932 group configs); absent keys follow `config`. */
+  groupSettings?: (groupId: string) => Partial<GroupShareSettings>;
 }
 
 const OK: PartitionError = { errorCode: ErrorCode.NONE, errorMessage: null };
@@ -68,14 +70,18 @@ export class SharePartitions {
   private readonly broker: ShareBroker;
   private readonly clock: Clock;
   private readonly config: ShareConfig;
+  private readonly groupSettings: (groupId: string) => Partial<GroupShareSettings>;
+  /** One limits object per group, shared by its share partitions and updated in place when its configs change. */
+  private readonly limits = new Map<string, { deliveryCountLimit: number; recordLockDurationMs: number; maxRecordLocks: number }>();
 
   constructor(options: SharePartitionsOptions) {
     this.broker = options.broker;
     this.clock = options.clock;
     this.config = options.config;
+    this.groupSettings = options.groupSettings ?? (() => ({}));
     this.store = new ShareStateStore(options.stateLog, {
       snapshotUpdateRecords: options.config.snapshotUpdateRecords,
-      deliveryCountLimit: options.config.deliveryCountLimit,
+      deliveryCountLimit: (groupId) => this.limitsFor(groupId).deliveryCountLimit,
       now: () => options.clock.now(),
     });
   }
@@ -155,6 +161,7 @@ export class SharePartitions {
   ): Promise<FetchedPartition[]> {
     return this.queue.run(async () => {
       const now = this.clock.now();
+      const settings = this.settingsFor(groupId);
       const results: FetchedPartition[] = [];
       const expired: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       let recordsLeft = maxRecords;
@@ -171,12 +178,14 @@ export class SharePartitions {
         const { reader } = located;
         const key = { groupId, topicId: ref.topicId, partition: ref.partition };
         try {
-          const sp = this.partitionFor(key, reader);
+          // read_committed stops at the last stable offset and skips aborted transactions; read_uncommitted reads to the high watermark.
+          const upTo = settings.isolationLevel === 'read_committed' ? reader.lastStableOffset() : reader.highWatermark();
+          const sp = this.partitionFor(key, settings.autoOffsetReset === 'latest' ? upTo : reader.logStartOffset());
           expired.push({ key, sp, changes: sp.expireLocks(now) });
           sp.moveStartTo(reader.logStartOffset());
           const from = sp.nextFetchOffset();
-          if (from >= reader.lastStableOffset()) continue;
-          const fetched = FetchedLog.index(reader.read(from, Math.max(bytesLeft, 1), 'read_committed'), from);
+          if (from >= upTo) continue;
+          const fetched = FetchedLog.index(reader.read(from, Math.max(bytesLeft, 1), settings.isolationLevel), from, upTo);
           const acquired = sp.acquire(memberId, fetched.window, recordsLeft, now);
           result.acquired = acquired;
           result.records = fetched.recordsFor(acquired);
@@ -349,13 +358,46 @@ export class SharePartitions {
 
   // -------------------------------------------------------------------------
 
-  /** The share partition of `key`, created on first fetch at the log start or end (autoOffsetReset). */
-  private partitionFor(key: SharePartitionKey, reader: PartitionReader): SharePartition {
+  /**
+   * The share settings in force for a group: its own configs over the
+   * coordinator's. Also brings the group's shared limits object up to date, so
+   * a changed lock duration or delivery count limit applies from the next
+   * acquisition on (as Kafka reads group configs when it needs them).
+   */
+  settingsFor(groupId: string): GroupShareSettings {
+    const own = this.groupSettings(groupId);
+    const settings: GroupShareSettings = {
+      autoOffsetReset: own.autoOffsetReset ?? this.config.autoOffsetReset,
+      isolationLevel: own.isolationLevel ?? this.config.isolationLevel,
+      recordLockDurationMs: own.recordLockDurationMs ?? this.config.recordLockDurationMs,
+      deliveryCountLimit: own.deliveryCountLimit ?? this.config.deliveryCountLimit,
+    };
+    const limits = this.limitsFor(groupId);
+    limits.deliveryCountLimit = settings.deliveryCountLimit;
+    limits.recordLockDurationMs = settings.recordLockDurationMs;
+    return settings;
+  }
+
+  private limitsFor(groupId: string): { deliveryCountLimit: number; recordLockDurationMs: number; maxRecordLocks: number } {
+    let limits = this.limits.get(groupId);
+    if (limits === undefined) {
+      const own = this.groupSettings(groupId);
+      limits = {
+        deliveryCountLimit: own.deliveryCountLimit ?? this.config.deliveryCountLimit,
+        recordLockDurationMs: own.recordLockDurationMs ?? this.config.recordLockDurationMs,
+        maxRecordLocks: this.config.maxRecordLocks,
+      };
+      this.limits.set(groupId, limits);
+    }
+    return limits;
+  }
+
+  /** The share partition of `key`, created on first fetch at `start` (share.auto.offset.reset: the log start or end). */
+  private partitionFor(key: SharePartitionKey, start: bigint): SharePartition {
     const id = sharePartitionKeyString(key);
     let sp = this.partitions.get(id);
     if (sp === undefined) {
-      const start = this.config.autoOffsetReset === 'latest' ? reader.lastStableOffset() : reader.logStartOffset();
-      sp = new SharePartition(key, this.config, start);
+      sp = new SharePartition(key, this.limitsFor(key.groupId), start);
       this.partitions.set(id, sp);
     }
     return sp;
@@ -384,7 +426,7 @@ export class SharePartitions {
   private reload(): void {
     this.partitions.clear();
     for (const { key, state, pending } of this.store.recover()) {
-      const sp = SharePartition.restore(key, this.config, state.startOffset, state.restoredRanges(), pending);
+      const sp = SharePartition.restore(key, this.limitsFor(key.groupId), state.startOffset, state.restoredRanges(), pending);
       this.partitions.set(sharePartitionKeyString(key), sp);
     }
   }

@@ -76,4 +76,6 @@ export interface ShareRuntime {
   watchConnection(ctx: RequestContext): void;
   /** Resolves after `ms` of real time, or earlier when records may have arrived or become available, or on close. */
   waitForRecords(refs: readonly { topicId: string; partition: number }[], ms: number): Promise<void>;
+  /** The heartbeat interval of a group (its share.heartbeat.interval.ms, else the coordinator's). */
+  heartbeatIntervalOf(groupId: string): number;
 }

@@ -40,7 +40,8 @@ interface ProducerIdAndEpoch {
 
 export interface ShareStateStoreOptions {
   snapshotUpdateRecords: number;
-  deliveryCountLimit: number;
+  /** The delivery count limit of a group (its share.delivery.count.limit, else the broker's). */
+  deliveryCountLimit: number | ((groupId: string) => number);
   now(): number;
 }
 
@@ -192,7 +193,7 @@ export class ShareStateStore {
           // The start offset of when it was staged; merged only if still ahead (PersistedShareState.applyUpdate).
           startOffset: startOffset,
           deliveryCompleteCount: -1,
-          stateBatches: pendingStateBatchesOf(staged, this.options.deliveryCountLimit),
+          stateBatches: pendingStateBatchesOf(staged, this.limitOf(key.groupId)),
         } satisfies ShareUpdateValue,
       }));
     if (updates.length === 0) return;
@@ -292,8 +293,13 @@ export class ShareStateStore {
     if (txn === undefined || txn.producerEpoch > markerEpoch) return;
     this.pending.delete(producerId);
     for (const { key, value } of txn.updates) {
-      this.mergeUpdate(key, commit ? value : abortedUpdateOf(value, this.options.deliveryCountLimit), false);
+      this.mergeUpdate(key, commit ? value : abortedUpdateOf(value, this.limitOf(key.groupId)), false);
     }
+  }
+
+  private limitOf(groupId: string): number {
+    const limit = this.options.deliveryCountLimit;
+    return typeof limit === 'number' ? limit : limit(groupId);
   }
 
   private seeEpoch(producerId: bigint, producerEpoch: number): void {

@@ -31,7 +31,7 @@ async function cluster(options: Parameters<typeof startCluster>[0] = {}): Promis
         { name: 'out', partitions: 2 },
       ],
       ...options.config,
-      shareGroup: { recordLockDurationMs: 5_000, heartbeatIntervalMs: 100, ...options.config?.shareGroup },
+      shareGroup: { recordLockDurationMs: 5_000, heartbeatIntervalMs: 100, isolationLevel: 'read_committed', autoOffsetReset: 'earliest', ...options.config?.shareGroup },
     },
   });
   cleanups.push(() => c.close());

@@ -9,7 +9,7 @@ import type { Broker } from '../../coordinator/broker.js';
 import { partitionForKey } from '../../coordinator/cluster.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { createFetchPartition, createFetchTopic } from '../../generated/FetchRequest.js';
-import { ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, RequestHeader, ResponseHeader } from '../../generated/index.js';
+import { ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader } from '../../generated/index.js';
 import { createListOffsetsPartition, createListOffsetsTopic } from '../../generated/ListOffsetsRequest.js';
 import { Reader, encodeFrame } from '../../runtime/index.js';
 import { TestClient, batch, fetchAll, produce, startTestBroker, tempDir } from './support/broker-harness.js';
@@ -106,6 +106,43 @@ describe('frames', () => {
     expect(broker.metrics().rejectedFrames).toBeGreaterThanOrEqual(4);
   });
 
+  it('ignores bytes after a request body, as Kafka does, and logs that once per connection', async () => {
+    // librdkafka 2.15's all-topics Metadata v13 request, made by hand: header v2, then
+    // Topics = null (compact: 0), AllowAutoTopicCreation, IncludeTopicAuthorizedOperations,
+    // no tagged fields, and then the 3 bytes that Kafka never reads.
+    const clientId = Buffer.from('rdkafka');
+    const header = Buffer.concat([Buffer.from([0, 3, 0, 13, 0, 0, 0, 41, 0, clientId.length]), clientId, Buffer.from([0])]);
+    const body = Buffer.from([0, 1, 0, 0]);
+    const trailing = Buffer.from([0xde, 0xad, 0x01]);
+    const request = Buffer.concat([header, body, trailing]);
+    const frame = Buffer.alloc(4 + request.length);
+    frame.writeInt32BE(request.length);
+    request.copy(frame, 4);
+    const before = lines.length;
+    // Twice on one connection: both answered, one log line.
+    const { data, closed } = await raw(Buffer.concat([frame, frame]), 500);
+    expect(closed).toBe(false);
+    const responses: any[] = [];
+    for (let at = 0; at < data.length; ) {
+      const size = data.readInt32BE(at);
+      const reader = new Reader(data.subarray(at + 4, at + 4 + size));
+      expect(ResponseHeader.read(reader, 1).correlationId).toBe(41);
+      responses.push(MetadataResponse.decode(data.subarray(at + 4 + reader.pos, at + 4 + size), 13));
+      at += 4 + size;
+    }
+    expect(responses).toHaveLength(2);
+    expect(responses[0].topics.map((t: any) => t.name)).toContain('events');
+    const logged = lines.slice(before).filter((l) => /Metadata v13 request has 3 byte\(s\) after its body; ignored/.test(l));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain('"rdkafka"');
+    // The codec itself stays strict unless asked.
+    expect(() => MetadataRequest.decode(Buffer.concat([body, trailing]), 13)).toThrow(/3 unread bytes after the message/);
+    let reported = -1;
+    const lenient = MetadataRequest.decode(Buffer.concat([body, trailing]), 13, { onTrailingBytes: (n) => (reported = n) });
+    expect(reported).toBe(3);
+    expect(lenient.topics).toBeNull();
+  });
+
   it('answers pipelined requests in order', async () => {
     const calls = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? c.call(3, { topics: null }, 12) : c.call(18, {}, 3)));
     const results = await Promise.all(calls);
@@ -123,8 +160,9 @@ describe('Metadata and FindCoordinator', () => {
     const byId = await c.call(3, { topics: [{ topicId: events.topicId, name: null }, { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', name: null }] }, 12);
     expect(byId.topics[0].name).toBe('events');
     expect(byId.topics[1].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
-    const v0 = await c.call(3, { topics: [{ name: 'missing' }] }, 0);
-    expect(v0.topics[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    // v0-3 cannot refuse auto-creation, so an unknown name is asked for by the v12 request that can.
+    const missing = await c.call(3, { topics: [{ name: 'missing', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }, 12);
+    expect(missing.topics[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   });
 
   it('finds group, transaction and share coordinators (v0-3 single, v4+ batched)', async () => {

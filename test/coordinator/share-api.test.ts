@@ -47,6 +47,8 @@ const TOPICS = [
   'ack-expiry',
   'restart',
   'expired',
+  'cfg-iso',
+  'cfg-lock',
 ];
 
 let dataDir: string;
@@ -96,6 +98,7 @@ async function start(): Promise<void> {
         sessionTimeoutMs: 45_000,
         heartbeatIntervalMs: 5_000,
         maxRecordLocks: 200,
+        isolationLevel: 'read_committed', autoOffsetReset: 'earliest',
       },
     },
     {
@@ -543,6 +546,77 @@ describe('read_committed acquisition', () => {
       ],
     });
     expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-rc')!.state.startOffset).toBe(5n);
+  });
+});
+
+describe('group configs (KIP-932, IncrementalAlterConfigs on GROUP)', () => {
+  async function setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<void> {
+    const r = await c.call(44, { resources: [{ resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }], validateOnly: false }, 1);
+    expect(r.responses[0].errorCode).toBe(0);
+  }
+
+  it('share.isolation.level and share.auto.offset.reset: each group reads as its configs say', async () => {
+    // This broker's defaults are read_committed and earliest (set in its config); groups override them.
+    await setGroupConfigs('g-ru', { 'share.isolation.level': 'read_uncommitted' });
+    await setGroupConfigs('g-latest', { 'share.auto.offset.reset': 'latest' });
+    await produceValues('cfg-iso', ['before']); // 0
+    const a = await initProducer(c, 'cfg-abort');
+    await addPartitions(c, 'cfg-abort', a.producerId, a.producerEpoch, 'cfg-iso', [0]);
+    await produce(c, 'cfg-iso', 0, batch({ values: ['aborted'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 0, transactional: true }), 'cfg-abort'); // 1
+    expect(await endTxn(c, 'cfg-abort', a.producerId, a.producerEpoch, false)).toBe(0); // marker at 2
+    await eventually(() => ctx.partition('cfg-iso', 0)!.lastStableOffset() === 3n, 5_000, 'abort marker');
+    const o = await initProducer(c, 'cfg-open');
+    await addPartitions(c, 'cfg-open', o.producerId, o.producerEpoch, 'cfg-iso', [0]);
+    await produce(c, 'cfg-iso', 0, batch({ values: ['open'], producerId: o.producerId, producerEpoch: o.producerEpoch, baseSequence: 0, transactional: true }), 'cfg-open'); // 3
+
+    expect((await open(c, 'g-ru', 'm', 'cfg-iso')).records.map((r) => r.value)).toEqual(['before', 'aborted', 'open']);
+    expect((await open(c, 'g-rc-default', 'm', 'cfg-iso')).records.map((r) => r.value)).toEqual(['before']);
+    // latest: the share partition starts at the end (the last stable offset for this read_committed group).
+    const latest = await TestClient.connect(broker.port);
+    try {
+      expect((await open(latest, 'g-latest', 'm', 'cfg-iso')).records).toEqual([]);
+      expect(await endTxn(c, 'cfg-open', o.producerId, o.producerEpoch, true)).toBe(0);
+      await eventually(() => ctx.partition('cfg-iso', 0)!.lastStableOffset() === 5n, 5_000, 'commit marker');
+      await produceValues('cfg-iso', ['after']); // 5
+      const next = await shareFetch(latest, { groupId: 'g-latest', memberId: 'm', epoch: 1, partitions: [] });
+      expect(delivered(partitionOf(next, topicId('cfg-iso'), 0)).map((r) => r.value)).toEqual(['open', 'after']);
+    } finally {
+      await latest.close();
+    }
+  });
+
+  it('share.session.timeout.ms and share.heartbeat.interval.ms: the group’s own membership timings', async () => {
+    await setGroupConfigs('g-timings', { 'share.session.timeout.ms': '50000', 'share.heartbeat.interval.ms': '10000' });
+    const joined = await heartbeat(c, 'g-timings', 'slow', 0, ['cfg-lock']);
+    expect(joined).toMatchObject({ errorCode: 0, heartbeatIntervalMs: 10_000 });
+    // 45 s of silence removes a member at the broker's timeout, not at this group's 50 s.
+    clock.advance(45_000);
+    await sc.housekeeping();
+    expect((await heartbeat(c, 'g-timings', 'slow', joined.memberEpoch, null)).errorCode).toBe(0);
+    clock.advance(50_000);
+    await sc.housekeeping();
+    expect((await heartbeat(c, 'g-timings', 'slow', joined.memberEpoch, null)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+  });
+
+  it('share.record.lock.duration.ms and share.delivery.count.limit: the group’s own lock and limit', async () => {
+    await setGroupConfigs('g-lock', { 'share.record.lock.duration.ms': '15000', 'share.delivery.count.limit': '2' });
+    await produceValues('cfg-lock', ['short-lock']);
+    for (let delivery = 1; delivery <= 2; delivery++) {
+      const client = await TestClient.connect(broker.port);
+      const { response, records } = await open(client, 'g-lock', `m${delivery}`, 'cfg-lock');
+      expect(response.acquisitionLockTimeoutMs).toBe(15_000);
+      expect(records.map((r) => [r.value, r.deliveryCount])).toEqual([['short-lock', delivery]]);
+      // Half the broker's lock (30 s) is the group's whole lock.
+      clock.advance(15_000);
+      await sc.housekeeping();
+      await client.close();
+    }
+    // Delivered twice (the group's limit, not the broker's 3): archived.
+    expect((await open(c, 'g-lock', 'm3', 'cfg-lock')).records).toEqual([]);
+    // Another group on the same partition still has the broker's lock.
+    const other = await open(c, 'g-lock-default', 'm', 'cfg-lock');
+    expect(other.response.acquisitionLockTimeoutMs).toBe(LOCK_MS);
+    expect(other.records.map((r) => r.value)).toEqual(['short-lock']);
   });
 });
 

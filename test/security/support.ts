@@ -53,6 +53,9 @@ export async function startSecureBroker(config: BrokerConfigInput = {}): Promise
       ],
       ssl: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, clientAuth: 'requested' },
       ...config,
+      // The share tests produce before their consumers poll and read committed output: not Kafka's
+      // share-group defaults (latest, read_uncommitted), so the broker's defaults are set here.
+      shareGroup: { autoOffsetReset: 'earliest', isolationLevel: 'read_committed', ...config.shareGroup },
       sasl: {
         mechanisms: ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'],
         users: Object.entries(USERS).map(([name, password]) => userConfig(name, password)),

@@ -47,7 +47,7 @@ export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
     const leaders: number[] = [];
     const indexed = acks.map((ack, i) => ({ ...ack, result: results[i]! }));
     return ShareAcknowledgeResponse.create({
-      acquisitionLockTimeoutMs: rt.config.recordLockDurationMs,
+      acquisitionLockTimeoutMs: rt.partitions.settingsFor(groupId).recordLockDurationMs,
       responses: byTopic(indexed).map(({ topicId, items }) => ({
         topicId,
         partitions: items.map((item) => {

@@ -71,7 +71,7 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
 
     if (epoch === FINAL_EPOCH) {
       await closeSession(rt, session);
-      return respond(rt, requested, ackResults, [], ctx);
+      return respond(rt, groupId, requested, ackResults, [], ctx);
     }
 
     for (const ref of requested) session.partitions.set(partitionKey(ref.topicId, ref.partition), ref);
@@ -101,13 +101,14 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
         await rt.waitForRecords(refs, left);
       }
     }
-    return respond(rt, requested, ackResults, fetched, ctx);
+    return respond(rt, groupId, requested, ackResults, fetched, ctx);
   };
 }
 
 /** Every requested partition (with its acknowledgement result) and every session partition that acquired records or failed. */
 function respond(
   rt: ShareRuntime,
+  groupId: string,
   requested: readonly PartitionRef[],
   ackResults: ReadonlyMap<string, PartitionError>,
   fetched: readonly FetchedPartition[],
@@ -144,7 +145,7 @@ function respond(
     }),
   }));
   return ShareFetchResponse.create({
-    acquisitionLockTimeoutMs: rt.config.recordLockDurationMs,
+    acquisitionLockTimeoutMs: rt.partitions.settingsFor(groupId).recordLockDurationMs,
     responses,
     nodeEndpoints: nodeEndpoints(rt, leaders, ctx),
   });

@@ -37,7 +37,7 @@ export function shareGroupHeartbeatHandler(rt: ShareRuntime): Handler {
       return ShareGroupHeartbeatResponse.create({
         memberId: request.memberId,
         memberEpoch: result.memberEpoch,
-        heartbeatIntervalMs: rt.config.heartbeatIntervalMs,
+        heartbeatIntervalMs: rt.heartbeatIntervalOf(request.groupId),
         assignment:
           result.assignment === null
             ? null

@@ -17,7 +17,9 @@ export class BrokerProcess {
 
   static async start(dir: string, config: BrokerConfigInput): Promise<BrokerProcess> {
     const file = path.join(dir, 'broker.json');
-    fs.writeFileSync(file, JSON.stringify({ port: 0, dataDir: path.join(dir, 'data'), ...config }));
+    // KIP-1289 flows read committed output from the start (not Kafka's group-config defaults).
+    const shareGroup = { isolationLevel: 'read_committed', autoOffsetReset: 'earliest', ...config.shareGroup };
+    fs.writeFileSync(file, JSON.stringify({ port: 0, dataDir: path.join(dir, 'data'), ...config, shareGroup }));
     const broker = new BrokerProcess(file);
     await broker.launch();
     return broker;

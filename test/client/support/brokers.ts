@@ -33,6 +33,8 @@ export async function startCluster(
           transactionAbortCheckIntervalMs: 100,
           markerRetryBackoffMs: 20,
           ...options.config,
+          // KIP-1289 flows read committed output from the start (not Kafka's group-config defaults).
+          shareGroup: { isolationLevel: 'read_committed', autoOffsetReset: 'earliest', ...options.config?.shareGroup },
           nodeId: node.nodeId,
           host: '127.0.0.1',
           port: node.port,

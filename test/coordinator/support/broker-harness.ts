@@ -37,11 +37,19 @@ export const FAST: BrokerConfigInput = {
   transactionAbortCheckIntervalMs: 200,
   markerRetryBackoffMs: 50,
   requestTimeoutMs: 3_000,
+  // The share tests consume what they produced before subscribing, and transactional output only once
+  // committed: not Kafka's defaults of the share group configs (latest, read_uncommitted), so set here.
+  shareGroup: { isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
 };
+
+/** FAST under `config`, share-group settings merged key by key. */
+function withFast(config: BrokerConfigInput): BrokerConfigInput {
+  return { ...FAST, ...config, shareGroup: { ...FAST.shareGroup, ...config.shareGroup } };
+}
 
 export async function startTestBroker(config: BrokerConfigInput, lines?: string[]): Promise<Broker> {
   return startBroker(
-    { host: '127.0.0.1', port: 0, ...FAST, ...config },
+    { host: '127.0.0.1', port: 0, ...withFast(config) },
     { shareCoordinator: null, log: (line) => lines?.push(line) },
   );
 }
@@ -64,7 +72,7 @@ export async function spawnBroker(config: BrokerConfigInput, env: Record<string,
   const dir = config.dataDir!;
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'broker-config.json');
-  fs.writeFileSync(file, JSON.stringify({ host: '127.0.0.1', ...FAST, ...config }));
+  fs.writeFileSync(file, JSON.stringify({ host: '127.0.0.1', ...withFast(config) }));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', file], {
     cwd: ROOT,
     env: { ...process.env, ...env },

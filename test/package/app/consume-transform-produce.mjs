@@ -9,7 +9,14 @@ import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements } from '@kipge
 const ORDERS = 6;
 const dataDir = mkdtempSync(join(tmpdir(), 'kipgen-app-'));
 const broker = await startBroker(
-  { port: 0, dataDir, topics: [{ name: 'orders', partitions: 1 }, { name: 'orders-priced', partitions: 1 }] },
+  // Orders are produced before the share consumer's first poll, and only committed output counts: not the
+  // defaults of Kafka's share-group configs (latest, read_uncommitted), so the broker's defaults are set here.
+  {
+    port: 0,
+    dataDir,
+    topics: [{ name: 'orders', partitions: 1 }, { name: 'orders-priced', partitions: 1 }],
+    shareGroup: { autoOffsetReset: 'earliest', isolationLevel: 'read_committed' },
+  },
   { log: () => {} },
 );
 const bootstrapServers = `127.0.0.1:${broker.port}`;

@@ -1,0 +1,86 @@
+/**
+ * ACL rules for the group and admin APIs (issue 15), in Kafka's terms:
+ * group membership and commits need READ on the group (commits also READ on
+ * the topics), describing DESCRIBE, deleting DELETE; CreateTopics needs
+ * CREATE on the cluster or the topic, DeleteTopics DELETE and
+ * CreatePartitions ALTER on the topic, DescribeConfigs / IncrementalAlterConfigs
+ * DESCRIBE_CONFIGS / ALTER_CONFIGS on the resource (the cluster for a broker),
+ * DescribeCluster DESCRIBE on the cluster. Denied entries are answered with
+ * the AUTHORIZATION_FAILED code of their resource and never reach the handler.
+ */
+import { apiByKey } from '../../generated/index.js';
+import { BrokerError, ErrorCode } from '../errors.js';
+import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
+
+interface Check {
+  allow(resourceType: number, name: string, operation: number): boolean;
+}
+type Next = (request: any) => Promise<any>;
+type Rule = (request: any, check: Check, ctx: { apiVersion: number }, next: Next) => Promise<any>;
+
+const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+const GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED;
+const CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+
+/** Whole request refused at the top level (APIs with a top-level ErrorCode). */
+const needs = (type: number, name: (req: any) => string, op: number, code: number): Rule => async (req, check, _ctx, next) => {
+  if (!check.allow(type, name(req), op)) throw new BrokerError(code, 'not authorized');
+  return next(req);
+};
+
+/** Splits `req[list]` into allowed and denied entries; the denied get `deniedEntry` in `res[resList]`. */
+async function split(apiKey: number, req: any, next: Next, list: string, resList: string, allowed: (e: any) => boolean, deniedEntry: (e: any) => unknown): Promise<any> {
+  const kept = (req[list] as any[]).filter(allowed);
+  const denied = (req[list] as any[]).filter((e) => !allowed(e));
+  if (denied.length === 0) return next(req);
+  const res = kept.length > 0 ? await next({ ...req, [list]: kept }) : apiByKey(apiKey)!.response.create();
+  res[resList].push(...denied.map(deniedEntry));
+  return res;
+}
+
+const configResource = (type: number, name: string): [number, string] => (type === 2 ? [Res.TOPIC, name] : type === 32 ? [Res.GROUP, name] : [Res.CLUSTER, CLUSTER_NAME]);
+const configCode = (type: number): number => (type === 2 ? TOPIC_DENIED : type === 32 ? GROUP_DENIED : CLUSTER_DENIED);
+
+export const GROUP_ADMIN_RULES: Record<number, Rule> = {
+  11: needs(Res.GROUP, (r) => r.groupId, Op.READ, GROUP_DENIED),
+  12: needs(Res.GROUP, (r) => r.groupId, Op.READ, GROUP_DENIED),
+  13: needs(Res.GROUP, (r) => r.groupId, Op.READ, GROUP_DENIED),
+  14: needs(Res.GROUP, (r) => r.groupId, Op.READ, GROUP_DENIED),
+  68: needs(Res.GROUP, (r) => r.groupId, Op.READ, GROUP_DENIED),
+  60: needs(Res.CLUSTER, () => CLUSTER_NAME, Op.DESCRIBE, CLUSTER_DENIED),
+  // OffsetCommit: READ on the group (else every partition GROUP_AUTHORIZATION_FAILED), READ on each topic.
+  8: async (req, check, _ctx, next) => {
+    const entry = (code: number) => (t: any) => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p: any) => ({ partitionIndex: p.partitionIndex, errorCode: code })) });
+    if (!check.allow(Res.GROUP, req.groupId, Op.READ)) {
+      const res = apiByKey(8)!.response.create() as any;
+      res.topics = req.topics.map(entry(GROUP_DENIED));
+      return res;
+    }
+    return split(8, req, next, 'topics', 'topics', (t) => typeof t.name !== 'string' || t.name === '' || check.allow(Res.TOPIC, t.name, Op.READ), entry(TOPIC_DENIED));
+  },
+  // ListGroups: the groups the caller may DESCRIBE.
+  16: async (req, check, _ctx, next) => {
+    const res = await next(req);
+    res.groups = res.groups.filter((g: any) => check.allow(Res.GROUP, g.groupId, Op.DESCRIBE));
+    return res;
+  },
+  15: (req, check, _ctx, next) =>
+    split(15, { ...req, groups: req.groups }, next, 'groups', 'groups', (g: string) => check.allow(Res.GROUP, g, Op.DESCRIBE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: -2147483648 })),
+  69: (req, check, _ctx, next) =>
+    split(69, req, next, 'groupIds', 'groups', (g: string) => check.allow(Res.GROUP, g, Op.DESCRIBE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 })),
+  42: (req, check, _ctx, next) =>
+    split(42, req, next, 'groupsNames', 'results', (g: string) => check.allow(Res.GROUP, g, Op.DELETE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null })),
+  19: (req, check, _ctx, next) =>
+    split(19, req, next, 'topics', 'topics', (t) => check.allow(Res.CLUSTER, CLUSTER_NAME, Op.CREATE) || check.allow(Res.TOPIC, t.name, Op.CREATE), (t) => ({ name: t.name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA', errorCode: TOPIC_DENIED, errorMessage: 'not authorized', topicConfigErrorCode: 0, numPartitions: -1, replicationFactor: -1, configs: null })),
+  20: async (req, check, ctx, next) => {
+    const list = ctx.apiVersion >= 6 ? 'topics' : 'topicNames';
+    const name = (t: any): string | null => (typeof t === 'string' ? t : t.name);
+    return split(20, req, next, list, 'responses', (t) => name(t) === null || check.allow(Res.TOPIC, name(t)!, Op.DELETE), (t) => ({ name: name(t), topicId: typeof t === 'string' ? 'AAAAAAAAAAAAAAAAAAAAAA' : t.topicId, errorCode: TOPIC_DENIED, errorMessage: null }));
+  },
+  37: (req, check, _ctx, next) =>
+    split(37, req, next, 'topics', 'results', (t) => check.allow(Res.TOPIC, t.name, Op.ALTER), (t) => ({ name: t.name, errorCode: TOPIC_DENIED, errorMessage: 'not authorized' })),
+  32: (req, check, _ctx, next) =>
+    split(32, req, next, 'resources', 'results', (r) => check.allow(...configResource(r.resourceType, r.resourceName), Op.DESCRIBE_CONFIGS), (r) => ({ errorCode: configCode(r.resourceType), errorMessage: 'not authorized', resourceType: r.resourceType, resourceName: r.resourceName, configs: [] })),
+  44: (req, check, _ctx, next) =>
+    split(44, req, next, 'resources', 'responses', (r) => check.allow(...configResource(r.resourceType, r.resourceName), Op.ALTER_CONFIGS), (r) => ({ errorCode: configCode(r.resourceType), errorMessage: 'not authorized', resourceType: r.resourceType, resourceName: r.resourceName })),
+};
