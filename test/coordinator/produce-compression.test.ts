@@ -163,3 +163,35 @@ describe('batches the broker rebuilds or stamps', () => {
     expect(stamped.compression).toBe('snappy');
   });
 });
+
+describe("a topic's compression.type set at run time", () => {
+  it('CreateTopics and IncrementalAlterConfigs decide the codec batches are stored in, and a restart keeps it', async () => {
+    const created = await c.call(
+      19,
+      { topics: [{ name: 'runtime-codec', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'compression.type', value: 'gzip' }] }], timeoutMs: 5000, validateOnly: false },
+      7,
+    );
+    expect(created.topics[0].errorCode).toBe(0);
+    expect((await produce(c, 'runtime-codec', 0, encodeRecordBatch({ baseTimestamp: now, records: records(3) }))).errorCode).toBe(0);
+
+    const altered = await c.call(
+      44,
+      { resources: [{ resourceType: 2, resourceName: 'runtime-codec', configs: [{ name: 'compression.type', configOperation: 0, value: 'zstd' }, { name: 'compression.zstd.level', configOperation: 0, value: '9' }] }], validateOnly: false },
+      1,
+    );
+    expect(altered.responses[0].errorCode).toBe(0);
+    expect((await produce(c, 'runtime-codec', 0, encodeRecordBatch({ baseTimestamp: now, compression: 'snappy', records: records(2) }))).errorCode).toBe(0);
+
+    const stored = decodeRecordBatches(await rawPartition('runtime-codec')).batches;
+    expect(stored.map((b) => b.compression)).toEqual(['gzip', 'zstd']);
+    expect(stored.flatMap((b) => b.records.map((r) => Buffer.from(r.value!).toString()))).toEqual([...records(3), ...records(2)].map((r) => Buffer.from(r.value!).toString()));
+
+    // Restart on the same data directory: the stored configuration still decides.
+    await c.close();
+    await broker.close();
+    broker = await startTestBroker({ dataDir, topics: [...CODECS, 'bad', 'rebuild', 'old'].map((name) => ({ name, partitions: 1 })) });
+    c = await TestClient.connect(broker.port);
+    expect((await produce(c, 'runtime-codec', 0, encodeRecordBatch({ baseTimestamp: now, compression: 'lz4', records: records(1) }))).errorCode).toBe(0);
+    expect(decodeRecordBatches(await rawPartition('runtime-codec')).batches.map((b) => b.compression)).toEqual(['gzip', 'zstd', 'zstd']);
+  });
+});
