@@ -68,7 +68,7 @@ beforeAll(async () => {
   port = proxy.port;
   broker = await startKipgenBroker({
     topics: [`${KCAT_TOPIC}:4`, `${PY_TOPIC}:4`, `${OURS_TOPIC}:4`],
-    config: { cluster: [{ nodeId: 0, host: '127.0.0.1', port }], shareGroup: { heartbeatIntervalMs: 200 } },
+    config: { cluster: [{ nodeId: 0, host: '127.0.0.1', port }], shareGroup: { heartbeatIntervalMs: 200, autoOffsetReset: 'earliest', isolationLevel: 'read_committed' } },
   });
   proxy.targetPort = broker.port;
 
