@@ -10,6 +10,8 @@
 //   3. FetchResponse carrying 1 MiB of records (decode)
 //   4. FindCoordinator / EndTxn / InitProducerId requests with header + int32 size (encode)
 //   5. TxnShareAcknowledgeRequest (KIP-1289, apiKey 96), 1,000 ack batches (ours only)
+//   6. Compression: compress and decompress 1 MiB of records per codec (gzip, snappy, lz4,
+//      zstd), the runtime's codecs against @platformatic/kafka's (see compression.ts)
 // Each peer runs at the highest version it supports; ours runs at that same version.
 //
 // Options:
@@ -224,7 +226,8 @@ const header = [
   `- ${opts.checkOnly ? 'checks only' : `${opts.onePerProcess ? `${opts.processes} processes × ` : ''}${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up per process; figures are medians over all rounds; MB = 10^6 wire bytes`}`,
   `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches); ` +
     `Metadata ${W2.partitions.toLocaleString('en-US')} partitions; Fetch ${W3.recordBytes.toLocaleString('en-US')} B of records (${W3.batchCount} batches, ${W3.recordCount} records); ` +
-    `TxnShareAcknowledge ${W5.batches.toLocaleString('en-US')} ack batches`,
+    `TxnShareAcknowledge ${W5.batches.toLocaleString('en-US')} ack batches; ` +
+    `Compression ${W.compression().records.length.toLocaleString('en-US')} B of JSON order records (MB/s counts uncompressed bytes, compress and decompress alike)`,
   `- run took ${wallS.toFixed(0)} s; other processes used ${foreign === null ? 'an unknown share' : `${(foreign * 100).toFixed(0)}%`} of the machine's CPU meanwhile` +
     (foreignStats.slices
       ? `; timed slices: ${foreignStats.slices} kept (mean foreign load ${((foreignStats.sumShare / foreignStats.slices) * 100).toFixed(0)}%), ${foreignStats.redone} redone for foreign load > ${opts.maxForeign === null ? 'off' : `${opts.maxForeign * 100}%`}` +

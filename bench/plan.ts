@@ -8,6 +8,7 @@ import type { ChunksCase, DecodeCase, EncodeCase, Lib, PeerAdapter } from './typ
 import { bytesDiff, valueDiff } from './normalize.js';
 import { metadataV6Floor, oneBufferFloor } from './floor.js';
 import { RECORD_BATCHES, loadOurs, oursCases } from './ours.js';
+import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCodecs, platformaticCodecs, sameBytes, type Codecs } from './compression.js';
 import {
   fetchWorkload,
   metadataWorkload,
@@ -65,6 +66,7 @@ export const W = {
   fetch: lazy(fetchWorkload),
   small: lazy(smallRequestsWorkload),
   txnShareAck: lazy(txnShareAckWorkload),
+  compression: lazy(compressionWorkload),
 };
 
 const peerModules: Record<Exclude<Lib, 'ours'>, () => Promise<PeerAdapter>> = {
@@ -320,6 +322,71 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         ? [P('ours', 'ours', 'ours', ours((c) => fromDecode(c.txnShareAckDecode(W.txnShareAck(), v), () => asBuffer(bytes()), () => W.txnShareAck().message(v))), 'n/a (no peer)')]
         : [],
       skipped,
+    });
+  }
+  // 6. Compression of 1 MiB of records, per codec: compress (encode) and decompress (decode).
+  // A compressor's check: its output inflates back to the input through the OTHER side's
+  // decompressor (ours through platformatic's where it has the codec), so each writes a
+  // format the other reads. Both decompressors inflate the same frame, written by ours.
+  for (const codec of CODECS) {
+    const workload = '6 Compression, 1 MiB of records';
+    const api = `records ${codec}`;
+    const records = () => W.compression().records;
+    const peerCodecs = async (): Promise<Codecs> => {
+      const peerSide = await platformaticCodecs(codec);
+      if (peerSide === null) throw new NotApplicable(`@platformatic/kafka has no ${codec} on Node ${process.versions.node} (it uses node:zlib's, Node 22.15+)`);
+      return peerSide;
+    };
+    const oursSide = () => oursCodecs(codec);
+    const compressor = (side: () => Promise<Codecs>, reader: () => Promise<Codecs>) => async (): Promise<Participant> => {
+      const { compress } = await side();
+      const input = records();
+      const peerMissing = side === oursSide && (await platformaticCodecs(codec)) === null;
+      return {
+        version: 2,
+        async: false,
+        op: () => compress(input),
+        note: peerMissing ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}` : undefined,
+        check: async () => {
+          const back = (await reader()).decompress(compress(input));
+          return sameBytes(input, back);
+        },
+      };
+    };
+    const decompressor = (side: () => Promise<Codecs>) => async (): Promise<Participant> => {
+      const { decompress } = await side();
+      const frame = (await oursCodecs(codec)).compress(records());
+      const peerMissing = side === oursSide && (await platformaticCodecs(codec)) === null;
+      return {
+        version: 2,
+        async: false,
+        op: () => decompress(frame),
+        note: peerMissing ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}` : undefined,
+        check: async () => sameBytes(records(), decompress(frame)),
+      };
+    };
+    const readerOfOurs = async () => (await platformaticCodecs(codec)) ?? (await oursCodecs(codec));
+    add({
+      workload,
+      api,
+      version: 2,
+      op: 'encode',
+      bytesPerOp: records().length,
+      participants: [
+        P('ours', 'ours', `ours (${OURS_LIBRARY[codec]})`, compressor(oursSide, readerOfOurs), 'yes (the same input bytes)'),
+        P('platformatic', 'peer', `platformatic (${PLATFORMATIC_LIBRARY[codec]})`, compressor(peerCodecs, oursSide)),
+      ],
+    });
+    add({
+      workload,
+      api,
+      version: 2,
+      op: 'decode',
+      bytesPerOp: records().length,
+      participants: [
+        P('ours', 'ours', `ours (${OURS_LIBRARY[codec]})`, decompressor(oursSide), 'yes (the same frame)'),
+        P('platformatic', 'peer', `platformatic (${PLATFORMATIC_LIBRARY[codec]})`, decompressor(peerCodecs)),
+      ],
     });
   }
   return plans;

@@ -14,7 +14,7 @@ import {
   MetadataResponse,
 } from '../generated/index.js';
 import type { ApiMessageCodec } from '../runtime/codec.js';
-import { KafkaConnection, NetworkError } from '../connection/connection.js';
+import { KafkaConnection, NetworkError, type TlsOptions } from '../connection/connection.js';
 import { uuidToString, ZERO_UUID } from '../runtime/uuid.js';
 import {
   ClientClosedError,
@@ -24,7 +24,10 @@ import {
   KafkaError,
   KafkaTimeoutError,
   UnsupportedVersionError,
+  isRetriableCode,
 } from './errors.js';
+import { authenticate, reauthenticationDelay } from './sasl/authenticate.js';
+import { mechanismName, type SaslConfig } from './sasl/mechanisms.js';
 
 export interface Logger {
   debug(message: string): void;
@@ -63,7 +66,24 @@ export interface CommonClientConfig {
   maxFrameBytes?: number;
   /** Default: warnings and errors to stderr. `null` silences the client. */
   logger?: Logger | null;
+  /**
+   * TLS (security.protocol SSL / SASL_SSL): `true` for the system's trusted
+   * CAs, or node:tls options (ca, cert, key, passphrase, servername,
+   * rejectUnauthorized, ...). Absent or false: plain TCP.
+   */
+  ssl?: boolean | SslConfig;
+  /**
+   * SASL (security.protocol SASL_PLAINTEXT / SASL_SSL): `{ mechanism: 'PLAIN' |
+   * 'SCRAM-SHA-256' | 'SCRAM-SHA-512', username, password }` or `{ mechanism:
+   * 'OAUTHBEARER', oauthBearerProvider }`. Every connection authenticates
+   * after ApiVersions and re-authenticates before the session lifetime the
+   * broker returns (KIP-368).
+   */
+  sasl?: SaslConfig;
 }
+
+/** node:tls options for the client's connections. */
+export type SslConfig = TlsOptions;
 
 export const CoordinatorType = { GROUP: 0, TRANSACTION: 1, SHARE: 2 } as const;
 export type CoordinatorKeyType = (typeof CoordinatorType)[keyof typeof CoordinatorType];
@@ -140,7 +160,7 @@ function parseBootstrap(servers: string | readonly string[]): Array<{ host: stri
 
 /** Is this error worth retrying (network failure, timeout of one request, retriable error code)? */
 function isRetriable(error: unknown): boolean {
-  if (error instanceof NetworkError) return true;
+  if (error instanceof NetworkError) return error.retriable; // false for TLS handshake failures
   if (error instanceof KafkaError) return error.retriable;
   return false;
 }
@@ -149,15 +169,19 @@ export class ClusterClient {
   readonly clientId: string;
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
-  private readonly config: Required<Omit<CommonClientConfig, 'logger' | 'clientId' | 'bootstrapServers'>>;
+  private readonly config: Required<Omit<CommonClientConfig, 'logger' | 'clientId' | 'bootstrapServers' | 'ssl' | 'sasl'>>;
   private readonly nodes = new Map<number, NodeState>();
   private readonly bootstrapIds: number[] = [];
   private readonly topicsByName = new Map<string, TopicMetadata>();
   private readonly topicsById = new Map<string, TopicMetadata>();
   private readonly coordinators = new Map<string, number>();
+  /** Topics the last Metadata answered with a non-retriable error (TOPIC_AUTHORIZATION_FAILED, ...). */
+  private readonly topicErrors = new Map<string, number>();
   private readonly closer = new AbortController();
   private metadataFetchedAt = 0;
   private closed = false;
+  private readonly tls: TlsOptions | null;
+  private readonly sasl: SaslConfig | null;
 
   constructor(config: CommonClientConfig, defaultClientId = 'kipgen') {
     this.clientId = config.clientId ?? defaultClientId;
@@ -173,6 +197,15 @@ export class ClusterClient {
       maxFrameBytes: config.maxFrameBytes ?? 100 * 1024 * 1024,
     };
     this.requestTimeoutMs = this.config.requestTimeoutMs;
+    this.tls = config.ssl === true ? {} : config.ssl ? config.ssl : null;
+    this.sasl = config.sasl ?? null;
+    if (this.sasl) {
+      try {
+        mechanismName(this.sasl);
+      } catch (error) {
+        throw new ConfigError((error as Error).message);
+      }
+    }
     parseBootstrap(config.bootstrapServers).forEach(({ host, port }, i) => {
       const id = -(i + 1);
       this.bootstrapIds.push(id);
@@ -286,12 +319,14 @@ export class ClusterClient {
         connectTimeoutMs: Math.max(1, Math.min(this.config.connectTimeoutMs, deadline - Date.now())),
         requestTimeoutMs: this.config.requestTimeoutMs,
         maxFrameBytes: this.config.maxFrameBytes,
+        tls: this.tls,
       });
       if (this.closed) {
         void connection.close();
         throw new ClientClosedError(`client ${this.clientId}`);
       }
       await this.negotiate(node, connection);
+      if (this.sasl) await this.authenticate(node, connection, false);
     } catch (error) {
       if (connection) void connection.close();
       node.failures++;
@@ -306,6 +341,31 @@ export class ClusterClient {
       if (cause && !this.closed) this.logger.debug(`connection to node ${node.id} closed: ${cause.message}`);
     });
     return connection;
+  }
+
+  /**
+   * SASL on a fresh connection, or again on a live one (KIP-368) with the
+   * connection held for the exchange alone. Schedules the next
+   * re-authentication when the broker set a session lifetime.
+   */
+  private async authenticate(node: NodeState, connection: KafkaConnection, again: boolean): Promise<void> {
+    const versions = { handshake: node.versions.get(17), authenticate: node.versions.get(36) };
+    const run = (): Promise<{ mechanism: string; sessionLifetimeMs: number }> =>
+      authenticate(connection, this.sasl!, versions, { exclusive: again });
+    const outcome = again ? await connection.exclusive(run) : await run();
+    this.logger.debug(`${again ? 're-' : ''}authenticated to node ${node.id} with ${outcome.mechanism}; session lifetime ${outcome.sessionLifetimeMs || 'unlimited'} ms`);
+    if (outcome.sessionLifetimeMs <= 0) return;
+    const timer = setTimeout(() => {
+      if (!connection.isOpen || this.closed) return;
+      this.authenticate(node, connection, true).catch((error: Error) => {
+        // The broker will close the connection once the session ends; close it
+        // now so that the next request reconnects and reports the failure.
+        this.logger.error(`re-authentication to node ${node.id} failed: ${error.message}; closing the connection`);
+        void connection.close();
+      });
+    }, reauthenticationDelay(outcome.sessionLifetimeMs));
+    timer.unref();
+    connection.once('close', () => clearTimeout(timer));
   }
 
   /** ApiVersions at the highest version we know, falling back to the broker's (KIP-511). */
@@ -452,6 +512,10 @@ export class ClusterClient {
       this.nodes.set(broker.nodeId, node);
     }
     for (const topic of response.topics) {
+      if (topic.name !== null) {
+        if (topic.errorCode !== 0 && !isRetriableCode(topic.errorCode)) this.topicErrors.set(topic.name, topic.errorCode);
+        else this.topicErrors.delete(topic.name);
+      }
       if (topic.errorCode !== 0 || topic.name === null) continue;
       const metadata: TopicMetadata = {
         name: topic.name,
@@ -480,6 +544,9 @@ export class ClusterClient {
     return this.retry(`Metadata for topic ${name}`, deadline, async () => {
       await this.refreshMetadata([name], deadline);
       const topic = this.topicsByName.get(name);
+      const refused = this.topicErrors.get(name);
+      // Not retried: waiting does not grant an ACL.
+      if (!topic && refused !== undefined) throw errorFromCode(refused, `Metadata for topic ${name}`);
       if (!topic) {
         throw new KafkaError(`topic ${name} is not in the cluster's metadata (UNKNOWN_TOPIC_OR_PARTITION)`, {
           code: Errors.UNKNOWN_TOPIC_OR_PARTITION,

@@ -4,7 +4,7 @@
  */
 import { ErrorCode, errorCodeName as kafkaErrorCodeName, errorName, isRetriableErrorCode } from '../runtime/error-codes.js';
 import { UnsupportedVersionError as CodecUnsupportedVersionError } from '../runtime/errors.js';
-export { NetworkError, RequestTimeoutError } from '../connection/connection.js';
+export { NetworkError, RequestTimeoutError, TlsHandshakeError } from '../connection/connection.js';
 
 /** Error codes by Kafka's name: `Errors.NOT_COORDINATOR` is 16, `Errors.NONE` 0. */
 export const Errors = ErrorCode;
@@ -104,6 +104,50 @@ export class ConfigError extends KafkaError {
   override name = 'ConfigError';
 }
 
+/**
+ * Authentication failed: wrong credentials, an unknown user, an expired or
+ * invalid token, a mechanism the broker does not enable, or a broker whose SCRAM
+ * proof is wrong (Kafka's SaslAuthenticationException). Not retriable: fix the
+ * `sasl` settings. `mechanism` names the mechanism that was tried.
+ */
+export class SaslAuthenticationError extends ApiError {
+  override name = 'SaslAuthenticationError';
+  override readonly retriable = false;
+  constructor(
+    readonly mechanism: string,
+    message: string,
+    cause?: unknown,
+    code: number = ErrorCode.SASL_AUTHENTICATION_FAILED,
+  ) {
+    super(code, message, cause);
+  }
+}
+
+/** The principal may not do this (Kafka's AuthorizationException family). Not retriable: an administrator must grant an ACL. */
+export class AuthorizationError extends ApiError {
+  override name = 'AuthorizationError';
+}
+
+/** TOPIC_AUTHORIZATION_FAILED: no WRITE (produce) / READ (fetch) / DESCRIBE on the topic. */
+export class TopicAuthorizationError extends AuthorizationError {
+  override name = 'TopicAuthorizationError';
+}
+
+/** GROUP_AUTHORIZATION_FAILED: no READ (or DESCRIBE) on the consumer or share group. */
+export class GroupAuthorizationError extends AuthorizationError {
+  override name = 'GroupAuthorizationError';
+}
+
+/** TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no WRITE on the transactional id. Fatal for a transactional producer. */
+export class TransactionalIdAuthorizationError extends AuthorizationError {
+  override name = 'TransactionalIdAuthorizationError';
+}
+
+/** CLUSTER_AUTHORIZATION_FAILED: the operation needs a permission on the cluster (IDEMPOTENT_WRITE, ALTER, ...). */
+export class ClusterAuthorizationError extends AuthorizationError {
+  override name = 'ClusterAuthorizationError';
+}
+
 /** A typed error for an error code, with `context` (what was being done) and the broker's message. */
 export function errorFromCode(
   code: number,
@@ -142,6 +186,16 @@ export function errorFromCode(
       );
     case Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
       return new OutOfOrderSequenceError(code, `${base}. The broker lost track of this producer's sequence numbers.`);
+    case Errors.TOPIC_AUTHORIZATION_FAILED:
+      return new TopicAuthorizationError(code, `${base}. The principal may not use this topic; ask an administrator for an ACL (kipgen/Kafka CreateAcls).`);
+    case Errors.GROUP_AUTHORIZATION_FAILED:
+      return new GroupAuthorizationError(code, `${base}. The principal may not use this group; ask an administrator for a READ ACL on it.`);
+    case Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+      return new TransactionalIdAuthorizationError(code, `${base}. The principal may not use this transactional id; ask an administrator for a WRITE ACL on it. This producer cannot continue.`);
+    case Errors.CLUSTER_AUTHORIZATION_FAILED:
+      return new ClusterAuthorizationError(code, `${base}. The principal lacks a cluster permission this needs; ask an administrator for an ACL on the cluster.`);
+    case Errors.SASL_AUTHENTICATION_FAILED:
+      return new SaslAuthenticationError('unknown', `${base}. Check the sasl settings.`);
     case Errors.UNSUPPORTED_VERSION:
       return new UnsupportedVersionError(`${base}. The broker does not support this request; upgrade the broker.`);
     default: {

@@ -6,6 +6,7 @@
  */
 export { KafkaProducer } from './producer.js';
 export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
+export type { CompressionType } from '../runtime/index.js';
 export { KafkaShareConsumer } from './share-consumer.js';
 export type {
   ShareConsumerConfig,
@@ -35,7 +36,8 @@ export type { Partitioner } from './partitioner.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
 export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
 export { consoleLogger } from './cluster.js';
-export type { CommonClientConfig, Logger } from './cluster.js';
+export type { CommonClientConfig, Logger, SslConfig } from './cluster.js';
+export type { SaslConfig, SaslMechanismName, OAuthBearerToken } from './sasl/mechanisms.js';
 export {
   KafkaError,
   ApiError,
@@ -50,6 +52,13 @@ export {
   IllegalStateError,
   ClientClosedError,
   ConfigError,
+  SaslAuthenticationError,
+  AuthorizationError,
+  TopicAuthorizationError,
+  GroupAuthorizationError,
+  TransactionalIdAuthorizationError,
+  ClusterAuthorizationError,
+  TlsHandshakeError,
   NetworkError,
   RequestTimeoutError,
 } from './errors.js';

@@ -6,6 +6,7 @@
 import type { Registry } from 'prom-client';
 import { InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse } from '../generated/index.js';
 import { NetworkError } from '../connection/connection.js';
+import { COMPRESSION_TYPES, compress } from '../runtime/index.js';
 import {
   encodeRecordBatch,
   type CompressionType,
@@ -66,8 +67,16 @@ export interface ProducerConfig extends CommonClientConfig {
    * prepared transaction open. Needs Transactions V2 on the broker.
    */
   transactionTwoPhaseCommitEnable?: boolean;
-  /** compression.type: 'none' (default) or 'gzip'. */
+  /** compression.type: 'none' (default), 'gzip', 'snappy', 'lz4' or 'zstd'. */
+  compressionType?: CompressionType;
+  /** The former name of compressionType; used when compressionType is not set. */
   compression?: CompressionType;
+  /**
+   * compression.gzip.level (1-9, default 6) or compression.zstd.level
+   * (-131072..22, default 3), for the codec chosen. lz4 and snappy take none
+   * (see the runtime's compression module).
+   */
+  compressionLevel?: number;
   /** Default: Kafka's (murmur2 for keys, sticky for null keys). */
   partitioner?: Partitioner;
   /** Where the KIP-1289 metrics are registered; default prom-client's global registry; null to skip Prometheus. */
@@ -146,6 +155,7 @@ export class KafkaProducer {
     maxBlockMs: number;
     transactionTimeoutMs: number;
     compression: CompressionType;
+    compressionLevel: number | undefined;
     enable2Pc: boolean;
   };
   private readonly incomplete = new Set<ProducerBatch>();
@@ -188,9 +198,11 @@ export class KafkaProducer {
       deliveryTimeoutMs: config.deliveryTimeoutMs ?? 120_000,
       maxBlockMs: config.maxBlockMs ?? 60_000,
       transactionTimeoutMs: config.transactionTimeoutMs ?? 60_000,
-      compression: config.compression ?? 'none',
+      compression: config.compressionType ?? config.compression ?? 'none',
+      compressionLevel: config.compressionLevel,
       enable2Pc: config.transactionTwoPhaseCommitEnable === true,
     };
+    checkCompression(this.cfg.compression, this.cfg.compressionLevel);
     this.partitioner = new DefaultPartitioner(this.cfg.batchSize);
     this.userPartitioner = config.partitioner;
     this.metricsImpl = new ShareTransactionMetrics({
@@ -747,6 +759,7 @@ export class KafkaProducer {
     batch.encoded = encodeRecordBatch({
       baseOffset: 0n,
       compression: this.cfg.compression,
+      compressionLevel: this.cfg.compressionLevel,
       isTransactional: this.txn !== null,
       producerId: this.cfg.idempotent ? id : -1n,
       producerEpoch: this.cfg.idempotent ? epoch : -1,
@@ -922,5 +935,20 @@ export class KafkaProducer {
     }
     this.metricsImpl.close();
     await this.cluster.close();
+  }
+}
+
+/**
+ * Fails at construction, not at the first send, for an unknown codec, a level
+ * the codec does not take, or a codec whose optional library is not installed.
+ */
+function checkCompression(type: CompressionType, level: number | undefined): void {
+  if (!COMPRESSION_TYPES.includes(type)) {
+    throw new ConfigError(`compressionType must be one of ${COMPRESSION_TYPES.join(', ')}; got ${String(type)}`);
+  }
+  try {
+    compress(type, new Uint8Array(0), level);
+  } catch (error) {
+    throw new ConfigError(`compressionType ${type}${level === undefined ? '' : ` level ${level}`}: ${(error as Error).message}`);
   }
 }

@@ -1004,6 +1004,11 @@ export class TransactionManager {
         const started = performance.now();
         await this.endTxn(true);
         if (hadShareAcks) this.metrics.recordCommitTime(performance.now() - started);
+      } else if (this.prepared && this.transactionV2) {
+        // An empty transaction ends without EndTxn (as in Kafka), so without an epoch bump: the next
+        // transaction would carry the identity this one's PreparedTxnState names, and a recovery from
+        // that checkpoint would commit it (DESIGN §5.6). A prepared one therefore ends with a bump.
+        await this.initProducerId(true);
       }
       this.finishTransaction();
     })()

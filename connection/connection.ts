@@ -19,18 +19,25 @@
  * - A frame larger than `maxFrameBytes` is refused before it is buffered and
  *   closes the connection.
  *
+ * - With `tls` options the connection is TLS (node:tls); a certificate or
+ *   handshake failure is a TlsHandshakeError, which is not retriable.
+ * - `exclusive(fn)` runs `fn` alone on the connection: it waits until no
+ *   request is in flight and holds back other sends until `fn` is done (SASL
+ *   re-authentication, KIP-368, must not interleave with other requests).
+ *
  * This module depends only on runtime/ and the generated header codecs: it is
  * its own layer (connection/), so that runtime/ — the codecs' package — has no
  * networking. The client and the broker both use it.
  */
 import { EventEmitter } from 'node:events';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import type { ApiMessageCodec } from '../runtime/codec.js';
 import { encodeFrameChunks, FrameReader } from '../runtime/framing.js';
 import { Reader } from '../runtime/reader.js';
 import { RequestHeader } from '../generated/RequestHeader.js';
 import { ResponseHeader } from '../generated/ResponseHeader.js';
-import { apiByKey } from '../generated/index.js';
+import { ApiKey, apiByKey } from '../generated/index.js';
 
 /** The connection failed, was closed, or the peer broke the protocol. Retriable: open a new connection. */
 export class NetworkError extends Error {
@@ -60,6 +67,19 @@ export class RequestTimeoutError extends NetworkError {
   }
 }
 
+/**
+ * TLS failed: the broker's certificate is not trusted or does not match the
+ * host, the broker refused ours, or no common protocol (Kafka's
+ * SslAuthenticationException). Not retriable: fix the `ssl` settings.
+ */
+export class TlsHandshakeError extends NetworkError {
+  override name = 'TlsHandshakeError';
+  override readonly retriable: boolean = false;
+}
+
+/** TLS settings passed to node:tls (ca, cert, key, servername, rejectUnauthorized, ...). */
+export type TlsOptions = Omit<tls.ConnectionOptions, 'host' | 'port' | 'socket'>;
+
 export interface ConnectionOptions {
   host: string;
   port: number;
@@ -71,6 +91,8 @@ export interface ConnectionOptions {
   requestTimeoutMs?: number;
   /** The largest response frame accepted. Default 100 MiB (Kafka's socket.request.max.bytes). */
   maxFrameBytes?: number;
+  /** Connect with TLS, with these node:tls options; absent: plain TCP. */
+  tls?: TlsOptions | null;
 }
 
 export interface SendOptions {
@@ -78,6 +100,8 @@ export interface SendOptions {
   timeoutMs?: number;
   /** Override whether a response is expected (default: false only for Produce with acks = 0). */
   expectResponse?: boolean;
+  /** Sent from inside `exclusive(fn)`: not held back by it. */
+  exclusive?: boolean;
 }
 
 interface InFlight {
@@ -98,6 +122,7 @@ const DEFAULTS = {
   connectTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   maxFrameBytes: 100 * 1024 * 1024,
+  tls: null,
 };
 
 /**
@@ -123,6 +148,11 @@ export class KafkaConnection extends EventEmitter {
   private closing: Error | undefined | null = null;
   private resolveClosed!: (cause: Error | undefined) => void;
   private corked = false;
+  /** Set while `exclusive(fn)` runs; other sends wait for it. */
+  private gate: Promise<void> | null = null;
+  private idleWaiters: (() => void)[] = [];
+  /** TLS is in use. */
+  readonly secure: boolean;
 
   private constructor(socket: net.Socket, options: Required<ConnectionOptions>) {
     super();
@@ -132,6 +162,7 @@ export class KafkaConnection extends EventEmitter {
     this.clientId = options.clientId;
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxFrameBytes = options.maxFrameBytes;
+    this.secure = options.tls !== null;
     this.frames = new FrameReader(options.maxFrameBytes);
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     socket.setNoDelay(true);
@@ -167,10 +198,20 @@ export class KafkaConnection extends EventEmitter {
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
       maxFrameBytes: options.maxFrameBytes ?? DEFAULTS.maxFrameBytes,
+      tls: options.tls ?? null,
     };
     const { host, port, connectTimeoutMs } = resolved;
+    const secure = resolved.tls !== null;
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host, port });
+      const socket = secure
+        ? tls.connect({
+            // SNI must not be an IP address (RFC 6066); the certificate check still uses `host`.
+            ...(net.isIP(host) === 0 ? { servername: host } : {}),
+            ...resolved.tls,
+            host,
+            port,
+          })
+        : net.connect({ host, port });
       const timer = setTimeout(() => {
         socket.destroy();
         reject(
@@ -186,11 +227,13 @@ export class KafkaConnection extends EventEmitter {
         clearTimeout(timer);
         socket.destroy();
         reject(
-          new NetworkError(`could not connect to ${host}:${port}: ${error.message}`, host, port, { cause: error }),
+          secure && isTlsFailure(error)
+            ? new TlsHandshakeError(`TLS handshake with ${host}:${port} failed: ${error.message}; check the ssl settings (ca, cert, key, servername)`, host, port, { cause: error })
+            : new NetworkError(`could not connect to ${host}:${port}: ${error.message}`, host, port, { cause: error }),
         );
       };
       socket.once('error', onError);
-      socket.once('connect', () => {
+      socket.once(secure ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         socket.off('error', onError);
         resolve(new KafkaConnection(socket, resolved));
@@ -229,6 +272,9 @@ export class KafkaConnection extends EventEmitter {
     responseCodec?: ApiMessageCodec<Res>,
     options: SendOptions = {},
   ): Promise<Res> {
+    if (this.gate !== null && !options.exclusive && this.closing === null) {
+      return this.gate.then(() => this.send(requestCodec, request, version, responseCodec, options));
+    }
     if (this.closing !== null) {
       return Promise.reject(
         new NetworkError(
@@ -242,7 +288,7 @@ export class KafkaConnection extends EventEmitter {
     }
     const apiKey = requestCodec.apiKey;
     const codec = (responseCodec ?? apiByKey(apiKey)?.response) as ApiMessageCodec<unknown> | undefined;
-    const expectResponse = options.expectResponse ?? !(apiKey === 0 && (request as { acks?: number }).acks === 0);
+    const expectResponse = options.expectResponse ?? !(apiKey === ApiKey.Produce && (request as { acks?: number }).acks === 0);
     if (expectResponse && codec === undefined) {
       return Promise.reject(new TypeError(`no response codec known for API key ${apiKey}`));
     }
@@ -283,6 +329,27 @@ export class KafkaConnection extends EventEmitter {
       }
       this.inFlight.push(entry);
     });
+  }
+
+  /**
+   * Runs `fn` with the connection to itself: once no request is in flight,
+   * and holding back every `send` not marked `exclusive` until `fn` settles.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.gate !== null) await this.gate;
+    let release!: () => void;
+    this.gate = new Promise((resolve) => (release = resolve));
+    try {
+      if (this.pendingCount > 0 && this.closing === null) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      return await fn();
+    } finally {
+      this.gate = null;
+      release();
+    }
+  }
+
+  private notifyIdle(): void {
+    if (this.pendingCount === 0 && this.idleWaiters.length > 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
   }
 
   /** Closes the connection; every request still in flight is rejected with NetworkError. */
@@ -380,7 +447,7 @@ export class KafkaConnection extends EventEmitter {
     } catch (error) {
       // A broker that does not support the requested ApiVersions version
       // answers with a v0 body carrying UNSUPPORTED_VERSION (KIP-511).
-      if (entry.apiKey === 18 && entry.version > 0) {
+      if (entry.apiKey === ApiKey.ApiVersions && entry.version > 0) {
         try {
           response = entry.responseCodec.decode(body, 0);
         } catch {
@@ -402,6 +469,7 @@ export class KafkaConnection extends EventEmitter {
       this.inFlight.splice(0, this.head);
       this.head = 0;
     }
+    this.notifyIdle();
   }
 
   private onTimeout(entry: InFlight): void {
@@ -410,6 +478,7 @@ export class KafkaConnection extends EventEmitter {
     const index = this.inFlight.indexOf(entry, this.head);
     if (index < 0) return;
     this.inFlight.splice(index, 1);
+    this.notifyIdle();
     entry.reject(
       new RequestTimeoutError(
         `${entry.apiName} v${entry.version} to ${this.address} (correlation id ${entry.correlationId}) got no response within ${entry.timeoutMs} ms; the connection was closed`,
@@ -437,6 +506,7 @@ export class KafkaConnection extends EventEmitter {
       if (entry.timer) clearTimeout(entry.timer);
       entry.reject(error);
     }
+    this.notifyIdle();
     if (this.socket.destroyed) this.finish(clean ? undefined : error);
     else {
       this.socket.once('close', () => this.finish(clean ? undefined : error));
@@ -452,4 +522,11 @@ export class KafkaConnection extends EventEmitter {
     this.emit('close', cause);
     this.resolveClosed(cause);
   }
+}
+
+/** Errors of certificate verification or of the TLS handshake itself (not of the TCP connection under it). */
+function isTlsFailure(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'ETIMEDOUT') return false;
+  return /CERT|SELF_SIGNED|UNABLE_TO|ERR_SSL|ERR_TLS|HOSTNAME|ALTNAME|EPROTO/.test(code) || /SSL|TLS|certificate/i.test(error.message);
 }

@@ -23,6 +23,12 @@ export interface RequestContext {
   readonly connectionId: number;
   /** `host:port` of the peer, for logs. */
   readonly peer: string;
+  /** Who sent it: `User:<name>` after SASL, the TLS certificate's `User:CN=...`, or `User:ANONYMOUS`. */
+  readonly principal?: string;
+  /** The client's IP address (ACLs may name hosts). */
+  readonly clientHost?: string;
+  /** The listener the request arrived on; Metadata and FindCoordinator answer with that listener's ports. */
+  readonly listener?: string;
   /**
    * Calls `callback` once when this connection closes (or at once if it is
    * already closed). Share sessions release their locks this way.
@@ -45,7 +51,16 @@ export type Handler = (request: any, ctx: RequestContext) => Promise<any>;
 export interface NodeEndpoint {
   readonly nodeId: number;
   readonly host: string;
+  /** The port of the inter-broker listener (the node's first). */
   readonly port: number;
+  /** Ports of the node's other listeners, by listener name. */
+  readonly listeners?: Readonly<Record<string, number>>;
+}
+
+/** Where a client that came in through `ctx.listener` reaches `node`: the same listener's port on that node. */
+export function endpointFor(node: NodeEndpoint, ctx: { readonly listener?: string }): { host: string; port: number } {
+  const port = ctx.listener === undefined ? undefined : node.listeners?.[ctx.listener];
+  return { host: node.host, port: port ?? node.port };
 }
 
 export interface TopicInfo {
@@ -55,7 +70,19 @@ export interface TopicInfo {
   readonly partitions: number;
   /** `__transaction_state`, `__consumer_offsets`, `__share_group_state`. */
   readonly internal: boolean;
+  /**
+   * The topic's compression.type: 'producer' keeps each batch's codec;
+   * anything else is the codec batches are stored in (recompressed on Produce
+   * when they differ, as Kafka's LogValidator does).
+   */
+  readonly compressionType: TopicCompressionType;
+  /** compression.gzip.level / compression.zstd.level for that codec; undefined: the codec's default. */
+  readonly compressionLevel?: number;
 }
+
+/** Kafka's topic-level compression.type values. */
+export type TopicCompressionType = 'producer' | 'uncompressed' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+export const TOPIC_COMPRESSION_TYPES: readonly TopicCompressionType[] = ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd'];
 
 export interface ClusterView {
   /** This node. */

@@ -9,8 +9,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory } from './broker-context.js';
+import { ApiKey } from '../generated/index.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
-import { resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
+import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
+import { CredentialStore } from './auth/credentials.js';
+import { unsecuredJwsValidator } from './auth/oauth.js';
+import { aclHandlers } from './auth/acl-handlers.js';
+import { authorizationHook } from './auth/api-acls.js';
+import { AclAuthorizer } from './auth/authorizer.js';
+import type { SaslSettings } from './auth/session.js';
+import type { ListenerSpec } from './server/server.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
 import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
@@ -35,8 +43,8 @@ import { describePartitions, txnStateName } from './txn/transaction-metadata.js'
 import { TransactionVerifier } from './txn/verifier.js';
 
 /** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
-const SHARE_APIS = [76, 77, 78, 79, 96];
-const KIP1289_APIS = new Set([95, 96]);
+const SHARE_APIS: number[] = [ApiKey.ShareGroupHeartbeat, ApiKey.ShareGroupDescribe, ApiKey.ShareFetch, ApiKey.ShareAcknowledge, ApiKey.TxnShareAcknowledge];
+const KIP1289_APIS = new Set<number>([ApiKey.AddShareAcksToTxn, ApiKey.TxnShareAcknowledge]);
 
 export interface StartOptions {
   /**
@@ -51,8 +59,10 @@ export interface StartOptions {
 export interface Broker {
   readonly nodeId: number;
   readonly host: string;
-  /** The bound port (useful with port 0). */
+  /** The bound port (useful with port 0) of the primary listener. */
   readonly port: number;
+  /** The bound port of every listener, by name (the primary one is named after its protocol). */
+  readonly ports: ReadonlyMap<string, number>;
   readonly config: BrokerConfig;
   metrics(): MetricsSnapshot;
   /** Transactions, partition logs and share-partition states, human-readable. */
@@ -107,15 +117,24 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
   // APIs of the broker itself.
-  registry.register(18, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
-  registry.register(3, metadataHandler(cluster));
-  registry.register(10, findCoordinatorHandler(cluster, () => share));
-  registry.register(0, produceHandler(cluster, logs, verifier, log));
-  registry.register(1, fetchHandler(cluster, logs));
-  registry.register(2, listOffsetsHandler(cluster, logs));
-  registry.register(27, writeTxnMarkersHandler(cluster, markerWriter));
-  registry.register(28, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
-  registry.register(9, offsetFetchHandler(cluster, offsets));
+  registry.register(ApiKey.ApiVersions, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
+  // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
+  // After SaslHandshake v0 the tokens travel as bare frames (librdkafka requires v0 to be advertised).
+  const saslInServer = async (): Promise<never> => {
+    throw new Error('SASL requests are handled by the server');
+  };
+  registry.register(ApiKey.SaslHandshake, saslInServer);
+  registry.register(ApiKey.SaslAuthenticate, saslInServer);
+  const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
+  for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);
+  registry.register(ApiKey.Metadata, metadataHandler(cluster));
+  registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
+  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log));
+  registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
+  registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
+  registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
+  registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
+  registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
   for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler);
@@ -154,19 +173,21 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   tc.start();
 
   const server = new KafkaServer({
-    host: config.host,
-    port: config.port,
+    listeners: listenerSpecs(config),
     maxFrameBytes: config.maxFrameBytes,
+    ...(authorizer ? { authorize: authorizationHook(authorizer, cluster, log) } : {}),
     registry,
     metrics,
     log,
     logRequests: config.logRequests,
   });
-  const port = await server.listen();
+  const ports = await server.listen();
+  const port = ports.get(config.securityProtocol)!;
   const self = nodes[nodeIndex]!;
   if (self.port === 0) (self as { port: number }).port = port;
+  (self as { listeners?: Record<string, number> }).listeners = { ...self.listeners, ...Object.fromEntries(ports) };
   log(
-    `listening on ${config.host}:${port} (cluster ${nodes.map((n) => `${n.nodeId}@${n.host}:${n.port}`).join(', ')}; data ${config.dataDir}` +
+    `listening on ${[...ports].map(([name, p]) => `${name}://${config.host}:${p}`).join(', ')} (cluster ${nodes.map((n) => `${n.nodeId}@${n.host}:${n.port}`).join(', ')}; data ${config.dataDir}` +
       `; KIP-1289 ${config.kip1289 ? 'on' : 'off'}; share coordinator ${share ? 'on' : 'off'})`,
   );
 
@@ -175,6 +196,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     nodeId: config.nodeId,
     host: config.host,
     port,
+    ports,
     config,
     transactions: tc,
     metrics: () => metrics.snapshot(),
@@ -191,6 +213,55 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
       log(`stopped; requests served: ${describeRequestVersions(metrics.snapshot())}`);
     },
   };
+}
+
+/** The server's listeners: TLS contexts from ssl.*, SASL settings from sasl.*. */
+function listenerSpecs(config: BrokerConfig): ListenerSpec[] {
+  const listeners = listenersOf(config);
+  const needsTls = listeners.some((l) => l.protocol === 'SSL' || l.protocol === 'SASL_SSL');
+  const needsSasl = listeners.some((l) => l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL');
+  let tlsOptions: ListenerSpec['tls'] = null;
+  if (needsTls) {
+    const ssl = config.ssl!;
+    const read = (inline: string | undefined, file: string | undefined, what: string): string | undefined => {
+      if (inline !== undefined) return inline;
+      if (file === undefined) return undefined;
+      try {
+        return fs.readFileSync(file, 'utf8');
+      } catch (error) {
+        throw new Error(`config: cannot read ssl.${what} ${file}: ${(error as Error).message}`);
+      }
+    };
+    const clientAuth = ssl.clientAuth ?? 'none';
+    tlsOptions = {
+      key: read(ssl.key, ssl.keyFile, 'keyFile'),
+      cert: read(ssl.cert, ssl.certFile, 'certFile'),
+      ca: read(ssl.ca, ssl.caFile, 'caFile'),
+      requestCert: clientAuth !== 'none',
+      rejectUnauthorized: clientAuth === 'required',
+    };
+  }
+  let sasl: SaslSettings | null = null;
+  if (needsSasl) {
+    sasl = {
+      mechanisms: config.sasl.mechanisms,
+      deps: {
+        credentials: new CredentialStore(config.sasl.users),
+        oauthBearerValidator: config.sasl.oauthBearerValidator ?? unsecuredJwsValidator(),
+      },
+      maxReceiveBytes: config.sasl.maxReceiveBytes,
+      connectionsMaxReauthMs: config.sasl.connectionsMaxReauthMs,
+    };
+  }
+  return listeners.map((l) => ({
+    name: l.name,
+    host: config.host,
+    port: l.port,
+    protocol: l.protocol,
+    tls: l.protocol === 'SSL' || l.protocol === 'SASL_SSL' ? tlsOptions : null,
+    sasl: l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL' ? sasl : null,
+    authenticationTimeoutMs: config.sasl.authenticationTimeoutMs,
+  }));
 }
 
 function ensureDir(dir: string): string {

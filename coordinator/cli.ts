@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { startBroker } from './broker.js';
 import { loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
 import { dumpLog } from './log/dump.js';
+import { userConfig } from './auth/credentials.js';
 
 interface BrokerOptions {
   config?: string;
@@ -43,7 +44,7 @@ export function registerBrokerCommand(program: Command): void {
       if (options.logRequests === true) input.logRequests = true;
       const broker = await startBroker(input);
       // stdout carries one machine-readable line, for scripts and tests that spawn the broker.
-      process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port })}\n`);
+      process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port, listeners: Object.fromEntries(broker.ports) })}\n`);
       const stop = (signal: string): void => {
         process.stderr.write(`[kipgen node ${broker.nodeId}] ${signal}: stopping\n`);
         broker.close().then(
@@ -56,6 +57,26 @@ export function registerBrokerCommand(program: Command): void {
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+
+  program
+    .command('scram-credential')
+    .description('print a sasl.users entry for the broker config: SCRAM-SHA-256/512 credentials (salt, iterations, StoredKey, ServerKey), never the password')
+    .argument('<user>', 'the user name')
+    .option('--password-env <VAR>', 'read the password from this environment variable (default: the first line of stdin)')
+    .option('--iterations <n>', 'PBKDF2 iterations (at least 4096)', '4096')
+    .action(async (user: string, options: { passwordEnv?: string; iterations: string }) => {
+      let password: string | undefined;
+      if (options.passwordEnv !== undefined) {
+        password = process.env[options.passwordEnv];
+        if (password === undefined) throw new Error(`--password-env ${options.passwordEnv}: the variable is not set`);
+      } else {
+        const chunks: Buffer[] = [];
+        for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+        password = Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
+      }
+      if (!password) throw new Error('scram-credential: the password is empty');
+      process.stdout.write(JSON.stringify(userConfig(user, password, ['SCRAM-SHA-256', 'SCRAM-SHA-512'], parseInteger(options.iterations, '--iterations')), null, 2) + '\n');
     });
 
   program

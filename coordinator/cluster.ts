@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ZERO_UUID } from '../runtime/index.js';
 import type { ClusterView, NodeEndpoint, TopicInfo } from './broker-context.js';
+import type { TopicConfig } from './config.js';
 import { syncDirectory } from './log/segment.js';
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
@@ -53,7 +54,7 @@ export interface ClusterInit {
   nodes: NodeEndpoint[];
   clusterId: string;
   dataDir: string;
-  topics: { name: string; partitions: number }[];
+  topics: TopicConfig[];
   transactionStatePartitions: number;
   consumerOffsetsPartitions: number;
 }
@@ -75,7 +76,7 @@ export class Cluster implements ClusterView {
     this.clusterId = init.clusterId;
     const file = path.join(init.dataDir, 'topics.json');
     const persisted = readPersisted(file);
-    const wanted: { name: string; partitions: number; internal: boolean }[] = [
+    const wanted: (TopicConfig & { internal: boolean })[] = [
       { name: TRANSACTION_STATE_TOPIC, partitions: init.transactionStatePartitions, internal: true },
       { name: CONSUMER_OFFSETS_TOPIC, partitions: init.consumerOffsetsPartitions, internal: true },
       { name: SHARE_GROUP_STATE_TOPIC, partitions: init.nodes.length, internal: true },
@@ -92,11 +93,18 @@ export class Cluster implements ClusterView {
       const topicId = before?.topicId ?? deriveTopicId(init.clusterId, want.name);
       if (before === undefined || before.partitions !== want.partitions) changed = true;
       persisted.set(want.name, { name: want.name, topicId, partitions: want.partitions });
-      this.add({ name: want.name, topicId, partitions: want.partitions, internal: want.internal });
+      this.add({
+        name: want.name,
+        topicId,
+        partitions: want.partitions,
+        internal: want.internal,
+        compressionType: want.compressionType ?? 'producer',
+        compressionLevel: want.compressionLevel,
+      });
     }
     // Topics created by an earlier run and no longer configured keep existing (there is no deletion).
     for (const topic of persisted.values()) {
-      if (!this.byName.has(topic.name)) this.add({ ...topic, internal: topic.name.startsWith('__') });
+      if (!this.byName.has(topic.name)) this.add({ ...topic, internal: topic.name.startsWith('__'), compressionType: 'producer' });
     }
     if (changed) writePersisted(file, [...persisted.values()]);
   }

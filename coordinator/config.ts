@@ -3,11 +3,67 @@
  * Names follow Kafka's settings where there is one (in the comments).
  */
 import * as fs from 'node:fs';
-import type { NodeEndpoint, ShareGroupSettings } from './broker-context.js';
+import { checkCompressionLevel } from '../runtime/index.js';
+import { TOPIC_COMPRESSION_TYPES, type NodeEndpoint, type ShareGroupSettings, type TopicCompressionType } from './broker-context.js';
+import type { UserConfig } from './auth/credentials.js';
+import type { OAuthBearerValidator } from './auth/oauth.js';
+import { SUPPORTED_MECHANISMS, type ServerMechanismName } from './auth/sasl-server.js';
+import { SECURITY_PROTOCOLS, type SecurityProtocol } from './auth/session.js';
+
+/** One more listener besides the primary (`port`) one: Kafka's `listeners` entry NAME://host:port. */
+export interface ListenerConfig {
+  name: string;
+  port: number;
+  /** listener.security.protocol.map; default: the name, when it is a protocol's. */
+  securityProtocol?: SecurityProtocol;
+}
+
+/** ssl.* settings of the SSL and SASL_SSL listeners: PEM text inline, or files. */
+export interface SslServerConfig {
+  key?: string;
+  cert?: string;
+  /** CAs trusted for client certificates. */
+  ca?: string;
+  keyFile?: string;
+  certFile?: string;
+  caFile?: string;
+  /** ssl.client.auth: none | requested | required. Default none. */
+  clientAuth?: 'none' | 'requested' | 'required';
+}
+
+/** sasl.* settings of the SASL listeners. */
+export interface SaslServerConfig {
+  /** sasl.enabled.mechanisms. Default PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. */
+  mechanisms: ServerMechanismName[];
+  /** Users and their SCRAM credentials (never passwords); PLAIN is checked against them. */
+  users: UserConfig[];
+  /** sasl.server.max.receive.size: the largest frame before authentication. Default 524 288. */
+  maxReceiveBytes: number;
+  /** connections.max.reauth.ms: session lifetime; 0 (default) for none. */
+  connectionsMaxReauthMs: number;
+  /** A connection still unauthenticated after this long is closed. Default 30 000. */
+  authenticationTimeoutMs: number;
+  /** OAUTHBEARER token validation; default: unsecured JWS (alg none), for tests only, as Kafka's default. */
+  oauthBearerValidator?: OAuthBearerValidator;
+}
+
+/** authorizer.* settings (coordinator/auth/authorizer.ts). */
+export interface AuthorizerConfig {
+  /** authorizer.class.name set: ACLs are checked. Default false (everything allowed, as Kafka without an authorizer). */
+  enabled: boolean;
+  /** super.users: principals allowed everything, e.g. `User:admin`. */
+  superUsers: string[];
+  /** allow.everyone.if.no.acl.found. Default false. */
+  allowEveryoneIfNoAclFound: boolean;
+}
 
 export interface TopicConfig {
   name: string;
   partitions: number;
+  /** compression.type (default 'producer': batches are stored in the codec they came in). */
+  compressionType?: TopicCompressionType;
+  /** compression.gzip.level or compression.zstd.level, for compressionType gzip or zstd. */
+  compressionLevel?: number;
 }
 
 export interface BrokerConfig {
@@ -59,6 +115,13 @@ export interface BrokerConfig {
    * because checkpoint recovery (DESIGN §5.6) relies on it.
    */
   transactionTwoPhaseCommitEnable: boolean;
+  /** The primary listener's protocol (and name); in a cluster it carries inter-broker traffic. Default PLAINTEXT. */
+  securityProtocol: SecurityProtocol;
+  /** More listeners, each on its own port (port 0: any free port, single node only). */
+  listeners: ListenerConfig[];
+  ssl: SslServerConfig | null;
+  sasl: SaslServerConfig;
+  authorizer: AuthorizerConfig;
 }
 
 export const DEFAULT_DATA_DIR = './.kipgen-data';
@@ -91,10 +154,25 @@ export function defaultConfig(): BrokerConfig {
     logRequests: false,
     transactionVersion: 2,
     transactionTwoPhaseCommitEnable: true,
+    securityProtocol: 'PLAINTEXT',
+    listeners: [],
+    ssl: null,
+    sasl: {
+      mechanisms: ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'],
+      users: [],
+      maxReceiveBytes: 524_288,
+      connectionsMaxReauthMs: 0,
+      authenticationTimeoutMs: 30_000,
+    },
+    authorizer: { enabled: false, superUsers: [], allowEveryoneIfNoAclFound: false },
   };
 }
 
-export type BrokerConfigInput = Partial<Omit<BrokerConfig, 'shareGroup'>> & { shareGroup?: Partial<ShareGroupSettings> };
+export type BrokerConfigInput = Partial<Omit<BrokerConfig, 'shareGroup' | 'sasl' | 'authorizer'>> & {
+  shareGroup?: Partial<ShareGroupSettings>;
+  sasl?: Partial<SaslServerConfig>;
+  authorizer?: Partial<AuthorizerConfig>;
+};
 
 /** Fills defaults and checks every value; throws an Error naming the bad setting. */
 export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
@@ -103,6 +181,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
     ...base,
     ...stripUndefined(input),
     shareGroup: { ...base.shareGroup, ...stripUndefined(input.shareGroup ?? {}) },
+    sasl: { ...base.sasl, ...stripUndefined(input.sasl ?? {}) },
+    authorizer: { ...base.authorizer, ...stripUndefined(input.authorizer ?? {}) },
   } as BrokerConfig;
   if (config.cluster.length === 0) config.cluster = [{ nodeId: config.nodeId, host: config.host, port: config.port }];
   const self = config.cluster.find((n) => n.nodeId === config.nodeId);
@@ -135,7 +215,9 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
     if (seen.has(topic.name)) throw new Error(`config: topic ${topic.name} is listed twice`);
     seen.add(topic.name);
     intIn(topic.partitions, 1, 10_000, `topics[${topic.name}].partitions`);
+    checkTopicCompression(topic);
   }
+  checkSecurity(config);
   const sg = config.shareGroup;
   intIn(sg.recordLockDurationMs, 1, 0x7fffffff, 'shareGroup.recordLockDurationMs');
   intIn(sg.deliveryCountLimit, 1, 100, 'shareGroup.deliveryCountLimit');
@@ -160,11 +242,84 @@ export function loadConfigFile(file: string): BrokerConfigInput {
   }
 }
 
-/** `orders:3` → { name: 'orders', partitions: 3 } (partitions default to 1). */
+/**
+ * `orders:3` → { name: 'orders', partitions: 3 } (partitions default to 1);
+ * `orders:3:zstd` also sets the topic's compression.type.
+ */
 export function parseTopicArg(arg: string): TopicConfig {
-  const match = /^([^:]+)(?::(\d+))?$/.exec(arg);
-  if (!match) throw new Error(`--topic ${arg}: expected name or name:partitions`);
-  return { name: match[1]!, partitions: match[2] === undefined ? 1 : Number(match[2]) };
+  const match = /^([^:]+)(?::(\d+)(?::([a-z0-9]+))?)?$/.exec(arg);
+  if (!match) throw new Error(`--topic ${arg}: expected name, name:partitions or name:partitions:compression.type`);
+  const topic: TopicConfig = { name: match[1]!, partitions: match[2] === undefined ? 1 : Number(match[2]) };
+  if (match[3] !== undefined) topic.compressionType = match[3] as TopicCompressionType;
+  return topic;
+}
+
+function checkTopicCompression(topic: TopicConfig): void {
+  const type = topic.compressionType;
+  if (type === undefined) {
+    if (topic.compressionLevel !== undefined) throw new Error(`config: topics[${topic.name}].compressionLevel needs a compressionType`);
+    return;
+  }
+  if (!TOPIC_COMPRESSION_TYPES.includes(type)) {
+    throw new Error(`config: topics[${topic.name}].compressionType must be one of ${TOPIC_COMPRESSION_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
+  }
+  if (topic.compressionLevel === undefined) return;
+  if (type === 'producer' || type === 'uncompressed') throw new Error(`config: topics[${topic.name}].compressionLevel does not apply to compression.type ${type}`);
+  try {
+    checkCompressionLevel(type, topic.compressionLevel);
+  } catch (error) {
+    throw new Error(`config: topics[${topic.name}]: ${(error as Error).message}`);
+  }
+}
+
+/** The primary listener and the others, with their protocols resolved. */
+export function listenersOf(config: BrokerConfig): Array<{ name: string; port: number; protocol: SecurityProtocol }> {
+  return [
+    { name: config.securityProtocol, port: config.port, protocol: config.securityProtocol },
+    ...config.listeners.map((l) => ({ name: l.name, port: l.port, protocol: (l.securityProtocol ?? l.name) as SecurityProtocol })),
+  ];
+}
+
+function checkSecurity(config: BrokerConfig): void {
+  if (!SECURITY_PROTOCOLS.includes(config.securityProtocol)) {
+    throw new Error(`config: securityProtocol must be one of ${SECURITY_PROTOCOLS.join(', ')}, got ${JSON.stringify(config.securityProtocol)}`);
+  }
+  const names = new Set<string>([config.securityProtocol]);
+  for (const listener of config.listeners) {
+    if (typeof listener.name !== 'string' || !/^[A-Za-z0-9_-]+$/.test(listener.name)) throw new Error(`config: listeners[].name ${JSON.stringify(listener.name)} must be letters, digits, '_' or '-'`);
+    if (names.has(listener.name)) throw new Error(`config: listener name ${listener.name} is used twice (the primary listener is named ${config.securityProtocol})`);
+    names.add(listener.name);
+    intIn(listener.port, 0, 65535, `listeners[${listener.name}].port`);
+    if (listener.port === 0 && config.cluster.length > 1) throw new Error(`config: listeners[${listener.name}].port 0 works only for a single node`);
+    const protocol = listener.securityProtocol ?? listener.name;
+    if (!SECURITY_PROTOCOLS.includes(protocol as SecurityProtocol)) {
+      throw new Error(`config: listeners[${listener.name}]: securityProtocol must be one of ${SECURITY_PROTOCOLS.join(', ')} (or the name one of them), got ${JSON.stringify(protocol)}`);
+    }
+  }
+  const protocols = listenersOf(config).map((l) => l.protocol);
+  if (config.cluster.length > 1 && config.securityProtocol !== 'PLAINTEXT') {
+    throw new Error('config: in a cluster the primary listener carries inter-broker requests, which kipgen sends unauthenticated: its securityProtocol must be PLAINTEXT (add secured listeners with `listeners`)');
+  }
+  if (protocols.some((p) => p === 'SSL' || p === 'SASL_SSL')) {
+    const ssl = config.ssl;
+    if (!ssl || (!ssl.key && !ssl.keyFile) || (!ssl.cert && !ssl.certFile)) throw new Error('config: an SSL or SASL_SSL listener needs ssl.key (or ssl.keyFile) and ssl.cert (or ssl.certFile)');
+    if (ssl.clientAuth !== undefined && !['none', 'requested', 'required'].includes(ssl.clientAuth)) throw new Error(`config: ssl.clientAuth must be none, requested or required, got ${JSON.stringify(ssl.clientAuth)}`);
+    if (ssl.clientAuth && ssl.clientAuth !== 'none' && !ssl.ca && !ssl.caFile) throw new Error('config: ssl.clientAuth needs ssl.ca (or ssl.caFile) to verify client certificates');
+  }
+  const sasl = config.sasl;
+  for (const mechanism of sasl.mechanisms) {
+    if (!SUPPORTED_MECHANISMS.includes(mechanism)) throw new Error(`config: sasl.mechanisms: ${JSON.stringify(mechanism)} is not one of ${SUPPORTED_MECHANISMS.join(', ')}`);
+  }
+  if (protocols.some((p) => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL') && sasl.mechanisms.length === 0) throw new Error('config: a SASL listener needs at least one of sasl.mechanisms');
+  intIn(sasl.maxReceiveBytes, 64, 0x7fffffff, 'sasl.maxReceiveBytes');
+  intIn(sasl.connectionsMaxReauthMs, 0, 0x7fffffff, 'sasl.connectionsMaxReauthMs');
+  intIn(sasl.authenticationTimeoutMs, 1, 0x7fffffff, 'sasl.authenticationTimeoutMs');
+  if (!Array.isArray(sasl.users)) throw new Error('config: sasl.users must be a list');
+  const authz = config.authorizer;
+  if (typeof authz.enabled !== 'boolean' || typeof authz.allowEveryoneIfNoAclFound !== 'boolean') throw new Error('config: authorizer.enabled and authorizer.allowEveryoneIfNoAclFound are booleans');
+  for (const user of authz.superUsers) {
+    if (typeof user !== 'string' || !/^[^:]+:.+$/.test(user)) throw new Error(`config: authorizer.superUsers: ${JSON.stringify(user)} is not a principal like User:admin`);
+  }
 }
 
 function intIn(value: unknown, min: number, max: number, what: string): void {

@@ -49,9 +49,9 @@ function readAddOffsetsToTxnRequest(r: Reader, version: number): AddOffsetsToTxn
     at = 'transactionalId';
     const transactionalId: string = r.string(flexible);
     at = '';
-    const run0 = r.claim(ADD_OFFSETS_TO_TXN_REQUEST_RUN_0);
-    const producerId: bigint = r.int64At(run0);
-    const producerEpoch: number = r.int16At(run0 + 8);
+    const producerIdAt = r.claim(ADD_OFFSETS_TO_TXN_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(producerIdAt);
+    const producerEpoch: number = r.int16At(producerIdAt + 8);
     at = 'groupId';
     const groupId: string = r.string(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
@@ -133,7 +133,8 @@ export const AddOffsetsToTxnRequest = defineApiCodec<AddOffsetsToTxnRequest>({
   validVersions: { lowest: 0, highest: 4 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 2 : 1;
+    if (version <= 2) return 1;
+    return 2;
   },
   create: createAddOffsetsToTxnRequest,
   size: sizeOfAddOffsetsToTxnRequest,

@@ -37,9 +37,9 @@ function readAddOffsetsToTxnResponse(r: Reader, version: number): AddOffsetsToTx
   const flexible = version >= 3;
   let at = '';
   try {
-    const run0 = r.claim(ADD_OFFSETS_TO_TXN_RESPONSE_RUN_0);
-    const throttleTimeMs: number = r.int32At(run0);
-    const errorCode: number = r.int16At(run0 + 4);
+    const throttleTimeMsAt = r.claim(ADD_OFFSETS_TO_TXN_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(throttleTimeMsAt);
+    const errorCode: number = r.int16At(throttleTimeMsAt + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -103,7 +103,8 @@ export const AddOffsetsToTxnResponse = defineApiCodec<AddOffsetsToTxnResponse>({
   validVersions: { lowest: 0, highest: 4 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 1 : 0;
+    if (version <= 2) return 0;
+    return 1;
   },
   create: createAddOffsetsToTxnResponse,
   size: sizeOfAddOffsetsToTxnResponse,

@@ -50,10 +50,10 @@ function readEndTxnRequest(r: Reader, version: number): EndTxnRequest {
     at = 'transactionalId';
     const transactionalId: string = r.string(flexible);
     at = '';
-    const run0 = r.claim(END_TXN_REQUEST_RUN_0);
-    const producerId: bigint = r.int64At(run0);
-    const producerEpoch: number = r.int16At(run0 + 8);
-    const committed: boolean = r.boolAt(run0 + 10);
+    const producerIdAt = r.claim(END_TXN_REQUEST_RUN_0);
+    const producerId: bigint = r.int64At(producerIdAt);
+    const producerEpoch: number = r.int16At(producerIdAt + 8);
+    const committed: boolean = r.boolAt(producerIdAt + 10);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -132,7 +132,8 @@ export const EndTxnRequest = defineApiCodec<EndTxnRequest>({
   validVersions: { lowest: 0, highest: 5 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 2 : 1;
+    if (version <= 2) return 1;
+    return 2;
   },
   create: createEndTxnRequest,
   size: sizeOfEndTxnRequest,

@@ -44,9 +44,9 @@ function readEndTxnResponse(r: Reader, version: number): EndTxnResponse {
   const flexible = version >= 3;
   let at = '';
   try {
-    const run0 = r.claim(END_TXN_RESPONSE_RUN_0);
-    const throttleTimeMs: number = r.int32At(run0);
-    const errorCode: number = r.int16At(run0 + 4);
+    const throttleTimeMsAt = r.claim(END_TXN_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(throttleTimeMsAt);
+    const errorCode: number = r.int16At(throttleTimeMsAt + 4);
     at = 'producerId';
     const producerId: bigint = version >= 5 ? r.int64() : -1n;
     at = 'producerEpoch';
@@ -142,7 +142,8 @@ export const EndTxnResponse = defineApiCodec<EndTxnResponse>({
   validVersions: { lowest: 0, highest: 5 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 1 : 0;
+    if (version <= 2) return 0;
+    return 1;
   },
   create: createEndTxnResponse,
   size: sizeOfEndTxnResponse,

@@ -90,25 +90,25 @@ function sizeOfInitProducerIdRequest(m: InitProducerIdRequest, version: number):
   if (version >= 3) {
     size += 8;
   }
-  if (!(version >= 3) && m.producerId !== -1n) {
+  if (version <= 2 && m.producerId !== -1n) {
     throw new UnsupportedVersionError(`Attempted to write a non-default producerId at version ${version}`);
   }
   if (version >= 3) {
     size += 2;
   }
-  if (!(version >= 3) && m.producerEpoch !== -1) {
+  if (version <= 2 && m.producerEpoch !== -1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default producerEpoch at version ${version}`);
   }
   if (version >= 6) {
     size += 1;
   }
-  if (!(version >= 6) && m.enable2Pc !== false) {
+  if (version <= 5 && m.enable2Pc !== false) {
     throw new UnsupportedVersionError(`Attempted to write a non-default enable2Pc at version ${version}`);
   }
   if (version >= 6) {
     size += 1;
   }
-  if (!(version >= 6) && m.keepPreparedTxn !== false) {
+  if (version <= 5 && m.keepPreparedTxn !== false) {
     throw new UnsupportedVersionError(`Attempted to write a non-default keepPreparedTxn at version ${version}`);
   }
   if (flexible) {
@@ -124,14 +124,26 @@ function writeInitProducerIdRequest(w: Writer, m: InitProducerIdRequest, version
   if (version >= 3) {
     w.int64(m.producerId);
   }
+  if (version <= 2 && m.producerId !== -1n) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default producerId at version ${version}`);
+  }
   if (version >= 3) {
     w.int16(m.producerEpoch);
+  }
+  if (version <= 2 && m.producerEpoch !== -1) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default producerEpoch at version ${version}`);
   }
   if (version >= 6) {
     w.bool(m.enable2Pc);
   }
+  if (version <= 5 && m.enable2Pc !== false) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default enable2Pc at version ${version}`);
+  }
   if (version >= 6) {
     w.bool(m.keepPreparedTxn);
+  }
+  if (version <= 5 && m.keepPreparedTxn !== false) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default keepPreparedTxn at version ${version}`);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -202,7 +214,8 @@ export const InitProducerIdRequest = defineApiCodec<InitProducerIdRequest>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 2 : 1;
+    if (version <= 1) return 1;
+    return 2;
   },
   create: createInitProducerIdRequest,
   size: sizeOfInitProducerIdRequest,

@@ -56,11 +56,11 @@ function readInitProducerIdResponse(r: Reader, version: number): InitProducerIdR
   const flexible = version >= 2;
   let at = '';
   try {
-    const run0 = r.claim(INIT_PRODUCER_ID_RESPONSE_RUN_0);
-    const throttleTimeMs: number = r.int32At(run0);
-    const errorCode: number = r.int16At(run0 + 4);
-    const producerId: bigint = r.int64At(run0 + 6);
-    const producerEpoch: number = r.int16At(run0 + 14);
+    const throttleTimeMsAt = r.claim(INIT_PRODUCER_ID_RESPONSE_RUN_0);
+    const throttleTimeMs: number = r.int32At(throttleTimeMsAt);
+    const errorCode: number = r.int16At(throttleTimeMsAt + 4);
+    const producerId: bigint = r.int64At(throttleTimeMsAt + 6);
+    const producerEpoch: number = r.int16At(throttleTimeMsAt + 14);
     at = 'ongoingTxnProducerId';
     const ongoingTxnProducerId: bigint = version >= 6 ? r.int64() : -1n;
     at = 'ongoingTxnProducerEpoch';
@@ -92,13 +92,13 @@ function sizeOfInitProducerIdResponse(m: InitProducerIdResponse, version: number
   if (version >= 6) {
     size += 8;
   }
-  if (!(version >= 6) && m.ongoingTxnProducerId !== -1n) {
+  if (version <= 5 && m.ongoingTxnProducerId !== -1n) {
     throw new UnsupportedVersionError(`Attempted to write a non-default ongoingTxnProducerId at version ${version}`);
   }
   if (version >= 6) {
     size += 2;
   }
-  if (!(version >= 6) && m.ongoingTxnProducerEpoch !== -1) {
+  if (version <= 5 && m.ongoingTxnProducerEpoch !== -1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default ongoingTxnProducerEpoch at version ${version}`);
   }
   if (flexible) {
@@ -116,8 +116,14 @@ function writeInitProducerIdResponse(w: Writer, m: InitProducerIdResponse, versi
   if (version >= 6) {
     w.int64(m.ongoingTxnProducerId);
   }
+  if (version <= 5 && m.ongoingTxnProducerId !== -1n) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default ongoingTxnProducerId at version ${version}`);
+  }
   if (version >= 6) {
     w.int16(m.ongoingTxnProducerEpoch);
+  }
+  if (version <= 5 && m.ongoingTxnProducerEpoch !== -1) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default ongoingTxnProducerEpoch at version ${version}`);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -183,7 +189,8 @@ export const InitProducerIdResponse = defineApiCodec<InitProducerIdResponse>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 2, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 2 ? 1 : 0;
+    if (version <= 1) return 0;
+    return 1;
   },
   create: createInitProducerIdResponse,
   size: sizeOfInitProducerIdResponse,

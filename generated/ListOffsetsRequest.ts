@@ -116,7 +116,7 @@ function sizeOfListOffsetsRequest(m: ListOffsetsRequest, version: number): numbe
   if (version >= 2) {
     size += 1;
   }
-  if (!(version >= 2) && m.isolationLevel !== 0) {
+  if (version <= 1 && m.isolationLevel !== 0) {
     throw new UnsupportedVersionError(`Attempted to write a non-default isolationLevel at version ${version}`);
   }
   size += sizeOfArray(m.topics, version, flexible, sizeOfListOffsetsTopic);
@@ -134,6 +134,9 @@ function writeListOffsetsRequest(w: Writer, m: ListOffsetsRequest, version: numb
   w.int32(m.replicaId);
   if (version >= 2) {
     w.int8(m.isolationLevel);
+  }
+  if (version <= 1 && m.isolationLevel !== 0) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default isolationLevel at version ${version}`);
   }
   writeArray(w, m.topics, version, flexible, writeListOffsetsTopic);
   if (version >= 10) {
@@ -339,7 +342,8 @@ export const ListOffsetsRequest = defineApiCodec<ListOffsetsRequest>({
   validVersions: { lowest: 1, highest: 11 },
   flexibleVersions: { lowest: 6, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 6 ? 2 : 1;
+    if (version <= 5) return 1;
+    return 2;
   },
   create: createListOffsetsRequest,
   size: sizeOfListOffsetsRequest,

@@ -247,11 +247,11 @@ function readListOffsetsPartitionResponse(r: Reader, version: number): ListOffse
   const flexible = version >= 6;
   let at = '';
   try {
-    const run0 = r.claim(LIST_OFFSETS_PARTITION_RESPONSE_RUN_0);
-    const partitionIndex: number = r.int32At(run0);
-    const errorCode: number = r.int16At(run0 + 4);
-    const timestamp: bigint = r.int64At(run0 + 6);
-    const offset: bigint = r.int64At(run0 + 14);
+    const partitionIndexAt = r.claim(LIST_OFFSETS_PARTITION_RESPONSE_RUN_0);
+    const partitionIndex: number = r.int32At(partitionIndexAt);
+    const errorCode: number = r.int16At(partitionIndexAt + 4);
+    const timestamp: bigint = r.int64At(partitionIndexAt + 6);
+    const offset: bigint = r.int64At(partitionIndexAt + 14);
     at = 'leaderEpoch';
     const leaderEpoch: number = version >= 4 ? r.int32() : -1;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
@@ -274,7 +274,7 @@ function sizeOfListOffsetsPartitionResponse(m: ListOffsetsPartitionResponse, ver
   if (version >= 4) {
     size += 4;
   }
-  if (!(version >= 4) && m.leaderEpoch !== -1) {
+  if (version <= 3 && m.leaderEpoch !== -1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default leaderEpoch at version ${version}`);
   }
   if (flexible) {
@@ -291,6 +291,9 @@ function writeListOffsetsPartitionResponse(w: Writer, m: ListOffsetsPartitionRes
   w.int64(m.offset);
   if (version >= 4) {
     w.int32(m.leaderEpoch);
+  }
+  if (version <= 3 && m.leaderEpoch !== -1) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default leaderEpoch at version ${version}`);
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -352,7 +355,8 @@ export const ListOffsetsResponse = defineApiCodec<ListOffsetsResponse>({
   validVersions: { lowest: 1, highest: 11 },
   flexibleVersions: { lowest: 6, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 6 ? 1 : 0;
+    if (version <= 5) return 0;
+    return 1;
   },
   create: createListOffsetsResponse,
   size: sizeOfListOffsetsResponse,

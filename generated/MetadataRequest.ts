@@ -108,7 +108,7 @@ function sizeOfMetadataRequest(m: MetadataRequest, version: number): number {
   if (version >= 4) {
     size += 1;
   }
-  if (!(version >= 4) && m.allowAutoTopicCreation !== true) {
+  if (version <= 3 && m.allowAutoTopicCreation !== true) {
     throw new UnsupportedVersionError(`Attempted to write a non-default allowAutoTopicCreation at version ${version}`);
   }
   if (version >= 8 && version <= 10) {
@@ -122,7 +122,7 @@ function sizeOfMetadataRequest(m: MetadataRequest, version: number): number {
   if (version >= 8) {
     size += 1;
   }
-  if (!(version >= 8) && m.includeTopicAuthorizedOperations !== false) {
+  if (version <= 7 && m.includeTopicAuthorizedOperations !== false) {
     throw new UnsupportedVersionError(
       `Attempted to write a non-default includeTopicAuthorizedOperations at version ${version}`,
     );
@@ -139,11 +139,24 @@ function writeMetadataRequest(w: Writer, m: MetadataRequest, version: number): v
   if (version >= 4) {
     w.bool(m.allowAutoTopicCreation);
   }
+  if (version <= 3 && m.allowAutoTopicCreation !== true) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default allowAutoTopicCreation at version ${version}`);
+  }
   if (version >= 8 && version <= 10) {
     w.bool(m.includeClusterAuthorizedOperations);
   }
+  if (!(version >= 8 && version <= 10) && m.includeClusterAuthorizedOperations !== false) {
+    throw new UnsupportedVersionError(
+      `Attempted to write a non-default includeClusterAuthorizedOperations at version ${version}`,
+    );
+  }
   if (version >= 8) {
     w.bool(m.includeTopicAuthorizedOperations);
+  }
+  if (version <= 7 && m.includeTopicAuthorizedOperations !== false) {
+    throw new UnsupportedVersionError(
+      `Attempted to write a non-default includeTopicAuthorizedOperations at version ${version}`,
+    );
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -280,7 +293,8 @@ export const MetadataRequest = defineApiCodec<MetadataRequest>({
   validVersions: { lowest: 0, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 2 : 1;
+    if (version <= 8) return 1;
+    return 2;
   },
   create: createMetadataRequest,
   size: sizeOfMetadataRequest,

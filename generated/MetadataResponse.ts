@@ -239,6 +239,11 @@ function writeMetadataResponse(w: Writer, m: MetadataResponse, version: number):
   if (version >= 8 && version <= 10) {
     w.int32(m.clusterAuthorizedOperations);
   }
+  if (!(version >= 8 && version <= 10) && m.clusterAuthorizedOperations !== -2147483648) {
+    throw new UnsupportedVersionError(
+      `Attempted to write a non-default clusterAuthorizedOperations at version ${version}`,
+    );
+  }
   if (version >= 13) {
     w.int16(m.errorCode);
   }
@@ -457,7 +462,7 @@ function sizeOfMetadataResponseTopic(m: MetadataResponseTopic, version: number):
   if (version >= 8) {
     size += 4;
   }
-  if (!(version >= 8) && m.topicAuthorizedOperations !== -2147483648) {
+  if (version <= 7 && m.topicAuthorizedOperations !== -2147483648) {
     throw new UnsupportedVersionError(
       `Attempted to write a non-default topicAuthorizedOperations at version ${version}`,
     );
@@ -481,6 +486,11 @@ function writeMetadataResponseTopic(w: Writer, m: MetadataResponseTopic, version
   writeArray(w, m.partitions, version, flexible, writeMetadataResponsePartition);
   if (version >= 8) {
     w.int32(m.topicAuthorizedOperations);
+  }
+  if (version <= 7 && m.topicAuthorizedOperations !== -2147483648) {
+    throw new UnsupportedVersionError(
+      `Attempted to write a non-default topicAuthorizedOperations at version ${version}`,
+    );
   }
   if (flexible) {
     writeUnknownTaggedFields(w, m._unknownTaggedFields);
@@ -553,10 +563,10 @@ function readMetadataResponsePartition(r: Reader, version: number): MetadataResp
   const flexible = version >= 9;
   let at = '';
   try {
-    const run0 = r.claim(METADATA_RESPONSE_PARTITION_RUN_0);
-    const errorCode: number = r.int16At(run0);
-    const partitionIndex: number = r.int32At(run0 + 2);
-    const leaderId: number = r.int32At(run0 + 6);
+    const errorCodeAt = r.claim(METADATA_RESPONSE_PARTITION_RUN_0);
+    const errorCode: number = r.int16At(errorCodeAt);
+    const partitionIndex: number = r.int32At(errorCodeAt + 2);
+    const leaderId: number = r.int32At(errorCodeAt + 6);
     at = 'leaderEpoch';
     const leaderEpoch: number = version >= 7 ? r.int32() : -1;
     at = 'replicaNodes';
@@ -693,7 +703,8 @@ export const MetadataResponse = defineApiCodec<MetadataResponse>({
   validVersions: { lowest: 0, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 1 : 0;
+    if (version <= 8) return 0;
+    return 1;
   },
   create: createMetadataResponse,
   size: sizeOfMetadataResponse,

@@ -98,9 +98,9 @@ function readProduceRequest(r: Reader, version: number): ProduceRequest {
     at = 'transactionalId';
     const transactionalId: string | null = r.nullableString(flexible);
     at = '';
-    const run0 = r.claim(PRODUCE_REQUEST_RUN_0);
-    const acks: number = r.int16At(run0);
-    const timeoutMs: number = r.int32At(run0 + 2);
+    const acksAt = r.claim(PRODUCE_REQUEST_RUN_0);
+    const acks: number = r.int16At(acksAt);
+    const timeoutMs: number = r.int32At(acksAt + 2);
     at = 'topicData';
     const topicData: TopicProduceData[] = readArray(r, r.arrayLength(flexible), version, readTopicProduceData);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
@@ -342,7 +342,8 @@ export const ProduceRequest = defineApiCodec<ProduceRequest>({
   validVersions: { lowest: 3, highest: 13 },
   flexibleVersions: { lowest: 9, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 9 ? 2 : 1;
+    if (version <= 8) return 1;
+    return 2;
   },
   create: createProduceRequest,
   size: sizeOfProduceRequest,

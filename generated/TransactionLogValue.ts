@@ -109,9 +109,9 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
     const producerEpoch: number = r.int16();
     let nextProducerEpoch: number = -1;
     at = '';
-    const run0 = r.claim(TRANSACTION_LOG_VALUE_RUN_0);
-    const transactionTimeoutMs: number = r.int32At(run0);
-    const transactionStatus: number = r.int8At(run0 + 4);
+    const transactionTimeoutMsAt = r.claim(TRANSACTION_LOG_VALUE_RUN_0);
+    const transactionTimeoutMs: number = r.int32At(transactionTimeoutMsAt);
+    const transactionStatus: number = r.int8At(transactionTimeoutMsAt + 4);
     at = 'transactionPartitions';
     const transactionPartitions: PartitionsSchema[] | null = readNullableArray(
       r,
@@ -120,9 +120,9 @@ function readTransactionLogValue(r: Reader, version: number): TransactionLogValu
       readPartitionsSchema,
     );
     at = '';
-    const run1 = r.claim(TRANSACTION_LOG_VALUE_RUN_1);
-    const transactionLastUpdateTimestampMs: bigint = r.int64At(run1);
-    const transactionStartTimestampMs: bigint = r.int64At(run1 + 8);
+    const transactionLastUpdateTimestampMsAt = r.claim(TRANSACTION_LOG_VALUE_RUN_1);
+    const transactionLastUpdateTimestampMs: bigint = r.int64At(transactionLastUpdateTimestampMsAt);
+    const transactionStartTimestampMs: bigint = r.int64At(transactionLastUpdateTimestampMsAt + 8);
     let clientTransactionVersion: number = 0;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
@@ -174,20 +174,20 @@ function sizeOfTransactionLogValue(m: TransactionLogValue, version: number): num
   const flexible = version >= 1;
   let size = 0;
   size += 8; // producerId
-  if (!(version >= 1) && m.previousProducerId !== -1n) {
+  if (version <= 0 && m.previousProducerId !== -1n) {
     throw new UnsupportedVersionError(`Attempted to write a non-default previousProducerId at version ${version}`);
   }
-  if (!(version >= 1) && m.nextProducerId !== -1n) {
+  if (version <= 0 && m.nextProducerId !== -1n) {
     throw new UnsupportedVersionError(`Attempted to write a non-default nextProducerId at version ${version}`);
   }
   size += 2; // producerEpoch
-  if (!(version >= 1) && m.nextProducerEpoch !== -1) {
+  if (version <= 0 && m.nextProducerEpoch !== -1) {
     throw new UnsupportedVersionError(`Attempted to write a non-default nextProducerEpoch at version ${version}`);
   }
   size += 5; // transactionTimeoutMs, transactionStatus
   size += sizeOfNullableArray(m.transactionPartitions, version, flexible, sizeOfPartitionsSchema);
   size += 16; // transactionLastUpdateTimestampMs, transactionStartTimestampMs
-  if (!(version >= 1) && m.clientTransactionVersion !== 0) {
+  if (version <= 0 && m.clientTransactionVersion !== 0) {
     throw new UnsupportedVersionError(
       `Attempted to write a non-default clientTransactionVersion at version ${version}`,
     );
@@ -224,44 +224,58 @@ function sizeOfTransactionLogValue(m: TransactionLogValue, version: number): num
 function writeTransactionLogValue(w: Writer, m: TransactionLogValue, version: number): void {
   const flexible = version >= 1;
   w.int64(m.producerId);
+  if (version <= 0 && m.previousProducerId !== -1n) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default previousProducerId at version ${version}`);
+  }
+  if (version <= 0 && m.nextProducerId !== -1n) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default nextProducerId at version ${version}`);
+  }
   w.int16(m.producerEpoch);
+  if (version <= 0 && m.nextProducerEpoch !== -1) {
+    throw new UnsupportedVersionError(`Attempted to write a non-default nextProducerEpoch at version ${version}`);
+  }
   w.int32(m.transactionTimeoutMs);
   w.int8(m.transactionStatus);
   writeArray(w, m.transactionPartitions, version, flexible, writePartitionsSchema);
   w.int64(m.transactionLastUpdateTimestampMs);
   w.int64(m.transactionStartTimestampMs);
+  if (version <= 0 && m.clientTransactionVersion !== 0) {
+    throw new UnsupportedVersionError(
+      `Attempted to write a non-default clientTransactionVersion at version ${version}`,
+    );
+  }
   if (flexible) {
     const unknown = m._unknownTaggedFields;
     let count = unknown === undefined ? 0 : unknown.length;
-    const has0 = m.previousProducerId !== -1n;
-    if (has0) count++;
-    const has1 = m.nextProducerId !== -1n;
-    if (has1) count++;
-    const has2 = m.clientTransactionVersion !== 0;
-    if (has2) count++;
-    const has3 = m.nextProducerEpoch !== -1;
-    if (has3) count++;
+    const hasPreviousProducerId = m.previousProducerId !== -1n;
+    if (hasPreviousProducerId) count++;
+    const hasNextProducerId = m.nextProducerId !== -1n;
+    if (hasNextProducerId) count++;
+    const hasClientTransactionVersion = m.clientTransactionVersion !== 0;
+    if (hasClientTransactionVersion) count++;
+    const hasNextProducerEpoch = m.nextProducerEpoch !== -1;
+    if (hasNextProducerEpoch) count++;
     w.unsignedVarint(count);
     let next = 0;
-    if (has0) {
+    if (hasPreviousProducerId) {
       next = writeRawTaggedFields(w, unknown, next, 0);
       w.unsignedVarint(0);
       w.unsignedVarint(8);
       w.int64(m.previousProducerId);
     }
-    if (has1) {
+    if (hasNextProducerId) {
       next = writeRawTaggedFields(w, unknown, next, 1);
       w.unsignedVarint(1);
       w.unsignedVarint(8);
       w.int64(m.nextProducerId);
     }
-    if (has2) {
+    if (hasClientTransactionVersion) {
       next = writeRawTaggedFields(w, unknown, next, 2);
       w.unsignedVarint(2);
       w.unsignedVarint(2);
       w.int16(m.clientTransactionVersion);
     }
-    if (has3) {
+    if (hasNextProducerEpoch) {
       next = writeRawTaggedFields(w, unknown, next, 3);
       w.unsignedVarint(3);
       w.unsignedVarint(2);

@@ -257,9 +257,9 @@ function readTxnOffsetCommitResponsePartition(r: Reader, version: number): TxnOf
   const flexible = version >= 3;
   let at = '';
   try {
-    const run0 = r.claim(TXN_OFFSET_COMMIT_RESPONSE_PARTITION_RUN_0);
-    const partitionIndex: number = r.int32At(run0);
-    const errorCode: number = r.int16At(run0 + 4);
+    const partitionIndexAt = r.claim(TXN_OFFSET_COMMIT_RESPONSE_PARTITION_RUN_0);
+    const partitionIndex: number = r.int32At(partitionIndexAt);
+    const errorCode: number = r.int16At(partitionIndexAt + 4);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -327,7 +327,8 @@ export const TxnOffsetCommitResponse = defineApiCodec<TxnOffsetCommitResponse>({
   validVersions: { lowest: 0, highest: 6 },
   flexibleVersions: { lowest: 3, highest: 32767 },
   headerVersion(version: number): number {
-    return version >= 3 ? 1 : 0;
+    if (version <= 2) return 0;
+    return 1;
   },
   create: createTxnOffsetCommitResponse,
   size: sizeOfTxnOffsetCommitResponse,

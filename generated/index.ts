@@ -8,6 +8,12 @@ import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
+import { CreateAclsRequest } from './CreateAclsRequest.js';
+import { CreateAclsResponse } from './CreateAclsResponse.js';
+import { DeleteAclsRequest } from './DeleteAclsRequest.js';
+import { DeleteAclsResponse } from './DeleteAclsResponse.js';
+import { DescribeAclsRequest } from './DescribeAclsRequest.js';
+import { DescribeAclsResponse } from './DescribeAclsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
@@ -26,6 +32,10 @@ import { ProduceRequest } from './ProduceRequest.js';
 import { ProduceResponse } from './ProduceResponse.js';
 import { RequestHeader } from './RequestHeader.js';
 import { ResponseHeader } from './ResponseHeader.js';
+import { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+import { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+import { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+import { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 import { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 import { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 import { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -55,6 +65,12 @@ export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
+export { CreateAclsRequest } from './CreateAclsRequest.js';
+export { CreateAclsResponse } from './CreateAclsResponse.js';
+export { DeleteAclsRequest } from './DeleteAclsRequest.js';
+export { DeleteAclsResponse } from './DeleteAclsResponse.js';
+export { DescribeAclsRequest } from './DescribeAclsRequest.js';
+export { DescribeAclsResponse } from './DescribeAclsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
@@ -73,6 +89,10 @@ export { ProduceRequest } from './ProduceRequest.js';
 export { ProduceResponse } from './ProduceResponse.js';
 export { RequestHeader } from './RequestHeader.js';
 export { ResponseHeader } from './ResponseHeader.js';
+export { SaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { SaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { SaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { SaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export { ShareAcknowledgeRequest } from './ShareAcknowledgeRequest.js';
 export { ShareAcknowledgeResponse } from './ShareAcknowledgeResponse.js';
 export { ShareFetchRequest } from './ShareFetchRequest.js';
@@ -135,6 +155,24 @@ export {
   type SupportedFeatureKey,
   type FinalizedFeatureKey,
 } from './ApiVersionsResponse.js';
+export { createCreateAclsRequest, createAclCreation, type AclCreation } from './CreateAclsRequest.js';
+export { createCreateAclsResponse, createAclCreationResult, type AclCreationResult } from './CreateAclsResponse.js';
+export { createDeleteAclsRequest, createDeleteAclsFilter, type DeleteAclsFilter } from './DeleteAclsRequest.js';
+export {
+  createDeleteAclsResponse,
+  createDeleteAclsFilterResult,
+  createDeleteAclsMatchingAcl,
+  type DeleteAclsFilterResult,
+  type DeleteAclsMatchingAcl,
+} from './DeleteAclsResponse.js';
+export { createDescribeAclsRequest } from './DescribeAclsRequest.js';
+export {
+  createDescribeAclsResponse,
+  createDescribeAclsResource,
+  createAclDescription,
+  type DescribeAclsResource,
+  type AclDescription,
+} from './DescribeAclsResponse.js';
 export { createEndTxnRequest } from './EndTxnRequest.js';
 export { createEndTxnResponse } from './EndTxnResponse.js';
 export { createFetchRequest, createReplicaState, type ReplicaState } from './FetchRequest.js';
@@ -217,6 +255,10 @@ export {
 } from './ProduceResponse.js';
 export { createRequestHeader } from './RequestHeader.js';
 export { createResponseHeader } from './ResponseHeader.js';
+export { createSaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
+export { createSaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
+export { createSaslHandshakeRequest } from './SaslHandshakeRequest.js';
+export { createSaslHandshakeResponse } from './SaslHandshakeResponse.js';
 export {
   createShareAcknowledgeRequest,
   createAcknowledgeTopic,
@@ -308,6 +350,12 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddShareAcksToTxnResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
+  CreateAclsRequest,
+  CreateAclsResponse,
+  DeleteAclsRequest,
+  DeleteAclsResponse,
+  DescribeAclsRequest,
+  DescribeAclsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
@@ -326,6 +374,10 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ProduceResponse,
   RequestHeader,
   ResponseHeader,
+  SaslAuthenticateRequest,
+  SaslAuthenticateResponse,
+  SaslHandshakeRequest,
+  SaslHandshakeResponse,
   ShareAcknowledgeRequest,
   ShareAcknowledgeResponse,
   ShareFetchRequest,
@@ -427,6 +479,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    17,
+    {
+      apiKey: 17,
+      name: 'SaslHandshake',
+      request: SaslHandshakeRequest,
+      response: SaslHandshakeResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     18,
     {
       apiKey: 18,
@@ -504,6 +567,50 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    29,
+    {
+      apiKey: 29,
+      name: 'DescribeAcls',
+      request: DescribeAclsRequest,
+      response: DescribeAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    30,
+    {
+      apiKey: 30,
+      name: 'CreateAcls',
+      request: CreateAclsRequest,
+      response: CreateAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    31,
+    {
+      apiKey: 31,
+      name: 'DeleteAcls',
+      request: DeleteAclsRequest,
+      response: DeleteAclsResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    36,
+    {
+      apiKey: 36,
+      name: 'SaslAuthenticate',
+      request: SaslAuthenticateRequest,
+      response: SaslAuthenticateResponse,
+      listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     76,
     {
       apiKey: 76,
@@ -575,3 +682,341 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
 export function apiByKey(apiKey: number): ApiDescriptor | undefined {
   return apis.get(apiKey);
 }
+
+/** Every API's key by name, from the schemas: `ApiKey.EndTxn` is 26. */
+export const ApiKey = {
+  Produce: 0,
+  Fetch: 1,
+  ListOffsets: 2,
+  Metadata: 3,
+  OffsetFetch: 9,
+  FindCoordinator: 10,
+  SaslHandshake: 17,
+  ApiVersions: 18,
+  InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  WriteTxnMarkers: 27,
+  TxnOffsetCommit: 28,
+  DescribeAcls: 29,
+  CreateAcls: 30,
+  DeleteAcls: 31,
+  SaslAuthenticate: 36,
+  ShareGroupHeartbeat: 76,
+  ShareGroupDescribe: 77,
+  ShareFetch: 78,
+  ShareAcknowledge: 79,
+  AddShareAcksToTxn: 95,
+  TxnShareAcknowledge: 96,
+} as const;
+
+export type ApiKeyName = keyof typeof ApiKey;
+
+/** The header version used over a range of API versions. */
+export interface HeaderVersionRange {
+  readonly lowest: number;
+  readonly highest: number;
+  readonly header: number;
+}
+
+/** What the schemas say of an API, without its codecs: for tables, logs and version negotiation. */
+export interface ApiKeyInfo {
+  readonly name: ApiKeyName;
+  readonly apiKey: number;
+  readonly validVersions: { readonly lowest: number; readonly highest: number };
+  /** RequestHeader versions over the valid versions, ascending. */
+  readonly requestHeaders: readonly HeaderVersionRange[];
+  /** ResponseHeader versions over the valid versions, ascending. */
+  readonly responseHeaders: readonly HeaderVersionRange[];
+  readonly listeners: readonly string[];
+}
+
+/** Every API of `apis`, by ascending key. */
+export const apiKeyTable: readonly ApiKeyInfo[] = [
+  {
+    name: 'Produce',
+    apiKey: 0,
+    validVersions: { lowest: 3, highest: 13 },
+    requestHeaders: [
+      { lowest: 3, highest: 8, header: 1 },
+      { lowest: 9, highest: 13, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 3, highest: 8, header: 0 },
+      { lowest: 9, highest: 13, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Fetch',
+    apiKey: 1,
+    validVersions: { lowest: 4, highest: 18 },
+    requestHeaders: [
+      { lowest: 4, highest: 11, header: 1 },
+      { lowest: 12, highest: 18, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 4, highest: 11, header: 0 },
+      { lowest: 12, highest: 18, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ListOffsets',
+    apiKey: 2,
+    validVersions: { lowest: 1, highest: 11 },
+    requestHeaders: [
+      { lowest: 1, highest: 5, header: 1 },
+      { lowest: 6, highest: 11, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 5, header: 0 },
+      { lowest: 6, highest: 11, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'Metadata',
+    apiKey: 3,
+    validVersions: { lowest: 0, highest: 13 },
+    requestHeaders: [
+      { lowest: 0, highest: 8, header: 1 },
+      { lowest: 9, highest: 13, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 8, header: 0 },
+      { lowest: 9, highest: 13, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'OffsetFetch',
+    apiKey: 9,
+    validVersions: { lowest: 1, highest: 10 },
+    requestHeaders: [
+      { lowest: 1, highest: 5, header: 1 },
+      { lowest: 6, highest: 10, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 5, header: 0 },
+      { lowest: 6, highest: 10, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'FindCoordinator',
+    apiKey: 10,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'SaslHandshake',
+    apiKey: 17,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ApiVersions',
+    apiKey: 18,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [{ lowest: 0, highest: 5, header: 0 }],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'InitProducerId',
+    apiKey: 22,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddPartitionsToTxn',
+    apiKey: 24,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddOffsetsToTxn',
+    apiKey: 25,
+    validVersions: { lowest: 0, highest: 4 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 4, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 4, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'EndTxn',
+    apiKey: 26,
+    validVersions: { lowest: 0, highest: 5 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 5, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 5, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'WriteTxnMarkers',
+    apiKey: 27,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'TxnOffsetCommit',
+    apiKey: 28,
+    validVersions: { lowest: 0, highest: 6 },
+    requestHeaders: [
+      { lowest: 0, highest: 2, header: 1 },
+      { lowest: 3, highest: 6, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 2, header: 0 },
+      { lowest: 3, highest: 6, header: 1 },
+    ],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeAcls',
+    apiKey: 29,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'CreateAcls',
+    apiKey: 30,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DeleteAcls',
+    apiKey: 31,
+    validVersions: { lowest: 1, highest: 3 },
+    requestHeaders: [
+      { lowest: 1, highest: 1, header: 1 },
+      { lowest: 2, highest: 3, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 1, highest: 1, header: 0 },
+      { lowest: 2, highest: 3, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'SaslAuthenticate',
+    apiKey: 36,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [
+      { lowest: 0, highest: 1, header: 1 },
+      { lowest: 2, highest: 2, header: 2 },
+    ],
+    responseHeaders: [
+      { lowest: 0, highest: 1, header: 0 },
+      { lowest: 2, highest: 2, header: 1 },
+    ],
+    listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'ShareGroupHeartbeat',
+    apiKey: 76,
+    validVersions: { lowest: 1, highest: 1 },
+    requestHeaders: [{ lowest: 1, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareGroupDescribe',
+    apiKey: 77,
+    validVersions: { lowest: 1, highest: 1 },
+    requestHeaders: [{ lowest: 1, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareFetch',
+    apiKey: 78,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ShareAcknowledge',
+    apiKey: 79,
+    validVersions: { lowest: 1, highest: 2 },
+    requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AddShareAcksToTxn',
+    apiKey: 95,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'TxnShareAcknowledge',
+    apiKey: 96,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+];

@@ -15,6 +15,24 @@ import { Versions } from './versions.js';
 
 type Raw = Record<string, unknown>;
 
+/** Where a list of fields sits: the struct that holds them, and which versions can reach it. */
+interface StructContext {
+  readonly name: string;
+  /**
+   * The versions in which this struct can be on the wire: the message's valid
+   * versions narrowed by every enclosing field (for a common struct, its own
+   * versions). Kafka's generators guard each inline struct's code with this range.
+   */
+  readonly reachable: Versions;
+  /**
+   * The struct's own versions. A field outside them is worth a warning; one outside
+   * `reachable` only is not (Kafka's specs keep fields of versions since removed).
+   */
+  readonly declared: Versions;
+  /** Inside a commonStructs entry, whose inline structs Kafka's StructRegistry never registers. */
+  readonly inCommon: boolean;
+}
+
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
 const MESSAGE_NAME = /^[A-Z][A-Za-z0-9_]*$/;
 
@@ -57,7 +75,7 @@ class SpecParser {
     }
     const type = raw.type as SpecType;
     const validVersions = this.versions(raw.validVersions, ['validVersions']) ?? Versions.NONE;
-    const deprecatedVersions = raw.deprecatedVersions === undefined ? Versions.NONE : (this.versions(raw.deprecatedVersions, ['deprecatedVersions']) ?? Versions.NONE);
+    const deprecatedVersions = raw.deprecatedVersions === undefined ? Versions.NONE : (this.versions(raw.deprecatedVersions, ['deprecatedVersions'], Versions.NONE) ?? Versions.NONE);
     const apiKey = raw.apiKey === undefined ? undefined : Number(raw.apiKey);
     const listeners = raw.listeners == null ? [] : Array.isArray(raw.listeners) ? (raw.listeners as string[]) : [String(raw.listeners)];
     const latestVersionUnstable = flag(raw.latestVersionUnstable);
@@ -72,7 +90,7 @@ class SpecParser {
       if (raw.flexibleVersions === undefined) {
         this.error([], 'You must specify a value for flexibleVersions. Please use 0+ for all new messages.');
       } else {
-        this.flexibleVersions = this.versions(raw.flexibleVersions, ['flexibleVersions']) ?? Versions.NONE;
+        this.flexibleVersions = this.versions(raw.flexibleVersions, ['flexibleVersions'], Versions.NONE) ?? Versions.NONE;
         if (!this.flexibleVersions.empty && !this.flexibleVersions.openEnded) {
           this.error(
             ['flexibleVersions'],
@@ -86,7 +104,7 @@ class SpecParser {
       if (latestVersionUnstable && type !== 'request') {
         this.error(['latestVersionUnstable'], 'The `latestVersionUnstable` property is only valid for messages with type `request`');
       }
-      if (raw.headerVersions !== undefined) headerVersions = this.headerVersions(raw.headerVersions as Raw, type, validVersions);
+      if (raw.headerVersions !== undefined) headerVersions = this.headerVersions(raw.headerVersions as Raw, name, type, apiKey, validVersions);
       if (type === 'coordinator-key') {
         if (apiKey === undefined) this.error([], `The ApiKey must be set for messages ${name} with type \`coordinator-key\``);
         if (!validVersions.equals(new Versions(0, 0))) {
@@ -120,8 +138,14 @@ class SpecParser {
     });
     const commonStructs = rawCommon.map((struct, i) => {
       const path: JsonPath = ['commonStructs', i];
-      const versions = struct.versions === undefined ? undefined : this.versions(struct.versions, [...path, 'versions']);
-      if (struct.versions === undefined) this.error(path, `You must specify the version of the ${String(struct.name)} structure.`);
+      const given = struct.versions !== undefined && String(struct.versions).trim() !== '';
+      const versions = given ? this.versions(struct.versions, [...path, 'versions']) : undefined;
+      if (!given) this.error(path, `You must specify the version of the ${String(struct.name)} structure.`);
+      // MessageDataGenerator writes a class for every common struct, guarded by its own versions;
+      // with none, Kafka's VersionConditional refuses the always-false check.
+      else if (versions !== undefined && versions.empty) {
+        this.error([...path, 'versions'], `Version ranges ${versions} and ${versions} have no versions in common: common struct ${String(struct.name)} has no versions.`);
+      }
       return { name: String(struct.name), versions: versions ?? Versions.NONE, raw: struct, path };
     });
     // Placeholders keep lookups working while the common structs' own fields are parsed.
@@ -129,11 +153,16 @@ class SpecParser {
       this.structs.set(common.name, { name: common.name, versions: common.versions, fields: [], isCommon: true, jsonPath: common.path });
     }
     for (const common of commonStructs) {
-      const fields = this.fields((common.raw.fields as Raw[] | null | undefined) ?? [], [...common.path, 'fields'], common.name, common.versions);
+      const context = { name: common.name, reachable: common.versions, declared: common.versions, inCommon: true };
+      const fields = this.fields((common.raw.fields as Raw[] | null | undefined) ?? [], [...common.path, 'fields'], context);
       this.structs.set(common.name, { name: common.name, versions: common.versions, fields, isCommon: true, jsonPath: common.path });
     }
 
-    const fields = this.fields((raw.fields as Raw[] | null | undefined) ?? [], ['fields'], name, validVersions);
+    const fields = this.fields((raw.fields as Raw[] | null | undefined) ?? [], ['fields'], { name, reachable: validVersions, declared: validVersions, inCommon: false });
+    // MessageDataGenerator: the top-level class is no element of a keyed set.
+    ((raw.fields as Raw[] | null | undefined) ?? []).forEach((f, i) => {
+      if (flag(f.mapKey)) this.error(['fields', i, 'mapKey'], 'Cannot set mapKey on top level fields.');
+    });
     this.checkStructReferences();
     const struct: StructSpec = { name, versions: validVersions, fields, isCommon: false, jsonPath: [] };
     if (this.structs.has(name)) this.error(['name'], `struct ${name} has the same name as its message`);
@@ -154,13 +183,21 @@ class SpecParser {
     };
   }
 
-  private fields(raws: Raw[], path: JsonPath, structName: string, structVersions: Versions): FieldSpec[] {
+  private fields(raws: Raw[], path: JsonPath, context: StructContext): FieldSpec[] {
+    const structName = context.name;
     const fields: FieldSpec[] = [];
     const tags = new Set<number>();
     const names = new Set<string>();
+    const properties = new Map<string, string>();
     raws.forEach((raw, i) => {
-      const field = this.field(raw, [...path, i], structVersions);
+      const field = this.field(raw, [...path, i], context);
       if (field === undefined) return;
+      // Beyond Kafka: "Foo" and "foo" are distinct names, but one property (and one Java field) foo.
+      const clash = properties.get(field.propertyName);
+      if (clash !== undefined && clash !== field.name) {
+        this.error([...path, i, 'name'], `In ${structName}, fields ${clash} and ${field.name} both become the property ${field.propertyName}; rename one.`);
+      }
+      properties.set(field.propertyName, field.name);
       if (field.tag !== undefined) {
         if (tags.has(field.tag)) {
           this.error([...path, i, 'tag'], `In ${structName}, field ${field.name} has a duplicate tag ID ${field.tag}. All tags IDs must be unique.`);
@@ -182,15 +219,19 @@ class SpecParser {
     return fields;
   }
 
-  private field(raw: Raw, path: JsonPath, parentVersions: Versions): FieldSpec | undefined {
+  private field(raw: Raw, path: JsonPath, context: StructContext): FieldSpec | undefined {
+    const parentVersions = context.declared;
     const name = String(raw.name);
     const errorsBefore = this.errorCount();
     if (!FIELD_NAME.test(name)) this.error([...path, 'name'], `Invalid field name ${name}`);
 
-    const taggedVersions = raw.taggedVersions === undefined ? Versions.NONE : (this.versions(raw.taggedVersions, [...path, 'taggedVersions']) ?? Versions.NONE);
+    const taggedVersions = raw.taggedVersions === undefined ? Versions.NONE : (this.versions(raw.taggedVersions, [...path, 'taggedVersions'], Versions.NONE) ?? Versions.NONE);
+    // Without versions, a field takes its tagged versions (FieldSpec); a blank string counts as absent.
+    const fallback = taggedVersions.empty ? undefined : taggedVersions;
+    const versionsGiven = raw.versions !== undefined && String(raw.versions).trim() !== '';
     let versions: Versions | undefined;
-    if (raw.versions !== undefined) versions = this.versions(raw.versions, [...path, 'versions']);
-    else if (!taggedVersions.empty) versions = taggedVersions;
+    if (versionsGiven) versions = this.versions(raw.versions, [...path, 'versions']);
+    else if (fallback !== undefined) versions = fallback;
     else this.error(path, `You must specify the version of the ${name} structure.`);
 
     let type: FieldType | undefined;
@@ -199,7 +240,7 @@ class SpecParser {
     } catch (e) {
       this.error([...path, 'type'], (e as Error).message);
     }
-    const nullableVersions = raw.nullableVersions === undefined ? Versions.NONE : (this.versions(raw.nullableVersions, [...path, 'nullableVersions']) ?? Versions.NONE);
+    const nullableVersions = raw.nullableVersions === undefined ? Versions.NONE : (this.versions(raw.nullableVersions, [...path, 'nullableVersions'], Versions.NONE) ?? Versions.NONE);
     const mapKey = flag(raw.mapKey);
     const ignorable = flag(raw.ignorable);
     const zeroCopy = flag(raw.zeroCopy);
@@ -233,16 +274,27 @@ class SpecParser {
     }
     if (tag !== undefined && mapKey) this.error([...path, 'mapKey'], 'Tagged fields cannot be used as keys.');
     if (versions !== undefined) this.checkTags(name, path, tag, taggedVersions, nullableVersions, versions);
-    if (!taggedVersions.empty && !this.flexibleVersions.covers(taggedVersions)) {
+    // MessageDataGenerator.fieldFlexibleVersions: an override may only narrow the message's flexible versions.
+    if (flexibleVersions !== undefined && !this.flexibleVersions.covers(flexibleVersions)) {
+      this.error(
+        [...path, 'flexibleVersions'],
+        `The flexible versions for field ${name} are ${flexibleVersions}, which are not a subset of the flexible versions for the message as a whole, which are ${this.flexibleVersions}`,
+      );
+    }
+    const fieldFlexible = flexibleVersions ?? this.flexibleVersions;
+    if (!taggedVersions.empty && !fieldFlexible.covers(taggedVersions)) {
       this.error(
         [...path, 'taggedVersions'],
-        `Field ${name} specifies tagged versions ${taggedVersions} that are not a subset of the flexible versions ${this.flexibleVersions}`,
+        `Field ${name} specifies tagged versions ${taggedVersions} that are not a subset of the flexible versions ${fieldFlexible}`,
       );
+    }
+    if (type !== undefined && type.kind === 'primitive' && type.name === 'records' && versions !== undefined && !taggedVersions.intersect(versions).intersect(context.reachable).empty) {
+      this.error([...path, 'tag'], `Unsupported attempt to declare field \`${name}\` with \`records\` type as a tagged field.`);
     }
 
     if (versions !== undefined && type !== undefined) {
-      this.registerStruct(name, type, rawFields, [...path, 'fields'], versions);
-      this.suspicious(raw, path, name, versions, parentVersions);
+      this.registerStruct(name, type, rawFields, path, versions, context);
+      this.suspicious(raw, path, name, versions, parentVersions, type);
     }
     if (versions === undefined || type === undefined || this.errorCount() > errorsBefore) return undefined;
 
@@ -309,17 +361,31 @@ class SpecParser {
   }
 
   /** Registers the inline struct a field declares, as Kafka's StructRegistry does. */
-  private registerStruct(fieldName: string, type: FieldType, rawFields: Raw[], path: JsonPath, versions: Versions): void {
+  private registerStruct(fieldName: string, type: FieldType, rawFields: Raw[], fieldPath: JsonPath, versions: Versions, context: StructContext): void {
     const structName = structNameOf(type);
     if (structName === undefined) return;
+    const path = [...fieldPath, 'fields'];
     if (this.commonNames.has(structName)) {
       if (rawFields.length > 0) this.error(path, `Can't re-specify the common struct ${structName} as an inline struct.`);
       return;
     }
-    if (rawFields.length === 0 && type.kind === 'struct') return; // a reference; resolved in checkStructReferences
+    // StructRegistry registers inline structs of the message's own fields only, so the
+    // generators cannot find one declared inside a common struct.
+    if (context.inCommon) {
+      this.error(fieldPath, `Unable to locate a specification for the structure ${structName} (an inline struct inside common struct ${context.name}; declare ${structName} in commonStructs instead)`);
+      return;
+    }
     if (this.structs.has(structName)) {
       this.error(path, `Struct ${structName} was specified twice.`);
       return;
+    }
+    // Kafka's VersionConditional refuses a struct whose code no version can reach.
+    const reachable = context.reachable.intersect(versions);
+    if (reachable.empty) {
+      this.error(
+        [...fieldPath, 'versions'],
+        `Version ranges ${context.reachable} and ${versions} have no versions in common: struct ${structName} (field ${fieldName}) exists in no version of ${context.name}.`,
+      );
     }
     if (!/^[A-Z][A-Za-z0-9_]*$/.test(structName)) {
       this.error(path, `struct name ${structName} (field ${fieldName}) is not a valid type name`);
@@ -328,7 +394,8 @@ class SpecParser {
     // Registered before its fields are parsed so that a nested reuse of the name is a duplicate.
     const placeholder: StructSpec = { name: structName, versions, fields: [], isCommon: false, jsonPath: path };
     this.structs.set(structName, placeholder);
-    const fields = this.fields(rawFields, path, structName, versions);
+    // After an unreachable struct (reported above), its own range keeps nested structs from repeating the error.
+    const fields = this.fields(rawFields, path, { name: structName, reachable: reachable.empty ? versions : reachable, declared: versions, inCommon: false });
     this.structs.set(structName, { ...placeholder, fields });
   }
 
@@ -357,7 +424,10 @@ class SpecParser {
   }
 
   /** Legal, but probably not what the author meant. */
-  private suspicious(raw: Raw, path: JsonPath, name: string, versions: Versions, parentVersions: Versions): void {
+  private suspicious(raw: Raw, path: JsonPath, name: string, versions: Versions, parentVersions: Versions, type: FieldType): void {
+    // An unreachable inline struct is an error (registerStruct), not a warning.
+    const structName = structNameOf(type);
+    const declaresInlineStruct = structName !== undefined && !this.commonNames.has(structName);
     for (const key of ['versions', 'nullableVersions', 'taggedVersions'] as const) {
       const text = raw[key];
       if (typeof text === 'string' && /^\s*(\d+)\s*-\s*(\d+)\s*$/.test(text)) {
@@ -365,7 +435,7 @@ class SpecParser {
         if (Number(a) > Number(b)) this.warn([...path, key], `${key} "${text}" is a reversed range, which Kafka reads as none`);
       }
     }
-    if (!versions.empty && !parentVersions.empty && versions.intersect(parentVersions).empty) {
+    if (!versions.empty && !parentVersions.empty && versions.intersect(parentVersions).empty && !declaresInlineStruct) {
       this.warn([...path, 'versions'], `field ${name} has versions ${versions}, none of which its struct has (${parentVersions}): it never reaches the wire`);
     }
   }
@@ -437,14 +507,23 @@ class SpecParser {
       }
       case 'string':
         if (text === 'null') return nullDefault();
-        return { kind: 'string', value: text };
-      case 'uuid':
-        if (text === '') return { kind: 'uuid', value: 'AAAAAAAAAAAAAAAAAAAAAA' };
-        if (!isUuidString(text)) {
-          this.error(path, `Invalid default for uuid field ${name}: ${text} (expected 22 base64url characters)`);
+        // Beyond Kafka: a default longer than a string can be on the wire makes create() unencodable.
+        if (Buffer.byteLength(text, 'utf8') > 0x7fff) {
+          this.error(path, `Invalid default for string field ${name}: ${Buffer.byteLength(text, 'utf8')} bytes, more than a string field holds (32767)`);
           return undefined;
         }
-        return { kind: 'uuid', value: text };
+        return { kind: 'string', value: text };
+      case 'uuid': {
+        if (text === '') return { kind: 'uuid', value: 'AAAAAAAAAAAAAAAAAAAAAA' };
+        // Kafka's Uuid.fromString takes the padded form too; kipgen keeps the canonical 22 characters.
+        // Beyond Kafka: more than 16 bytes passes Kafka's generator but fails Uuid.fromString at run time.
+        const unpadded = text.length === 24 && text.endsWith('==') ? text.slice(0, 22) : text;
+        if (!isUuidString(unpadded)) {
+          this.error(path, `Invalid default for uuid field ${name}: ${text} (expected 16 bytes as 22 base64url characters)`);
+          return undefined;
+        }
+        return { kind: 'uuid', value: unpadded };
+      }
       case 'bytes':
         if (text === 'null') return nullDefault();
         if (text !== '') {
@@ -458,32 +537,118 @@ class SpecParser {
     }
   }
 
-  private headerVersions(raw: Raw, type: SpecType, validVersions: Versions): MessageSpec['headerVersions'] {
+  /**
+   * The spec's own map from API versions to header versions, checked as Kafka's
+   * HeaderVersions does: ranges from 0, contiguous, the last open-ended, none
+   * starting above the highest valid version. Beyond Kafka: a header version
+   * kipgen's runtime has no header for is refused here rather than at run time.
+   */
+  private headerVersions(raw: Raw, name: string, type: SpecType, apiKey: number | undefined, validVersions: Versions): MessageSpec['headerVersions'] {
     if (type !== 'request' && type !== 'response') {
       this.error(['headerVersions'], 'The `headerVersions` property is only valid for messages with type `request` or `response`');
       return undefined;
     }
-    const entries: { versions: Versions; headerVersion: number }[] = [];
-    for (const [range, header] of Object.entries(raw)) {
-      const versions = this.versions(range, ['headerVersions', range]);
-      const headerVersion = Number(header);
-      if (versions === undefined) continue;
-      if (!Number.isInteger(headerVersion) || headerVersion < 0 || headerVersion > 2) {
-        this.error(['headerVersions', range], `header version ${String(header)} is not 0, 1 or 2`);
+    const keys = Object.keys(raw);
+    if (keys.length === 0) {
+      this.error(['headerVersions'], `Message ${name} specifies an empty headerVersions map.`);
+      return undefined;
+    }
+    const entries: { versions: Versions; headerVersion: number; key: string }[] = [];
+    for (const key of keys) {
+      const at: JsonPath = ['headerVersions', key];
+      if (key.trim() === '') {
+        this.error(at, `Message ${name} specifies a blank version range in headerVersions.`);
         continue;
       }
-      if (!validVersions.covers(versions.intersect(new Versions(0, validVersions.highest)))) {
-        this.error(['headerVersions', range], `header version range ${range} is outside validVersions ${validVersions}`);
+      let versions: Versions | undefined;
+      try {
+        versions = Versions.parse(key);
+      } catch {
+        versions = undefined;
       }
-      entries.push({ versions, headerVersion });
+      if (versions === undefined || versions.empty) {
+        this.error(at, `Message ${name} specifies an invalid version range "${key}" in headerVersions.`);
+        continue;
+      }
+      const text = String(raw[key]).trim();
+      if (text === '') {
+        this.error(at, `Message ${name} specifies a blank header version for range "${key}" in headerVersions.`);
+        continue;
+      }
+      const headerVersion = /^[+-]?\d+$/.test(text) ? Number(text) : Number.NaN;
+      if (!Number.isInteger(headerVersion) || headerVersion > 32767 || headerVersion < -32768) {
+        this.error(at, `Message ${name} specifies an invalid header version "${String(raw[key])}" for range "${key}" in headerVersions.`);
+        continue;
+      }
+      if (headerVersion < 0) {
+        this.error(at, `Message ${name} specifies a negative header version "${String(raw[key])}" for range "${key}" in headerVersions.`);
+        continue;
+      }
+      const highestHeader = type === 'request' ? 2 : 1;
+      if (headerVersion > highestHeader) {
+        this.error(at, `Message ${name} maps versions ${versions} to ${type} header version ${headerVersion}, but ${type} headers go up to version ${highestHeader}.`);
+        continue;
+      }
+      if (type === 'response' && apiKey === 18 && headerVersion !== 0) {
+        this.error(
+          at,
+          `Message ${name} maps versions ${versions} to response header version ${headerVersion}, but ApiVersionsResponse must use a v0 response header at every version so that older brokers can parse it (KIP-511).`,
+        );
+        continue;
+      }
+      entries.push({ versions, headerVersion, key });
     }
-    return entries;
+    if (entries.length < keys.length) return undefined;
+    entries.sort((a, b) => a.versions.lowest - b.versions.lowest);
+    const first = entries[0]!;
+    if (first.versions.lowest !== 0) {
+      this.error(
+        ['headerVersions', first.key],
+        `Message ${name} has headerVersions starting at version ${first.versions.lowest}, but the first range must start at version 0 so that the map covers every version the schema describes, including versions that are no longer valid.`,
+      );
+      return undefined;
+    }
+    for (let i = 1; i < entries.length; i++) {
+      const previous = entries[i - 1]!.versions;
+      const current = entries[i]!;
+      if (previous.openEnded) {
+        this.error(['headerVersions', current.key], `Message ${name} has an open-ended headerVersions range ${previous} that is followed by ${current.versions}; only the last range may be open-ended.`);
+        return undefined;
+      }
+      if (current.versions.lowest !== previous.highest + 1) {
+        this.error(
+          ['headerVersions', current.key],
+          `Message ${name} has non-contiguous headerVersions: the range after ${previous} must start at version ${previous.highest + 1}, but it starts at version ${current.versions.lowest}.`,
+        );
+        return undefined;
+      }
+    }
+    const last = entries[entries.length - 1]!;
+    if (!last.versions.openEnded) {
+      this.error(['headerVersions', last.key], `Message ${name} has headerVersions whose last range ${last.versions} is not open-ended; the last range must end with a plus sign.`);
+      return undefined;
+    }
+    for (const entry of entries) {
+      if (entry.versions.lowest > validVersions.highest) {
+        this.error(['headerVersions', entry.key], `Message ${name} has a headerVersions range ${entry.versions} that starts above the highest valid version ${validVersions.highest}.`);
+        return undefined;
+      }
+    }
+    return entries.map(({ versions, headerVersion }) => ({ versions, headerVersion }));
   }
 
-  private versions(raw: unknown, path: JsonPath): Versions | undefined {
+  /**
+   * A version range, or `fallback` when the text is blank: Kafka's
+   * Versions.parse treats "" like an absent key.
+   */
+  private versions(raw: unknown, path: JsonPath, fallback?: Versions): Versions | undefined {
     try {
       const text = String(raw);
       const trimmed = text.trim();
+      if (trimmed === '') {
+        if (fallback === undefined) this.error(path, `'${text}' is not a version range (expected none, N, N-M or N+)`);
+        return fallback;
+      }
       const reversed = /^(\d+)-(\d+)$/.exec(trimmed);
       // Kafka reads a reversed range such as "5-3" as empty; keep that meaning.
       if (reversed && Number(reversed[1]) > Number(reversed[2])) return Versions.NONE;
@@ -536,12 +701,17 @@ function parseJavaInteger(text: string): bigint | undefined {
   return match[1] === '-' ? -magnitude : magnitude;
 }
 
-/** Java's Double.parseDouble for the decimal forms a schema would use. */
-function parseJavaDouble(text: string): number | undefined {
-  const trimmed = text.trim().replace(/[dDfF]$/, '');
+/** Java's Double.parseDouble: decimal and hexadecimal floating-point literals, NaN and Infinity. */
+export function parseJavaDouble(text: string): number | undefined {
+  const trimmed = text.trim();
   if (/^[+-]?(NaN|Infinity)$/.test(trimmed)) return Number(trimmed.replace('+', ''));
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(trimmed)) return undefined;
-  return Number(trimmed);
+  const body = trimmed.replace(/[dDfF]$/, '');
+  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(body)) return Number(body);
+  const hex = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?\d+)$/.exec(body);
+  if (hex === null || hex[2]! + (hex[3] ?? '') === '') return undefined;
+  const digits = hex[2]! + (hex[3] ?? '');
+  const value = Number.parseInt(digits, 16) * 2 ** (Number(hex[4]) - 4 * (hex[3] ?? '').length);
+  return hex[1] === '-' ? -value : value;
 }
 
 function flag(value: unknown): boolean {

@@ -29,18 +29,18 @@ const PRETTIER_OPTIONS: prettier.Options = {
 };
 
 export async function renderMessage(view: MessageView): Promise<string> {
-  const body = messageTemplate({ ...view, RUNTIME_IMPORTS: IMPORTS_PLACEHOLDER } as MessageView);
-  return format(body.replace(IMPORTS_PLACEHOLDER, runtimeImports(view, body)));
+  return format(renderMessageSource(view));
 }
 
-const IMPORTS_PLACEHOLDER = '/*@@runtime-imports@@*/';
+/** The module's text before Prettier (bench:generate times the two apart). */
+export function renderMessageSource(view: MessageView): string {
+  return messageTemplate({ ...view, RUNTIME_IMPORTS: runtimeImports(view) } as MessageView);
+}
 
-/** Imports exactly the runtime names the rendered body uses, values and types apart. */
-function runtimeImports(view: MessageView, body: string): string {
-  const candidates = new Set([...view.runtimeCandidates, ...view.typeOnlyRuntimeNames]);
-  const used = [...candidates].filter((name) => new RegExp(`\\b${name}\\b`).test(body)).sort();
-  const types = used.filter((n) => view.typeOnlyRuntimeNames.includes(n));
-  const values = used.filter((n) => !view.typeOnlyRuntimeNames.includes(n));
+/** Imports the runtime names the view registered as it emitted code, values and types apart. */
+function runtimeImports(view: MessageView): string {
+  const types = view.runtimeNames.filter((n) => view.typeOnlyRuntimeNames.includes(n));
+  const values = view.runtimeNames.filter((n) => !view.typeOnlyRuntimeNames.includes(n));
   const lines: string[] = [];
   if (values.length > 0) lines.push(`import { ${values.join(', ')} } from '${view.runtimeModule}';`);
   if (types.length > 0) lines.push(`import type { ${types.join(', ')} } from '${view.runtimeModule}';`);
@@ -51,7 +51,7 @@ export async function renderRegistry(view: RegistryView): Promise<string> {
   return format(registryTemplate(view));
 }
 
-async function format(source: string): Promise<string> {
+export async function format(source: string): Promise<string> {
   try {
     return await prettier.format(source, PRETTIER_OPTIONS);
   } catch (error) {

@@ -65,9 +65,15 @@ export class Versions {
   }
 }
 
+/**
+ * One bound, read as Kafka reads it (Java's Short.parseShort: an optional sign,
+ * then decimal digits, within a short), then refused when negative, as Kafka's
+ * Versions constructor does.
+ */
 function parseVersion(part: string, whole: string): number {
-  if (!/^\d+$/.test(part)) throw new RangeError(`'${whole}' is not a version range (expected none, N, N-M or N+)`);
+  if (!/^[+-]?\d+$/.test(part)) throw new RangeError(`'${whole}' is not a version range (expected none, N, N-M or N+)`);
   const value = Number(part);
   if (value > MAX_VERSION) throw new RangeError(`version ${value} in '${whole}' exceeds ${MAX_VERSION}`);
+  if (value < 0) throw new RangeError(`Invalid version range '${whole}': versions cannot be negative`);
   return value;
 }

@@ -73,3 +73,24 @@ export class JsonFormatError extends Error {
     super(`${path}: ${reason}`);
   }
 }
+
+/**
+ * A record batch uses a compression codec whose library is not installed
+ * (snappy, lz4 and zstd are optional dependencies). Not a DecodeError: the
+ * bytes may be fine; this process cannot read them. A broker answers
+ * UNSUPPORTED_COMPRESSION_TYPE.
+ */
+export class CompressionUnavailableError extends Error {
+  override name = 'CompressionUnavailableError';
+  constructor(
+    readonly codec: string,
+    readonly packageName: string,
+    cause?: unknown,
+  ) {
+    super(
+      `compression ${codec} needs the npm package ${packageName}, which could not be loaded ` +
+        `(install it: npm install ${packageName})${cause instanceof Error ? `: ${cause.message.split('\n')[0]}` : ''}`,
+      { cause },
+    );
+  }
+}

@@ -96,7 +96,8 @@ export class FrameReader {
   private tail: Buffer | null = null;
   private tailUsed = 0;
 
-  constructor(private readonly maxFrameBytes: number) {
+  /** May be changed between pushes (a broker accepts only small frames before authentication). */
+  constructor(public maxFrameBytes: number) {
     if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) {
       throw new EncodeError(`maxFrameBytes must be a positive integer, got ${maxFrameBytes}`);
     }

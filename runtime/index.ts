@@ -13,3 +13,6 @@ export * from './encode-diagnosis.js';
 export * from './record-batch.js';
 export * from './fixed-width.js';
 export * from './error-codes.js';
+export * from './forms.js';
+export * from './scram.js';
+export * from './compression/index.js';

@@ -1,6 +1,6 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { crc32c as nativeCrc32c } from '@node-rs/crc32';
-import { DecodeError, EncodeError, decodeErrorAt } from './errors.js';
+import { COMPRESSION_TYPES, checkCompressionLevel, compress, decompress, type CompressionType } from './compression/index.js';
+import { CompressionUnavailableError, DecodeError, EncodeError, decodeErrorAt } from './errors.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 import { sizeOfVarint, sizeOfVarlong, utf8Length } from './sizes.js';
@@ -59,13 +59,11 @@ const TRANSACTIONAL_FLAG_MASK = 0x10;
 const CONTROL_FLAG_MASK = 0x20;
 const DELETE_HORIZON_FLAG_MASK = 0x40;
 
-/** Compression codecs by attribute id (CompressionType). Only 'none' and 'gzip' can be read or written here. */
-export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
-const COMPRESSION_TYPES: readonly CompressionType[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+export type { CompressionType } from './compression/index.js';
 
 export type TimestampType = 'CreateTime' | 'LogAppendTime';
 
-/** Default cap on what a compressed batch may inflate to; see DecodeRecordsOptions. */
+/** Default cap on what a compressed batch may inflate to, whatever its codec; see DecodeRecordsOptions. */
 export const DEFAULT_MAX_UNCOMPRESSED_BYTES = 64 * 1024 * 1024;
 
 export interface RecordHeader {
@@ -142,8 +140,10 @@ export interface RecordBatchInput {
   baseOffset?: bigint;
   /** Default -1 (none). */
   partitionLeaderEpoch?: number;
-  /** 'none' (default) or 'gzip'. */
+  /** 'none' (default), 'gzip', 'snappy', 'lz4' or 'zstd'. */
   compression?: CompressionType;
+  /** The codec's level where Kafka has one (gzip 1-9, zstd -131072..22); default the codec's own. */
+  compressionLevel?: number;
   /** Default CreateTime. */
   timestampType?: TimestampType;
   isTransactional?: boolean;
@@ -176,8 +176,10 @@ export interface DecodeRecordsOptions {
   /** Verify each batch's CRC-32C (default true). */
   checkCrc?: boolean;
   /**
-   * Largest size a compressed batch's records may inflate to (default 64 MiB).
-   * A batch over it is refused rather than decompressed (gzip bombs).
+   * Largest size a compressed batch's records may inflate to (default 64 MiB),
+   * for every codec. A batch over it is refused rather than decompressed
+   * (compression bombs): snappy, lz4 and zstd data is walked first and its
+   * declared sizes bound the output; zlib stops gzip at the limit.
    */
   maxUncompressedBytes?: number;
 }
@@ -217,7 +219,7 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
   const hasDeleteHorizon = input.hasDeleteHorizon ?? false;
   const compressionId = COMPRESSION_TYPES.indexOf(compression);
   if (compressionId < 0) throw new EncodeError(`unknown compression ${String(compression)}`);
-  if (compression !== 'none' && compression !== 'gzip') throw new EncodeError(`compression ${compression} not supported`);
+  checkCompressionLevel(compression, input.compressionLevel);
   if (BigInt.asIntN(64, baseOffset) !== baseOffset) throw new EncodeError(`baseOffset ${baseOffset} is not an int64`);
   if (hasDeleteHorizon && input.baseTimestamp === undefined) {
     throw new EncodeError('a batch with a delete horizon needs baseTimestamp (the horizon)');
@@ -321,10 +323,10 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
 
   let body: Uint8Array | null = null;
   let bodySize = recordsSize;
-  if (compression === 'gzip') {
+  if (compression !== 'none') {
     const plain = new Writer(recordsSize);
     writeRecords(plain, sized);
-    body = gzipSync(plain.finish());
+    body = compress(compression, plain.finish(), input.compressionLevel);
     bodySize = body.length;
   }
   const size = RECORD_BATCH_OVERHEAD + bodySize;
@@ -583,6 +585,8 @@ export function decodeRecordBatches(bytes: Uint8Array, options?: DecodeRecordsOp
       if (left < batchLength + LOG_OVERHEAD) break;
       batch = decodeRecordBatch(bytes, at, options);
     } catch (error) {
+      // A missing codec library is not malformed input: it keeps its own type.
+      if (error instanceof CompressionUnavailableError) throw error;
       throw decodeErrorAt(error, `[${index}]`).within('batches');
     }
     batches.push(batch);
@@ -613,15 +617,11 @@ export function decodeRecordBatch(bytes: Uint8Array, at = 0, options?: DecodeRec
 
   let reader: Reader;
   const recordsStart = at + RECORD_BATCH_OVERHEAD;
-  switch (header.compression) {
-    case 'none':
-      reader = new Reader(bytes, recordsStart, end);
-      break;
-    case 'gzip':
-      reader = new Reader(gunzip(bytes.subarray(recordsStart, end), options?.maxUncompressedBytes ?? DEFAULT_MAX_UNCOMPRESSED_BYTES));
-      break;
-    default:
-      throw new DecodeError(`compression ${header.compression} not supported`);
+  if (header.compression === 'none') {
+    reader = new Reader(bytes, recordsStart, end);
+  } else {
+    const limit = options?.maxUncompressedBytes ?? DEFAULT_MAX_UNCOMPRESSED_BYTES;
+    reader = new Reader(decompress(header.compression, bytes.subarray(recordsStart, end), limit));
   }
   // Refuse an impossible count before allocating anything from it.
   if (count > Math.floor(reader.remaining / MIN_RECORD_SIZE)) {
@@ -647,17 +647,6 @@ export function decodeRecordBatch(bytes: Uint8Array, at = 0, options?: DecodeRec
   const batch = header as RecordBatch;
   batch.records = records;
   return batch;
-}
-
-function gunzip(data: Uint8Array, maxOutputLength: number): Uint8Array {
-  try {
-    return gunzipSync(data, { maxOutputLength });
-  } catch (error) {
-    if (error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new DecodeError(`gzip records inflate to more than ${maxOutputLength} bytes`);
-    }
-    throw new DecodeError(`gzip records are corrupt: ${(error as Error).message}`);
-  }
 }
 
 /**

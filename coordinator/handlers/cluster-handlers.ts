@@ -3,7 +3,7 @@
  * and the API registry, no state of their own.
  */
 import { ApiVersionsResponse, FindCoordinatorResponse, MetadataResponse } from '../../generated/index.js';
-import type { Handler, ShareCoordinator } from '../broker-context.js';
+import { endpointFor, type Handler, type ShareCoordinator } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import { ZERO_UUID } from '../../runtime/index.js';
@@ -73,7 +73,7 @@ export function metadataHandler(cluster: Cluster): Handler {
       return { errorCode: 0, name: info.name, topicId: info.topicId, isInternal: info.internal, partitions, topicAuthorizedOperations: -2147483648 };
     });
     return MetadataResponse.create({
-      brokers: cluster.nodes.map((n) => ({ nodeId: n.nodeId, host: n.host, port: n.port, rack: null })),
+      brokers: cluster.nodes.map((n) => ({ nodeId: n.nodeId, ...endpointFor(n, ctx), rack: null })),
       clusterId: cluster.clusterId,
       controllerId: cluster.nodes[0]!.nodeId,
       topics,
@@ -114,13 +114,13 @@ export function findCoordinatorHandler(cluster: Cluster, share: () => ShareCoord
       const found = locate(req.keyType, req.key, v);
       if ('error' in found) return FindCoordinatorResponse.create({ errorCode: found.error, errorMessage: found.message, nodeId: -1, host: '', port: -1 });
       const node = cluster.node(found.nodeId)!;
-      return FindCoordinatorResponse.create({ errorCode: 0, errorMessage: null, nodeId: node.nodeId, host: node.host, port: node.port });
+      return FindCoordinatorResponse.create({ errorCode: 0, errorMessage: null, nodeId: node.nodeId, ...endpointFor(node, ctx) });
     }
     const coordinators = (req.coordinatorKeys as string[]).map((key) => {
       const found = locate(req.keyType, key, v);
       if ('error' in found) return { key, nodeId: -1, host: '', port: -1, errorCode: found.error, errorMessage: found.message };
       const node = cluster.node(found.nodeId)!;
-      return { key, nodeId: node.nodeId, host: node.host, port: node.port, errorCode: 0, errorMessage: null };
+      return { key, nodeId: node.nodeId, ...endpointFor(node, ctx), errorCode: 0, errorMessage: null };
     });
     return FindCoordinatorResponse.create({ coordinators });
   };

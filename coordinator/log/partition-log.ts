@@ -232,8 +232,7 @@ export class PartitionLog implements PartitionReader {
 
   /**
    * ListOffsets by timestamp: the first record with a timestamp at or after
-   * `timestamp` (exact for the codecs the runtime can read, else the batch's
-   * base offset), or null when there is none.
+   * `timestamp`, or null when there is none.
    */
   offsetForTimestamp(timestamp: bigint): { offset: bigint; timestamp: bigint } | null {
     for (const segment of this.segments) {
@@ -242,7 +241,6 @@ export class PartitionLog implements PartitionReader {
         const bytes = segment.read(entry.position, entry.size);
         const header = readBatchHeader(bytes);
         if (header.isControl) continue;
-        if (header.compression !== 'none' && header.compression !== 'gzip') return { offset: entry.baseOffset, timestamp: entry.maxTimestamp };
         for (const record of decodeRecordBatch(bytes, 0, { checkCrc: false }).records) {
           if (record.timestamp >= timestamp) return { offset: record.offset, timestamp: record.timestamp };
         }

@@ -15,27 +15,60 @@
  * responses wait for the client to read them; reading resumes as the queue
  * drains. So a client can neither make the broker buffer without bound nor
  * starve other connections (Kafka mutes such a channel the same way).
+ *
+ * Security: the server listens on one or more listeners (Kafka's
+ * `listeners`), each PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. Each
+ * connection has a ConnectionSession (coordinator/auth/session.ts) that
+ * decides what may be sent before authentication, runs the SASL exchange
+ * (SaslHandshake and SaslAuthenticate are answered here, not by a handler)
+ * and carries the principal into the RequestContext; the authorizer hook
+ * (`authorize`) is consulted for every other request before its handler.
  */
 import * as net from 'node:net';
-import { ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
+import * as tls from 'node:tls';
+import { ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
+import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
 
-const API_VERSIONS_KEY = 18;
-const PRODUCE_KEY = 0;
+const SASL_HANDSHAKE_KEY: number = ApiKey.SaslHandshake;
+const SASL_AUTHENTICATE_KEY: number = ApiKey.SaslAuthenticate;
+
+const API_VERSIONS_KEY: number = ApiKey.ApiVersions;
+const PRODUCE_KEY: number = ApiKey.Produce;
 /** Frames read and not yet handled, per connection, before the socket stops being read. */
 const MAX_QUEUED_FRAMES = 1024;
 const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 /** Response bytes the client has not read yet, per connection, before handling pauses. */
 const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 
-export interface ServerOptions {
+export interface ListenerSpec {
+  /** Kafka's listener name, e.g. PLAINTEXT, SASL_SSL or any name mapped to a protocol. */
+  name: string;
   host: string;
   port: number;
+  protocol: SecurityProtocol;
+  /** TLS server options (SSL and SASL_SSL listeners). */
+  tls: tls.TlsOptions | null;
+  /** SASL settings (SASL_PLAINTEXT and SASL_SSL listeners). */
+  sasl: SaslSettings | null;
+  /** A connection still unauthenticated after this long is closed. */
+  authenticationTimeoutMs: number;
+}
+
+/**
+ * Runs around every handler (coordinator/auth/api-acls.ts): calls `next` with
+ * the request (or its authorized part), or answers the denial itself.
+ */
+export type AuthorizeHook = (request: unknown, ctx: RequestContext, next: (request: any) => Promise<any>) => Promise<unknown>;
+
+export interface ServerOptions {
+  listeners: ListenerSpec[];
   maxFrameBytes: number;
+  authorize?: AuthorizeHook;
   registry: ApiRegistry;
   metrics: Metrics;
   log: (line: string) => void;
@@ -47,28 +80,45 @@ export interface ServerOptions {
 class RejectedFrame extends Error {}
 
 export class KafkaServer {
-  private server: net.Server | null = null;
+  private readonly servers: net.Server[] = [];
   private readonly connections = new Set<Connection>();
   private nextConnectionId = 1;
 
   constructor(private readonly options: ServerOptions) {}
 
-  /** Starts listening; resolves with the bound port. */
-  listen(): Promise<number> {
+  /** Starts every listener; resolves with the bound port of each, by listener name. */
+  async listen(): Promise<Map<string, number>> {
+    const ports = new Map<string, number>();
+    for (const listener of this.options.listeners) ports.set(listener.name, await this.listenOn(listener));
+    return ports;
+  }
+
+  private listenOn(listener: ListenerSpec): Promise<number> {
     return new Promise((resolve, reject) => {
-      const server = net.createServer((socket) => this.accept(socket));
+      const server =
+        listener.tls !== null
+          ? // The TLS handshake counts against the time allowed to authenticate.
+            tls.createServer({ handshakeTimeout: listener.authenticationTimeoutMs, ...listener.tls }, (socket) => this.accept(socket, listener))
+          : net.createServer((socket) => this.accept(socket, listener));
+      if (listener.tls !== null) {
+        server.on('tlsClientError', (error: Error, socket: tls.TLSSocket) => {
+          this.options.log(`${listener.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${error.message}; closing the connection`);
+          socket.destroy();
+        });
+      }
       server.once('error', reject);
-      server.listen(this.options.port, this.options.host, () => {
+      server.listen(listener.port, listener.host, () => {
         server.off('error', reject);
-        server.on('error', (error) => this.options.log(`listener error: ${error.message}`));
-        this.server = server;
+        server.on('error', (error) => this.options.log(`listener ${listener.name} error: ${error.message}`));
+        this.servers.push(server);
         resolve((server.address() as net.AddressInfo).port);
       });
     });
   }
 
-  private accept(socket: net.Socket): void {
-    const connection = new Connection(this.nextConnectionId++, socket, this.options, () => this.connections.delete(connection));
+  private accept(socket: net.Socket, listener: ListenerSpec): void {
+    const session = new ConnectionSession(listener.protocol, listener.sasl, sslPrincipal(socket));
+    const connection = new Connection(this.nextConnectionId++, socket, this.options, listener, session, () => this.connections.delete(connection));
     this.connections.add(connection);
     this.options.metrics.connectionsOpened++;
   }
@@ -76,9 +126,23 @@ export class KafkaServer {
   /** Stops accepting, closes every connection. */
   async close(): Promise<void> {
     for (const connection of this.connections) connection.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    this.server = null;
+    await Promise.all(this.servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
+}
+
+/**
+ * The principal of a TLS client certificate, as Kafka's default SSL principal
+ * builder: `User:` and the subject's distinguished name (RFC 2253 order,
+ * most specific first); ANONYMOUS without a certificate.
+ */
+function sslPrincipal(socket: net.Socket): string {
+  if (!(socket instanceof tls.TLSSocket)) return ANONYMOUS;
+  const certificate = socket.getPeerCertificate();
+  if (!certificate || !certificate.subject || Object.keys(certificate.subject).length === 0) return ANONYMOUS;
+  const parts = Object.entries(certificate.subject)
+    .flatMap(([key, value]) => (Array.isArray(value) ? value.map((v) => `${key}=${v}`) : [`${key}=${value}`]))
+    .reverse();
+  return `User:${parts.join(',')}`;
 }
 
 class Connection {
@@ -99,14 +163,27 @@ class Connection {
   private readonly closeCallbacks: (() => void)[] = [];
   readonly peer: string;
 
+  private authTimer: NodeJS.Timeout | null = null;
+
   constructor(
     readonly id: number,
     private readonly socket: net.Socket,
     private readonly options: ServerOptions,
+    private readonly listener: ListenerSpec,
+    private readonly session: ConnectionSession,
     onGone: () => void,
   ) {
     this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
     this.frames = new FrameReader(options.maxFrameBytes);
+    this.frames.maxFrameBytes = session.frameLimit(options.maxFrameBytes);
+    if (!session.authenticated) {
+      this.authTimer = setTimeout(() => {
+        if (!this.session.authenticated && !this.closed) {
+          this.reject(`not authenticated within ${listener.authenticationTimeoutMs} ms on ${listener.name}`);
+        }
+      }, listener.authenticationTimeoutMs);
+      this.authTimer.unref();
+    }
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => {
@@ -121,6 +198,7 @@ class Connection {
       // dropped): an acks=0 producer may close right after its last request.
       // The rest are dropped by drain(): no one is left to read the answers.
       this.closed = true;
+      if (this.authTimer) clearTimeout(this.authTimer);
       this.waitingForDrain?.();
       onGone();
       for (const callback of this.closeCallbacks.splice(0)) {
@@ -146,12 +224,15 @@ class Connection {
     try {
       frames = this.frames.push(chunk);
     } catch (error) {
+      const reason =
+        (error instanceof FrameError ? error.message : String(error)) +
+        (this.session.authenticated ? '' : ' (before authentication: sasl.server.max.receive.size)');
       if (!(error instanceof FrameError) || error.frames.length === 0) {
-        this.reject(error instanceof FrameError ? error.message : String(error));
+        this.reject(reason);
         return;
       }
       frames = error.frames;
-      this.refuseAfterQueue = error.message;
+      this.refuseAfterQueue = reason;
       this.socket.pause();
     }
     for (const frame of frames) {
@@ -191,7 +272,7 @@ class Connection {
   private reject(reason: string): void {
     if (this.stopped) return;
     this.options.metrics.rejectedFrames++;
-    this.options.log(`rejected frame from ${this.peer} (connection ${this.id}): ${reason}; closing the connection`);
+    this.options.log(`rejected frame from ${this.peer} (connection ${this.id}, ${this.listener.name}, ${this.session.principal}): ${reason}; closing the connection`);
     this.stopped = true;
     this.closed = true;
     this.queue.length = 0;
@@ -227,6 +308,12 @@ class Connection {
             this.socket.uncork();
             await this.unsentDrained();
           }
+          this.frames.maxFrameBytes = this.session.frameLimit(this.options.maxFrameBytes);
+          if (this.session.closeAfterResponse !== null) {
+            const reason = this.session.closeAfterResponse;
+            this.session.closeAfterResponse = null;
+            this.reject(reason);
+          }
         } catch (error) {
           if (error instanceof RejectedFrame) this.reject(error.message);
           else {
@@ -247,6 +334,14 @@ class Connection {
 
   /** Decodes, dispatches and encodes one request; null when no response is due (Produce acks=0). */
   private async handle(frame: Uint8Array): Promise<Uint8Array[] | null> {
+    if (this.session.rawTokens) {
+      // After SaslHandshake v0 the tokens travel as bare frames, without Kafka headers (pre-KIP-152 clients).
+      const result = await this.session.authenticate(frame);
+      if (result.errorCode !== 0) throw new RejectedFrame(result.errorMessage ?? 'SASL authentication failed');
+      const size = Buffer.alloc(4);
+      size.writeInt32BE(result.authBytes.length);
+      return [size, result.authBytes];
+    }
     if (frame.length < 8) throw new RejectedFrame(`frame of ${frame.length} bytes is too short for a request header`);
     const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
     const apiKey = view.getInt16(0);
@@ -255,6 +350,8 @@ class Connection {
     const { registry, metrics } = this.options;
     const registered = registry.get(apiKey);
     const api = registered?.api ?? apiByKey(apiKey);
+    const refusal = this.session.refusal(apiKey, api?.name.replace(/Request$/, '') ?? `API key ${apiKey}`);
+    if (refusal !== null) throw new RejectedFrame(`${refusal} (correlation id ${correlationId})`);
     if (registered === undefined || api === undefined) {
       throw new RejectedFrame(`API key ${apiKey}${api ? ` (${api.name})` : ''} is not served by this broker (correlation id ${correlationId})`);
     }
@@ -300,6 +397,9 @@ class Connection {
       header: { clientId: header.clientId, correlationId: header.correlationId },
       connectionId: this.id,
       peer: this.peer,
+      principal: this.session.principal,
+      clientHost: this.socket.remoteAddress ?? '',
+      listener: this.listener.name,
       onClose: (callback) => {
         if (this.closed) queueMicrotask(callback);
         else this.closeCallbacks.push(callback);
@@ -307,7 +407,18 @@ class Connection {
     };
     let body: any;
     try {
-      body = await registered.handler(request, ctx);
+      if (apiKey === SASL_HANDSHAKE_KEY) {
+        body = responseCodec.create(this.session.handshake((request as { mechanism: string }).mechanism, apiVersion));
+      } else if (apiKey === SASL_AUTHENTICATE_KEY) {
+        body = responseCodec.create(await this.session.authenticate((request as { authBytes: Uint8Array }).authBytes));
+        if (this.session.authenticated && body.errorCode === 0 && body.authBytes !== undefined && this.authTimer) {
+          clearTimeout(this.authTimer);
+          this.authTimer = null;
+        }
+      } else {
+        const authorize = this.options.authorize;
+        body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx)) : await registered.handler(request, ctx);
+      }
     } catch (error) {
       if (!(error instanceof BrokerError)) throw error;
       // A handler may throw a BrokerError to answer with a top-level error code.

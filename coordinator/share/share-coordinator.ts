@@ -1,3 +1,4 @@
+import { ApiKey } from '../../generated/index.js';
 import type { BrokerContext, Handler, RequestContext, ShareCoordinator } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, partitionForKey } from '../cluster.js';
 import { systemClock, type Clock } from './clock.js';
@@ -13,11 +14,11 @@ import { closeSession, dropMember, type ShareRuntime } from './share-runtime.js'
 import { ShareSessions } from './share-sessions.js';
 import type { StateLog } from './state-log.js';
 
-export const API_SHARE_GROUP_HEARTBEAT = 76;
-export const API_SHARE_GROUP_DESCRIBE = 77;
-export const API_SHARE_FETCH = 78;
-export const API_SHARE_ACKNOWLEDGE = 79;
-export const API_TXN_SHARE_ACKNOWLEDGE = 96;
+export const API_SHARE_GROUP_HEARTBEAT = ApiKey.ShareGroupHeartbeat;
+export const API_SHARE_GROUP_DESCRIBE = ApiKey.ShareGroupDescribe;
+export const API_SHARE_FETCH = ApiKey.ShareFetch;
+export const API_SHARE_ACKNOWLEDGE = ApiKey.ShareAcknowledge;
+export const API_TXN_SHARE_ACKNOWLEDGE = ApiKey.TxnShareAcknowledge;
 
 export interface ShareCoordinatorOptions {
   /** Overrides of the settings; the broker's ShareGroupSettings come first. */

@@ -107,6 +107,8 @@ export class TransactionCoordinator {
     for (const [id, meta] of this.o.txnLog.replay()) {
       this.txns.set(id, meta);
       this.o.producerIds.reserveUpTo(meta.producerId);
+      // A new producer id handed out at PREPARE_* after an epoch overflow is taken too.
+      if (meta.nextProducerId >= 0n) this.o.producerIds.reserveUpTo(meta.nextProducerId);
     }
     const prepared = [...this.txns.values()].filter((m) => isPrepare(m.state));
     this.o.log(
@@ -198,15 +200,22 @@ export class TransactionCoordinator {
     if (expected.producerId >= 0n && (expected.producerId !== owner.producerId || expected.producerEpoch !== owner.producerEpoch)) {
       return fail(ErrorCode.PRODUCER_FENCED);
     }
-    if (meta.state === TxnState.ONGOING && twoPhase.keepPreparedTxn && owner.producerEpoch + 1 < MAX_EPOCH) {
+    if (meta.state === TxnState.ONGOING && twoPhase.keepPreparedTxn) {
       // KIP-939: keep the transaction (prepared by a producer that is gone) for a recovery producer
       // to commit or abort. The transaction keeps its identity — what a saved PreparedTxnState names —
-      // and the recovery producer gets the next epoch, which fences the old one.
+      // and the recovery producer gets the next epoch, which fences the old one. When no epoch is
+      // left to hand out (the recovery producer's EndTxn needs one more), it gets a new producer id at
+      // epoch 0, as KIP-939 allows (hence OngoingTxnProducerId): aborting a prepared transaction here
+      // would make completeTransaction(state) report success for a transaction that never committed.
       const ongoing = { producerId: meta.producerId, producerEpoch: meta.producerEpoch };
-      const error = await this.transition(meta, { nextProducerId: meta.producerId, nextProducerEpoch: owner.producerEpoch + 1, timeoutMs: effectiveTimeoutMs });
+      const exhausted = owner.producerEpoch >= MAX_EPOCH - 1;
+      const recovery = exhausted ? { producerId: this.o.producerIds.next(), producerEpoch: 0 } : { producerId: owner.producerId, producerEpoch: owner.producerEpoch + 1 };
+      const error = await this.transition(meta, { nextProducerId: recovery.producerId, nextProducerEpoch: recovery.producerEpoch, timeoutMs: effectiveTimeoutMs });
       if (error !== ErrorCode.NONE) return fail(error);
-      this.o.log(`transaction ${transactionalId} kept for a recovery producer (epoch ${owner.producerEpoch + 1}): ${describePartitions(meta.partitions)}`);
-      return result(ErrorCode.NONE, meta.producerId, owner.producerEpoch + 1, ongoing);
+      this.o.log(
+        `transaction ${transactionalId} kept for a recovery producer (producer ${recovery.producerId} epoch ${recovery.producerEpoch}): ${describePartitions(meta.partitions)}`,
+      );
+      return result(ErrorCode.NONE, recovery.producerId, recovery.producerEpoch, ongoing);
     }
     if (meta.state === TxnState.ONGOING) {
       // Fence the current producer: abort its transaction under a bumped epoch.
@@ -327,7 +336,10 @@ export class TransactionCoordinator {
     const state = meta.state;
     const owner = ownerOf(meta);
     const tv2 = meta.clientTransactionVersion >= 2;
-    const retryOnEpochBump = tv2 && meta.producerId === producerId && meta.producerEpoch === producerEpoch + 1;
+    // At the highest epoch without a producer id to move to, the coordinator aborted (fenced, timed out):
+    // a TV2 EndTxn at the last epoch always moves to a new producer id, so this is never a client's retry.
+    const isFenceAtLastEpoch = meta.producerEpoch === MAX_EPOCH && meta.nextProducerId < 0n;
+    const retryOnEpochBump = tv2 && meta.producerId === producerId && meta.producerEpoch === producerEpoch + 1 && !isFenceAtLastEpoch;
     const retryOnOverflow = tv2 && meta.previousProducerId === producerId && producerEpoch === MAX_EPOCH - 1 && meta.producerEpoch === 0;
     if (owner.producerId !== producerId && !retryOnOverflow && !(isPrepare(state) && meta.nextProducerId === producerId)) {
       return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
@@ -351,25 +363,38 @@ export class TransactionCoordinator {
       const bump = clientTransactionVersion >= 2;
       let epoch = owner.producerEpoch;
       let nextProducerId = -1n;
-      if (bump) {
-        if (owner.producerEpoch >= MAX_EPOCH - 1) nextProducerId = this.o.producerIds.next();
+      let nextProducerEpoch = -1;
+      if (owner.producerId !== meta.producerId) {
+        // A recovery producer with a new producer id (KeepPreparedTxn at an exhausted epoch): the markers
+        // carry the id the transaction's data was written with, at the highest epoch, and the producer
+        // continues under its own id (one epoch on under TV2) once COMPLETE_* is written.
+        epoch = MAX_EPOCH;
+        nextProducerId = owner.producerId;
+        nextProducerEpoch = owner.producerEpoch + (bump ? 1 : 0);
+      } else if (bump) {
+        if (owner.producerEpoch >= MAX_EPOCH - 1) {
+          nextProducerId = this.o.producerIds.next();
+          nextProducerEpoch = 0;
+        }
         epoch = owner.producerEpoch + 1;
       }
       const error = await this.transition(meta, {
         state: commit ? TxnState.PREPARE_COMMIT : TxnState.PREPARE_ABORT,
-        producerId: owner.producerId,
+        producerId: meta.producerId,
         producerEpoch: epoch,
         nextProducerId,
-        nextProducerEpoch: nextProducerId >= 0n ? 0 : -1,
-        clientTransactionVersion: bump ? 2 : meta.clientTransactionVersion,
+        nextProducerEpoch,
+        // As Kafka's prepareAbortOrCommit: the version of this EndTxn decides how the transaction ends
+        // and how a retry of it is recognised — a classic client may take over an id a TV2 one used.
+        clientTransactionVersion: bump ? 2 : clientTransactionVersion,
       });
       if (error !== ErrorCode.NONE) return fail(error);
       maybeCrash(commit ? 'crash-after-prepare-commit' : 'crash-after-prepare-abort', this.o.log);
       if (!commit) this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) aborted by the producer: aborting ${describePartitions(meta.partitions)}`);
       this.completeInBackground(meta);
       return nextProducerId >= 0n
-        ? { errorCode: ErrorCode.NONE, producerId: nextProducerId, producerEpoch: 0 }
-        : { errorCode: ErrorCode.NONE, producerId: owner.producerId, producerEpoch: epoch };
+        ? { errorCode: ErrorCode.NONE, producerId: nextProducerId, producerEpoch: nextProducerEpoch }
+        : { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: epoch };
     }
     // DESIGN §5.6: the same result again on a finished transaction of this epoch is an idempotent success.
     if (state === same) return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
@@ -384,7 +409,7 @@ export class TransactionCoordinator {
     if (!this.isCoordinatorFor(transactionalId)) return ErrorCode.NOT_COORDINATOR;
     if (meta === undefined) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     // After an epoch overflow the new producer id is handed out at PREPARE_*; it may act once COMPLETE_* is written.
-    if (isPrepare(meta.state) && meta.nextProducerId === producerId && producerEpoch === 0) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    if (isPrepare(meta.state) && meta.nextProducerId === producerId && producerEpoch === meta.nextProducerEpoch) return ErrorCode.CONCURRENT_TRANSACTIONS;
     const owner = ownerOf(meta);
     if (owner.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     if (owner.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
@@ -399,7 +424,14 @@ export class TransactionCoordinator {
    */
   private async prepareAbort(meta: TransactionMetadata, why: string, bumpEpoch = true): Promise<number> {
     const owner = ownerOf(meta);
-    const epoch = bumpEpoch ? Math.min(owner.producerEpoch + 1, MAX_EPOCH) : owner.producerEpoch;
+    // Under TV2 an EndTxn with epoch E is recognised as a retry when the state holds E + 1, so an abort the
+    // coordinator starts (fencing, timeout) bumps twice, as Kafka's (prepareFenceProducerEpoch, then
+    // prepareAbortOrCommit's TV2 bump): the fenced producer's EndTxn is then PRODUCER_FENCED, not a
+    // "retry" that hands it the epoch the abort ran under. At the cap see isFenceAtLastEpoch.
+    const step = meta.clientTransactionVersion >= 2 ? 2 : 1;
+    // The markers carry the transaction's producer id; a recovery producer under a new id (KeepPreparedTxn
+    // at an exhausted epoch) has an epoch of its own, so they take the highest epoch of the old id.
+    const epoch = owner.producerId !== meta.producerId ? MAX_EPOCH : bumpEpoch ? Math.min(owner.producerEpoch + step, MAX_EPOCH) : owner.producerEpoch;
     const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch, nextProducerId: -1n, nextProducerEpoch: -1 });
     if (error !== ErrorCode.NONE) return error;
     this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);
@@ -429,7 +461,7 @@ export class TransactionCoordinator {
     const meta = this.txns.get(transactionalId);
     const completion = this.completing.get(transactionalId);
     if (completion === undefined || meta === undefined) return;
-    const overflowed = meta.nextProducerId === producerId && producerEpoch === 0;
+    const overflowed = meta.nextProducerId === producerId && producerEpoch === meta.nextProducerEpoch;
     if (!overflowed && (meta.producerId !== producerId || meta.producerEpoch !== producerEpoch)) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([completion, new Promise<void>((resolve) => (timer = setTimeout(resolve, COMPLETION_WAIT_MS)))]);
@@ -468,7 +500,7 @@ export class TransactionCoordinator {
         partitions: new Map(),
         shareGroups: new Set(),
         startTimestamp: -1,
-        ...(overflow ? { producerId: meta.nextProducerId, producerEpoch: 0, previousProducerId: meta.producerId } : {}),
+        ...(overflow ? { producerId: meta.nextProducerId, producerEpoch: meta.nextProducerEpoch, previousProducerId: meta.producerId } : {}),
         nextProducerId: -1n,
         nextProducerEpoch: -1,
       });

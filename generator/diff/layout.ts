@@ -2,6 +2,7 @@ import { typeToString } from '../field-type.js';
 import type { JsonPath } from '../source.js';
 import type { DefaultValue, FieldSpec, MessageSpec, SpecType } from '../spec.js';
 import { Versions } from '../versions.js';
+import { compactVersions, hasCompactForm, headerVersion as headerRule, isFlexible, nullableVersions, taggedVersions } from '../wire-rules.js';
 import type { LoadedSpec } from './load-tree.js';
 
 /**
@@ -106,10 +107,10 @@ function emptyLayout(spec: MessageSpec): MessageLayout {
 }
 
 export function versionLayout(spec: MessageSpec, version: number, locate?: (path: JsonPath) => string): VersionLayout {
-  const flexible = spec.flexibleVersions.contains(version);
+  const flexible = isFlexible(spec, version);
   const struct = structLayout(spec, spec.struct.fields, version, flexible, locate);
   const layout: VersionLayout = { flexible, ...struct };
-  const header = headerVersion(spec, version, flexible);
+  const header = headerRule(spec, version);
   if (header !== undefined) layout.header = header;
   return layout;
 }
@@ -125,7 +126,7 @@ function structLayout(
   const tagged: FieldLayout[] = [];
   for (const field of fields) {
     if (!field.versions.contains(version)) continue;
-    const isTagged = field.taggedVersions.contains(version);
+    const isTagged = taggedVersions(field).contains(version);
     const layout = fieldLayout(spec, field, version, flexible, locate);
     if (isTagged) {
       tagged.push({ ...layout, tag: field.tag });
@@ -147,14 +148,8 @@ function fieldLayout(
 ): FieldLayout {
   const type = field.type;
   const layout: FieldLayout = { name: field.name, type: typeToString(type) };
-  if (field.nullableVersions.contains(version)) layout.nullable = true;
-  const variable =
-    type.kind === 'array' || (type.kind === 'primitive' && (type.name === 'string' || type.name === 'bytes' || type.name === 'records'));
-  if (variable) {
-    const stringLike = type.kind === 'primitive' && (type.name === 'string' || type.name === 'bytes');
-    const compact = stringLike && field.flexibleVersions !== undefined ? field.flexibleVersions.contains(version) : flexible;
-    if (compact) layout.compact = true;
-  }
+  if (nullableVersions(field).contains(version)) layout.nullable = true;
+  if (hasCompactForm(field) && compactVersions(spec, field).contains(version)) layout.compact = true;
   const text = defaultText(field.defaultValue, type.kind === 'primitive' ? type.name : type.kind);
   if (text !== undefined) layout.default = text;
   const structName = type.kind === 'struct' ? type.name : type.kind === 'array' && type.element.kind === 'struct' ? type.element.name : undefined;
@@ -188,15 +183,9 @@ export function defaultText(value: DefaultValue, typeName: string): string | und
   }
 }
 
-/** The header version kipgen's generated code uses (docs/DESIGN.md §2), or undefined for non-API specs. */
-export function headerVersion(spec: MessageSpec, version: number, flexible: boolean): number | undefined {
-  if (spec.type !== 'request' && spec.type !== 'response') return undefined;
-  const declared = spec.headerVersions?.find((h) => h.versions.contains(version));
-  if (declared !== undefined) return declared.headerVersion;
-  if (spec.type === 'response' && spec.apiKey === 18) return 0;
-  if (spec.type === 'request' && spec.apiKey === 7 && version === 0) return 0;
-  if (spec.type === 'request') return flexible ? 2 : 1;
-  return flexible ? 1 : 0;
+/** The header version kipgen's generated code uses (docs/DESIGN.md §2, generator/wire-rules.ts), or undefined for non-API specs. */
+export function headerVersion(spec: MessageSpec, version: number): number | undefined {
+  return headerRule(spec, version);
 }
 
 /**

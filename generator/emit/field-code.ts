@@ -1,6 +1,6 @@
 import type { FieldType, PrimitiveName } from '../field-type.js';
 import type { FieldSpec } from '../spec.js';
-import { choose, type Condition } from './conditions.js';
+import { choose, mentionsFlexible, printCondition, type Condition } from './conditions.js';
 
 /**
  * TypeScript expressions for one field's value: its type, default, and how
@@ -42,15 +42,38 @@ export function fixedWidth(field: FieldSpec): number | undefined {
 }
 
 /**
- * Names a module uses, collected as its code is emitted: runtime names, so that
- * only those are imported, and the structs whose default test (`isDefault…`) it calls.
+ * What a module's emitted code refers to, registered as it is emitted: runtime
+ * names (the module imports exactly these), the structs whose default test
+ * (`isDefault…`) it calls, and whether the function body being built tests
+ * its `flexible` local (so that the local is declared only where it is read).
  */
 export class RuntimeImports {
   readonly used = new Set<string>();
   readonly defaultTests = new Set<string>();
+  private flexibleRead = false;
   use(name: string): string {
     this.used.add(name);
     return name;
+  }
+  /** Prints a condition into the code being emitted. */
+  cond(c: Condition): string {
+    if (mentionsFlexible(c)) this.flexibleRead = true;
+    return printCondition(c);
+  }
+  /** Prints the compact-or-classic argument of a length or count: by name when it is fixed, else its test. */
+  form(compact: Condition): string {
+    if (compact.kind === 'always') return this.use('COMPACT');
+    if (compact.kind === 'never') return this.use('CLASSIC');
+    return this.cond(compact);
+  }
+  /** Builds one function body, telling whether it reads `flexible`. */
+  body<T>(build: () => T): { result: T; readsFlexible: boolean } {
+    const outer = this.flexibleRead;
+    this.flexibleRead = false;
+    const result = build();
+    const readsFlexible = this.flexibleRead;
+    this.flexibleRead = outer;
+    return { result, readsFlexible };
   }
   /** The function that tests whether a `name` struct has every field at its default. */
   defaultTest(name: string): string {
@@ -59,10 +82,17 @@ export class RuntimeImports {
   }
 }
 
+/** Whether the field's value can be null in some version (or by default): its type then includes `| null`. */
+export function holdsNull(field: FieldSpec): boolean {
+  const records = field.type.kind === 'primitive' && field.type.name === 'records';
+  return records || !field.nullableVersions.empty || field.defaultValue.kind === 'null';
+}
+
 export function tsType(field: FieldSpec): string {
   const base = baseTsType(field.type);
-  const nullable = !field.nullableVersions.empty || field.defaultValue.kind === 'null';
-  return nullable && !base.endsWith('| null') ? `${base} | null` : base;
+  const records = field.type.kind === 'primitive' && field.type.name === 'records';
+  // records already is `Uint8Array | null`.
+  return holdsNull(field) && !records ? `${base} | null` : base;
 }
 
 function baseTsType(type: FieldType): string {
@@ -115,27 +145,27 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
   const type = field.type;
   if (type.kind === 'struct') {
     const read = `read${type.name}(r, version)`;
-    return choose(nullable, `r.structPresent() ? ${read} : null`, read);
+    return choose(nullable, () => `r.structPresent() ? ${read} : null`, () => read);
   }
   if (type.kind === 'array') {
-    const length = `r.arrayLength(${compact})`;
     if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
       const name = type.element.name;
-      return choose(nullable, `r.nullable${CAPITALIZED[name]}Array(${compact})`, `r.${name}Array(${compact})`);
+      return choose(nullable, () => `r.nullable${CAPITALIZED[name]}Array(${rt.form(compact)})`, () => `r.${name}Array(${rt.form(compact)})`);
     }
-    const element = elementFunction(type.element, 'read', compact, rt);
+    const element = type.element;
+    const length = (): string => `r.arrayLength(${rt.form(compact)})`;
     return choose(
       nullable,
-      `${rt.use('readNullableArray')}(r, ${length}, version, ${element})`,
-      `${rt.use('readArray')}(r, ${length}, version, ${element})`,
+      () => `${rt.use('readNullableArray')}(r, ${length()}, version, ${elementFunction(element, 'read', compact, rt)})`,
+      () => `${rt.use('readArray')}(r, ${length()}, version, ${elementFunction(element, 'read', compact, rt)})`,
     );
   }
   switch (type.name) {
     case 'string':
-      return choose(nullable, `r.nullableString(${compact})`, `r.string(${compact})`);
+      return choose(nullable, () => `r.nullableString(${rt.form(compact)})`, () => `r.string(${rt.form(compact)})`);
     case 'bytes':
     case 'records':
-      return choose(nullable, `r.nullableBytes(${compact})`, `r.bytes(${compact})`);
+      return choose(nullable, () => `r.nullableBytes(${rt.form(compact)})`, () => `r.bytes(${rt.form(compact)})`);
     default:
       // A fixed-width primitive: the Reader method has the type's name.
       return `r.${type.name}()`;
@@ -155,15 +185,18 @@ function elementFunction(
 ): string {
   if (element.kind === 'struct') return `${verb}${element.name}`;
   const name = CAPITALIZED[element.name];
-  return choose(compact, rt.use(`${verb}Compact${name}Element`), rt.use(`${verb}${name}Element`));
+  return choose(compact, () => rt.use(`${verb}Compact${name}Element`), () => rt.use(`${verb}${name}Element`));
 }
 
 /** Expression for the encoded size of the value `v`. */
 export function sizeExpression(field: FieldSpec, v: string, compact: Condition, nullable: Condition, rt: RuntimeImports): string {
   const type = field.type;
   if (type.kind === 'struct') {
-    const size = `sizeOf${type.name}(${nonNull(field, v, rt)}, version)`;
-    return choose(nullable, `(${v} === null ? 1 : 1 + sizeOf${type.name}(${v}, version))`, size);
+    return choose(
+      nullable,
+      () => `(${v} === null ? 1 : 1 + sizeOf${type.name}(${v}, version))`,
+      () => `sizeOf${type.name}(${nonNull(field, v, rt)}, version)`,
+    );
   }
   if (type.kind === 'array') {
     const element = type.element;
@@ -171,46 +204,58 @@ export function sizeExpression(field: FieldSpec, v: string, compact: Condition, 
     if (fixed !== undefined) {
       return choose(
         nullable,
-        `${rt.use('sizeOfNullableFixedArray')}(${v}, ${compact}, ${fixed})`,
-        `${rt.use('sizeOfFixedArray')}(${v}, ${compact}, ${fixed})`,
+        () => `${rt.use('sizeOfNullableFixedArray')}(${v}, ${rt.form(compact)}, ${fixed})`,
+        () => `${rt.use('sizeOfFixedArray')}(${v}, ${rt.form(compact)}, ${fixed})`,
       );
     }
-    const sizer = elementFunction(element, 'sizeOf', compact, rt);
     return choose(
       nullable,
-      `${rt.use('sizeOfNullableArray')}(${v}, version, ${compact}, ${sizer})`,
-      `${rt.use('sizeOfArray')}(${v}, version, ${compact}, ${sizer})`,
+      () => `${rt.use('sizeOfNullableArray')}(${v}, version, ${rt.form(compact)}, ${elementFunction(element, 'sizeOf', compact, rt)})`,
+      () => `${rt.use('sizeOfArray')}(${v}, version, ${rt.form(compact)}, ${elementFunction(element, 'sizeOf', compact, rt)})`,
     );
   }
   const fixed = FIXED_SIZE[type.name];
   if (fixed !== undefined) return String(fixed);
   if (type.name === 'string') {
-    return choose(nullable, `${rt.use('sizeOfNullableString')}(${v}, ${compact})`, `${rt.use('sizeOfString')}(${v}, ${compact})`);
+    return choose(
+      nullable,
+      () => `${rt.use('sizeOfNullableString')}(${v}, ${rt.form(compact)})`,
+      () => `${rt.use('sizeOfString')}(${v}, ${rt.form(compact)})`,
+    );
   }
-  return choose(nullable, `${rt.use('sizeOfNullableBytes')}(${v}, ${compact})`, `${rt.use('sizeOfBytes')}(${v}, ${compact})`);
+  return choose(
+    nullable,
+    () => `${rt.use('sizeOfNullableBytes')}(${v}, ${rt.form(compact)})`,
+    () => `${rt.use('sizeOfBytes')}(${v}, ${rt.form(compact)})`,
+  );
 }
 
 /** Statement writing the value `v`. */
 export function writeStatement(field: FieldSpec, v: string, compact: Condition, nullable: Condition, rt: RuntimeImports): string {
   const type = field.type;
   if (type.kind === 'struct') {
-    const write = `write${type.name}(w, ${nonNull(field, v, rt)}, version)`;
-    return choose(nullable, `${rt.use('writeNullableStruct')}(w, ${v}, version, write${type.name})`, write) + ';';
+    return (
+      choose(
+        nullable,
+        () => `${rt.use('writeNullableStruct')}(w, ${v}, version, write${type.name})`,
+        () => `write${type.name}(w, ${nonNull(field, v, rt)}, version)`,
+      ) + ';'
+    );
   }
   if (type.kind === 'array') {
     const element = type.element;
     if (element.kind === 'primitive' && FIXED_SIZE[element.name] !== undefined) {
-      return `w.fixedArray(${v}, ${compact}, '${element.name}');`;
+      return `w.fixedArray(${v}, ${rt.form(compact)}, '${element.name}');`;
     }
     const writer = elementFunction(element, 'write', compact, rt);
-    return `${rt.use('writeArray')}(w, ${v}, version, ${compact}, ${writer});`;
+    return `${rt.use('writeArray')}(w, ${v}, version, ${rt.form(compact)}, ${writer});`;
   }
   switch (type.name) {
     case 'string':
-      return choose(nullable, `w.nullableString(${v}, ${compact})`, `w.string(${v}, ${compact})`) + ';';
+      return choose(nullable, () => `w.nullableString(${v}, ${rt.form(compact)})`, () => `w.string(${v}, ${rt.form(compact)})`) + ';';
     case 'bytes':
     case 'records':
-      return choose(nullable, `w.nullableBytes(${v}, ${compact})`, `w.bytes(${v}, ${compact})`) + ';';
+      return choose(nullable, () => `w.nullableBytes(${v}, ${rt.form(compact)})`, () => `w.bytes(${v}, ${rt.form(compact)})`) + ';';
     default:
       return `w.${type.name}(${v});`;
   }
@@ -231,18 +276,20 @@ function defaultComparison(field: FieldSpec, v: string, rt: RuntimeImports, equa
   const [is, isNot] = equal ? ['===', '!=='] : ['!==', '==='];
   const d = field.defaultValue;
   const type = field.type;
-  const canBeNull = tsType(field).endsWith('| null');
+  const canBeNull = holdsNull(field);
   if (d.kind === 'null') return `${v} ${is} null`;
   if (d.kind === 'empty') {
     const empty = type.kind === 'struct' ? `${equal ? '' : '!'}${rt.defaultTest(type.name)}(${v})` : `${v}.length ${is} 0`;
     return canBeNull ? `(${v} ${isNot} null ${equal ? '&&' : '||'} ${empty})` : empty;
   }
+  // NaN equals nothing, itself included (Kafka's Java has the same trap and so always writes the field).
+  if (d.kind === 'number' && Number.isNaN(d.value)) return `${equal ? '' : '!'}Number.isNaN(${v})`;
   return `${v} ${is} ${defaultExpression(field, rt)}`;
 }
 
 /** Expression converting the value `v` to its JSON form. */
 export function toJsonExpression(field: FieldSpec, v: string, rt: RuntimeImports): string {
-  const canBeNull = tsType(field).endsWith('| null');
+  const canBeNull = holdsNull(field);
   const type = field.type;
   let expr: string;
   if (type.kind === 'array') {
@@ -265,7 +312,7 @@ export function toJsonExpression(field: FieldSpec, v: string, rt: RuntimeImports
 
 /** Expression converting the JSON value `j` (at JSON path `p`) to the field's value. */
 export function fromJsonExpression(field: FieldSpec, j: string, p: string, rt: RuntimeImports): string {
-  const canBeNull = tsType(field).endsWith('| null');
+  const canBeNull = holdsNull(field);
   const type = field.type;
   let expr: string;
   if (type.kind === 'array') {
@@ -309,7 +356,7 @@ function primitiveFromJson(name: PrimitiveName, j: string, p: string, rt: Runtim
 
 /** A struct value in a version where it may not be null; the runtime check names the problem. */
 function nonNull(field: FieldSpec, v: string, rt: RuntimeImports): string {
-  return tsType(field).endsWith('| null') ? `${rt.use('requireStruct')}(${v})` : v;
+  return holdsNull(field) ? `${rt.use('requireStruct')}(${v})` : v;
 }
 
 export function lowerFirst(name: string): string {

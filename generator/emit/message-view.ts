@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { structNameOf } from '../field-type.js';
 import type { MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
+import { headerRanges } from '../wire-rules.js';
 import { RuntimeImports } from './field-code.js';
 import { defaultTestBody, structView, type StructView } from './struct-view.js';
 
@@ -18,8 +19,8 @@ export interface MessageView {
   headerVersionBody: string;
   structs: StructView[];
   top: StructView;
-  /** Runtime names the module may use; render.ts imports those it really does. */
-  runtimeCandidates: string[];
+  /** Runtime names the module's code uses, registered as it was emitted; render.ts imports them. */
+  runtimeNames: string[];
   typeOnlyRuntimeNames: string[];
   runtimeModule: string;
 }
@@ -40,7 +41,8 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
   rt.use('Reader');
   rt.use('Writer');
   rt.use('JsonObject');
-  if (!spec.flexibleVersions.empty) rt.use('RawTaggedField');
+  // The declarations and readers of structs with a tagged-field section name the type.
+  if ([top, ...nested].some((view) => view.hasTaggedSection)) rt.use('RawTaggedField');
   const used = [...rt.used].sort();
   return {
     name: spec.name,
@@ -56,7 +58,7 @@ export function messageView(spec: MessageSpec, runtimeModule: string): MessageVi
     headerVersionBody: headerVersionBody(spec),
     structs: nested,
     top,
-    runtimeCandidates: used,
+    runtimeNames: used,
     typeOnlyRuntimeNames: [...TYPE_ONLY, 'Reader', 'Writer'],
     runtimeModule,
   };
@@ -84,7 +86,7 @@ function addDefaultTests(specs: StructSpec[], views: StructView[], rt: RuntimeIm
  * The versions each nested struct can be read or written in: the versions of
  * the fields that lead to it, intersected down the tree and joined over its uses.
  */
-function structRanges(spec: MessageSpec): Map<string, Versions> {
+export function structRanges(spec: MessageSpec): Map<string, Versions> {
   const ranges = new Map<string, Versions>();
   const visit = (struct: StructSpec, within: Versions, depth: number): void => {
     if (depth > 64) return;
@@ -106,23 +108,16 @@ function structRanges(spec: MessageSpec): Map<string, Versions> {
   return ranges;
 }
 
+/** The body of `headerVersion(version)`: the ranges of generator/wire-rules.ts, tested from the lowest. */
 function headerVersionBody(spec: MessageSpec): string {
-  if (spec.headerVersions !== undefined && spec.headerVersions.length > 0) {
-    const cases = spec.headerVersions.map((h) => `if (version >= ${h.versions.lowest} && version <= ${h.versions.highest}) return ${h.headerVersion};`);
-    return [...cases, `return ${fallbackHeader(spec, 'flexible')};`].join('\n');
-  }
-  if (spec.type === 'response' && spec.apiKey === 18) return '// ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511).\nreturn 0;';
-  const flexible = spec.flexibleVersions.empty ? 'false' : `version >= ${spec.flexibleVersions.lowest}`;
-  if (spec.type === 'request' && spec.apiKey === 7) {
-    return `// ControlledShutdown v0 predates the client id in the header.\nif (version === 0) return 0;\nreturn ${fallbackHeader(spec, flexible)};`;
-  }
-  return `return ${fallbackHeader(spec, flexible)};`;
-}
-
-function fallbackHeader(spec: MessageSpec, flexible: string): string {
-  const [plain, withTags] = spec.type === 'request' ? [1, 2] : [0, 1];
-  if (flexible === 'false') return String(plain);
-  return `${flexible} ? ${withTags} : ${plain}`;
+  const ranges = headerRanges(spec);
+  const lines: string[] = [];
+  ranges.forEach((range, i) => {
+    if (range.reason !== undefined && range.reason !== ranges[i - 1]?.reason) lines.push(`// ${range.reason}.`);
+    const last = i === ranges.length - 1;
+    lines.push(last ? `return ${range.header};` : `if (version <= ${range.versions.highest}) return ${range.header};`);
+  });
+  return lines.join('\n');
 }
 
 function describe(spec: MessageSpec): string {

@@ -1,4 +1,5 @@
 import { pairByApiKey, type MessageSpec } from '../spec.js';
+import { headerRanges } from '../wire-rules.js';
 import { emittedStructs } from './message-view.js';
 
 /** What templates/registry.hbs needs: every codec, and the APIs paired by key. */
@@ -14,7 +15,17 @@ export interface RegistryView {
     response: string;
     listeners: string;
     latestVersionUnstable: boolean;
+    validVersions: string;
+    requestHeaders: string;
+    responseHeaders: string;
   }[];
+}
+
+/** Header versions as code: `[{ lowest: 0, highest: 2, header: 1 }, …]`. */
+function headersCode(spec: MessageSpec): string {
+  return `[${headerRanges(spec)
+    .map((r) => `{ lowest: ${r.versions.lowest}, highest: ${r.versions.highest}, header: ${r.header} }`)
+    .join(', ')}]`;
 }
 
 export function registryView(specs: MessageSpec[], runtimeModule: string): RegistryView {
@@ -29,6 +40,9 @@ export function registryView(specs: MessageSpec[], runtimeModule: string): Regis
       response: pair.response!.name,
       listeners: JSON.stringify(pair.request!.listeners),
       latestVersionUnstable: pair.request!.latestVersionUnstable,
+      validVersions: `{ lowest: ${pair.request!.validVersions.lowest}, highest: ${pair.request!.validVersions.highest} }`,
+      requestHeaders: headersCode(pair.request!),
+      responseHeaders: headersCode(pair.response!),
     }));
   const sorted = [...specs].sort((a, b) => a.name.localeCompare(b.name));
   return {

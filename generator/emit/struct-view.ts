@@ -1,11 +1,13 @@
 import type { FieldSpec, MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
-import { and, choose, not, regularVersions, versionCondition, type Condition } from './conditions.js';
+import { compactVersions, nullableVersions, regularVersions, taggedVersions } from '../wire-rules.js';
+import { ALWAYS, and, choose, FLEXIBLE, isAlways, isDynamic, isNever, NEVER, not, or, test, versionCondition, type Condition } from './conditions.js';
 import {
   defaultCondition,
   defaultExpression,
   fixedWidth,
   fromJsonExpression,
+  holdsNull,
   lowerFirst,
   nonDefaultCondition,
   readExpression,
@@ -44,10 +46,15 @@ export interface StructView {
   fromJsonLines: string[];
 }
 
+/** What the emitter knows about one field of a struct, as facts rather than code to inspect. */
 interface FieldPlan {
   field: FieldSpec;
   local: string;
   v: string;
+  /** The encoded width when the field is a single fixed-width primitive. */
+  fixedWidth: number | undefined;
+  /** Whether the value can be null (its type includes `| null`). */
+  holdsNull: boolean;
   regular: Condition;
   tagged: Condition;
   /** `tagged` for code inside the tagged-field section, which runs only in flexible versions. */
@@ -63,19 +70,22 @@ interface FieldPlan {
 
 export function structView(message: MessageSpec, struct: StructSpec, within: Versions, isTop: boolean, rt: RuntimeImports): StructView {
   const flexibleCondition = versionCondition(message.flexibleVersions, within);
-  const flexible = flexibleCondition === 'true' || flexibleCondition === 'false' ? flexibleCondition : 'flexible';
+  // A dynamic test is made once per call, into the function's `flexible` local.
+  const flexible = isDynamic(flexibleCondition) ? FLEXIBLE : flexibleCondition;
   const plans: FieldPlan[] = struct.fields.map((field) => {
     // The compact and nullable tests run only where the field is read or
     // written, so they are simplified against those versions, not the struct's.
-    const regularIn = regularVersions(field.versions, field.taggedVersions).intersect(within);
-    const taggedIn = field.taggedVersions.intersect(within);
-    const compactTest = versionCondition(field.flexibleVersions ?? message.flexibleVersions, regularIn);
+    const regularIn = regularVersions(field).intersect(within);
+    const taggedIn = taggedVersions(field).intersect(within);
+    const compactTest = versionCondition(compactVersions(message, field), regularIn);
     // Within the struct's versions, `flexible` says the same as a test on the message's flexible versions.
-    const compact = field.flexibleVersions === undefined && compactTest !== 'true' && compactTest !== 'false' ? flexible : compactTest;
+    const compact = field.flexibleVersions === undefined && isDynamic(compactTest) ? flexible : compactTest;
     return {
       field,
       local: localName(field.propertyName),
       v: `m.${field.propertyName}`,
+      fixedWidth: fixedWidth(field),
+      holdsNull: holdsNull(field),
       regular: versionCondition(regularIn, within),
       tagged: versionCondition(taggedIn, within),
       // Tagged fields exist only in flexible versions, so inside the
@@ -83,27 +93,27 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
       inTaggedSection: versionCondition(taggedIn, within.intersect(message.flexibleVersions)),
       exists: versionCondition(field.versions, within),
       compact,
-      nullable: versionCondition(field.nullableVersions, regularIn),
-      taggedNullable: versionCondition(field.nullableVersions, taggedIn),
+      nullable: versionCondition(nullableVersions(field), regularIn),
+      taggedNullable: versionCondition(nullableVersions(field), taggedIn),
     };
   });
-  const taggedPlans = plans.filter((p) => p.tagged !== 'false').sort((a, b) => a.field.tag! - b.field.tag!);
-  const hasTaggedSection = flexible !== 'false';
+  const taggedPlans = plans.filter((p) => !isNever(p.tagged)).sort((a, b) => a.field.tag! - b.field.tag!);
+  const hasTaggedSection = !isNever(flexible);
 
-  const declaration = flexible === 'flexible' ? `const flexible = ${flexibleCondition};` : undefined;
-  const needs = (lines: string[]): string | undefined => (lines.some((l) => /\bflexible\b/.test(l)) ? declaration : undefined);
+  // Each body declares `flexible` only when its code reads it.
+  const declaration = `const flexible = ${rt.cond(flexibleCondition)};`;
   const fixedRuns: StructView['fixedRuns'] = [];
-  const read = readLines(plans, taggedPlans, flexible, hasTaggedSection, rt, struct.name, fixedRuns);
-  const size = sizeLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
-  const write = writeLines(plans, taggedPlans, flexible, hasTaggedSection, rt);
+  const read = rt.body(() => readLines(plans, taggedPlans, flexible, hasTaggedSection, rt, struct.name, fixedRuns));
+  const size = rt.body(() => sizeLines(plans, taggedPlans, flexible, hasTaggedSection, rt));
+  const write = rt.body(() => writeLines(plans, taggedPlans, flexible, hasTaggedSection, rt));
   return {
     name: struct.name,
     jsonName: lowerFirst(struct.name),
     about: isTop ? '' : `Fields of ${struct.name}.`,
     fixedRuns,
-    readFlexible: needs(read),
-    sizeFlexible: needs(size),
-    writeFlexible: needs(write),
+    readFlexible: read.readsFlexible ? declaration : undefined,
+    sizeFlexible: size.readsFlexible ? declaration : undefined,
+    writeFlexible: write.readsFlexible ? declaration : undefined,
     hasTaggedSection,
     defaultTest: undefined,
     properties: plans.map((p) => ({
@@ -113,10 +123,10 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
       versions: describeVersions(p.field),
     })),
     defaults: plans.map((p) => ({ name: p.field.propertyName, value: defaultExpression(p.field, rt) })),
-    readLines: read,
+    readLines: read.result,
     returnFields: plans.map((p) => shorthand(p.field.propertyName, p.local)),
-    sizeLines: size,
-    writeLines: write,
+    sizeLines: size.result,
+    writeLines: write.result,
     toJsonLines: toJsonLines(plans, rt),
     fromJsonLines: fromJsonLines(plans, rt),
   };
@@ -143,7 +153,7 @@ function describeVersions(field: FieldSpec): string {
 
 /** Fields read with one bounds check for the whole run: always present, never tagged, fixed width. */
 function inRun(p: FieldPlan): boolean {
-  return p.regular === 'true' && p.tagged === 'false' && fixedWidth(p.field) !== undefined;
+  return isAlways(p.regular) && isNever(p.tagged) && p.fixedWidth !== undefined;
 }
 
 function readLines(
@@ -163,10 +173,11 @@ function readLines(
     if (end - i >= 2) {
       const run = plans.slice(i, end);
       const name = `${upperSnake(structName)}_RUN_${runs.length}`;
-      const start = `run${runs.length}`;
+      // The run's position is named after its first field: `producerIdAt`.
+      const start = freeName(`${run[0]!.local}At`, plans);
       runs.push({
         name,
-        fields: run.map((f) => `['${f.field.propertyName}', ${fixedWidth(f.field)}]`).join(', '),
+        fields: run.map((f) => `['${f.field.propertyName}', ${f.fixedWidth}]`).join(', '),
         comment: run.map((f) => f.field.propertyName).join(', '),
       });
       rt.use('fixedRun');
@@ -177,24 +188,25 @@ function readLines(
       for (const f of run) {
         const type = f.field.type.kind === 'primitive' ? f.field.type.name : '';
         lines.push(`const ${f.local}: ${tsType(f.field)} = r.${type}At(${offset === 0 ? start : `${start} + ${offset}`});`);
-        offset += fixedWidth(f.field)!;
+        offset += f.fixedWidth!;
       }
       i = end - 1;
       continue;
     }
     const dflt = defaultExpression(p.field, rt);
-    if (p.regular === 'false') {
-      lines.push(`${p.tagged === 'false' ? 'const' : 'let'} ${p.local}: ${tsType(p.field)} = ${dflt};`);
+    const declare = isNever(p.tagged) ? 'const' : 'let';
+    if (isNever(p.regular)) {
+      lines.push(`${declare} ${p.local}: ${tsType(p.field)} = ${dflt};`);
       continue;
     }
     lines.push(`at = '${p.field.propertyName}';`);
-    const read = readExpression(p.field, p.compact, p.nullable, rt);
-    lines.push(`${p.tagged === 'false' ? 'const' : 'let'} ${p.local}: ${tsType(p.field)} = ${choose(p.regular, read, dflt)};`);
+    const read = choose(p.regular, () => readExpression(p.field, p.compact, p.nullable, rt), () => dflt);
+    lines.push(`${declare} ${p.local}: ${tsType(p.field)} = ${read};`);
   }
   if (!hasTagged) return lines;
   lines.push('let _unknownTaggedFields: RawTaggedField[] | undefined;');
   if (tagged.length === 0) {
-    lines.push(...when(flexible, [`at = '(tagged fields)';`, '_unknownTaggedFields = r.unknownTaggedFields();']));
+    lines.push(...when(flexible, [`at = '(tagged fields)';`, '_unknownTaggedFields = r.unknownTaggedFields();'], rt));
     return lines;
   }
   const section = [
@@ -206,24 +218,35 @@ function readLines(
     'const start = r.pos;',
   ];
   tagged.forEach((p, i) => {
-    const test = and(`tag === ${p.field.tag}`, p.inTaggedSection);
-    section.push(`${i === 0 ? '' : '} else '}if (${test}) {`);
+    const isThisTag = and(test(`tag === ${p.field.tag}`), p.inTaggedSection);
+    section.push(`${i === 0 ? '' : '} else '}if (${rt.cond(isThisTag)}) {`);
     section.push(`at = '${p.field.propertyName}';`);
-    section.push(`${p.local} = ${readExpression(p.field, 'true', p.taggedNullable, rt)};`);
+    section.push(`${p.local} = ${readExpression(p.field, ALWAYS, p.taggedNullable, rt)};`);
   });
   section.push('} else {', '_unknownTaggedFields = r.unknownTaggedField(_unknownTaggedFields, tag, size);', '}');
   section.push('r.endTaggedField(tag, start, size);', '}');
-  lines.push(...when(flexible, section));
+  lines.push(...when(flexible, section, rt));
   return lines;
 }
 
 /** `lines` run only when `cond` holds; with no test at all when it always does. */
-function when(cond: Condition, lines: string[]): string[] {
-  return cond === 'true' ? lines : [`if (${cond}) {`, ...lines, '}'];
+function when(cond: Condition, lines: string[], rt: RuntimeImports): string[] {
+  return isAlways(cond) ? lines : [`if (${rt.cond(cond)}) {`, ...lines, '}'];
 }
 
-function unsupported(p: FieldPlan, rt: RuntimeImports): string {
-  return `throw new ${rt.use('UnsupportedVersionError')}(\`Attempted to write a non-default ${p.field.propertyName} at version \${version}\`);`;
+/**
+ * Kafka's non-ignorable field check, in both size and write (as Kafka's write
+ * has it): a version without the field cannot carry a value other than its
+ * default, so that the write path alone cannot drop it silently.
+ */
+function absentCheck(p: FieldPlan, rt: RuntimeImports): string[] {
+  const missing = not(p.exists);
+  if (p.field.ignorable || isNever(missing)) return [];
+  return [
+    `if (${rt.cond(and(missing, test(nonDefaultCondition(p.field, p.v, rt))))}) {`,
+    `throw new ${rt.use('UnsupportedVersionError')}(\`Attempted to write a non-default ${p.field.propertyName} at version \${version}\`);`,
+    '}',
+  ];
 }
 
 function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
@@ -236,29 +259,24 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
     fixed = undefined;
   };
   for (const p of plans) {
-    const check = p.field.ignorable ? undefined : unsupported(p, rt);
-    const missing = not(p.exists);
-    if (p.regular !== 'false') {
-      const expr = sizeExpression(p.field, p.v, p.compact, p.nullable, rt);
-      if (p.regular === 'true' && /^\d+$/.test(expr)) {
-        fixed ??= { bytes: 0, names: [] };
-        fixed.bytes += Number(expr);
-        fixed.names.push(p.field.propertyName);
-      } else {
-        flushFixed();
-        lines.push(...when(p.regular, [`size += ${expr};`]));
-      }
-    }
-    if (check !== undefined && missing !== 'false') {
+    if (isAlways(p.regular) && p.fixedWidth !== undefined) {
+      fixed ??= { bytes: 0, names: [] };
+      fixed.bytes += p.fixedWidth;
+      fixed.names.push(p.field.propertyName);
+    } else if (!isNever(p.regular)) {
       flushFixed();
-      lines.push(`if (${and(missing, nonDefaultCondition(p.field, p.v, rt))}) {`, check, '}');
+      lines.push(...when(p.regular, [`size += ${sizeExpression(p.field, p.v, p.compact, p.nullable, rt)};`], rt));
+    }
+    if (absentCheck(p, rt).length > 0) {
+      flushFixed();
+      lines.push(...absentCheck(p, rt));
     }
   }
   flushFixed();
   const done = (): string[] => [...lines, 'return size;'];
   if (!hasTagged) return done();
   if (tagged.length === 0) {
-    lines.push(...when(flexible, [`size += ${rt.use('sizeOfUnknownTaggedFields')}(m._unknownTaggedFields);`]));
+    lines.push(...when(flexible, [`size += ${rt.use('sizeOfUnknownTaggedFields')}(m._unknownTaggedFields);`], rt));
     return done();
   }
   const section = [
@@ -267,43 +285,44 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
     `size += ${rt.use('sizeOfRawTaggedFields')}(unknown);`,
   ];
   for (const p of tagged) {
-    section.push(`if (${and(p.inTaggedSection, nonDefaultCondition(p.field, p.v, rt))}) {`);
-    section.push(`const fieldSize = ${sizeExpression(p.field, p.v, 'true', p.taggedNullable, rt)};`);
+    section.push(`if (${rt.cond(and(p.inTaggedSection, test(nonDefaultCondition(p.field, p.v, rt))))}) {`);
+    section.push(`const fieldSize = ${sizeExpression(p.field, p.v, ALWAYS, p.taggedNullable, rt)};`);
     section.push(`size += ${rt.use('sizeOfUnsignedVarint')}(${p.field.tag}) + ${rt.use('sizeOfUnsignedVarint')}(fieldSize) + fieldSize;`);
     section.push('count++;', '}');
   }
   section.push(`size += ${rt.use('sizeOfUnsignedVarint')}(count);`);
-  lines.push(...when(flexible, section));
+  lines.push(...when(flexible, section, rt));
   return done();
 }
 
 function writeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition, hasTagged: boolean, rt: RuntimeImports): string[] {
   const lines: string[] = [];
   for (const p of plans) {
-    if (p.regular === 'false') continue;
-    lines.push(...when(p.regular, [writeStatement(p.field, p.v, p.compact, p.nullable, rt)]));
+    if (!isNever(p.regular)) lines.push(...when(p.regular, [writeStatement(p.field, p.v, p.compact, p.nullable, rt)], rt));
+    lines.push(...absentCheck(p, rt));
   }
   if (!hasTagged) return lines;
   if (tagged.length === 0) {
-    lines.push(...when(flexible, [`${rt.use('writeUnknownTaggedFields')}(w, m._unknownTaggedFields);`]));
+    lines.push(...when(flexible, [`${rt.use('writeUnknownTaggedFields')}(w, m._unknownTaggedFields);`], rt));
     return lines;
   }
   const section = ['const unknown = m._unknownTaggedFields;', 'let count = unknown === undefined ? 0 : unknown.length;'];
   // Whether each known tagged field is written: decided once, used for the count and the write.
+  const has = tagged.map((p) => freeName(`has${p.local.charAt(0).toUpperCase()}${p.local.slice(1)}`, plans));
   tagged.forEach((p, i) => {
-    section.push(`const has${i} = ${and(p.inTaggedSection, nonDefaultCondition(p.field, p.v, rt))};`, `if (has${i}) count++;`);
+    section.push(`const ${has[i]} = ${rt.cond(and(p.inTaggedSection, test(nonDefaultCondition(p.field, p.v, rt))))};`, `if (${has[i]}) count++;`);
   });
   section.push('w.unsignedVarint(count);', 'let next = 0;');
   tagged.forEach((p, i) => {
-    section.push(`if (has${i}) {`);
+    section.push(`if (${has[i]}) {`);
     section.push(`next = ${rt.use('writeRawTaggedFields')}(w, unknown, next, ${p.field.tag});`);
     section.push(`w.unsignedVarint(${p.field.tag});`);
-    section.push(`w.unsignedVarint(${sizeExpression(p.field, p.v, 'true', p.taggedNullable, rt)});`);
-    section.push(writeStatement(p.field, p.v, 'true', p.taggedNullable, rt));
+    section.push(`w.unsignedVarint(${sizeExpression(p.field, p.v, ALWAYS, p.taggedNullable, rt)});`);
+    section.push(writeStatement(p.field, p.v, ALWAYS, p.taggedNullable, rt));
     section.push('}');
   });
   section.push(`${rt.use('writeRawTaggedFields')}(w, unknown, next, Infinity);`);
-  lines.push(...when(flexible, section));
+  lines.push(...when(flexible, section, rt));
   return lines;
 }
 
@@ -312,11 +331,10 @@ function toJsonLines(plans: FieldPlan[], rt: RuntimeImports): string[] {
   for (const p of plans) {
     const assign = `json.${p.field.propertyName} = ${toJsonExpression(p.field, p.v, rt)};`;
     // Tagged fields appear only when they differ from their default, like the binary form.
-    const whenTagged = and(p.tagged, nonDefaultCondition(p.field, p.v, rt));
-    if (p.regular === 'true') lines.push(assign);
-    else if (p.regular !== 'false' && whenTagged !== 'false') lines.push(`if (${p.regular} || (${whenTagged})) {`, assign, '}');
-    else if (p.regular !== 'false') lines.push(`if (${p.regular}) {`, assign, '}');
-    else if (whenTagged !== 'false') lines.push(`if (${whenTagged}) {`, assign, '}');
+    const whenTagged = isNever(p.tagged) ? NEVER : and(p.tagged, test(nonDefaultCondition(p.field, p.v, rt)));
+    const written = or(p.regular, whenTagged);
+    if (isAlways(written)) lines.push(assign);
+    else if (!isNever(written)) lines.push(`if (${rt.cond(written)}) {`, assign, '}');
   }
   return lines;
 }
@@ -328,11 +346,18 @@ function fromJsonLines(plans: FieldPlan[], rt: RuntimeImports): string[] {
     const j = `o.${key}`;
     const path = `${rt.use('jsonChild')}(path, '${key}')`;
     lines.push(`if (${j} !== undefined) {`, `m.${key} = ${fromJsonExpression(p.field, j, path, rt)};`);
-    if (p.regular === 'true') lines.push('} else {', `throw ${rt.use('missingField')}(path, '${key}', version);`);
-    else if (p.regular !== 'false') lines.push(`} else if (${p.regular}) {`, `throw ${rt.use('missingField')}(path, '${key}', version);`);
+    if (isAlways(p.regular)) lines.push('} else {', `throw ${rt.use('missingField')}(path, '${key}', version);`);
+    else if (!isNever(p.regular)) lines.push(`} else if (${rt.cond(p.regular)}) {`, `throw ${rt.use('missingField')}(path, '${key}', version);`);
     lines.push('}');
   }
   return lines;
+}
+
+/** A local named `wanted`, unless a field's local already has that name. */
+function freeName(wanted: string, plans: FieldPlan[]): string {
+  let name = wanted;
+  while (plans.some((p) => p.local === name)) name = `${name}_`;
+  return name;
 }
 
 function upperSnake(name: string): string {

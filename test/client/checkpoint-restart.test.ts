@@ -181,6 +181,35 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
   });
 });
 
+describe('an empty checkpoint period', () => {
+  it('a committed empty prepared transaction does not share its identity with the next one: recovery from its checkpoint aborts the next', async () => {
+    const c = await cluster();
+    await seed(c, 0, 2);
+    const s = consumer(c, 'idle');
+    s.subscribe(['in']);
+    const sink = producer(c, 'idle-sink');
+    await sink.initTransactions();
+    // Checkpoint 1 falls in an idle period: nothing sent, nothing acked; it completes (commit).
+    sink.beginTransaction();
+    const saved1 = await sink.prepareTransaction();
+    await sink.commitTransaction();
+    // The next period has input: T2, prepared; the job dies before checkpoint 2 completes.
+    const records = await pollUntil(s, 2);
+    sink.beginTransaction();
+    for (const r of records) void sink.send({ topic: 'out', partition: 0, value: `T2-${Buffer.from(r.value!).toString()}` });
+    await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
+    const saved2 = await sink.prepareTransaction();
+    expect(saved2.equals(saved1)).toBe(false);
+    await crash(sink, s);
+    // Recovery restores checkpoint 1: T2 is not the transaction it names, so T2 is aborted, never committed.
+    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('aborted');
+    expect(await readCommitted(c.bootstrap, 'out', 500)).toEqual([]);
+    const s2 = consumer(c, 'idle');
+    s2.subscribe(['in']);
+    expect(values(await pollUntil(s2, 2, 3_000))).toEqual(values(records));
+  });
+});
+
 describe('two-phase commit and the records its share acks pin (coordinator/share/README.md)', () => {
   it('a 2PC transaction outlives its timeout and the record locks, its acked records stay pinned, and a new instance that does not keep it releases them at once', async () => {
     const c = await cluster(undefined, { lockMs: 300, abortCheckMs: 50 });

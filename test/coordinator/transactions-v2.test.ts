@@ -141,6 +141,44 @@ describe('Transactions V2', () => {
     expect(await endTxn(c, 'tv2-overflow', ended.producerId, 0, false)).toMatchObject({ errorCode: 0, producerEpoch: 1 });
     await eventually(() => broker.transactions.get('tv2-overflow')?.state === TxnState.COMPLETE_ABORT);
   });
+  it('a TV2 transaction aborted by its timeout fences its producer: its EndTxn is not taken for a retry of that abort (also at the last epoch)', async () => {
+    for (const [id, lastEpoch] of [['tv2-timed-out', false], ['tv2-timed-out-last-epoch', true]] as const) {
+      const a = await init(c, id, { transactionTimeoutMs: 100 }, 5);
+      let epoch = a.producerEpoch;
+      if (lastEpoch) (broker.transactions.get(id) as { producerEpoch: number }).producerEpoch = epoch = 32766;
+      expect((await produceV(c, 12, id, 1, ['timed-out'], a.producerId, epoch)).errorCode).toBe(0);
+      await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_ABORT);
+      // Kafka: PRODUCER_FENCED. Taking this for a retry of the abort would hand the zombie the epoch the
+      // coordinator aborted under (at the last epoch, 32767, whose next EndTxn overflows the epoch).
+      expect(await endTxn(c, id, a.producerId, epoch, false)).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED, producerEpoch: -1 });
+      expect((await endTxn(c, id, a.producerId, epoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+      // A new instance starts cleanly (a new producer id after the last epoch).
+      const b = await init(c, id, {}, 5);
+      expect(b.errorCode).toBe(0);
+      if (lastEpoch) expect(b).toMatchObject({ producerEpoch: 0 });
+      expect((await produceV(c, 12, id, 1, ['fresh'], b.producerId, b.producerEpoch)).errorCode).toBe(0);
+      expect((await endTxn(c, id, b.producerId, b.producerEpoch, true)).errorCode).toBe(0);
+      await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_COMMIT);
+    }
+    expect(await committedValues(c, 1)).not.toContain('timed-out');
+  });
+
+  it('a classic producer taking over a transactional id a TV2 producer used gets the classic EndTxn retry rules (same result again: NONE)', async () => {
+    const tv2 = await init(c, 'tv2-then-tv1', {}, 5);
+    expect((await produceV(c, 12, 'tv2-then-tv1', 0, ['v2'], tv2.producerId, tv2.producerEpoch)).errorCode).toBe(0);
+    expect((await endTxn(c, 'tv2-then-tv1', tv2.producerId, tv2.producerEpoch, true)).errorCode).toBe(0);
+    await eventually(() => broker.transactions.get('tv2-then-tv1')?.state === TxnState.COMPLETE_COMMIT);
+    // A classic client (kafkajs, librdkafka) now uses the same transactional id: InitProducerId v4, AddPartitionsToTxn v3, EndTxn v3.
+    const { producerId, producerEpoch } = await init(c, 'tv2-then-tv1', {}, 4);
+    expect(await addPartitions(c, 'tv2-then-tv1', producerId, producerEpoch, 'out', [0])).toEqual([0]);
+    expect((await produceV(c, 11, 'tv2-then-tv1', 0, ['v1'], producerId, producerEpoch)).errorCode).toBe(0);
+    expect(await endTxn(c, 'tv2-then-tv1', producerId, producerEpoch, true, 3)).toMatchObject({ errorCode: 0 });
+    await eventually(() => broker.transactions.get('tv2-then-tv1')?.state === TxnState.COMPLETE_COMMIT);
+    expect(broker.transactions.get('tv2-then-tv1')!.producerEpoch).toBe(producerEpoch);
+    // Its EndTxn retried (the response was lost) is the idempotent success of DESIGN §5.6, as for any classic client.
+    expect(await endTxn(c, 'tv2-then-tv1', producerId, producerEpoch, true, 3)).toMatchObject({ errorCode: 0 });
+    expect(await committedValues(c, 0)).toEqual(expect.arrayContaining(['v2', 'v1']));
+  });
 });
 
 describe('two-phase commit (KIP-939)', () => {
@@ -168,6 +206,49 @@ describe('two-phase commit (KIP-939)', () => {
     expect(await committedValues(c, 0)).toContain('prepared');
     // Nothing open: KeepPreparedTxn reports no ongoing transaction.
     expect(await init(c, '2pc-keep', { enable2Pc: true, keepPreparedTxn: true })).toMatchObject({ errorCode: 0, ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 });
+  });
+
+  it('KeepPreparedTxn on a transaction at the last epoch keeps it (a new producer id for the recovery producer), never aborts it', async () => {
+    const a = await init(c, '2pc-keep-exhausted', { enable2Pc: true });
+    expect(a.errorCode).toBe(0);
+    // Take the epoch to its last usable value, as in the overflow test above.
+    (broker.transactions.get('2pc-keep-exhausted') as { producerEpoch: number }).producerEpoch = 32766;
+    expect((await produceV(c, 12, '2pc-keep-exhausted', 1, ['prepared-last-epoch'], a.producerId, 32766)).errorCode).toBe(0);
+    const kept = await init(c, '2pc-keep-exhausted', { enable2Pc: true, keepPreparedTxn: true });
+    expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerId: a.producerId, ongoingTxnProducerEpoch: 32766, producerEpoch: 0 });
+    expect(kept.producerId).not.toBe(a.producerId);
+    expect(broker.transactions.get('2pc-keep-exhausted')?.state).toBe(TxnState.ONGOING);
+    // The old producer is fenced; the recovery producer commits the kept transaction.
+    expect((await endTxn(c, '2pc-keep-exhausted', a.producerId, 32766, true)).errorCode).not.toBe(0);
+    const ended = await endTxn(c, '2pc-keep-exhausted', kept.producerId, 0, true);
+    expect(ended).toMatchObject({ errorCode: 0, producerId: kept.producerId, producerEpoch: 1 });
+    await eventually(() => broker.transactions.get('2pc-keep-exhausted')?.state === TxnState.COMPLETE_COMMIT);
+    expect(await committedValues(c, 1)).toContain('prepared-last-epoch');
+    expect(broker.transactions.get('2pc-keep-exhausted')).toMatchObject({ producerId: kept.producerId, producerEpoch: 1 });
+    // Its retry is answered with the same identity; the next transaction runs under it.
+    expect(await endTxn(c, '2pc-keep-exhausted', kept.producerId, 0, true)).toMatchObject({ errorCode: 0, producerId: kept.producerId, producerEpoch: 1 });
+    expect((await produceV(c, 12, '2pc-keep-exhausted', 1, ['after'], kept.producerId, 1)).errorCode).toBe(0);
+    expect((await endTxn(c, '2pc-keep-exhausted', kept.producerId, 1, true)).errorCode).toBe(0);
+    await eventually(() => broker.transactions.get('2pc-keep-exhausted')?.state === TxnState.COMPLETE_COMMIT);
+    expect(await committedValues(c, 1)).toContain('after');
+  });
+
+  it('a transaction kept under a new producer id and then fenced by a plain InitProducerId is aborted on its partitions (the marker outranks its epoch)', async () => {
+    const a = await init(c, '2pc-keep-fenced', { enable2Pc: true });
+    (broker.transactions.get('2pc-keep-fenced') as { producerEpoch: number }).producerEpoch = 32766;
+    expect((await produceV(c, 12, '2pc-keep-fenced', 0, ['kept-then-aborted'], a.producerId, 32766)).errorCode).toBe(0);
+    const kept = await init(c, '2pc-keep-fenced', { enable2Pc: true, keepPreparedTxn: true });
+    expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerEpoch: 32766 });
+    // Another instance starts without keeping: the kept transaction is aborted (CONCURRENT_TRANSACTIONS until done).
+    expect((await init(c, '2pc-keep-fenced', { enable2Pc: true })).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+    await eventually(() => broker.transactions.get('2pc-keep-fenced')?.state === TxnState.COMPLETE_ABORT);
+    const fresh = await init(c, '2pc-keep-fenced', { enable2Pc: true });
+    expect(fresh.errorCode).toBe(0);
+    // The abort marker resolved the kept transaction's data: a later commit on that partition is readable.
+    expect((await produceV(c, 12, '2pc-keep-fenced', 0, ['later'], fresh.producerId, fresh.producerEpoch)).errorCode).toBe(0);
+    expect((await endTxn(c, '2pc-keep-fenced', fresh.producerId, fresh.producerEpoch, true)).errorCode).toBe(0);
+    await eventually(async () => (await committedValues(c, 0)).includes('later'));
+    expect(await committedValues(c, 0)).not.toContain('kept-then-aborted');
   });
 
   it('the kept transaction survives a coordinator restart with its identity and recovery producer', async () => {

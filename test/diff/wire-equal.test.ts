@@ -25,7 +25,7 @@ describe.runIf(shared !== undefined)('message-schemas vs ../shared/kafka-schemas
     const report = compareWireEqual(layouts(upstreamArg), layouts(join(REPO, 'message-schemas')));
     expect(report.changes).toEqual([]);
     expect(report.notUpstream).toEqual(['AddShareAcksToTxnRequest', 'AddShareAcksToTxnResponse', 'TxnShareAcknowledgeRequest', 'TxnShareAcknowledgeResponse']);
-    expect(report.compared.length).toBe(42);
+    expect(report.compared.length).toBe(52);
     expect(report.compared.find((c) => c.name === 'FetchRequest')!.versions).toBe('4-18');
   });
 

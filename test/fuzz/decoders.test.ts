@@ -30,8 +30,9 @@ import { fromHex, readVectors, toHex } from '../support/vectors.js';
  * allocation or a TypeError from a decoder bug would also arrive as a
  * DecodeError: checking the reason against the runtime's own messages is
  * what catches those. What a decoder accepts, its encoder must write back
- * and decode to the same JSON form. No single decode may take longer than
- * 250 ms (a hang fails the test by its timeout), the retained heap must not
+ * and decode to the same JSON form. A hang fails the test by its timeout (no
+ * wall-clock bound per decode: on a loaded machine a GC pause would fail it
+ * without any decoder being slow), the retained heap must not
  * grow across a decoder's batch, and the process's peak RSS must stay
  * within a bound for the whole file.
  *
@@ -41,7 +42,6 @@ const RUNS = Number(process.env.KIPGEN_FUZZ_RUNS ?? 2000);
 if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`KIPGEN_FUZZ_RUNS must be a positive integer, got ${process.env.KIPGEN_FUZZ_RUNS}`);
 const SEED = Number(process.env.KIPGEN_FUZZ_SEED ?? 0x1289);
 const RANDOM_SEEDS_PER_VERSION = 6;
-const SLOW_DECODE_MS = 250;
 /** Retained heap growth allowed across one decoder's batch, after a full GC. */
 const HEAP_GROWTH_BOUND = 8 * 1024 * 1024;
 /** Peak RSS growth allowed for the whole file. */
@@ -81,7 +81,6 @@ type Verdict = { ok: true; message: unknown } | { ok: false; error: DecodeError 
 class FuzzFailure extends Error {}
 
 function decodeOnce(codec: MessageCodec<unknown>, bytes: Uint8Array, version: number): Verdict {
-  const started = performance.now();
   let verdict: Verdict;
   try {
     verdict = { ok: true, message: codec.decode(bytes, version) };
@@ -97,8 +96,6 @@ function decodeOnce(codec: MessageCodec<unknown>, bytes: Uint8Array, version: nu
     }
     verdict = { ok: false, error };
   }
-  const took = performance.now() - started;
-  if (took > SLOW_DECODE_MS) throw new FuzzFailure(`${codec.name} v${version} took ${took.toFixed(0)} ms on ${bytes.length} bytes`);
   return verdict;
 }
 
@@ -329,13 +326,11 @@ describe('fuzzing every generated decoder', () => {
       fc.property(fc.nat(seeds.length - 1), mutationArbitrary, fc.boolean(), (which, mutation, checkCrc) => {
         runs++;
         const input = mutate(seeds[which]!, mutation);
-        const started = performance.now();
         try {
           decodeRecordBatches(input, { checkCrc });
         } catch (error) {
           if (!(error instanceof DecodeError)) throw new FuzzFailure(`record batches threw ${(error as Error).name}: ${(error as Error).message} on ${toHex(input).slice(0, 400)}`);
         }
-        expect(performance.now() - started).toBeLessThan(SLOW_DECODE_MS);
       }),
       { numRuns: RUNS * 3, seed: SEED },
     );

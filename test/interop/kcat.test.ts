@@ -4,6 +4,9 @@
  * and headers, uncompressed and with every codec librdkafka offers; keyed
  * lines from stdin), `-C -o beginning -e` consume — payloads, keys and
  * headers compared byte for byte, and cross-checked with kipgen's own Fetch.
+ * Debian's librdkafka 2.0.2 sends `-z gzip|snappy|lz4` uncompressed to a
+ * broker whose Produce starts at v3 (kipgen, Kafka 4.0) and compresses only
+ * zstd here; compression.test.ts gets all four compressed through a proxy.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';

@@ -90,6 +90,23 @@ function decodable(p: KafkaPdu): boolean {
   return max === undefined || p.version <= max;
 }
 
+/**
+ * Defects of Wireshark 4.0's Kafka dissector, seen on any content (a
+ * one-byte auth token, a DeleteAcls response with one filter result): it
+ * shows SaslAuthenticate v0–1's auth bytes as <MISSING> without consuming
+ * them, and dissects no filter result of a DeleteAcls v1 response; either way
+ * the PDU "does not end at the pdu length offset". kipgen's bytes for both
+ * are those of Kafka's own codecs (test/codec/vectors.test.ts), so only that
+ * one complaint is tolerated, only there.
+ */
+const DISSECTOR_DEFECTS: Array<{ apiKey: number; versions: readonly number[]; request: boolean | null }> = [
+  { apiKey: 36, versions: [0, 1], request: null },
+  { apiKey: 31, versions: [1], request: false },
+];
+const knownDefect = (p: KafkaPdu): boolean =>
+  DISSECTOR_DEFECTS.some((d) => d.apiKey === p.apiKey && d.versions.includes(p.version) && (d.request === null || d.request === p.request));
+const NOT_AT_END = 'Dissected message does not end at the pdu length offset';
+
 const advertisedRangeNote = (message: string): boolean => /^Unsupported \w+ version\. Supports v\d+(-\d+)?\.$|^Unknown \d+ API key$/.test(message);
 
 describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
@@ -115,13 +132,14 @@ describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
       .map((p) => ({
         p,
         problems: [
-          ...(p.malformed ? ['malformed'] : []),
+          ...(p.malformed && !(knownDefect(p) && p.experts.every((e) => e.message === NOT_AT_END)) ? ['malformed'] : []),
           // (single-pass dissection links responses to requests, not the other way)
           ...(!p.request && p.matchedFrame === null ? ['not matched with its request'] : []),
           ...p.experts
             .filter((e) => e.severity === 'warning' || e.severity === 'error' || e.group === EXPERT_GROUP_MALFORMED)
             // An ApiVersions response lists versions newer than the dissector knows: Wireshark says so.
             .filter((e) => !(p.apiKey === 18 && !p.request && advertisedRangeNote(e.message)))
+            .filter((e) => !(knownDefect(p) && e.message === NOT_AT_END))
             .map((e) => `${e.severity}: ${e.message}`),
         ],
       }))

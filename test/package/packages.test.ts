@@ -4,7 +4,8 @@
  * that has nothing else (its other dependencies come from the npm registry or
  * npm's cache), and used by package name only:
  *
- * - a codec round trip through @kipgen/codecs;
+ * - a codec round trip through @kipgen/codecs, and record batches in every
+ *   compression codec (whose libraries are its optional dependencies);
  * - KIP-1289's consume-transform-produce loop through @kipgen/client against
  *   @kipgen/broker's startBroker;
  * - `npx kipgen generate` on a folder of schemas, the output type-checked by
@@ -25,7 +26,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const PACKAGES = { codecs: '@kipgen/codecs', client: '@kipgen/client', broker: '@kipgen/broker', kipgen: 'kipgen' } as const;
-const rootManifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const rootManifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  optionalDependencies: Record<string, string>;
+};
 
 let scratch = '';
 let app = '';
@@ -88,9 +93,16 @@ afterAll(() => {
 describe('the published packages, installed from their tarballs', () => {
   it('declare the same dependency versions as the repository, and each ships a README whose links work on the registry page', () => {
     for (const dir of Object.keys(PACKAGES)) {
-      const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; version: string };
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+        optionalDependencies?: Record<string, string>;
+        version: string;
+      };
       for (const [dep, version] of Object.entries(manifest.dependencies)) {
         expect(version, `${dir}: ${dep}`).toBe(dep.startsWith('@kipgen/') ? manifest.version : rootManifest.dependencies[dep]);
+      }
+      for (const [dep, version] of Object.entries(manifest.optionalDependencies ?? {})) {
+        expect(version, `${dir}: optional ${dep}`).toBe(rootManifest.optionalDependencies[dep]);
       }
       const readme = readFileSync(join(app, 'node_modules', PACKAGES[dir as keyof typeof PACKAGES], 'README.md'), 'utf8');
       const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
@@ -122,6 +134,8 @@ describe('the published packages, installed from their tarballs', () => {
       reader: 'function',
       error: expect.stringMatching(/^EndTxnRequest\.producerId: needs 8 bytes/),
       metadataTopics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'orders' }],
+      // The codec libraries are optional dependencies: installed from the registry with the package, loaded on first use.
+      codecs: ['gzip:500', 'snappy:500', 'lz4:500', 'zstd:500'],
     });
     const deps = [...closure('@kipgen/codecs')].sort();
     expect(deps.filter((d) => /ts-morph|prettier|handlebars|ajv|commander|prom-client|@kipgen\/(client|broker)/.test(d))).toEqual([]);

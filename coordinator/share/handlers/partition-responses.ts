@@ -1,3 +1,4 @@
+import { endpointFor, type RequestContext } from '../../broker-context.js';
 import type { ShareRuntime } from '../share-runtime.js';
 import { ErrorCode } from '../error-codes.js';
 import type { PartitionRef } from '../share-partitions.js';
@@ -29,11 +30,13 @@ export function currentLeader(rt: ShareRuntime, ref: PartitionRef, errorCode: nu
 export function nodeEndpoints(
   rt: ShareRuntime,
   leaderIds: Iterable<number>,
+  /** The request's listener decides the ports (a SASL_SSL client is sent SASL_SSL ports). */
+  ctx: Pick<RequestContext, 'listener'>,
 ): { nodeId: number; host: string; port: number; rack: string | null }[] {
   const out = [];
   for (const id of new Set(leaderIds)) {
     const node = id < 0 ? undefined : rt.cluster.node(id);
-    if (node !== undefined) out.push({ nodeId: node.nodeId, host: node.host, port: node.port, rack: null });
+    if (node !== undefined) out.push({ nodeId: node.nodeId, ...endpointFor(node, ctx), rack: null });
   }
   return out;
 }

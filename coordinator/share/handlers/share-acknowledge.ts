@@ -14,7 +14,7 @@ import { byTopic, currentLeader, nodeEndpoints } from './partition-responses.js'
  * member not in the group (when this node coordinates it) gets UNKNOWN_MEMBER_ID.
  */
 export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
-  return async (request: ShareAcknowledgeRequest, _ctx: RequestContext): Promise<ShareAcknowledgeResponse> => {
+  return async (request: ShareAcknowledgeRequest, ctx: RequestContext): Promise<ShareAcknowledgeResponse> => {
     const fail = (code: number, message: string): ShareAcknowledgeResponse =>
       ShareAcknowledgeResponse.create({ errorCode: code, errorMessage: message, acquisitionLockTimeoutMs: rt.config.recordLockDurationMs });
     const groupId = request.groupId ?? '';
@@ -61,7 +61,7 @@ export function shareAcknowledgeHandler(rt: ShareRuntime): Handler {
           };
         }),
       })),
-      nodeEndpoints: nodeEndpoints(rt, leaders),
+      nodeEndpoints: nodeEndpoints(rt, leaders, ctx),
     });
   };
 }

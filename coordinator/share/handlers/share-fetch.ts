@@ -71,7 +71,7 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
 
     if (epoch === FINAL_EPOCH) {
       await closeSession(rt, session);
-      return respond(rt, requested, ackResults, []);
+      return respond(rt, requested, ackResults, [], ctx);
     }
 
     for (const ref of requested) session.partitions.set(partitionKey(ref.topicId, ref.partition), ref);
@@ -101,7 +101,7 @@ export function shareFetchHandler(rt: ShareRuntime): Handler {
         await rt.waitForRecords(refs, left);
       }
     }
-    return respond(rt, requested, ackResults, fetched);
+    return respond(rt, requested, ackResults, fetched, ctx);
   };
 }
 
@@ -111,6 +111,7 @@ function respond(
   requested: readonly PartitionRef[],
   ackResults: ReadonlyMap<string, PartitionError>,
   fetched: readonly FetchedPartition[],
+  ctx: RequestContext,
 ): ShareFetchResponse {
   const fetchedByKey = new Map(fetched.map((f) => [refKey(f), f]));
   const included = new Map<string, PartitionRef>();
@@ -145,6 +146,6 @@ function respond(
   return ShareFetchResponse.create({
     acquisitionLockTimeoutMs: rt.config.recordLockDurationMs,
     responses,
-    nodeEndpoints: nodeEndpoints(rt, leaders),
+    nodeEndpoints: nodeEndpoints(rt, leaders, ctx),
   });
 }

@@ -8,7 +8,7 @@
 import { FetchRequest, FetchResponse } from '../../../generated/index.js';
 import { createFetchPartition, createFetchTopic } from '../../../generated/FetchRequest.js';
 import { KafkaConnection } from '../../../connection/connection.js';
-import { decodeRecordBatches, readControlRecord, type RecordBatch } from '../../../runtime/index.js';
+import { decodeRecordBatches, readControlRecord, type CompressionType, type RecordBatch } from '../../../runtime/index.js';
 
 export interface ConsumedRecord {
   offset: bigint;
@@ -29,6 +29,8 @@ export interface PartitionRead {
   abortedTransactions: { producerId: bigint; firstOffset: bigint }[];
   /** Fetch requests it took. */
   fetches: number;
+  /** Every batch read (control batches included), as the broker served it: its codec and its bytes. */
+  batches: { compression: CompressionType; isControl: boolean; bytes: Buffer }[];
 }
 
 /** FetchRequest v12: the last version naming topics (v13+ use ids), flexible. */
@@ -52,6 +54,7 @@ async function readOnce(port: number, topic: string, partition: number, isolatio
   const connection = await KafkaConnection.connect({ host: '127.0.0.1', port, clientId: 'kipgen-interop-reader', requestTimeoutMs: 10_000 });
   try {
     const batches: RecordBatch[] = [];
+    const served: PartitionRead['batches'] = [];
     const aborted: { producerId: bigint; firstOffset: bigint }[] = [];
     let offset = 0n;
     let fetches = 0;
@@ -76,14 +79,21 @@ async function readOnce(port: number, topic: string, partition: number, isolatio
         if (!aborted.some((b) => b.producerId === a.producerId && b.firstOffset === a.firstOffset)) aborted.push({ producerId: a.producerId, firstOffset: a.firstOffset });
       }
       const decoded = p.records && p.records.length > 0 ? decodeRecordBatches(p.records).batches : [];
-      for (const b of decoded) if (b.lastOffset >= offset) batches.push(b);
+      let position = 0;
+      for (const b of decoded) {
+        if (b.lastOffset >= offset) {
+          batches.push(b);
+          served.push({ compression: b.compression, isControl: b.isControl, bytes: Buffer.from(p.records!.subarray(position, position + b.sizeInBytes)) });
+        }
+        position += b.sizeInBytes;
+      }
       const end = isolation === 'read_committed' ? lastStableOffset : highWatermark;
       if (decoded.length === 0) break;
       offset = decoded[decoded.length - 1]!.lastOffset + 1n;
       if (offset >= end) break;
       if (fetches > 10_000) throw new Error('fetch loop does not advance');
     }
-    return { ...filter(batches, aborted, isolation), highWatermark, lastStableOffset, abortedTransactions: aborted, fetches };
+    return { ...filter(batches, aborted, isolation), highWatermark, lastStableOffset, abortedTransactions: aborted, fetches, batches: served };
   } finally {
     await connection.close();
   }

@@ -1,0 +1,351 @@
+/**
+ * The one place that says which ACLs each API needs (Kafka's KafkaApis
+ * `authorize` calls, per API), and how a denial is answered: with Kafka's
+ * error codes, in the response's own shape. Requests that name several
+ * topics are split as Kafka splits them: denied topics get
+ * TOPIC_AUTHORIZATION_FAILED, the others are handled as usual.
+ *
+ * An API without a rule here is denied to everyone but super users (fail
+ * closed), with a log line: a new handler must add its rule to RULES.
+ */
+import { createAddPartitionsToTxnPartitionResult, createAddPartitionsToTxnTopicResult } from '../../generated/AddPartitionsToTxnResponse.js';
+import { createAddShareAcksToTxnPartitionResult, createAddShareAcksToTxnTopicResult } from '../../generated/AddShareAcksToTxnResponse.js';
+import { createFetchableTopicResponse, createPartitionData as createFetchPartitionData } from '../../generated/FetchResponse.js';
+import { createListOffsetsPartitionResponse, createListOffsetsTopicResponse } from '../../generated/ListOffsetsResponse.js';
+import { createOffsetFetchResponseGroup } from '../../generated/OffsetFetchResponse.js';
+import { createPartitionProduceResponse, createTopicProduceResponse } from '../../generated/ProduceResponse.js';
+import { createPartitionData as createShareAckPartitionData, createShareAcknowledgeTopicResponse } from '../../generated/ShareAcknowledgeResponse.js';
+import { createPartitionData as createShareFetchPartitionData, createShareFetchableTopicResponse } from '../../generated/ShareFetchResponse.js';
+import { createDescribedGroup } from '../../generated/ShareGroupDescribeResponse.js';
+import { createTxnOffsetCommitResponsePartition, createTxnOffsetCommitResponseTopic } from '../../generated/TxnOffsetCommitResponse.js';
+import { createTxnShareAcknowledgePartitionResponse, createTxnShareAcknowledgeTopicResponse } from '../../generated/TxnShareAcknowledgeResponse.js';
+import { apiByKey } from '../../generated/index.js';
+import { ZERO_UUID } from '../../runtime/index.js';
+import type { ClusterView, RequestContext } from '../broker-context.js';
+import { BrokerError, ErrorCode } from '../errors.js';
+import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
+import type { AclAuthorizer } from './authorizer.js';
+import { ANONYMOUS } from './session.js';
+
+type Next = (request: any) => Promise<any>;
+
+/** The checks available to a rule, for the requester of this request. */
+interface Check {
+  allow(resourceType: number, name: string, operation: number): boolean;
+  allowAny(resourceType: number, operation: number): boolean;
+  topicName(topic: { name?: string | null; topic?: string; topicId?: string }): string | undefined;
+}
+
+type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
+
+const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+const GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED;
+const TXN_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+const CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+
+function deny(code: number, what: string): never {
+  throw new BrokerError(code, what);
+}
+
+/** Requires `operation` on one resource, or answers the whole request with `code` at the top level. */
+function require(check: Check, type: number, name: string, operation: number, code: number): void {
+  if (!check.allow(type, name, operation)) deny(code, `not authorized`);
+}
+
+/**
+ * Handles the allowed topics of `request[list]` and answers the denied ones
+ * with `errorEntry(topic)`, appended to `response[responseList]`. With no
+ * allowed topic left the handler is not called (a Fetch would otherwise wait).
+ */
+async function perTopic(
+  request: any,
+  check: Check,
+  next: Next,
+  spec: { list: string; responseList: string; operation: number; apiKey: number; errorEntry: (topic: any) => unknown },
+): Promise<any> {
+  const kept: any[] = [];
+  const denied: any[] = [];
+  for (const topic of request[spec.list] as any[]) {
+    const name = check.topicName(topic);
+    // An unknown topic id is left to the handler (UNKNOWN_TOPIC_ID), as Kafka does.
+    (name !== undefined && !check.allow(Res.TOPIC, name, spec.operation) ? denied : kept).push(topic);
+  }
+  if (denied.length === 0) return next(request);
+  const response = kept.length > 0 ? await next({ ...request, [spec.list]: kept }) : apiByKey(spec.apiKey)!.response.create();
+  response[spec.responseList].push(...denied.map(spec.errorEntry));
+  return response;
+}
+
+const RULES: Record<number, Rule> = {
+  // Produce: WRITE on the transactional id when transactional, WRITE on each topic.
+  0: async (req, check, _ctx, next) => {
+    const entry = (code: number) => (t: any) =>
+      createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code })) });
+    if (req.transactionalId && !check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) {
+      const response = apiByKey(0)!.response.create() as any;
+      response.responses = req.topicData.map(entry(TXN_DENIED));
+      return response;
+    }
+    return perTopic(req, check, next, { list: 'topicData', responseList: 'responses', operation: Op.WRITE, apiKey: 0, errorEntry: entry(TOPIC_DENIED) });
+  },
+  // Fetch (consumers): READ on each topic.
+  1: (req, check, _ctx, next) =>
+    perTopic(req, check, next, {
+      list: 'topics',
+      responseList: 'responses',
+      operation: Op.READ,
+      apiKey: 1,
+      errorEntry: (t) =>
+        createFetchableTopicResponse({
+          topic: t.topic,
+          topicId: t.topicId,
+          partitions: t.partitions.map((p: any) => createFetchPartitionData({ partitionIndex: p.partition, errorCode: TOPIC_DENIED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null })),
+        }),
+    }),
+  // ListOffsets: DESCRIBE on each topic.
+  2: (req, check, _ctx, next) =>
+    perTopic(req, check, next, {
+      list: 'topics',
+      responseList: 'topics',
+      operation: Op.DESCRIBE,
+      apiKey: 2,
+      errorEntry: (t) =>
+        createListOffsetsTopicResponse({ name: t.name, partitions: t.partitions.map((p: any) => createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED, timestamp: -1n, offset: -1n })) }),
+    }),
+  // Metadata: DESCRIBE on each topic; when listing every topic, the others are left out (as Kafka).
+  3: async (req, check, ctx, next) => {
+    const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
+    const response = await next(req);
+    const allowed = (t: any): boolean => t.name === null || check.allow(Res.TOPIC, t.name, Op.DESCRIBE);
+    if (all) response.topics = response.topics.filter(allowed);
+    else {
+      for (const t of response.topics) {
+        if (allowed(t)) continue;
+        Object.assign(t, { errorCode: TOPIC_DENIED, topicId: ZERO_UUID, isInternal: false, partitions: [] });
+      }
+    }
+    return response;
+  },
+  // OffsetFetch: DESCRIBE on the group (per group from v8).
+  9: async (req, check, ctx, next) => {
+    if (ctx.apiVersion < 8) {
+      require(check, Res.GROUP, req.groupId, Op.DESCRIBE, GROUP_DENIED);
+      return next(req);
+    }
+    const denied = req.groups.filter((g: any) => !check.allow(Res.GROUP, g.groupId, Op.DESCRIBE));
+    if (denied.length === 0) return next(req);
+    const kept = req.groups.filter((g: any) => !denied.includes(g));
+    const response = kept.length > 0 ? await next({ ...req, groups: kept }) : apiByKey(9)!.response.create();
+    response.groups.push(...denied.map((g: any) => createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: GROUP_DENIED })));
+    return response;
+  },
+  // FindCoordinator: DESCRIBE on the group / transactional id. Kafka's SHARE key type is
+  // broker-internal (CLUSTER_ACTION); kipgen's clients use it to find a share partition's
+  // leader (DESIGN §6), so it needs DESCRIBE on the group named in the key.
+  10: async (req, check, ctx, next) => {
+    const target = (key: string): [number, string, number] => {
+      if (req.keyType === 1) return [Res.TRANSACTIONAL_ID, key, TXN_DENIED];
+      if (req.keyType === 2) return [Res.GROUP, key.replace(/:[A-Za-z0-9_-]{22}:\d+$/, ''), GROUP_DENIED];
+      return [Res.GROUP, key, GROUP_DENIED];
+    };
+    const allowed = (key: string): boolean => {
+      const [type, name] = target(key);
+      return check.allow(type, name, Op.DESCRIBE);
+    };
+    if (ctx.apiVersion < 4) {
+      if (!allowed(req.key)) deny(target(req.key)[2], 'not authorized');
+      return next(req);
+    }
+    const denied = (req.coordinatorKeys as string[]).filter((k) => !allowed(k));
+    if (denied.length === 0) return next(req);
+    const kept = (req.coordinatorKeys as string[]).filter((k) => !denied.includes(k));
+    const response = kept.length > 0 ? await next({ ...req, coordinatorKeys: kept }) : apiByKey(10)!.response.create();
+    response.coordinators.push(...denied.map((key) => ({ key, nodeId: -1, host: '', port: -1, errorCode: target(key)[2], errorMessage: 'not authorized' })));
+    return response;
+  },
+  // ApiVersions and SASL: before authentication, nothing to check.
+  17: (req, _c, _x, next) => next(req),
+  18: (req, _c, _x, next) => next(req),
+  36: (req, _c, _x, next) => next(req),
+  // InitProducerId: WRITE on the transactional id, and TWO_PHASE_COMMIT on it to enable 2PC
+  // (KIP-939); without one, IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
+  22: async (req, check, _ctx, next) => {
+    if (req.transactionalId) {
+      require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+      if (req.enable2Pc) require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.TWO_PHASE_COMMIT, TXN_DENIED);
+    }
+    else if (!check.allow(Res.CLUSTER, CLUSTER_NAME, Op.IDEMPOTENT_WRITE) && !check.allowAny(Res.TOPIC, Op.WRITE)) deny(CLUSTER_DENIED, 'not authorized');
+    return next(req);
+  },
+  // AddPartitionsToTxn: v0-3 from clients: WRITE on the transactional id and on each topic;
+  // v4+ from brokers (verification): CLUSTER_ACTION.
+  24: async (req, check, ctx, next) => {
+    if (ctx.apiVersion >= 4) {
+      require(check, Res.CLUSTER, CLUSTER_NAME, Op.CLUSTER_ACTION, CLUSTER_DENIED);
+      return next(req);
+    }
+    const txnAllowed = check.allow(Res.TRANSACTIONAL_ID, req.v3AndBelowTransactionalId, Op.WRITE);
+    const deniedTopics = new Set((req.v3AndBelowTopics as any[]).filter((t) => !check.allow(Res.TOPIC, t.name, Op.WRITE)).map((t) => t.name));
+    if (txnAllowed && deniedTopics.size === 0) return next(req);
+    const response = apiByKey(24)!.response.create() as any;
+    response.resultsByTopicV3AndBelow = req.v3AndBelowTopics.map((t: any) =>
+      createAddPartitionsToTxnTopicResult({
+        name: t.name,
+        resultsByPartition: t.partitions.map((p: number) =>
+          createAddPartitionsToTxnPartitionResult({
+            partitionIndex: p,
+            partitionErrorCode: !txnAllowed ? TXN_DENIED : deniedTopics.has(t.name) ? TOPIC_DENIED : ErrorCode.OPERATION_NOT_ATTEMPTED,
+          }),
+        ),
+      }),
+    );
+    return response;
+  },
+  // AddOffsetsToTxn: WRITE on the transactional id, READ on the group.
+  25: async (req, check, _ctx, next) => {
+    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
+    return next(req);
+  },
+  // EndTxn: WRITE on the transactional id.
+  26: async (req, check, _ctx, next) => {
+    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+    return next(req);
+  },
+  // WriteTxnMarkers (broker to broker): CLUSTER_ACTION.
+  27: async (req, check, _ctx, next) => {
+    if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.CLUSTER_ACTION)) return next(req);
+    const response = apiByKey(27)!.response.create() as any;
+    response.markers = req.markers.map((m: any) => ({
+      producerId: m.producerId,
+      topics: m.topics.map((t: any) => ({ name: t.name, partitions: t.partitionIndexes.map((p: number) => ({ partitionIndex: p, errorCode: CLUSTER_DENIED })) })),
+    }));
+    return response;
+  },
+  // TxnOffsetCommit: WRITE on the transactional id, READ on the group, READ on each topic.
+  28: async (req, check, _ctx, next) => {
+    const entry = (code: number) => (t: any) =>
+      createTxnOffsetCommitResponseTopic({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p: any) => createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: code })) });
+    const whole = (code: number): unknown => {
+      const response = apiByKey(28)!.response.create() as any;
+      response.topics = req.topics.map(entry(code));
+      return response;
+    };
+    if (!check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) return whole(TXN_DENIED);
+    if (!check.allow(Res.GROUP, req.groupId, Op.READ)) return whole(GROUP_DENIED);
+    return perTopic(req, check, next, { list: 'topics', responseList: 'topics', operation: Op.READ, apiKey: 28, errorEntry: entry(TOPIC_DENIED) });
+  },
+  // DescribeAcls: DESCRIBE on the cluster; CreateAcls, DeleteAcls: ALTER on the cluster.
+  29: async (req, check, _ctx, next) => {
+    require(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, CLUSTER_DENIED);
+    return next(req);
+  },
+  30: async (req, check, _ctx, next) => {
+    if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.ALTER)) return next(req);
+    const response = apiByKey(30)!.response.create() as any;
+    response.results = req.creations.map(() => ({ errorCode: CLUSTER_DENIED, errorMessage: 'not authorized to ALTER the cluster' }));
+    return response;
+  },
+  31: async (req, check, _ctx, next) => {
+    if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.ALTER)) return next(req);
+    const response = apiByKey(31)!.response.create() as any;
+    response.filterResults = req.filters.map(() => ({ errorCode: CLUSTER_DENIED, errorMessage: 'not authorized to ALTER the cluster', matchingAcls: [] }));
+    return response;
+  },
+  // ShareGroupHeartbeat: READ on the group, DESCRIBE on each subscribed topic.
+  76: async (req, check, _ctx, next) => {
+    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
+    const denied = ((req.subscribedTopicNames ?? []) as string[]).filter((t) => !check.allow(Res.TOPIC, t, Op.DESCRIBE));
+    if (denied.length > 0) deny(TOPIC_DENIED, `not authorized to describe topic(s) ${denied.join(', ')}`);
+    return next(req);
+  },
+  // ShareGroupDescribe: DESCRIBE on each group.
+  77: async (req, check, _ctx, next) => {
+    const denied = (req.groupIds as string[]).filter((g) => !check.allow(Res.GROUP, g, Op.DESCRIBE));
+    if (denied.length === 0) return next(req);
+    const kept = (req.groupIds as string[]).filter((g) => !denied.includes(g));
+    const response = kept.length > 0 ? await next({ ...req, groupIds: kept }) : apiByKey(77)!.response.create();
+    response.groups.push(...denied.map((groupId) => createDescribedGroup({ groupId, errorCode: GROUP_DENIED, errorMessage: 'not authorized' })));
+    return response;
+  },
+  // ShareFetch, ShareAcknowledge: READ on the group, READ on each topic.
+  78: async (req, check, _ctx, next) => {
+    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
+    return perTopic(req, check, next, {
+      list: 'topics',
+      responseList: 'responses',
+      operation: Op.READ,
+      apiKey: 78,
+      errorEntry: (t) =>
+        createShareFetchableTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareFetchPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
+    });
+  },
+  79: async (req, check, _ctx, next) => {
+    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
+    return perTopic(req, check, next, {
+      list: 'topics',
+      responseList: 'responses',
+      operation: Op.READ,
+      apiKey: 79,
+      errorEntry: (t) =>
+        createShareAcknowledgeTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareAckPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
+    });
+  },
+  // KIP-1289 AddShareAcksToTxn: WRITE on the transactional id and READ on the share group
+  // (as AddOffsetsToTxn), and READ on each topic whose acks it binds (coordinator/README.md).
+  95: async (req, check, _ctx, next) => {
+    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
+    return perTopic(req, check, next, {
+      list: 'topics',
+      responseList: 'results',
+      operation: Op.READ,
+      apiKey: 95,
+      errorEntry: (t) =>
+        createAddShareAcksToTxnTopicResult({ name: t.name, partitions: t.partitions.map((p: number) => createAddShareAcksToTxnPartitionResult({ partitionIndex: p, partitionErrorCode: TOPIC_DENIED })) }),
+    });
+  },
+  // KIP-1289 TxnShareAcknowledge: WRITE on the transactional id, READ on the share group and
+  // on each topic (as TxnOffsetCommit for consumer offsets).
+  96: async (req, check, _ctx, next) => {
+    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
+    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
+    return perTopic(req, check, next, {
+      list: 'topics',
+      responseList: 'topics',
+      operation: Op.READ,
+      apiKey: 96,
+      errorEntry: (t) =>
+        createTxnShareAcknowledgeTopicResponse({
+          topicId: t.topicId,
+          partitions: t.partitions.map((p: any) => createTxnShareAcknowledgePartitionResponse({ partition: p.partition, errorCode: TOPIC_DENIED, errorMessage: 'not authorized to read the topic' })),
+        }),
+    });
+  },
+};
+
+/** API keys with a rule (for tests and docs). */
+export const AUTHORIZED_APIS: readonly number[] = Object.keys(RULES).map(Number);
+
+/** The server's authorization hook: runs the API's rule around its handler. */
+export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterView, log: (line: string) => void) {
+  return (request: unknown, ctx: RequestContext, next: Next): Promise<unknown> => {
+    const who = { principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' };
+    const check: Check = {
+      allow: (resourceType, resourceName, operation) => authorizer.authorize(who, { resourceType, resourceName, operation }),
+      allowAny: (resourceType, operation) => authorizer.authorizeAny(who, resourceType, operation),
+      topicName: (t) => {
+        const name = t.name ?? t.topic;
+        if (typeof name === 'string' && name !== '') return name;
+        return t.topicId !== undefined ? cluster.topicById(t.topicId)?.name : undefined;
+      },
+    };
+    const rule = RULES[ctx.apiKey];
+    if (rule === undefined) {
+      if (authorizer.isSuperUser(who.principal)) return next(request);
+      log(`authorizer: API key ${ctx.apiKey} has no ACL rule (coordinator/auth/api-acls.ts); denied to ${who.principal}`);
+      return Promise.reject(new BrokerError(CLUSTER_DENIED, `API key ${ctx.apiKey} has no ACL rule on this broker`));
+    }
+    return rule(request, check, ctx, next);
+  };
+}
