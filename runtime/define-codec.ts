@@ -32,7 +32,8 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
   };
   // A throw from size or write on a value of the wrong type (a JavaScript
   // caller) becomes an EncodeError naming the field; the try blocks cost
-  // nothing until something throws.
+  // nothing until something throws. `write` stays the generated function
+  // itself (no wrapper call per frame): encodeFrame explains its failures.
   const explain = (error: unknown, message: T, version: number): unknown => explainEncodeFailure(error, name, parts, message, version);
   return {
     ...parts,
@@ -40,13 +41,6 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
       check(version);
       try {
         return parts.size(message, version);
-      } catch (error) {
-        throw explain(error, message, version);
-      }
-    },
-    write(writer, message, version) {
-      try {
-        parts.write(writer, message, version);
       } catch (error) {
         throw explain(error, message, version);
       }

@@ -1,3 +1,4 @@
+import { explainEncodeFailure } from './encode-diagnosis.js';
 import { EncodeError } from './errors.js';
 import type { MessageCodec } from './codec.js';
 import { Writer, writeChunks } from './writer.js';
@@ -35,7 +36,12 @@ function writeFrame<H, B>(
 ): void {
   writer.int32(size);
   headerCodec.write(writer, header, headerVersion);
-  bodyCodec.write(writer, body, bodyVersion);
+  try {
+    bodyCodec.write(writer, body, bodyVersion);
+  } catch (error) {
+    // A field a JavaScript caller left out or mistyped: say which (see encode-diagnosis.ts).
+    throw explainEncodeFailure(error, bodyCodec.name, bodyCodec, body, bodyVersion);
+  }
 }
 
 /**

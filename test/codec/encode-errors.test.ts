@@ -2,11 +2,12 @@
  * A JavaScript caller can pass a message the types forbid: a field missing or
  * of the wrong type. Encoding it throws an EncodeError that names the field by
  * its path and says what was wrong — not a TypeError from inside the encoder.
- * Through every way in: encode, encodeChunks, size, and write inside a frame.
+ * Through every way in: encode, encodeChunks, size, and a frame (encodeFrame,
+ * encodeFrameChunks: how the client sends).
  */
 import { describe, expect, it } from 'vitest';
 import { EndTxnRequest, MetadataRequest, ProduceRequest, RequestHeader } from '../../generated/index.js';
-import { EncodeError, encodeFrame, UnsupportedVersionError } from '../../runtime/index.js';
+import { EncodeError, encodeFrame, encodeFrameChunks, UnsupportedVersionError } from '../../runtime/index.js';
 
 function thrown(f: () => unknown): Error {
   try {
@@ -25,6 +26,7 @@ describe('EncodeError names the field a JavaScript caller got wrong', () => {
       () => MetadataRequest.encode(message, 12),
       () => MetadataRequest.encodeChunks(message, 12),
       () => encodeFrame(RequestHeader, header, 2, MetadataRequest, message, 12),
+      () => encodeFrameChunks(RequestHeader, header, 2, MetadataRequest, message, 12),
     ]) {
       const error = thrown(f);
       expect(error).toBeInstanceOf(EncodeError);
