@@ -23,11 +23,3 @@ export class BrokerError extends Error {
 export function errorCodeOf(error: unknown): number {
   return error instanceof BrokerError ? error.code : ErrorCode.UNKNOWN_SERVER_ERROR;
 }
-
-/**
- * @deprecated The old name of BrokerError, kept only so that branches written
- * before the rename still compile when merged; use BrokerError.
- */
-export const KafkaError = BrokerError;
-/** @deprecated use BrokerError. */
-export type KafkaError = BrokerError;

@@ -21,7 +21,7 @@ import {
 } from '../../generated/index.js';
 import type { Handler, ShareCoordinator } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, KafkaError, errorCodeOf } from '../errors.js';
+import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
 import type { ClassicGroups } from './classic-groups.js';
 import { fromAssignment, type Assignment, type ConsumerGroups } from './consumer-groups.js';
 import type { OffsetStore, OffsetToCommit } from './offset-store.js';
@@ -139,7 +139,7 @@ export function classicGroupHandlers(
         await store.commit(req.groupId, offsets);
         groups.ensure(req.groupId);
       } catch (caught) {
-        if (!(caught instanceof KafkaError)) log(`OffsetCommit for group ${req.groupId} failed: ${(caught as Error).stack}`);
+        if (!(caught instanceof BrokerError)) log(`OffsetCommit for group ${req.groupId} failed: ${(caught as Error).stack}`);
         writeError = errorCodeOf(caught);
       }
     }
