@@ -132,33 +132,22 @@ export class OffsetStore {
    * log enforces the producer epoch (INVALID_PRODUCER_EPOCH).
    */
   async commitTransactional(groupId: string, producerId: bigint, producerEpoch: number, offsets: OffsetToCommit[]): Promise<void> {
-    const partition = this.cluster.offsetsPartitionFor(groupId);
-    const state = this.partitions.get(partition)!;
-    const now = BigInt(Date.now());
-    const commits: PendingCommit[] = offsets.map((o) => ({
-      group: groupId,
-      topic: o.topic,
-      partition: o.partition,
-      value: { offset: o.offset, leaderEpoch: o.leaderEpoch, metadata: o.metadata ?? '', commitTimestamp: now },
-    }));
-    await this.log(partition).append(
-      encodeRecordBatch({
-        baseTimestamp: now,
-        isTransactional: true,
-        producerId,
-        producerEpoch,
-        records: commits.map((c) => ({
-          key: encodeOffsetCommitKey({ group: c.group, topic: c.topic, partition: c.partition }),
-          value: encodeOffsetCommitValue(c.value),
-          timestamp: now,
-        })),
-      }),
-    );
+    const { state, commits } = await this.writeCommits(groupId, offsets, { isTransactional: true, producerId, producerEpoch });
     for (const commit of commits) this.addPending(state, producerId, commit);
   }
 
   /** OffsetCommit: writes the offsets (fsynced) as one batch, then they are committed. */
   async commit(groupId: string, offsets: OffsetToCommit[]): Promise<void> {
+    const { state, commits } = await this.writeCommits(groupId, offsets, {});
+    for (const commit of commits) state.apply(commit);
+  }
+
+  /** Appends one batch of OffsetCommit records (fsynced), plain or transactional; the caller applies them. */
+  private async writeCommits(
+    groupId: string,
+    offsets: OffsetToCommit[],
+    producer: { isTransactional?: boolean; producerId?: bigint; producerEpoch?: number },
+  ): Promise<{ state: OffsetsPartition; commits: PendingCommit[] }> {
     const partition = this.cluster.offsetsPartitionFor(groupId);
     const state = this.partitions.get(partition)!;
     const now = BigInt(Date.now());
@@ -171,6 +160,7 @@ export class OffsetStore {
     await this.log(partition).append(
       encodeRecordBatch({
         baseTimestamp: now,
+        ...producer,
         records: commits.map((c) => ({
           key: encodeOffsetCommitKey({ group: c.group, topic: c.topic, partition: c.partition }),
           value: encodeOffsetCommitValue(c.value),
@@ -178,7 +168,7 @@ export class OffsetStore {
         })),
       }),
     );
-    for (const commit of commits) state.apply(commit);
+    return { state, commits };
   }
 
   /** Stores a classic group's metadata (its generation and members) as Kafka does after each rebalance. */
