@@ -223,7 +223,11 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const port = ports.get(config.securityProtocol)!;
   const self = nodes[nodeIndex]!;
   if (self.port === 0) (self as { port: number }).port = port;
-  (self as { listeners?: Record<string, number> }).listeners = { ...self.listeners, ...Object.fromEntries(ports) };
+  // The primary listener is reached at the address the cluster entry advertises
+  // (Kafka's advertised.listeners), which need not be the port bound here: a
+  // proxy or NAT may sit in front. Only the other listeners are known by their bound port.
+  const otherListeners = [...ports].filter(([name]) => name !== config.securityProtocol);
+  (self as { listeners?: Record<string, number> }).listeners = { ...self.listeners, ...Object.fromEntries(otherListeners) };
   log(
     `listening on ${[...ports].map(([name, p]) => `${name}://${config.host}:${p}`).join(', ')} (cluster ${nodes.map((n) => `${n.nodeId}@${n.host}:${n.port}`).join(', ')}; data ${config.dataDir}` +
       `; KIP-1289 ${config.kip1289 ? 'on' : 'off'}; share coordinator ${share ? 'on' : 'off'})`,
