@@ -13,6 +13,8 @@
 //   6. Compression: compress and decompress 1 MiB of records per codec (gzip, snappy, lz4,
 //      zstd), the runtime's codecs against @platformatic/kafka's (see compression.ts)
 // Each peer runs at the highest version it supports; ours runs at that same version.
+// Ours is the JavaScript tsc makes of runtime/ and generated/ (what the packages ship), compiled
+// into node_modules/.cache at the start of the run and removed at its end (our-build.ts).
 //
 // Options:
 //   --peers-only        run without generated/ (peers and their checks only)
@@ -24,7 +26,12 @@
 //   --filter REGEX      only comparisons whose "workload api vN op" matches
 //   --check-only        equal-work checks only, no timing
 //   --json FILE         also write the raw results as JSON
-//   --ours PATH         load our codecs from another module instead of ../generated/index.js
+//   --ours PATH         load our codecs from another module instead of the compiled generated/index.js
+//   --ours-tree DIR     compile and measure another checkout's runtime/ and generated/ (e.g. a
+//                       worktree of an older commit, for before/after figures)
+//   --source            measure this checkout's TypeScript through tsx instead of tsc's output
+//                       (tsx's module wrapper costs a getter call per imported binding; see
+//                       our-build.ts)
 //   --no-selfcheck      skip checking bench/reference.ts against Kafka's conformance vectors
 //   --no-malloc-pin     do not re-run under a fixed glibc mmap threshold (see below)
 //   --max-foreign X     redo a timed slice when other processes used more than X (0-1) of
@@ -45,14 +52,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { foreignStats, renderMarkdown, runComparisons, summarize, type ComparisonResult } from './harness.js';
 import { loadOurs } from './ours.js';
+import { OURS_JS_ENV, compileOurs } from './our-build.js';
 import { PEER_VERSIONS } from './peers/versions.js';
 import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
+  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, oursTree: undefined as string | undefined, source: false, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -70,13 +79,15 @@ function parseArgs(argv: string[]) {
     else if (a === '--json') o.json = val();
     else if (a === '--no-selfcheck') o.selfcheck = false;
     else if (a === '--ours') o.ours = val();
+    else if (a === '--ours-tree') o.oursTree = val();
+    else if (a === '--source') o.source = true;
     else if (a === '--settle-ms') o.settleMs = Math.max(0, Number(val()));
     else if (a === '--no-malloc-pin') o.mallocPin = false;
     else if (a === '--no-isolate') o.isolate = false;
     else if (a === '--one-process') o.onePerProcess = false;
     else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
+      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -94,6 +105,17 @@ if (opts.mallocPin && process.env.KIPGEN_BENCH_MALLOC_PINNED !== '1') {
   process.exit(child.status ?? 1);
 }
 const mallocNote = process.env.KIPGEN_BENCH_MALLOC_PINNED === '1' ? `GLIBC_TUNABLES=${MALLOC_TUNABLES}` : 'glibc malloc defaults (--no-malloc-pin)';
+
+// ------------------------------------------------------------------ ours: compiled once, by the first process
+if (!opts.peersOnly && !opts.source && process.env[OURS_JS_ENV] === undefined) {
+  const tree = opts.oursTree ?? fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+  const t0 = performance.now();
+  const dir = compileOurs(tree);
+  log(`compiled ${tree}'s runtime/ and generated/ with tsc in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  process.env[OURS_JS_ENV] = dir;
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+}
+const oursBuild = opts.peersOnly ? '' : process.env[OURS_JS_ENV] ? `tsc's JavaScript of ${opts.oursTree ?? 'this checkout'}` : 'TypeScript through tsx (--source)';
 
 // ------------------------------------------------------------------ ours (may not exist yet)
 const loaded = opts.peersOnly ? ({ ok: false, reason: '--peers-only' } as const) : await loadOurs(opts.ours);
@@ -204,6 +226,7 @@ if (childIndex !== null) {
   results = await runComparisons(allPlans, harnessOptions);
 }
 const W1 = W.produce();
+const W1b = W.produceSmall();
 const W2 = W.metadata();
 const W3 = W.fetch();
 const W5 = W.txnShareAck();
@@ -220,11 +243,11 @@ const header = [
   `## Codec benchmark${ours ? '' : ' — peers only (ours not measured' + (loaded.ok ? ')' : `: ${loaded.reason})`)}`,
   '',
   `- ${new Date().toISOString()}, Node ${process.version} (V8 ${process.versions.v8}), ${cpu[0]?.model ?? 'cpu?'} × ${cpu.length}`,
-  `- kafkajs ${PEER_VERSIONS.kafkajs.libVersion}, @platformatic/kafka ${PEER_VERSIONS.platformatic.libVersion}; ${mallocNote}`,
+  `- kafkajs ${PEER_VERSIONS.kafkajs.libVersion}, @platformatic/kafka ${PEER_VERSIONS.platformatic.libVersion}${oursBuild ? `; ours: ${oursBuild}` : ''}; ${mallocNote}`,
   `- ${opts.onePerProcess ? `each comparison in ${opts.processes} fresh process${opts.processes === 1 ? '' : 'es'} in turn; ` : 'all comparisons in one process (--one-process); '}` +
     `${opts.isolate ? 'each participant in its own worker thread (own V8 isolate), one running at a time' : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
   `- ${opts.checkOnly ? 'checks only' : `${opts.onePerProcess ? `${opts.processes} processes × ` : ''}${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up per process; figures are medians over all rounds; MB = 10^6 wire bytes`}`,
-  `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches); ` +
+  `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches), small batches 100 × ${W1b.recordsPerBatch} (${W1b.batchBytes.toLocaleString('en-US')} B); ` +
     `Metadata ${W2.partitions.toLocaleString('en-US')} partitions; Fetch ${W3.recordBytes.toLocaleString('en-US')} B of records (${W3.batchCount} batches, ${W3.recordCount} records); ` +
     `TxnShareAcknowledge ${W5.batches.toLocaleString('en-US')} ack batches; ` +
     `Compression ${W.compression().records.length.toLocaleString('en-US')} B of JSON order records (MB/s counts uncompressed bytes, compress and decompress alike)`,

@@ -4,6 +4,7 @@
 // `compressionsAlgorithms` (gzip and zstd through node:zlib, snappy and lz4 through
 // @platformatic/wasm-utils, WebAssembly). Both sides get the same bytes; MB/s counts the
 // uncompressed MiB for both operations.
+import { oursRoot } from './our-build.js';
 import { buildRecordBatch, type BenchRecord } from './recordBatch.js';
 import { prng } from './wire.js';
 
@@ -52,7 +53,7 @@ export function compressionWorkload(): CompressionWorkload {
 
 /** The runtime's codecs (needs the optional codec libraries installed). */
 export async function oursCodecs(codec: Codec): Promise<Codecs> {
-  const runtime = await import('../runtime/compression/index.js');
+  const runtime: typeof import('../runtime/compression/index.js') = await import(new URL('runtime/compression/index.js', oursRoot().url).href);
   return { compress: (data) => runtime.compress(codec, data), decompress: (data) => runtime.decompress(codec, data, 64 * 1024 * 1024) };
 }
 

@@ -7,10 +7,13 @@
 //   without size()/write() (an older tree given with --ours), frameOurs() below encodes the
 //   header and body apart and copies them together instead.
 // - Record batches: runtime/record-batch.ts builds and parses them (RECORD_BATCHES).
+// All three come from the compiled tree the bench made (our-build.ts), or from this
+// checkout's TypeScript with --source.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseRecordBatches, type BenchRecord } from './recordBatch.js';
-import { decodeRecordBatches, encodeRecordBatch, type RecordBatch } from '../runtime/record-batch.js';
+import type { RecordBatch } from '../runtime/record-batch.js';
+import { oursRoot } from './our-build.js';
 import { flatFromBatches } from './normalize.js';
 import { REQUEST_FLEXIBLE_FROM } from './reference.js';
 import type { ChunksCase, DecodeCase, EncodeCase } from './types.js';
@@ -58,9 +61,15 @@ export type OursRegistry = Record<OurCodecName, OursCodec>;
  * The parse skips the CRC check, as the peers do not verify it on fetch (equal work);
  * its records come back in the bench's batch shape (deltas, header byte keys) for normalizing.
  */
+let recordBatches: typeof import('../runtime/record-batch.js') | null = null;
+const recordBatchModule = (): typeof import('../runtime/record-batch.js') => {
+  if (recordBatches === null) throw new Error('internal: loadOurs() loads runtime/record-batch.js before a record-batch row runs');
+  return recordBatches;
+};
+
 export const RECORD_BATCHES = {
   build: (records: BenchRecord[]): Uint8Array =>
-    encodeRecordBatch({
+    recordBatchModule().encodeRecordBatch({
       // The peers write 0 in these three fields where Kafka's own producer (and the
       // runtime's defaults) write -1: set them so that all sides produce the same bytes.
       partitionLeaderEpoch: 0,
@@ -68,7 +77,7 @@ export const RECORD_BATCHES = {
       baseSequence: 0,
       records: records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers.map(([key, value]) => ({ key, value })) })),
     }),
-  parse: (records: Uint8Array): unknown[] => decodeRecordBatches(records, { checkCrc: false }).batches,
+  parse: (records: Uint8Array): unknown[] => recordBatchModule().decodeRecordBatches(records, { checkCrc: false }).batches,
   /** Turns runtime batches into the shape flatFromBatches reads. */
   toBenchShape: (batches: RecordBatch[]): unknown[] =>
     batches.map((b) => ({
@@ -86,8 +95,9 @@ export const RECORD_BATCHES = {
   parseLabel: 'runtime decodeRecordBatches',
 };
 
-const GENERATED_INDEX = new URL('../generated/index.js', import.meta.url).href;
-const RUNTIME_INDEX = new URL('../runtime/index.js', import.meta.url).href;
+const GENERATED_INDEX = new URL('generated/index.js', oursRoot().url).href;
+const RUNTIME_INDEX = new URL('runtime/index.js', oursRoot().url).href;
+const RECORD_BATCH_MODULE = new URL('runtime/record-batch.js', oursRoot().url).href;
 
 export type LoadResult =
   | { ok: true; registry: OursRegistry; encodeFrame: null | ((...a: any[]) => Uint8Array) }
@@ -116,6 +126,7 @@ export async function loadOurs(override?: string): Promise<LoadResult> {
     else absent.push(name);
   }
   if (absent.length) return { ok: false, reason: `generated/index.js lacks codecs: ${absent.join(', ')}` };
+  recordBatches = await import(RECORD_BATCH_MODULE);
   let encodeFrame: any = null;
   try {
     const rt: any = await import(RUNTIME_INDEX);
@@ -273,6 +284,13 @@ export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint
         encode: () => frameOurs(reg.RequestHeader, header, hv, codec, body, version),
         note: `bench framing: RequestHeader v${hv}.encode + body encode + int32 size, one extra copy`,
       };
+    },
+
+    /** The body alone, with the codec's encode. */
+    smallRequestBody(w: SmallRequestsWorkload, api: SmallRequest['api'], version: number): EncodeCase {
+      const codec = reg[api];
+      const body = full(codec, w.requests[api].message(version));
+      return { ...sync, version, encode: () => codec.encode(body, version) };
     },
 
     /** The same through runtime/framing.ts encodeFrame (size pass, one allocation), when available. */

@@ -12,9 +12,12 @@ import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCo
 import {
   fetchWorkload,
   metadataWorkload,
+  PRODUCE_BATCHES,
+  PRODUCE_SMALL_BATCHES,
   produceWorkload,
   smallRequestsWorkload,
   txnShareAckWorkload,
+  type ProduceWorkload,
   type SmallRequest,
 } from './workloads.js';
 
@@ -61,7 +64,8 @@ const lazy = <T>(f: () => T): (() => T) => {
 
 // Workloads are built on first use and shared by every participant of this thread.
 export const W = {
-  produce: lazy(produceWorkload),
+  produce: lazy(() => produceWorkload(PRODUCE_BATCHES)),
+  produceSmall: lazy(() => produceWorkload(PRODUCE_SMALL_BATCHES)),
   metadata: lazy(metadataWorkload),
   fetch: lazy(fetchWorkload),
   small: lazy(smallRequestsWorkload),
@@ -134,46 +138,56 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
   const RB = { build: RECORD_BATCHES.buildLabel, parse: RECORD_BATCHES.parseLabel };
 
   /** Our zero-copy encoding of the pre-built Produce request (absent from codecs made before encodeChunks). */
-  const oursChunks = (c: Awaited<ReturnType<typeof oursCasesFor>>, v: number) => {
-    const chunks = c.producePrebuiltChunks(W.produce(), v);
+  const oursChunks = (c: Awaited<ReturnType<typeof oursCasesFor>>, w: ProduceWorkload, v: number) => {
+    const chunks = c.producePrebuiltChunks(w, v);
     if (chunks === null) throw new NotApplicable('these codecs have no encodeChunks');
     return chunks;
   };
 
-  // 1. Produce (encode), at each peer's highest version
-  for (const lib of libs) {
-    const v = PEER_VERSIONS[lib].Produce;
-    const exp = () => W.produce().expected(v);
-    add({
-      workload: '1 Produce, pre-built batches',
-      api: 'ProduceRequest',
-      version: v,
-      op: 'encode',
-      bytesPerOp: exp().length,
-      participants: [
-        ...(o.ours
-          ? [
-              P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(W.produce(), v), exp))),
-              P('ours', 'ours', 'floor: allocate + copy the chunks in', ours((c) => fromEncode(oneBufferFloor(oursChunks(c, v)), exp)), 'yes, minus all encoding (see floor.ts)'),
-            ]
-          : []),
-        P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(W.produce())!, exp))),
-      ],
-    });
-    // The same request as zero-copy chunks, where a library can end there: platformatic's
-    // Writer keeps a chunk list; kafkajs's Encoder is one Buffer (nothing to end at).
-    if (lib === 'platformatic') {
+  // 1. Produce (encode), at each peer's highest version, for two shapes: batches of ~2.6 KB,
+  // and small batches (1b), where structure weighs more against the record bytes.
+  const produceShapes = [
+    { workload: '1 Produce, pre-built batches', w: W.produce },
+    { workload: '1b Produce, 100 small batches', w: W.produceSmall },
+  ];
+  for (const { workload, w } of produceShapes) {
+    for (const lib of libs) {
+      const v = PEER_VERSIONS[lib].Produce;
+      const exp = () => w().expected(v);
       add({
-        workload: '1 Produce, pre-built batches',
+        workload,
         api: 'ProduceRequest',
         version: v,
-        op: 'encodeChunks',
+        op: 'encode',
         bytesPerOp: exp().length,
         participants: [
-          ...(o.ours ? [P('ours', 'ours', 'ours (encodeChunks)', ours((c) => fromEncode(oursChunks(c, v), exp)))] : []),
-          P(lib, 'peer', `${lib} (framing replica, chunk list)`, peer(lib, (a) => fromEncode(a.producePrebuiltChunks(W.produce())!, exp))),
+          ...(o.ours
+            ? [
+                P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(w(), v), exp))),
+                P('ours', 'ours', 'floor: allocate + copy the chunks in', ours((c) => fromEncode(oneBufferFloor(oursChunks(c, w(), v)), exp)), 'yes, minus all encoding (see floor.ts)'),
+              ]
+            : []),
+          P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(w())!, exp))),
         ],
       });
+      // The same request as zero-copy chunks, where a library can end there: platformatic's
+      // Writer keeps a chunk list; kafkajs's Encoder is one Buffer (nothing to end at), so at
+      // its version ours runs alone on the small batches, to set the classic form's chunks
+      // beside the flexible form's.
+      if (lib === 'platformatic' || workload.startsWith('1b')) {
+        add({
+          workload,
+          api: 'ProduceRequest',
+          version: v,
+          op: 'encodeChunks',
+          bytesPerOp: exp().length,
+          participants: [
+            ...(o.ours ? [P('ours', 'ours', 'ours (encodeChunks)', ours((c) => fromEncode(oursChunks(c, w(), v), exp)), lib === 'platformatic' ? 'yes' : 'n/a (no peer chunk list)')] : []),
+            ...(lib === 'platformatic' ? [P(lib, 'peer', `${lib} (framing replica, chunk list)`, peer(lib, (a) => fromEncode(a.producePrebuiltChunks(w())!, exp)))] : []),
+          ],
+          skipped: o.ours || lib === 'platformatic' ? undefined : 'ours only (kafkajs has no chunk list)',
+        });
+      }
     }
   }
   for (const lib of libs) {
@@ -292,6 +306,25 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
               ]
             : []),
           P(lib, 'peer', lib, peer(lib, (a) => fromEncode(a.smallRequest(W.small(), api)!, exp))),
+        ],
+      });
+    }
+  }
+
+  // 4b. The same requests' bodies alone (encode): allocation and call overhead, no framing
+  for (const api of SMALL) {
+    for (const lib of libs) {
+      const v = PEER_VERSIONS[lib][versionKey[api]];
+      const exp = () => W.small().requests[api].expectedBody(v);
+      add({
+        workload: '4b Small request body',
+        api,
+        version: v,
+        op: 'encode',
+        bytesPerOp: exp().length,
+        participants: [
+          ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.smallRequestBody(W.small(), api, v), exp)))] : []),
+          P(lib, 'peer', lib, peer(lib, (a) => fromEncode(a.smallRequestBody(W.small(), api)!, exp))),
         ],
       });
     }

@@ -45,4 +45,6 @@ export interface PeerAdapter {
   fetchDecode(w: FetchWorkload): DecodeCase | null;
   /** Workload 4: int32 size + request header + body. */
   smallRequest(w: SmallRequestsWorkload, api: SmallRequest['api']): EncodeCase | null;
+  /** Workload 4b: the body alone, as the library's request encoder makes it. */
+  smallRequestBody(w: SmallRequestsWorkload, api: SmallRequest['api']): EncodeCase | null;
 }

@@ -43,17 +43,33 @@ export interface ProduceWorkload {
   batchBytes: number;
 }
 
-export function produceWorkload(): ProduceWorkload {
-  const rand = prng(0x5eed0001);
-  const TOPICS = 4;
-  const PARTITIONS = 25; // 4 x 25 = 100 partitions
-  const RECORDS = 10;
+export interface ProduceShape {
+  seed: number;
+  topics: number;
+  partitions: number;
+  /** Records per batch (one batch per partition): 16 B key, one 16 B header. */
+  records: number;
+  valueBytes: number;
+}
+
+/** 4 topics × 25 partitions, each a batch of 10 records with 200 B values (~2.6 KB a batch). */
+export const PRODUCE_BATCHES: ProduceShape = { seed: 0x5eed0001, topics: 4, partitions: 25, records: 10, valueBytes: 200 };
+/**
+ * 10 topics × 10 partitions of 10 records with 100 B values (~1.5 KB a batch): structure (topic
+ * names, partition headers, length prefixes, tagged-field sections) weighs more against the
+ * record bytes, so this is where the flexible form's overhead shows.
+ */
+export const PRODUCE_SMALL_BATCHES: ProduceShape = { seed: 0x5eed0011, topics: 10, partitions: 10, records: 10, valueBytes: 100 };
+
+export function produceWorkload(shape: ProduceShape = PRODUCE_BATCHES): ProduceWorkload {
+  const rand = prng(shape.seed);
+  const { topics: TOPICS, partitions: PARTITIONS, records: RECORDS } = shape;
   let batchBytes = 0;
   const topics = Array.from({ length: TOPICS }, (_, t) => ({
     name: `bench.orders.v1.t${t}`,
     topicId: randomUuid(rand),
     partitions: Array.from({ length: PARTITIONS }, (_, p): ProducePartition => {
-      const records = makeRecords(rand, RECORDS, 16, 200, BASE_TS + BigInt(t * 1000 + p * 37));
+      const records = makeRecords(rand, RECORDS, 16, shape.valueBytes, BASE_TS + BigInt(t * 1000 + p * 37));
       const batch = buildRecordBatch(records);
       batchBytes += batch.length;
       return { index: p, records, batch };
@@ -282,6 +298,8 @@ export interface SmallRequest {
   message(version: number): Record<string, unknown>;
   /** int32 size + RequestHeader (v1/v2) + body. */
   expected(version: number): Uint8Array;
+  /** The body alone. */
+  expectedBody(version: number): Uint8Array;
 }
 export interface SmallRequestsWorkload {
   clientId: string;
@@ -301,6 +319,7 @@ export function smallRequestsWorkload(): SmallRequestsWorkload {
     apiKey,
     message,
     expected: (v) => ref.frameRequest(apiKey, v, CORRELATION_ID, CLIENT_ID, body(message(v), v)),
+    expectedBody: (v) => body(message(v), v),
   });
   return {
     clientId: CLIENT_ID,

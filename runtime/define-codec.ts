@@ -48,7 +48,7 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
     encode(message, version) {
       check(version);
       try {
-        const writer = new Writer(parts.size(message, version));
+        const writer = Writer.forSize(parts.size(message, version));
         parts.write(writer, message, version);
         return writer.finish();
       } catch (error) {

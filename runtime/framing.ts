@@ -19,7 +19,7 @@ export function encodeFrame<H, B>(
   bodyVersion: number,
 ): Uint8Array {
   const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
-  const writer = new Writer(4 + size);
+  const writer = Writer.forSize(4 + size);
   writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion);
   return writer.finish();
 }

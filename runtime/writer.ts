@@ -39,7 +39,8 @@ const NO_BYTES = new Uint8Array(0);
  */
 export class Writer {
   readonly buffer: Buffer;
-  private readonly view: DataView;
+  /** Null in a SmallWriter, which stores by hand (every method that uses it is overridden there). */
+  protected readonly view: DataView;
   pos: number;
   /** The byte count the size pass promised. */
   private readonly expected: number;
@@ -47,11 +48,12 @@ export class Writer {
   private readonly scratch: Scratch | null;
   private referencedBytes: number;
 
-  constructor(size: number, scratch?: Scratch) {
+  /** `storesByHand`: a SmallWriter, whose overrides need no DataView. */
+  constructor(size: number, scratch?: Scratch, storesByHand = false) {
     if (scratch === undefined) {
       const buffer = Buffer.allocUnsafe(size);
       this.buffer = buffer;
-      this.view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+      this.view = storesByHand ? (null as unknown as DataView) : new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     } else {
       this.buffer = scratch.buffer;
       this.view = scratch.view;
@@ -60,6 +62,17 @@ export class Writer {
     this.expected = size;
     this.scratch = scratch ?? null;
     this.referencedBytes = 0;
+  }
+
+  /**
+   * A writer for a plain (one-buffer) encode of `size` bytes. A DataView
+   * stores faster than bytes by hand, but making one costs as much as writing
+   * a small request body (FindCoordinator, EndTxn, a request header): small
+   * messages get a SmallWriter, which stores by hand. The generated code's
+   * call sites for a given message see one class or the other, rarely both.
+   */
+  static forSize(size: number): Writer {
+    return size < SMALL_MAX_BYTES ? new SmallWriter(size) : new Writer(size);
   }
 
   /** Bytes written so far, counting referenced values. */
@@ -248,7 +261,8 @@ export class Writer {
     const at = this.pos;
     const written = this.utf8At(value, at + 2);
     if (written > 0x7fff) throw new EncodeError(`string of ${written} bytes exceeds the int16 length limit`);
-    this.view.setInt16(at, written);
+    this.buffer[at] = written >>> 8;
+    this.buffer[at + 1] = written;
     this.pos = at + 2 + written;
   }
 
@@ -339,6 +353,82 @@ export class Writer {
   }
 }
 
+/** Plain writers of outputs below this size store by hand (see `Writer.forSize`). */
+const SMALL_MAX_BYTES = 256;
+
+/** Where int64 and float64 are laid out by one shared DataView, then copied to the cursor. */
+const EIGHT_BYTES = new Uint8Array(8);
+const EIGHT_BYTES_VIEW = new DataView(EIGHT_BYTES.buffer);
+
+/** A Writer of a small output: big-endian stores by hand, no DataView. */
+class SmallWriter extends Writer {
+  constructor(size: number) {
+    super(size, undefined, true);
+  }
+
+  override int8(value: number): void {
+    if ((value << 24) >> 24 !== value) throw outOfRange('int8', value);
+    this.buffer[this.pos++] = value;
+  }
+
+  override int16(value: number): void {
+    if ((value << 16) >> 16 !== value) throw outOfRange('int16', value);
+    this.store16(value);
+  }
+
+  override uint16(value: number): void {
+    if ((value & 0xffff) !== value) throw outOfRange('uint16', value);
+    this.store16(value);
+  }
+
+  override int32(value: number): void {
+    if ((value | 0) !== value) throw outOfRange('int32', value);
+    this.store32(value);
+  }
+
+  override uint32(value: number): void {
+    if (value >>> 0 !== value) throw outOfRange('uint32', value);
+    this.store32(value);
+  }
+
+  override int64(value: bigint): void {
+    if (BigInt.asIntN(64, value) !== value) throw outOfRange('int64', value);
+    EIGHT_BYTES_VIEW.setBigInt64(0, value);
+    this.copyEightBytes();
+  }
+
+  override float64(value: number): void {
+    EIGHT_BYTES_VIEW.setFloat64(0, value);
+    this.copyEightBytes();
+  }
+
+  /** The low 16 bits, big-endian (a typed-array store keeps a value's low 8 bits). */
+  private store16(value: number): void {
+    const bytes = this.buffer;
+    const at = this.pos;
+    bytes[at] = value >>> 8;
+    bytes[at + 1] = value;
+    this.pos = at + 2;
+  }
+
+  private store32(value: number): void {
+    const bytes = this.buffer;
+    const at = this.pos;
+    bytes[at] = value >>> 24;
+    bytes[at + 1] = value >>> 16;
+    bytes[at + 2] = value >>> 8;
+    bytes[at + 3] = value;
+    this.pos = at + 4;
+  }
+
+  private copyEightBytes(): void {
+    const bytes = this.buffer;
+    const at = this.pos;
+    for (let i = 0; i < 8; i++) bytes[at + i] = EIGHT_BYTES[i]!;
+    this.pos = at + 8;
+  }
+}
+
 function outOfRange(type: string, value: number | bigint): EncodeError {
   return new EncodeError(`${String(value)} is not a valid ${type}`);
 }
@@ -386,7 +476,7 @@ export function writeChunks(size: number, write: (writer: Writer) => void): Uint
     // Too small to hold a value worth referencing: one plain allocation, no copy
     // out of the scratch. Or re-entered from inside a write pass (a getter
     // encoding another message): no scratch to share.
-    const writer = new Writer(size);
+    const writer = Writer.forSize(size);
     write(writer);
     return [writer.finish()];
   }

@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import type { DecodeCase, EncodeCase, PeerAdapter } from '../types.js';
 import { flatFromKafkajs } from '../normalize.js';
 import { PEER_VERSIONS, assertVersions } from './versions.js';
-import type { ProduceWorkload } from '../workloads.js';
+import type { ProduceWorkload, SmallRequest, SmallRequestsWorkload } from '../workloads.js';
 
 const require = createRequire(import.meta.url);
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -198,29 +198,7 @@ export const kafkajsPeer: PeerAdapter = {
   },
 
   smallRequest(w, api): EncodeCase {
-    let request: any;
-    switch (api) {
-      case 'FindCoordinatorRequest':
-        request = findCoordinator.protocol({ version: KAFKAJS_VERSIONS.FindCoordinator })({
-          groupId: w.transactionalId, // kafkajs names the key groupId whatever its type
-          coordinatorType: 1, // TRANSACTION
-        }).request;
-        break;
-      case 'EndTxnRequest':
-        request = endTxn.protocol({ version: KAFKAJS_VERSIONS.EndTxn })({
-          transactionalId: w.transactionalId,
-          producerId: w.producerId, // kafkajs's Long.fromValue accepts bigint
-          producerEpoch: w.producerEpoch,
-          transactionResult: true,
-        }).request;
-        break;
-      case 'InitProducerIdRequest':
-        request = initProducerId.protocol({ version: KAFKAJS_VERSIONS.InitProducerId })({
-          transactionalId: w.transactionalId,
-          transactionTimeout: 60_000,
-        }).request;
-        break;
-    }
+    const request = kafkajsSmallRequest(w, api);
     const frame = { correlationId: w.correlationId, clientId: w.clientId, request };
     return {
       version: request.apiVersion,
@@ -228,4 +206,42 @@ export const kafkajsPeer: PeerAdapter = {
       encode: async () => (await encodeRequestFrame(frame)).buffer,
     };
   },
+
+  smallRequestBody(w, api): EncodeCase {
+    const request = kafkajsSmallRequest(w, api);
+    return {
+      version: request.apiVersion,
+      async: true,
+      encode: async () => (await request.encode()).buffer,
+      note: "the request's own encode(): its Encoder's buffer",
+    };
+  },
 };
+
+/** kafkajs's request object (apiKey, apiVersion, encode) of a small request. */
+function kafkajsSmallRequest(w: SmallRequestsWorkload, api: SmallRequest['api']): any {
+  let request: any;
+  switch (api) {
+    case 'FindCoordinatorRequest':
+      request = findCoordinator.protocol({ version: KAFKAJS_VERSIONS.FindCoordinator })({
+        groupId: w.transactionalId, // kafkajs names the key groupId whatever its type
+        coordinatorType: 1, // TRANSACTION
+      }).request;
+      break;
+    case 'EndTxnRequest':
+      request = endTxn.protocol({ version: KAFKAJS_VERSIONS.EndTxn })({
+        transactionalId: w.transactionalId,
+        producerId: w.producerId, // kafkajs's Long.fromValue accepts bigint
+        producerEpoch: w.producerEpoch,
+        transactionResult: true,
+      }).request;
+      break;
+    case 'InitProducerIdRequest':
+      request = initProducerId.protocol({ version: KAFKAJS_VERSIONS.InitProducerId })({
+        transactionalId: w.transactionalId,
+        transactionTimeout: 60_000,
+      }).request;
+      break;
+  }
+  return request;
+}

@@ -29,7 +29,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ChunksCase, DecodeCase, EncodeCase, PeerAdapter } from '../types.js';
-import type { ProduceWorkload } from '../workloads.js';
+import type { ProduceWorkload, SmallRequest, SmallRequestsWorkload } from '../workloads.js';
 import { flatFromBatches } from '../normalize.js';
 import { hexUuidToKafka } from '../wire.js';
 import { PEER_VERSIONS, assertVersions } from './versions.js';
@@ -198,24 +198,8 @@ export const platformaticPeer: PeerAdapter = {
 
   smallRequest(w, api): EncodeCase {
     const { clientId, correlationId } = w;
-    let version: number;
-    let apiKey: number;
-    let body: () => any;
+    const { apiKey, version, body } = platformaticSmallRequest(w, api);
     // All three versions used here are flexible, so platformatic sends RequestHeader v2.
-    switch (api) {
-      case 'FindCoordinatorRequest':
-        [apiKey, version] = [10, PLATFORMATIC_VERSIONS.FindCoordinator];
-        body = () => (findCoordinatorV6.createRequest as any)(1, [w.transactionalId]);
-        break;
-      case 'EndTxnRequest':
-        [apiKey, version] = [26, PLATFORMATIC_VERSIONS.EndTxn];
-        body = () => (endTxnV4.createRequest as any)(w.transactionalId, w.producerId, w.producerEpoch, true);
-        break;
-      case 'InitProducerIdRequest':
-        [apiKey, version] = [22, PLATFORMATIC_VERSIONS.InitProducerId];
-        body = () => (initProducerIdV5.createRequest as any)(w.transactionalId, 60_000);
-        break;
-    }
     return {
       version,
       async: false,
@@ -223,4 +207,31 @@ export const platformaticPeer: PeerAdapter = {
       note: 'header + size: replay of Connection.send (not exported)',
     };
   },
+
+  smallRequestBody(w, api): EncodeCase {
+    const { version, body } = platformaticSmallRequest(w, api);
+    return { version, async: false, encode: () => body().buffer, note: "the API's createRequest: its Writer's buffer" };
+  },
 };
+
+/** The API key, version and body maker (the API's createRequest) of a small request. */
+function platformaticSmallRequest(w: SmallRequestsWorkload, api: SmallRequest['api']): { apiKey: number; version: number; body: () => any } {
+  let version: number;
+  let apiKey: number;
+  let body: () => any;
+  switch (api) {
+    case 'FindCoordinatorRequest':
+      [apiKey, version] = [10, PLATFORMATIC_VERSIONS.FindCoordinator];
+      body = () => (findCoordinatorV6.createRequest as any)(1, [w.transactionalId]);
+      break;
+    case 'EndTxnRequest':
+      [apiKey, version] = [26, PLATFORMATIC_VERSIONS.EndTxn];
+      body = () => (endTxnV4.createRequest as any)(w.transactionalId, w.producerId, w.producerEpoch, true);
+      break;
+    case 'InitProducerIdRequest':
+      [apiKey, version] = [22, PLATFORMATIC_VERSIONS.InitProducerId];
+      body = () => (initProducerIdV5.createRequest as any)(w.transactionalId, 60_000);
+      break;
+  }
+return { apiKey, version, body };
+}
