@@ -29,6 +29,9 @@
 //   --ours PATH         load our codecs from another module instead of the compiled generated/index.js
 //   --ours-tree DIR     compile and measure another checkout's runtime/ and generated/ (e.g. a
 //                       worktree of an older commit, for before/after figures)
+//   --baseline-tree DIR compile another checkout's runtime/ and generated/ as well and run each of
+//                       our rows twice in every round, this tree's and the baseline's ("@ baseline"):
+//                       before/after ratios taken round by round (see bench/README.md)
 //   --source            measure this checkout's TypeScript through tsx instead of tsc's output
 //                       (tsx's module wrapper costs a getter call per imported binding; see
 //                       our-build.ts)
@@ -55,13 +58,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { foreignStats, renderMarkdown, runComparisons, summarize, type ComparisonResult } from './harness.js';
 import { loadOurs } from './ours.js';
-import { OURS_JS_ENV, compileOurs } from './our-build.js';
+import { BASELINE_JS_ENV, OURS_JS_ENV, compileOurs } from './our-build.js';
 import { PEER_VERSIONS } from './peers/versions.js';
-import { makePlan, W } from './plan.js';
+import { BASELINE_MARK, makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, oursTree: undefined as string | undefined, source: false, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
+  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, oursTree: undefined as string | undefined, baselineTree: undefined as string | undefined, source: false, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -81,13 +84,14 @@ function parseArgs(argv: string[]) {
     else if (a === '--ours') o.ours = val();
     else if (a === '--ours-tree') o.oursTree = val();
     else if (a === '--source') o.source = true;
+    else if (a === '--baseline-tree') o.baselineTree = val();
     else if (a === '--settle-ms') o.settleMs = Math.max(0, Number(val()));
     else if (a === '--no-malloc-pin') o.mallocPin = false;
     else if (a === '--no-isolate') o.isolate = false;
     else if (a === '--one-process') o.onePerProcess = false;
     else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
+      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --baseline-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -114,8 +118,18 @@ if (!opts.peersOnly && !opts.source && process.env[OURS_JS_ENV] === undefined) {
   log(`compiled ${tree}'s runtime/ and generated/ with tsc in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   process.env[OURS_JS_ENV] = dir;
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  if (opts.baselineTree !== undefined) {
+    const base = compileOurs(opts.baselineTree);
+    log(`compiled the baseline ${opts.baselineTree}`);
+    process.env[BASELINE_JS_ENV] = base;
+    process.on('exit', () => rmSync(base, { recursive: true, force: true }));
+  }
 }
-const oursBuild = opts.peersOnly ? '' : process.env[OURS_JS_ENV] ? `tsc's JavaScript of ${opts.oursTree ?? 'this checkout'}` : 'TypeScript through tsx (--source)';
+if (opts.baselineTree !== undefined && opts.source) throw new Error('--baseline-tree measures compiled trees; it does not go with --source');
+const oursBuild = opts.peersOnly
+  ? ''
+  : (process.env[OURS_JS_ENV] ? `tsc's JavaScript of ${opts.oursTree ?? 'this checkout'}` : 'TypeScript through tsx (--source)') +
+    (opts.baselineTree ? `; rows marked "@ baseline": ${opts.baselineTree}, compiled alike` : '');
 
 // ------------------------------------------------------------------ ours (may not exist yet)
 const loaded = opts.peersOnly ? ({ ok: false, reason: '--peers-only' } as const) : await loadOurs(opts.ours);
@@ -162,7 +176,8 @@ const busyJiffies = (): number | null => {
 const busy0 = busyJiffies();
 const cpu0 = process.cpuUsage();
 const wall0 = performance.now();
-const allPlans = makePlan({ ours: ours, oursPath: opts.ours, filter: opts.filter });
+const baseline = opts.baselineTree !== undefined;
+const allPlans = makePlan({ ours: ours, oursPath: opts.ours, baseline, filter: opts.filter });
 const harnessOptions = {
   rounds: opts.rounds,
   roundMs: opts.roundMs,
@@ -170,7 +185,7 @@ const harnessOptions = {
   settleMs: opts.settleMs,
   checkOnly: opts.checkOnly,
   isolate: opts.isolate,
-  planForWorkers: { ours, oursPath: opts.ours, filter: opts.filter?.source ?? null },
+  planForWorkers: { ours, oursPath: opts.ours, baseline, filter: opts.filter?.source ?? null },
   maxForeign: opts.maxForeign,
   log,
 };
@@ -260,6 +275,7 @@ const header = [
 ];
 const md = renderMarkdown(results, header);
 console.log(md);
+if (baseline) console.log(`\n${renderBaselineRatios(results)}`);
 if (opts.json) writeFileSync(opts.json, JSON.stringify({ header, options: { ...opts, filter: opts.filter?.source ?? null }, results }, null, 2));
 
 const failed = results.flatMap((r) => r.rows).filter((r) => r.checkError !== null);
@@ -267,3 +283,21 @@ if (failed.length) {
   console.error(`\n${failed.length} participant(s) failed the equal-work check and were not timed.`);
   process.exitCode = 1;
 }
+
+/** Each ours row against its "@ baseline" twin: the median of per-round ratios (same round, same machine conditions). */
+function renderBaselineRatios(all: ComparisonResult[]): string {
+  const lines = ['### This tree ÷ baseline, per round', '', '| workload | API version | op | participant | this tree ops/s | baseline ops/s | ratio (median [min–max]) |', '|---|---|---|---|---|---|---|'];
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  for (const c of all) {
+    for (const row of c.rows) {
+      const base = c.rows.find((r) => r.label === `${row.label}${BASELINE_MARK}`);
+      if (!base || row.opsPerRound.length === 0 || base.opsPerRound.length !== row.opsPerRound.length) continue;
+      const ratios = row.opsPerRound.map((x, i) => x / base.opsPerRound[i]!);
+      lines.push(
+        `| ${c.workload} | ${c.api} v${c.version} | ${c.op} | ${row.label} | ${Math.round(median(row.opsPerRound)).toLocaleString('en-US')} | ${Math.round(median(base.opsPerRound)).toLocaleString('en-US')} | **${median(ratios).toFixed(3)}** [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}] |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+

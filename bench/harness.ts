@@ -70,7 +70,7 @@ export interface HarnessOptions {
   /** Run each participant in its own worker thread (default). */
   isolate: boolean;
   /** What a worker needs to make the same plan as the main thread. */
-  planForWorkers: { ours: boolean; oursPath?: string; filter: string | null };
+  planForWorkers: { ours: boolean; oursPath?: string; baseline?: boolean; filter: string | null };
   /** Redo a timed slice when other processes took more than this share of the machine during it (null: never). */
   maxForeign: number | null;
   log: (line: string) => void;

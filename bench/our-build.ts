@@ -18,6 +18,10 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Where children and worker threads find the compiled tree (inherited through the environment). */
 export const OURS_JS_ENV = 'KIPGEN_BENCH_OURS_JS';
+/** The same for the baseline tree (--baseline-tree), whose rows run beside ours in every round. */
+export const BASELINE_JS_ENV = 'KIPGEN_BENCH_BASELINE_JS';
+
+export type OursBuild = 'current' | 'baseline';
 
 /** The entry points the bench imports; tsc follows their imports. */
 const ENTRIES = ['generated/index.ts', 'runtime/index.ts', 'runtime/record-batch.ts', 'runtime/compression/index.ts'];
@@ -53,7 +57,8 @@ export function compileOurs(tree: string): string {
 }
 
 /** The folder our modules are loaded from: the compiled tree when the bench made one, else this checkout's TypeScript. */
-export function oursRoot(): { url: URL; compiled: boolean } {
-  const js = process.env[OURS_JS_ENV];
+export function oursRoot(build: OursBuild = 'current'): { url: URL; compiled: boolean } {
+  const js = process.env[build === 'current' ? OURS_JS_ENV : BASELINE_JS_ENV];
+  if (build === 'baseline' && !js) throw new Error('internal: a baseline row without --baseline-tree');
   return js ? { url: new URL(`file://${resolve(js)}/`), compiled: true } : { url: new URL('../', import.meta.url), compiled: false };
 }

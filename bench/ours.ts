@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseRecordBatches, type BenchRecord } from './recordBatch.js';
 import type { RecordBatch } from '../runtime/record-batch.js';
-import { oursRoot } from './our-build.js';
+import { oursRoot, type OursBuild } from './our-build.js';
 import { flatFromBatches } from './normalize.js';
 import { REQUEST_FLEXIBLE_FROM } from './reference.js';
 import type { ChunksCase, DecodeCase, EncodeCase } from './types.js';
@@ -61,15 +61,12 @@ export type OursRegistry = Record<OurCodecName, OursCodec>;
  * The parse skips the CRC check, as the peers do not verify it on fetch (equal work);
  * its records come back in the bench's batch shape (deltas, header byte keys) for normalizing.
  */
-let recordBatches: typeof import('../runtime/record-batch.js') | null = null;
-const recordBatchModule = (): typeof import('../runtime/record-batch.js') => {
-  if (recordBatches === null) throw new Error('internal: loadOurs() loads runtime/record-batch.js before a record-batch row runs');
-  return recordBatches;
-};
+type RecordBatchModule = typeof import('../runtime/record-batch.js');
 
-export const RECORD_BATCHES = {
+/** The record-batch build and parse of one build of ours (the current tree's, or the baseline's). */
+export const recordBatchesOf = (rb: RecordBatchModule) => ({
   build: (records: BenchRecord[]): Uint8Array =>
-    recordBatchModule().encodeRecordBatch({
+    rb.encodeRecordBatch({
       // The peers write 0 in these three fields where Kafka's own producer (and the
       // runtime's defaults) write -1: set them so that all sides produce the same bytes.
       partitionLeaderEpoch: 0,
@@ -77,7 +74,7 @@ export const RECORD_BATCHES = {
       baseSequence: 0,
       records: records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers.map(([key, value]) => ({ key, value })) })),
     }),
-  parse: (records: Uint8Array): unknown[] => recordBatchModule().decodeRecordBatches(records, { checkCrc: false }).batches,
+  parse: (records: Uint8Array): unknown[] => rb.decodeRecordBatches(records, { checkCrc: false }).batches,
   /** Turns runtime batches into the shape flatFromBatches reads. */
   toBenchShape: (batches: RecordBatch[]): unknown[] =>
     batches.map((b) => ({
@@ -91,28 +88,26 @@ export const RECORD_BATCHES = {
         headers: r.headers.map((h) => [Buffer.from(h.key, 'utf8'), h.value]),
       })),
     })),
-  buildLabel: 'runtime encodeRecordBatch',
-  parseLabel: 'runtime decodeRecordBatches',
-};
+});
 
-const GENERATED_INDEX = new URL('generated/index.js', oursRoot().url).href;
-const RUNTIME_INDEX = new URL('runtime/index.js', oursRoot().url).href;
-const RECORD_BATCH_MODULE = new URL('runtime/record-batch.js', oursRoot().url).href;
+export const RECORD_BATCH_LABELS = { build: 'runtime encodeRecordBatch', parse: 'runtime decodeRecordBatches' };
+
 
 export type LoadResult =
-  | { ok: true; registry: OursRegistry; encodeFrame: null | ((...a: any[]) => Uint8Array) }
+  | { ok: true; registry: OursRegistry; encodeFrame: null | ((...a: any[]) => Uint8Array); recordBatches: RecordBatchModule }
   | { ok: false; reason: string };
 
 /**
- * Import ../generated/index.js (or `override`, a module path or URL given with --ours, e.g.
- * to bench another build). A missing module is "not there yet"; any other failure is
- * reported as is.
+ * Import generated/index.js of `build` (the current tree's or the baseline's; see
+ * our-build.ts), or `override`, a module path or URL given with --ours. A missing module is
+ * "not there yet"; any other failure is reported as is.
  */
-export async function loadOurs(override?: string): Promise<LoadResult> {
+export async function loadOurs(override?: string, build: OursBuild = 'current'): Promise<LoadResult> {
+  const root = oursRoot(build).url;
   let mod: any;
   try {
     // A computed specifier, so that typecheck does not need generated/ to exist.
-    mod = await import(override ? (override.startsWith('file:') ? override : pathToFileURL(resolve(override)).href) : GENERATED_INDEX);
+    mod = await import(override ? (override.startsWith('file:') ? override : pathToFileURL(resolve(override)).href) : new URL('generated/index.js', root).href);
   } catch (e: any) {
     const missing = !override && e?.code === 'ERR_MODULE_NOT_FOUND' && /generated[\\/]index/.test(String(e?.message));
     return { ok: false, reason: missing ? 'generated/index.ts does not exist yet' : `importing ${override ?? 'generated/index.js'} failed: ${e?.stack ?? e}` };
@@ -126,15 +121,15 @@ export async function loadOurs(override?: string): Promise<LoadResult> {
     else absent.push(name);
   }
   if (absent.length) return { ok: false, reason: `generated/index.js lacks codecs: ${absent.join(', ')}` };
-  recordBatches = await import(RECORD_BATCH_MODULE);
+  const recordBatches: RecordBatchModule = await import(new URL('runtime/record-batch.js', root).href);
   let encodeFrame: any = null;
   try {
-    const rt: any = await import(RUNTIME_INDEX);
+    const rt: any = await import(new URL('runtime/index.js', root).href);
     if (typeof rt.encodeFrame === 'function') encodeFrame = rt.encodeFrame;
   } catch {
     /* runtime framing is optional */
   }
-  return { ok: true, registry: registry as OursRegistry, encodeFrame };
+  return { ok: true, registry: registry as OursRegistry, encodeFrame, recordBatches };
 }
 
 /** RequestHeader version for an API version: the codec's own answer when it has one. */
@@ -182,7 +177,8 @@ const sync = { async: false } as const;
 const full = (codec: OursCodec, msg: unknown): any => (typeof codec.create === 'function' ? codec.create(msg as any) : msg);
 
 /** Ours, per workload. Each returns a ready case whose input is prepared outside the timed loop. */
-export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint8Array) | null) {
+export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint8Array) | null, recordBatches: RecordBatchModule) {
+  const RECORD_BATCHES = { ...recordBatchesOf(recordBatches), buildLabel: RECORD_BATCH_LABELS.build, parseLabel: RECORD_BATCH_LABELS.parse };
   return {
     producePrebuilt(w: ProduceWorkload, version: number): EncodeCase {
       const msg = full(reg.ProduceRequest, w.message(version));

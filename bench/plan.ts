@@ -7,7 +7,8 @@ import { PEER_VERSIONS } from './peers/versions.js';
 import type { ChunksCase, DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
 import { bytesDiff, valueDiff } from './normalize.js';
 import { metadataV6Floor, oneBufferFloor } from './floor.js';
-import { RECORD_BATCHES, loadOurs, oursCases } from './ours.js';
+import { RECORD_BATCH_LABELS, loadOurs, oursCases } from './ours.js';
+import type { OursBuild } from './our-build.js';
 import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCodecs, platformaticCodecs, sameBytes, type Codecs } from './compression.js';
 import {
   fetchWorkload,
@@ -30,6 +31,8 @@ export interface ParticipantPlan {
   /** For ours rows: does this row do the same work as the peer row? */
   equalWork: string;
   make(): Promise<Participant>;
+  /** Ours rows: the same participant made from the baseline build. */
+  makeBaseline?: () => Promise<Participant>;
 }
 
 export interface ComparisonPlan {
@@ -47,6 +50,11 @@ export interface PlanOptions {
   ours: boolean;
   /** Module with our codecs instead of ../generated/index.js (--ours). */
   oursPath?: string;
+  /**
+   * Run every ours row (floors aside) twice: this tree's build and the baseline's
+   * (--baseline-tree), in the same rounds, so that before/after ratios are taken round by round.
+   */
+  baseline?: boolean;
   filter?: RegExp | null;
 }
 
@@ -78,15 +86,22 @@ const peerModules: Record<Exclude<Lib, 'ours'>, () => Promise<PeerAdapter>> = {
   platformatic: lazy(async () => (await import('./peers/platformatic.js')).platformaticPeer),
 };
 
-let oursPromise: Promise<ReturnType<typeof oursCases>> | null = null;
-function oursCasesFor(oursPath?: string): Promise<ReturnType<typeof oursCases>> {
-  oursPromise ??= (async () => {
-    const loaded = await loadOurs(oursPath);
-    if (!loaded.ok) throw new Error(`our codecs: ${loaded.reason}`);
-    return oursCases(loaded.registry, loaded.encodeFrame);
-  })();
-  return oursPromise;
+const oursPromises = new Map<OursBuild, Promise<ReturnType<typeof oursCases>>>();
+function oursCasesFor(oursPath: string | undefined, build: OursBuild = 'current'): Promise<ReturnType<typeof oursCases>> {
+  let cases = oursPromises.get(build);
+  if (cases === undefined) {
+    cases = (async () => {
+      const loaded = await loadOurs(build === 'current' ? oursPath : undefined, build);
+      if (!loaded.ok) throw new Error(`our codecs (${build}): ${loaded.reason}`);
+      return oursCases(loaded.registry, loaded.encodeFrame, loaded.recordBatches);
+    })();
+    oursPromises.set(build, cases);
+  }
+  return cases;
 }
+
+/** The label of a baseline row: its current row's, marked. */
+export const BASELINE_MARK = ' @ baseline';
 
 const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
@@ -121,21 +136,29 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
   const plans: ComparisonPlan[] = [];
   const add = (c: ComparisonPlan) => {
     if (o.filter && !o.filter.test(`${c.workload} ${c.api} v${c.version} ${c.op}`)) return;
+    if (o.baseline) {
+      c.participants = c.participants.flatMap((p) =>
+        p.makeBaseline && !p.label.startsWith('floor') ? [p, { ...p, label: `${p.label}${BASELINE_MARK}`, equalWork: 'the same, baseline build', make: p.makeBaseline, makeBaseline: undefined }] : [p],
+      );
+    }
     c.participants.forEach((p, i) => (p.key = `${c.workload}|${c.api}|v${c.version}|${c.op}|${i}|${p.label}`));
     plans.push(c);
   };
-  const P = (lib: Lib, role: 'ours' | 'peer', label: string, make: () => Promise<Participant>, equalWork = role === 'peer' ? '—' : 'yes'): ParticipantPlan => ({
+  type Make = (() => Promise<Participant>) & { baseline?: () => Promise<Participant> };
+  const P = (lib: Lib, role: 'ours' | 'peer', label: string, make: Make, equalWork = role === 'peer' ? '—' : 'yes'): ParticipantPlan => ({
     key: '',
     lib,
     role,
     label,
     equalWork,
     make,
+    makeBaseline: make.baseline,
   });
-  const ours = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant) => async () => f(await oursCasesFor(o.oursPath));
+  const ours = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant): Make =>
+    Object.assign(async () => f(await oursCasesFor(o.oursPath)), { baseline: async () => f(await oursCasesFor(undefined, 'baseline')) });
   const peer = (lib: Exclude<Lib, 'ours'>, f: (a: PeerAdapter) => Participant) => async () => f(await peerModules[lib]());
   const libs = ['kafkajs', 'platformatic'] as const;
-  const RB = { build: RECORD_BATCHES.buildLabel, parse: RECORD_BATCHES.parseLabel };
+  const RB = RECORD_BATCH_LABELS;
 
   /** Our zero-copy encoding of the pre-built Produce request (absent from codecs made before encodeChunks). */
   const oursChunks = (c: Awaited<ReturnType<typeof oursCasesFor>>, w: ProduceWorkload, v: number) => {

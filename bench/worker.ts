@@ -9,7 +9,7 @@ import { calibrate, slice } from './timing.js';
 
 interface WorkerInput {
   key: string;
-  plan: { ours: boolean; oursPath?: string; filter: string | null };
+  plan: { ours: boolean; oursPath?: string; baseline?: boolean; filter: string | null };
   settleMs: number;
 }
 
@@ -18,7 +18,7 @@ const port = parentPort!;
 
 let participant: Participant;
 try {
-  const plan = makePlan({ ours: input.plan.ours, oursPath: input.plan.oursPath, filter: input.plan.filter ? new RegExp(input.plan.filter, 'i') : null });
+  const plan = makePlan({ ours: input.plan.ours, oursPath: input.plan.oursPath, baseline: input.plan.baseline, filter: input.plan.filter ? new RegExp(input.plan.filter, 'i') : null });
   const pp = plan.flatMap((c) => c.participants).find((p) => p.key === input.key);
   if (!pp) throw new Error(`no participant ${input.key} in the worker's plan`);
   participant = await pp.make();
