@@ -56,11 +56,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { foreignStats, renderMarkdown, runComparisons, summarize, type ComparisonResult } from './harness.js';
+import { BASELINE_MARK, foreignStats, renderMarkdown, runComparisons, summarize, type ComparisonResult } from './harness.js';
 import { loadOurs } from './ours.js';
 import { BASELINE_JS_ENV, OURS_JS_ENV, compileOurs } from './our-build.js';
 import { PEER_VERSIONS } from './peers/versions.js';
-import { BASELINE_MARK, makePlan, W } from './plan.js';
+import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
@@ -287,17 +287,14 @@ if (failed.length) {
 /** Each ours row against its "@ baseline" twin: the median of per-round ratios (same round, same machine conditions). */
 function renderBaselineRatios(all: ComparisonResult[]): string {
   const lines = ['### This tree ÷ baseline, per round', '', '| workload | API version | op | participant | this tree ops/s | baseline ops/s | ratio (median [min–max]) |', '|---|---|---|---|---|---|---|'];
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  const ops = (n: number | null | undefined) => (n == null ? '—' : Math.round(n).toLocaleString('en-US'));
   for (const c of all) {
     for (const row of c.rows) {
+      const ratio = row.baselineRatio;
+      if (!ratio) continue;
       const base = c.rows.find((r) => r.label === `${row.label}${BASELINE_MARK}`);
-      if (!base || row.opsPerRound.length === 0 || base.opsPerRound.length !== row.opsPerRound.length) continue;
-      const ratios = row.opsPerRound.map((x, i) => x / base.opsPerRound[i]!);
-      lines.push(
-        `| ${c.workload} | ${c.api} v${c.version} | ${c.op} | ${row.label} | ${Math.round(median(row.opsPerRound)).toLocaleString('en-US')} | ${Math.round(median(base.opsPerRound)).toLocaleString('en-US')} | **${median(ratios).toFixed(3)}** [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}] |`,
-      );
+      lines.push(`| ${c.workload} | ${c.api} v${c.version} | ${c.op} | ${row.label} | ${ops(row.medianOps)} | ${ops(base?.medianOps)} | **${ratio.median.toFixed(3)}** [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}] |`);
     }
   }
   return lines.join('\n');
 }
-

@@ -49,7 +49,12 @@ export interface ParticipantResult {
   mbPerSec: number | null;
   spread: number | null;
   ratio: { median: number; min: number; max: number } | null;
+  /** Ours rows run with --baseline-tree: per-round ratios to the row's "@ baseline" twin. */
+  baselineRatio?: { median: number; min: number; max: number } | null;
 }
+
+/** The label of a baseline row (--baseline-tree): its current row's, marked. */
+export const BASELINE_MARK = ' @ baseline';
 
 export interface ComparisonResult {
   workload: string;
@@ -205,11 +210,16 @@ export function summarize(res: ComparisonResult): void {
     r.medianOps = median(r.opsPerRound);
     r.mbPerSec = (r.medianOps * res.bytesPerOp) / 1e6;
     r.spread = (Math.max(...r.opsPerRound) - Math.min(...r.opsPerRound)) / r.medianOps;
-    if (r.role === 'ours' && peer) {
-      const ratios = r.opsPerRound.map((x, i) => x / peer.opsPerRound[i]!);
-      r.ratio = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
-    }
+    if (r.role === 'ours' && peer) r.ratio = roundRatios(r, peer);
+    const baseline = timed.find((b) => b.label === `${r.label}${BASELINE_MARK}`);
+    if (baseline && baseline.opsPerRound.length === r.opsPerRound.length) r.baselineRatio = roundRatios(r, baseline);
   }
+}
+
+/** Ratios of `r` to `other` round by round (the same index of opsPerRound: the same round), summarized. */
+function roundRatios(r: ParticipantResult, other: ParticipantResult): { median: number; min: number; max: number } {
+  const ratios = r.opsPerRound.map((x, i) => x / other.opsPerRound[i]!);
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
 
 export async function runComparisons(plans: ComparisonPlan[], opts: HarnessOptions): Promise<ComparisonResult[]> {

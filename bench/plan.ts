@@ -2,7 +2,7 @@
 // cheap to make: the libraries and our codecs are imported only when a participant is
 // actually made (`make()`), so that a worker thread running one participant loads only
 // what that participant needs (see harness.ts, "isolation").
-import type { Participant } from './harness.js';
+import { BASELINE_MARK, type Participant } from './harness.js';
 import { PEER_VERSIONS } from './peers/versions.js';
 import type { ChunksCase, DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
 import { bytesDiff, valueDiff } from './normalize.js';
@@ -100,8 +100,6 @@ function oursCasesFor(oursPath: string | undefined, build: OursBuild = 'current'
   return cases;
 }
 
-/** The label of a baseline row: its current row's, marked. */
-export const BASELINE_MARK = ' @ baseline';
 
 const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
@@ -138,7 +136,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
     if (o.filter && !o.filter.test(`${c.workload} ${c.api} v${c.version} ${c.op}`)) return;
     if (o.baseline) {
       c.participants = c.participants.flatMap((p) =>
-        p.makeBaseline && !p.label.startsWith('floor') ? [p, { ...p, label: `${p.label}${BASELINE_MARK}`, equalWork: 'the same, baseline build', make: p.makeBaseline, makeBaseline: undefined }] : [p],
+        p.makeBaseline ? [p, { ...p, label: `${p.label}${BASELINE_MARK}`, equalWork: 'the same, baseline build', make: p.makeBaseline, makeBaseline: undefined }] : [p],
       );
     }
     c.participants.forEach((p, i) => (p.key = `${c.workload}|${c.api}|v${c.version}|${c.op}|${i}|${p.label}`));
@@ -156,6 +154,8 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
   });
   const ours = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant): Make =>
     Object.assign(async () => f(await oursCasesFor(o.oursPath)), { baseline: async () => f(await oursCasesFor(undefined, 'baseline')) });
+  /** A floor made from our chunks: the same for any build, so it has no baseline twin. */
+  const oursFloor = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant): Make => async () => f(await oursCasesFor(o.oursPath));
   const peer = (lib: Exclude<Lib, 'ours'>, f: (a: PeerAdapter) => Participant) => async () => f(await peerModules[lib]());
   const libs = ['kafkajs', 'platformatic'] as const;
   const RB = RECORD_BATCH_LABELS;
@@ -187,7 +187,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
           ...(o.ours
             ? [
                 P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(w(), v), exp))),
-                P('ours', 'ours', 'floor: allocate + copy the chunks in', ours((c) => fromEncode(oneBufferFloor(oursChunks(c, w(), v)), exp)), 'yes, minus all encoding (see floor.ts)'),
+                P('ours', 'ours', 'floor: allocate + copy the chunks in', oursFloor((c) => fromEncode(oneBufferFloor(oursChunks(c, w(), v)), exp)), 'yes, minus all encoding (see floor.ts)'),
               ]
             : []),
           P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(w())!, exp))),

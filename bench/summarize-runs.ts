@@ -5,8 +5,7 @@
 // and, for runs made with --baseline-tree, the per-round ratio to its "@ baseline" twin.
 // The README's "Codec speed" table is made with it, from three runs.
 import { readFileSync } from 'node:fs';
-import type { ComparisonResult } from './harness.js';
-import { BASELINE_MARK } from './plan.js';
+import { BASELINE_MARK, type ComparisonResult } from './harness.js';
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
@@ -14,7 +13,6 @@ if (files.length === 0) {
   process.exit(2);
 }
 const runs = files.map((f) => (JSON.parse(readFileSync(f, 'utf8')) as { results: ComparisonResult[] }).results);
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const key = (c: ComparisonResult): string => `${c.workload}|${c.api}|${c.version}|${c.op}`;
 
@@ -28,11 +26,8 @@ for (const first of runs[0]!) {
     if (row.role !== 'ours' || row.label.endsWith(BASELINE_MARK)) continue;
     const per = same.map((c) => {
       const r = c?.rows.find((x) => x.label === row.label);
-      const base = c?.rows.find((x) => x.label === `${row.label}${BASELINE_MARK}`);
       const peer = c?.rows.find((x) => x.role === 'peer');
-      const vsBase =
-        r && base && r.opsPerRound.length > 0 && r.opsPerRound.length === base.opsPerRound.length ? median(r.opsPerRound.map((x, i) => x / base.opsPerRound[i]!)) : null;
-      return { ops: r?.medianOps ?? null, ratio: r?.ratio?.median ?? null, peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—', vsBase };
+      return { ops: r?.medianOps ?? null, ratio: r?.ratio?.median ?? null, peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—', vsBase: r?.baselineRatio?.median ?? null };
     });
     const list = (xs: Array<number | null>, f: (n: number) => string): string => (xs.every((x) => x === null) ? '—' : xs.map((x) => (x === null ? '—' : f(x))).join(' / '));
     lines.push(
