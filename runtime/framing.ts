@@ -20,8 +20,23 @@ export function encodeFrame<H, B>(
 ): Uint8Array {
   const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
   const writer = Writer.forSize(4 + size);
-  writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion);
+  try {
+    writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion);
+  } catch (error) {
+    throw explainBodyFailure(error, bodyCodec, body, bodyVersion);
+  }
   return writer.finish();
+}
+
+/**
+ * A throw from a frame's write pass, explained when the body caused it: a
+ * field a JavaScript caller left out or mistyped (see encode-diagnosis.ts).
+ * Called around the whole pass, never inside it, so that writeChunks's own
+ * recovery from overflowing its scratch buffer (a RangeError it catches and
+ * retries) never reaches the diagnosis.
+ */
+function explainBodyFailure<B>(error: unknown, bodyCodec: MessageCodec<B>, body: B, bodyVersion: number): unknown {
+  return explainEncodeFailure(error, bodyCodec.name, bodyCodec, body, bodyVersion);
 }
 
 function writeFrame<H, B>(
@@ -36,12 +51,7 @@ function writeFrame<H, B>(
 ): void {
   writer.int32(size);
   headerCodec.write(writer, header, headerVersion);
-  try {
-    bodyCodec.write(writer, body, bodyVersion);
-  } catch (error) {
-    // A field a JavaScript caller left out or mistyped: say which (see encode-diagnosis.ts).
-    throw explainEncodeFailure(error, bodyCodec.name, bodyCodec, body, bodyVersion);
-  }
+  bodyCodec.write(writer, body, bodyVersion);
 }
 
 /**
@@ -58,7 +68,11 @@ export function encodeFrameChunks<H, B>(
   bodyVersion: number,
 ): Uint8Array[] {
   const size = headerCodec.size(header, headerVersion) + bodyCodec.size(body, bodyVersion);
-  return writeChunks(4 + size, (writer) => writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion));
+  try {
+    return writeChunks(4 + size, (writer) => writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion));
+  } catch (error) {
+    throw explainBodyFailure(error, bodyCodec, body, bodyVersion);
+  }
 }
 
 /** Thrown by FrameReader for a frame the peer should never have sent; the connection is beyond repair. */

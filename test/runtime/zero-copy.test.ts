@@ -176,4 +176,15 @@ describe('encodeFrameChunks', () => {
       expect(joined(chunks)).toBe(toHex(frame));
     }
   });
+
+  it('frames a body whose copied part overflows the scratch buffer, from a JavaScript caller that leaves out fields its version does not carry', () => {
+    // writeChunks recovers from the overflow by catching a RangeError and writing again: the
+    // encode-failure diagnosis must not see that RangeError (it once did, and refused a valid body).
+    const request = produceRequest(Array.from({ length: 2000 }, (_, i) => batchOf(100 + (i % 50))), 4);
+    for (const topic of request.topicData) delete (topic as Partial<typeof topic>).topicId; // v9 has no topic ids
+    const header = RequestHeader.create({ requestApiKey: 0, requestApiVersion: 9, correlationId: 7, clientId: 'zero-copy' });
+    const frame = encodeFrame(RequestHeader, header, 2, ProduceRequest, request, 9);
+    expect(frame.length).toBeGreaterThan(1 << 20);
+    expect(joined(encodeFrameChunks(RequestHeader, header, 2, ProduceRequest, request, 9))).toBe(toHex(frame));
+  });
 });
