@@ -18,7 +18,7 @@ import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput }
 import { CredentialStore } from './auth/credentials.js';
 import { unsecuredJwsValidator } from './auth/oauth.js';
 import { aclHandlers } from './auth/acl-handlers.js';
-import { authorizationHook } from './auth/api-acls.js';
+import { authorizationHook, mayAutoCreateTopic } from './auth/api-acls.js';
 import { AclAuthorizer } from './auth/authorizer.js';
 import type { SaslSettings } from './auth/session.js';
 import type { ListenerSpec } from './server/server.js';
@@ -27,8 +27,8 @@ import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
 import { classicGroupHandlers } from './group/classic-handlers.js';
 import { ConsumerGroups } from './group/consumer-groups.js';
-import { CreateTopicsRequest, CreateTopicsResponse } from '../generated/index.js';
-import { apiVersionsHandler, findCoordinatorHandler, metadataHandler } from './handlers/cluster-handlers.js';
+import { apiVersionsHandler, findCoordinatorHandler, metadataHandler, type AutoCreate } from './handlers/cluster-handlers.js';
+import { ErrorCode } from './errors.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { produceHandler } from './handlers/produce.js';
@@ -142,13 +142,12 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
   groupConfigsRef = groupConfigs;
   const admin = adminHandlers(topicAdmin, groupConfigs, config);
-  const autoCreate = config.autoCreateTopics
-    ? (name: string) =>
-        topicAdmin.autoCreate(name, (created, partitions) =>
-          topicAdmin.forward('auto-created topic', CreateTopicsRequest, CreateTopicsRequest.create({ topics: [{ name: created, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: [] }] }), 7, CreateTopicsResponse, (res) =>
-            res.topics[0]?.errorCode ? `error ${res.topics[0].errorCode}` : null,
-          ),
-        )
+  const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
+  const autoCreate: AutoCreate | undefined = config.autoCreateTopics
+    ? async (name, ctx) => {
+        if (authorizer !== null && !mayAutoCreateTopic(authorizer, ctx, name)) return { error: ErrorCode.TOPIC_AUTHORIZATION_FAILED, message: 'not authorized to create the topic' };
+        return topicAdmin.autoCreate(name);
+      }
     : undefined;
 
   // APIs of the broker itself.
@@ -160,7 +159,6 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   };
   registry.register(ApiKey.SaslHandshake, saslInServer);
   registry.register(ApiKey.SaslAuthenticate, saslInServer);
-  const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
   for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);
   registry.register(ApiKey.Metadata, metadataHandler(cluster, autoCreate));
   for (const [apiKey, handler] of admin) registry.register(apiKey, handler);

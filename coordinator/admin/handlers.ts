@@ -22,7 +22,7 @@ import type { BrokerConfig } from '../config.js';
 import { ErrorCode, errorCodeName } from '../errors.js';
 import { ConfigSource, ConfigType, GROUP_CONFIGS, TOPIC_CONFIGS, configDef, type ConfigDef } from './config-defs.js';
 import type { GroupConfigs } from './group-configs.js';
-import type { TopicAdmin } from './topic-admin.js';
+import { PEER_VERSION, type TopicAdmin } from './topic-admin.js';
 
 /** ConfigResource.Type */
 export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLIENT_METRICS: 16, GROUP: 32 } as const;
@@ -30,8 +30,6 @@ const OP_SET = 0;
 const OP_DELETE = 1;
 const OP_APPEND = 2;
 const OP_SUBTRACT = 3;
-/** Versions used between nodes to pass a change on (the highest each side serves). */
-const PEER_VERSION = { createTopics: 7, deleteTopics: 6, createPartitions: 3, alterConfigs: 1 } as const;
 const NO_OPERATIONS = -2147483648;
 
 interface ConfigEntry {

@@ -19,7 +19,11 @@ import { ErrorCode } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PeerConnections } from '../net/peers.js';
 import type { ApiMessageCodec } from '../../runtime/index.js';
+import { CreateTopicsRequest, CreateTopicsResponse } from '../../generated/index.js';
 import { TOPIC_CONFIGS, validateConfigs } from './config-defs.js';
+
+/** Versions used between nodes to pass a change on (the highest each side serves). */
+export const PEER_VERSION = { createTopics: 7, deleteTopics: 6, createPartitions: 3, alterConfigs: 1 } as const;
 
 /** Kafka's Topic.validate: at most 249 of [a-zA-Z0-9._-], not "." or "..". */
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]{1,249}$/;
@@ -111,12 +115,16 @@ export class TopicAdmin {
   }
 
   /** Auto-creation on Metadata (auto.create.topics.enable): a topic of num.partitions, passed on to the peers. */
-  async autoCreate(name: string, forward: (name: string, partitions: number) => Promise<void>): Promise<Outcome> {
+  async autoCreate(name: string): Promise<Outcome> {
     const bad = this.checkNewName(name);
     if (bad !== null && bad.error !== ErrorCode.TOPIC_ALREADY_EXISTS) return bad;
     if (bad === null) {
-      this.create(name, this.settings.defaultPartitions, {});
-      await forward(name, this.settings.defaultPartitions);
+      const numPartitions = this.settings.defaultPartitions;
+      this.create(name, numPartitions, {});
+      const request = CreateTopicsRequest.create({ topics: [{ name, numPartitions, replicationFactor: -1, assignments: [], configs: [] }] });
+      await this.forward('auto-created topic', CreateTopicsRequest, request, PEER_VERSION.createTopics, CreateTopicsResponse, (res) =>
+        res.topics[0]?.errorCode ? `error ${res.topics[0].errorCode}` : null,
+      );
     }
     return null;
   }

@@ -28,16 +28,16 @@ import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
 import { ANONYMOUS } from './session.js';
 
-type Next = (request: any) => Promise<any>;
+export type Next = (request: any) => Promise<any>;
 
 /** The checks available to a rule, for the requester of this request. */
-interface Check {
+export interface Check {
   allow(resourceType: number, name: string, operation: number): boolean;
   allowAny(resourceType: number, operation: number): boolean;
   topicName(topic: { name?: string | null; topic?: string; topicId?: string }): string | undefined;
 }
 
-type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
+export type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
 
 const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 const GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED;
@@ -114,6 +114,7 @@ const RULES: Record<number, Rule> = {
         createListOffsetsTopicResponse({ name: t.name, partitions: t.partitions.map((p: any) => createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED, timestamp: -1n, offset: -1n })) }),
     }),
   // Metadata: DESCRIBE on each topic; when listing every topic, the others are left out (as Kafka).
+  // Auto-creating a named topic also needs CREATE: see mayAutoCreateTopic.
   3: async (req, check, ctx, next) => {
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
     const response = await next(req);
@@ -331,10 +332,28 @@ Object.assign(RULES, GROUP_ADMIN_RULES);
 /** API keys with a rule (for tests and docs). */
 export const AUTHORIZED_APIS: readonly number[] = Object.keys(RULES).map(Number);
 
+/** Who sent a request, as the authorizer names requesters. */
+const requester = (ctx: RequestContext) => ({ principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' });
+
+/**
+ * Metadata's auto-creation of `topic` (auto.create.topics.enable): CREATE on
+ * the cluster or on the topic, as Kafka's KafkaApis asks. Checked by the
+ * Metadata handler's creation callback (broker.ts), because only the handler
+ * knows which named topics are missing; a denied one is answered with
+ * TOPIC_AUTHORIZATION_FAILED and not created.
+ */
+export function mayAutoCreateTopic(authorizer: AclAuthorizer, ctx: RequestContext, topic: string): boolean {
+  const who = requester(ctx);
+  return (
+    authorizer.authorize(who, { resourceType: Res.CLUSTER, resourceName: CLUSTER_NAME, operation: Op.CREATE }) ||
+    authorizer.authorize(who, { resourceType: Res.TOPIC, resourceName: topic, operation: Op.CREATE })
+  );
+}
+
 /** The server's authorization hook: runs the API's rule around its handler. */
 export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterView, log: (line: string) => void) {
   return (request: unknown, ctx: RequestContext, next: Next): Promise<unknown> => {
-    const who = { principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' };
+    const who = requester(ctx);
     const check: Check = {
       allow: (resourceType, resourceName, operation) => authorizer.authorize(who, { resourceType, resourceName, operation }),
       allowAny: (resourceType, operation) => authorizer.authorizeAny(who, resourceType, operation),

@@ -9,14 +9,23 @@
  * the AUTHORIZATION_FAILED code of their resource and never reach the handler.
  */
 import { apiByKey } from '../../generated/index.js';
+import { ZERO_UUID } from '../../runtime/index.js';
 import { BrokerError, ErrorCode } from '../errors.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
+import type { Check, Next, Rule } from './api-acls.js';
 
-interface Check {
-  allow(resourceType: number, name: string, operation: number): boolean;
-}
-type Next = (request: any) => Promise<any>;
-type Rule = (request: any, check: Check, ctx: { apiVersion: number }, next: Next) => Promise<any>;
+/** authorizedOperations when the request did not ask for them. */
+const NO_OPERATIONS = -2147483648;
+
+/**
+ * May `operation` be done on the topic an entry names, by name or by topic id?
+ * An unknown topic id is left to the handler (UNKNOWN_TOPIC_ID), as Kafka does
+ * and as api-acls.ts's perTopic does.
+ */
+const topicAllowed = (check: Check, entry: { name?: string | null; topicId?: string }, operation: number): boolean => {
+  const name = check.topicName(entry);
+  return name === undefined || check.allow(Res.TOPIC, name, operation);
+};
 
 const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 const GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED;
@@ -56,7 +65,7 @@ export const GROUP_ADMIN_RULES: Record<number, Rule> = {
       res.topics = req.topics.map(entry(GROUP_DENIED));
       return res;
     }
-    return split(8, req, next, 'topics', 'topics', (t) => typeof t.name !== 'string' || t.name === '' || check.allow(Res.TOPIC, t.name, Op.READ), entry(TOPIC_DENIED));
+    return split(8, req, next, 'topics', 'topics', (t) => topicAllowed(check, t, Op.READ), entry(TOPIC_DENIED));
   },
   // ListGroups: the groups the caller may DESCRIBE.
   16: async (req, check, _ctx, next) => {
@@ -65,17 +74,18 @@ export const GROUP_ADMIN_RULES: Record<number, Rule> = {
     return res;
   },
   15: (req, check, _ctx, next) =>
-    split(15, { ...req, groups: req.groups }, next, 'groups', 'groups', (g: string) => check.allow(Res.GROUP, g, Op.DESCRIBE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: -2147483648 })),
+    split(15, req, next, 'groups', 'groups', (g: string) => check.allow(Res.GROUP, g, Op.DESCRIBE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_OPERATIONS })),
   69: (req, check, _ctx, next) =>
-    split(69, req, next, 'groupIds', 'groups', (g: string) => check.allow(Res.GROUP, g, Op.DESCRIBE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 })),
+    split(69, req, next, 'groupIds', 'groups', (g: string) => check.allow(Res.GROUP, g, Op.DESCRIBE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: NO_OPERATIONS })),
   42: (req, check, _ctx, next) =>
     split(42, req, next, 'groupsNames', 'results', (g: string) => check.allow(Res.GROUP, g, Op.DELETE), (g: string) => ({ groupId: g, errorCode: GROUP_DENIED, errorMessage: null })),
   19: (req, check, _ctx, next) =>
-    split(19, req, next, 'topics', 'topics', (t) => check.allow(Res.CLUSTER, CLUSTER_NAME, Op.CREATE) || check.allow(Res.TOPIC, t.name, Op.CREATE), (t) => ({ name: t.name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA', errorCode: TOPIC_DENIED, errorMessage: 'not authorized', topicConfigErrorCode: 0, numPartitions: -1, replicationFactor: -1, configs: null })),
+    split(19, req, next, 'topics', 'topics', (t) => check.allow(Res.CLUSTER, CLUSTER_NAME, Op.CREATE) || check.allow(Res.TOPIC, t.name, Op.CREATE), (t) => ({ name: t.name, topicId: ZERO_UUID, errorCode: TOPIC_DENIED, errorMessage: 'not authorized', topicConfigErrorCode: 0, numPartitions: -1, replicationFactor: -1, configs: null })),
   20: async (req, check, ctx, next) => {
     const list = ctx.apiVersion >= 6 ? 'topics' : 'topicNames';
-    const name = (t: any): string | null => (typeof t === 'string' ? t : t.name);
-    return split(20, req, next, list, 'responses', (t) => name(t) === null || check.allow(Res.TOPIC, name(t)!, Op.DELETE), (t) => ({ name: name(t), topicId: typeof t === 'string' ? 'AAAAAAAAAAAAAAAAAAAAAA' : t.topicId, errorCode: TOPIC_DENIED, errorMessage: null }));
+    // Before v6 the list is of names; from v6 of { name, topicId }, either of which may name the topic.
+    const asEntry = (t: any): { name?: string | null; topicId?: string } => (typeof t === 'string' ? { name: t } : t);
+    return split(20, req, next, list, 'responses', (t) => topicAllowed(check, asEntry(t), Op.DELETE), (t) => ({ name: asEntry(t).name ?? null, topicId: asEntry(t).topicId ?? ZERO_UUID, errorCode: TOPIC_DENIED, errorMessage: null }));
   },
   37: (req, check, _ctx, next) =>
     split(37, req, next, 'topics', 'results', (t) => check.allow(Res.TOPIC, t.name, Op.ALTER), (t) => ({ name: t.name, errorCode: TOPIC_DENIED, errorMessage: 'not authorized' })),

@@ -3,7 +3,7 @@
  * and the API registry, no state of their own.
  */
 import { ApiVersionsResponse, FindCoordinatorResponse, MetadataResponse } from '../../generated/index.js';
-import { endpointFor, type Handler, type ShareCoordinator } from '../broker-context.js';
+import { endpointFor, type Handler, type RequestContext, type ShareCoordinator } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import { ZERO_UUID } from '../../runtime/index.js';
@@ -48,7 +48,7 @@ export function apiVersionsHandler(registry: ApiRegistry, features: Record<strin
  * (auto.create.topics.enable); null when the topic now exists, or the error
  * for that topic. Absent: no auto-creation.
  */
-export type AutoCreate = (name: string) => Promise<{ error: number; message: string } | null>;
+export type AutoCreate = (name: string, ctx: RequestContext) => Promise<{ error: number; message: string } | null>;
 
 export function metadataHandler(cluster: Cluster, autoCreate?: AutoCreate): Handler {
   return async (req, ctx) => {
@@ -61,7 +61,7 @@ export function metadataHandler(cluster: Cluster, autoCreate?: AutoCreate): Hand
     if (autoCreate !== undefined && req.topics !== null && (v < 4 || req.allowAutoTopicCreation)) {
       for (const w of req.topics as { name: string | null }[]) {
         if (w.name === null || w.name === undefined || cluster.topicByName(w.name) !== undefined) continue;
-        const failed = await autoCreate(w.name);
+        const failed = await autoCreate(w.name, ctx);
         if (failed !== null) autoErrors.set(w.name, failed);
       }
     }

@@ -29,6 +29,8 @@ import {
   AddPartitionsToTxnRequest,
   CreateAclsRequest,
   DeleteAclsRequest,
+  DeleteTopicsRequest,
+  DeleteTopicsResponse,
   DescribeAclsRequest,
   EndTxnRequest,
   FindCoordinatorRequest,
@@ -249,6 +251,32 @@ describe('Metadata, ListOffsets and Fetch', () => {
       expect(fetched.responses[0]!.partitions[0]!.errorCode).toBe(0);
       expect(fetched.responses[0]!.partitions[0]!.records!.length).toBeGreaterThan(0);
     });
+  });
+});
+
+describe('topics: auto-creation and topics named by id', () => {
+  const metadataFor = (c: KafkaConnection, name: string) =>
+    c.send(MetadataRequest, MetadataRequest.create({ topics: [{ topicId: ZERO_UUID, name }], allowAutoTopicCreation: true }), 12, MetadataResponse);
+  const exists = async (name: string) => (await admin.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse)).topics.some((t) => t.name === name);
+
+  it('Metadata creates a missing topic only with CREATE on the cluster or the topic, as Kafka does', async () => {
+    await grant({ principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'auto-', patternType: PatternType.PREFIXED, operation: Op.DESCRIBE });
+    const refused = await as('carol', (c) => metadataFor(c, 'auto-refused'));
+    expect(refused.topics[0]!.errorCode).toBe(29);
+    expect(await exists('auto-refused')).toBe(false);
+    await grant({ principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'auto-allowed', operation: Op.CREATE });
+    const created = await as('carol', (c) => metadataFor(c, 'auto-allowed'));
+    expect(created.topics[0]!.errorCode).toBe(0);
+    expect(await exists('auto-allowed')).toBe(true);
+  });
+
+  it('DeleteTopics by topic id needs DELETE on the topic the id names', async () => {
+    await learnTopicIds();
+    const byId = (c: KafkaConnection) =>
+      c.send(DeleteTopicsRequest, DeleteTopicsRequest.create({ topics: [{ name: null, topicId: topicIds.get('audit')! }], timeoutMs: 5_000 }), 6, DeleteTopicsResponse);
+    const refused = await as('dave', byId);
+    expect(refused.responses[0]!.errorCode).toBe(29);
+    expect(await exists('audit')).toBe(true);
   });
 });
 
