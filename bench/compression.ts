@@ -71,10 +71,3 @@ export async function platformaticCodecs(codec: Codec): Promise<Codecs | null> {
   const asBuffer = (u: Uint8Array) => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
   return { compress: (data) => algorithm.compressSync(asBuffer(data)), decompress: (data) => algorithm.decompressSync(asBuffer(data)) };
 }
-
-/** null when `got` equals `want`, else where they differ. */
-export function sameBytes(want: Uint8Array, got: Uint8Array): string | null {
-  if (got.length !== want.length) return `${got.length} bytes, expected ${want.length}`;
-  for (let i = 0; i < want.length; i++) if (got[i] !== want[i]) return `byte ${i} differs`;
-  return null;
-}

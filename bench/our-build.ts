@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -57,8 +57,8 @@ export function compileOurs(tree: string): string {
 }
 
 /** The folder our modules are loaded from: the compiled tree when the bench made one, else this checkout's TypeScript. */
-export function oursRoot(build: OursBuild = 'current'): { url: URL; compiled: boolean } {
+export function oursRoot(build: OursBuild = 'current'): { url: URL } {
   const js = process.env[build === 'current' ? OURS_JS_ENV : BASELINE_JS_ENV];
   if (build === 'baseline' && !js) throw new Error('internal: a baseline row without --baseline-tree');
-  return js ? { url: new URL(`file://${resolve(js)}/`), compiled: true } : { url: new URL('../', import.meta.url), compiled: false };
+  return { url: js ? pathToFileURL(`${resolve(js)}/`) : new URL('../', import.meta.url) };
 }

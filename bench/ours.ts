@@ -63,8 +63,12 @@ export type OursRegistry = Record<OurCodecName, OursCodec>;
  */
 type RecordBatchModule = typeof import('../runtime/record-batch.js');
 
+export const RECORD_BATCH_LABELS = { build: 'runtime encodeRecordBatch', parse: 'runtime decodeRecordBatches' };
+
 /** The record-batch build and parse of one build of ours (the current tree's, or the baseline's). */
-export const recordBatchesOf = (rb: RecordBatchModule) => ({
+const recordBatchesOf = (rb: RecordBatchModule) => ({
+  buildLabel: RECORD_BATCH_LABELS.build,
+  parseLabel: RECORD_BATCH_LABELS.parse,
   build: (records: BenchRecord[]): Uint8Array =>
     rb.encodeRecordBatch({
       // The peers write 0 in these three fields where Kafka's own producer (and the
@@ -90,7 +94,6 @@ export const recordBatchesOf = (rb: RecordBatchModule) => ({
     })),
 });
 
-export const RECORD_BATCH_LABELS = { build: 'runtime encodeRecordBatch', parse: 'runtime decodeRecordBatches' };
 
 
 export type LoadResult =
@@ -178,7 +181,7 @@ const full = (codec: OursCodec, msg: unknown): any => (typeof codec.create === '
 
 /** Ours, per workload. Each returns a ready case whose input is prepared outside the timed loop. */
 export function oursCases(reg: OursRegistry, encodeFrame: ((...a: any[]) => Uint8Array) | null, recordBatches: RecordBatchModule) {
-  const RECORD_BATCHES = { ...recordBatchesOf(recordBatches), buildLabel: RECORD_BATCH_LABELS.build, parseLabel: RECORD_BATCH_LABELS.parse };
+  const RECORD_BATCHES = recordBatchesOf(recordBatches);
   return {
     producePrebuilt(w: ProduceWorkload, version: number): EncodeCase {
       const msg = full(reg.ProduceRequest, w.message(version));

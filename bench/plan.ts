@@ -9,7 +9,7 @@ import { bytesDiff, valueDiff } from './normalize.js';
 import { metadataV6Floor, oneBufferFloor } from './floor.js';
 import { RECORD_BATCH_LABELS, loadOurs, oursCases } from './ours.js';
 import type { OursBuild } from './our-build.js';
-import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCodecs, platformaticCodecs, sameBytes, type Codecs } from './compression.js';
+import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCodecs, platformaticCodecs, type Codecs } from './compression.js';
 import {
   fetchWorkload,
   metadataWorkload,
@@ -405,7 +405,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         note: peerMissing ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}` : undefined,
         check: async () => {
           const back = (await reader()).decompress(compress(input));
-          return sameBytes(input, back);
+          return bytesDiff(input, back);
         },
       };
     };
@@ -418,7 +418,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         async: false,
         op: () => decompress(frame),
         note: peerMissing ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}` : undefined,
-        check: async () => sameBytes(records(), decompress(frame)),
+        check: async () => bytesDiff(records(), decompress(frame)),
       };
     };
     const readerOfOurs = async () => (await platformaticCodecs(codec)) ?? (await oursCodecs(codec));

@@ -4,6 +4,7 @@ import { formatJsonPath, type JsonPath, type SchemaSource } from './source.js';
 import type { DefaultValue, EntityType, FieldSpec, MessageSpec, SpecType, StructSpec } from './spec.js';
 import { isUuidString } from '../runtime/uuid.js';
 import { Versions } from './versions.js';
+import { API_VERSIONS_KEY } from './wire-rules.js';
 
 /**
  * The second validation layer: builds the MessageSpec model from a document
@@ -589,7 +590,7 @@ class SpecParser {
         this.error(at, `Message ${name} maps versions ${versions} to ${type} header version ${headerVersion}, but ${type} headers go up to version ${highestHeader}.`);
         continue;
       }
-      if (type === 'response' && apiKey === 18 && headerVersion !== 0) {
+      if (type === 'response' && apiKey === API_VERSIONS_KEY && headerVersion !== 0) {
         this.error(
           at,
           `Message ${name} maps versions ${versions} to response header version ${headerVersion}, but ApiVersionsResponse must use a v0 response header at every version so that older brokers can parse it (KIP-511).`,

@@ -17,7 +17,8 @@ export interface HeaderRange {
   reason?: string;
 }
 
-const API_VERSIONS = 18;
+/** ApiVersions' key: its response always has header v0 (KIP-511). */
+export const API_VERSIONS_KEY = 18;
 const CONTROLLED_SHUTDOWN = 7;
 
 /**
@@ -52,7 +53,7 @@ export function headerVersion(spec: MessageSpec, version: number): number | unde
 function headerRule(spec: MessageSpec, version: number): { header: number; reason?: string } {
   const declared = spec.headerVersions?.find((h) => h.versions.contains(version));
   if (declared !== undefined) return { header: declared.headerVersion, reason: 'as the schema declares' };
-  if (spec.type === 'response' && spec.apiKey === API_VERSIONS) return { header: 0, reason: 'ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511)' };
+  if (spec.type === 'response' && spec.apiKey === API_VERSIONS_KEY) return { header: 0, reason: 'ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511)' };
   if (spec.type === 'request' && spec.apiKey === CONTROLLED_SHUTDOWN && version === 0) return { header: 0, reason: 'ControlledShutdown v0 predates the client id in the header' };
   const flexible = spec.flexibleVersions.contains(version);
   if (spec.type === 'request') return { header: flexible ? 2 : 1 };

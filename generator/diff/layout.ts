@@ -2,7 +2,7 @@ import { typeToString } from '../field-type.js';
 import type { JsonPath } from '../source.js';
 import type { DefaultValue, FieldSpec, MessageSpec, SpecType } from '../spec.js';
 import { Versions } from '../versions.js';
-import { compactVersions, hasCompactForm, headerVersion as headerRule, isFlexible, nullableVersions, taggedVersions } from '../wire-rules.js';
+import { compactVersions, hasCompactForm, headerVersion, isFlexible, nullableVersions, taggedVersions } from '../wire-rules.js';
 import type { LoadedSpec } from './load-tree.js';
 
 /**
@@ -110,7 +110,7 @@ export function versionLayout(spec: MessageSpec, version: number, locate?: (path
   const flexible = isFlexible(spec, version);
   const struct = structLayout(spec, spec.struct.fields, version, flexible, locate);
   const layout: VersionLayout = { flexible, ...struct };
-  const header = headerRule(spec, version);
+  const header = headerVersion(spec, version);
   if (header !== undefined) layout.header = header;
   return layout;
 }
@@ -181,11 +181,6 @@ export function defaultText(value: DefaultValue, typeName: string): string | und
     case 'empty':
       return undefined;
   }
-}
-
-/** The header version kipgen's generated code uses (docs/DESIGN.md §2, generator/wire-rules.ts), or undefined for non-API specs. */
-export function headerVersion(spec: MessageSpec, version: number): number | undefined {
-  return headerRule(spec, version);
 }
 
 /**

@@ -267,9 +267,10 @@ function sizeLines(plans: FieldPlan[], tagged: FieldPlan[], flexible: Condition,
       flushFixed();
       lines.push(...when(p.regular, [`size += ${sizeExpression(p.field, p.v, p.compact, p.nullable, rt)};`], rt));
     }
-    if (absentCheck(p, rt).length > 0) {
+    const absent = absentCheck(p, rt);
+    if (absent.length > 0) {
       flushFixed();
-      lines.push(...absentCheck(p, rt));
+      lines.push(...absent);
     }
   }
   flushFixed();

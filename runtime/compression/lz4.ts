@@ -1,5 +1,5 @@
 import { DecodeError } from '../errors.js';
-import { loadOptionalPackage } from './optional-package.js';
+import { loadOptionalPackage, asBuffer } from './optional-package.js';
 
 /**
  * LZ4 as Kafka uses it in v2 batches: one standard LZ4 frame (magic
@@ -87,8 +87,4 @@ function walkFrame(data: Uint8Array): { frameEnd: number; bound: number } {
     at += 4;
   }
   return { frameEnd: at, bound };
-}
-
-function asBuffer(data: Uint8Array): Buffer {
-  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }

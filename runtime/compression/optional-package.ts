@@ -24,3 +24,8 @@ export function loadOptionalPackage<T>(packageName: string, codec: string): T {
   loaded.set(packageName, library);
   return library;
 }
+
+/** A Buffer view of `data` (no copy): what the native codec packages take. */
+export function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}

@@ -1,6 +1,6 @@
 import * as zlib from 'node:zlib';
 import { DecodeError } from '../errors.js';
-import { loadOptionalPackage } from './optional-package.js';
+import { loadOptionalPackage, asBuffer } from './optional-package.js';
 
 /**
  * Zstandard as Kafka uses it: one or more zstd frames (Kafka's Java producer
@@ -145,8 +145,4 @@ function outputBound(data: Uint8Array, maxOutputLength: number): number {
     }
   }
   return bound;
-}
-
-function asBuffer(data: Uint8Array): Buffer {
-  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
