@@ -35,7 +35,9 @@ const NO_BYTES = new Uint8Array(0);
  * A zero-copy writer (made by `writeChunks`) writes into a reused scratch
  * buffer and keeps large byte values (record batches above all) by
  * reference; the result is a list of chunks instead of one buffer. Both kinds
- * are one class so that the generated code's call sites stay monomorphic.
+ * are one class, so that a message's call sites see one class as long as its
+ * outputs are 256 bytes or more; smaller outputs get a SmallWriter (see
+ * `Writer.forSize`), and call sites that serve both sizes see two.
  */
 export class Writer {
   readonly buffer: Buffer;
@@ -126,41 +128,56 @@ export class Writer {
 
   int8(value: number): void {
     if ((value << 24) >> 24 !== value) throw outOfRange('int8', value);
-    this.view.setInt8(this.pos, value);
-    this.pos += 1;
+    this.buffer[this.pos++] = value;
   }
 
   int16(value: number): void {
     if ((value << 16) >> 16 !== value) throw outOfRange('int16', value);
-    this.view.setInt16(this.pos, value);
-    this.pos += 2;
+    this.store16(value);
   }
 
   uint16(value: number): void {
     if ((value & 0xffff) !== value) throw outOfRange('uint16', value);
-    this.view.setUint16(this.pos, value);
-    this.pos += 2;
+    this.store16(value);
   }
 
   int32(value: number): void {
     if ((value | 0) !== value) throw outOfRange('int32', value);
-    this.view.setInt32(this.pos, value);
-    this.pos += 4;
+    this.store32(value);
   }
 
   uint32(value: number): void {
     if (value >>> 0 !== value) throw outOfRange('uint32', value);
-    this.view.setUint32(this.pos, value);
-    this.pos += 4;
+    this.store32(value);
   }
 
   int64(value: bigint): void {
     if (BigInt.asIntN(64, value) !== value) throw outOfRange('int64', value);
+    this.store64(value);
+  }
+
+  float64(value: number): void {
+    this.storeFloat64(value);
+  }
+
+  // The stores, after the range checks: the low 16 or 32 bits of `value`,
+  // big-endian. A SmallWriter overrides these four and nothing else.
+  protected store16(value: number): void {
+    this.view.setUint16(this.pos, value);
+    this.pos += 2;
+  }
+
+  protected store32(value: number): void {
+    this.view.setUint32(this.pos, value);
+    this.pos += 4;
+  }
+
+  protected store64(value: bigint): void {
     this.view.setBigInt64(this.pos, value);
     this.pos += 8;
   }
 
-  float64(value: number): void {
+  protected storeFloat64(value: number): void {
     this.view.setFloat64(this.pos, value);
     this.pos += 8;
   }
@@ -366,44 +383,8 @@ class SmallWriter extends Writer {
     super(size, undefined, true);
   }
 
-  override int8(value: number): void {
-    if ((value << 24) >> 24 !== value) throw outOfRange('int8', value);
-    this.buffer[this.pos++] = value;
-  }
-
-  override int16(value: number): void {
-    if ((value << 16) >> 16 !== value) throw outOfRange('int16', value);
-    this.store16(value);
-  }
-
-  override uint16(value: number): void {
-    if ((value & 0xffff) !== value) throw outOfRange('uint16', value);
-    this.store16(value);
-  }
-
-  override int32(value: number): void {
-    if ((value | 0) !== value) throw outOfRange('int32', value);
-    this.store32(value);
-  }
-
-  override uint32(value: number): void {
-    if (value >>> 0 !== value) throw outOfRange('uint32', value);
-    this.store32(value);
-  }
-
-  override int64(value: bigint): void {
-    if (BigInt.asIntN(64, value) !== value) throw outOfRange('int64', value);
-    EIGHT_BYTES_VIEW.setBigInt64(0, value);
-    this.copyEightBytes();
-  }
-
-  override float64(value: number): void {
-    EIGHT_BYTES_VIEW.setFloat64(0, value);
-    this.copyEightBytes();
-  }
-
-  /** The low 16 bits, big-endian (a typed-array store keeps a value's low 8 bits). */
-  private store16(value: number): void {
+  // A typed-array store keeps the low 8 bits of what it is given.
+  protected override store16(value: number): void {
     const bytes = this.buffer;
     const at = this.pos;
     bytes[at] = value >>> 8;
@@ -411,7 +392,7 @@ class SmallWriter extends Writer {
     this.pos = at + 2;
   }
 
-  private store32(value: number): void {
+  protected override store32(value: number): void {
     const bytes = this.buffer;
     const at = this.pos;
     bytes[at] = value >>> 24;
@@ -421,6 +402,17 @@ class SmallWriter extends Writer {
     this.pos = at + 4;
   }
 
+  protected override store64(value: bigint): void {
+    EIGHT_BYTES_VIEW.setBigInt64(0, value);
+    this.copyEightBytes();
+  }
+
+  protected override storeFloat64(value: number): void {
+    EIGHT_BYTES_VIEW.setFloat64(0, value);
+    this.copyEightBytes();
+  }
+
+  /** Copies EIGHT_BYTES, where the shared DataView laid out an int64 or float64, to the cursor. */
   private copyEightBytes(): void {
     const bytes = this.buffer;
     const at = this.pos;
