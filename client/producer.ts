@@ -268,12 +268,7 @@ export class KafkaProducer {
           `completeTransaction(${state}): the broker has no two-phase commit on Transactions V2 (${error.message}); ` +
             'falling back to EndTxn for the saved producer id and epoch, which under the classic protocol cannot tell the saved transaction from a later one',
         );
-        const cluster = new ClusterClient(config, `producer-${state.transactionalId}-recovery`);
-        try {
-          await endTransaction(cluster, state, result === 'commit', Date.now() + (config.maxBlockMs ?? 60_000));
-        } finally {
-          await cluster.close();
-        }
+        await endTransaction(producer.cluster, state, result === 'commit', Date.now() + (config.maxBlockMs ?? 60_000));
         return result === 'commit' ? 'committed' : 'aborted';
       }
       const txn = producer.txn!;

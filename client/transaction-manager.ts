@@ -230,15 +230,19 @@ export class TransactionManager {
   private timeoutCounted = false;
   private pendingResult: Promise<void> | null = null;
   private epochBumpRequired = false;
-  /** After prepareTransaction(): only commit or abort. */
-  prepared = false;
   /** Transactions V2 is in use (decided at initTransactions()). */
   transactionV2 = false;
   /**
    * The transaction kept by initTransactions({ keepPreparedTxn: true }), or
    * prepared by prepareTransaction(): what completeTransaction() compares with.
+   * Set, only commit or abort may follow.
    */
   private preparedState: PreparedTxnState | null = null;
+
+  /** After prepareTransaction() (or a kept prepared transaction): only commit or abort. */
+  get prepared(): boolean {
+    return this.preparedState !== null;
+  }
 
   constructor(
     readonly transactionalId: string,
@@ -375,18 +379,18 @@ export class TransactionManager {
    * leader adds it when the first batch (Produce v12+) arrives.
    */
   maybeAddPartition(topic: string, partition: number): void {
-    const key = `${topic}:${partition}`;
-    if (this.partitionsInTransaction.has(key) || this.pendingPartitions.has(key)) return;
+    // Under TV2 there is nothing to send or track per partition (this runs for every record).
     if (this.transactionV2) {
-      this.partitionsInTransaction.add(key);
       this.addAttempted = true;
       return;
     }
+    const key = `${topic}:${partition}`;
+    if (this.partitionsInTransaction.has(key) || this.pendingPartitions.has(key)) return;
     this.pendingPartitions.set(key, { topic, partition });
   }
 
   isPartitionAdded(topic: string, partition: number): boolean {
-    return this.partitionsInTransaction.has(`${topic}:${partition}`);
+    return this.transactionV2 || this.partitionsInTransaction.has(`${topic}:${partition}`);
   }
 
   // -------------------------------------------------------------------------
@@ -414,7 +418,6 @@ export class TransactionManager {
           // KIP-939: a transaction prepared by an earlier producer is kept, open, for completeTransaction().
           this.beginTransaction();
           this.transactionStarted = true;
-          this.prepared = true;
           this.preparedState = kept;
         }
       })
@@ -518,7 +521,7 @@ export class TransactionManager {
     this.addAttempted = false;
     this.hasShareAcks = false;
     this.timeoutCounted = false;
-    this.prepared = false;
+    this.preparedState = null;
     this.transactionBeganAt = Date.now();
   }
 
@@ -939,9 +942,9 @@ export class TransactionManager {
     await this.addPendingPartitions();
     await this.awaitPendingOps();
     this.maybeFailWithError('prepareTransaction()');
-    this.prepared = true;
-    this.preparedState = this.snapshot();
-    return this.preparedState;
+    const state = this.snapshot();
+    this.preparedState = state;
+    return state;
   }
 
   snapshot(): PreparedTxnState {
@@ -951,7 +954,7 @@ export class TransactionManager {
 
   /** The transaction kept by initTransactions({ keepPreparedTxn: true }) or prepared here; null when none. */
   get preparedTransaction(): PreparedTxnState | null {
-    return this.prepared ? this.preparedState : null;
+    return this.preparedState;
   }
 
   /**
@@ -970,7 +973,7 @@ export class TransactionManager {
     if (this.state === 'ABORTING_TRANSACTION') return this.abortTransaction().then(() => 'aborted' as const);
     this.maybeFailWithError('completeTransaction()');
     if (this.state === 'READY') return 'none';
-    if (!this.prepared || this.preparedState === null) {
+    if (this.preparedState === null) {
       throw new IllegalStateError(
         `TransactionalId ${this.transactionalId}: completeTransaction() needs a prepared transaction (prepareTransaction(), or initTransactions({ keepPreparedTxn: true }) after a restart); state ${this.state}`,
       );
@@ -1079,7 +1082,6 @@ export class TransactionManager {
     this.transactionStarted = false;
     this.addAttempted = false;
     this.hasShareAcks = false;
-    this.prepared = false;
     this.preparedState = null;
     this.metrics.transactionActive(false);
   }
