@@ -284,6 +284,17 @@ describe('the protocol the producer picks', () => {
     cleanups.push(() => twoPc.close(1_000));
     await expect(twoPc.initTransactions()).rejects.toThrow(/two-phase commit needs Transactions V2/);
   });
+
+  it('completeTransaction on that broker falls back to EndTxn for the saved producer id and epoch', async () => {
+    const c = await cluster(1);
+    const p = producer(c, 'tv1-fallback');
+    await p.initTransactions();
+    p.beginTransaction();
+    await p.send({ topic: 'out', partition: 0, value: 'tv1-saved' });
+    const saved = p.transactionSnapshot().toString();
+    await expect(KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, maxBlockMs: 5_000, ...quiet }, saved, 'commit')).resolves.toBe('committed');
+    expect(await readCommitted(c.bootstrap, 'out', 500)).toContain('tv1-saved');
+  });
 });
 
 describe('a broker that refuses two-phase commit', () => {
