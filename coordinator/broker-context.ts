@@ -255,6 +255,8 @@ export interface ShareCoordinator {
    * same marker again (the coordinator resends until acknowledged).
    */
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void>;
+  /** The share groups and their states, for ListGroups, DescribeGroups and DeleteGroups (which must not treat them as classic). */
+  listGroups?(): { groupId: string; state: string }[];
   /** Human-readable share-partition states for `kipgen dump-log` / debugging. */
   dump(): string;
   close(): Promise<void>;

@@ -110,12 +110,12 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     (line) => log(line),
   );
   classicGroups.recover();
-  let groupConfigsRef: GroupConfigs | null = null;
+  const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
   const consumerGroups = new ConsumerGroups(
     cluster,
     (groupId) => ({
-      sessionTimeoutMs: Number(groupConfigsRef?.value(groupId, 'consumer.session.timeout.ms') ?? 45_000),
-      heartbeatIntervalMs: Number(groupConfigsRef?.value(groupId, 'consumer.heartbeat.interval.ms') ?? 5_000),
+      sessionTimeoutMs: Number(groupConfigs.value(groupId, 'consumer.session.timeout.ms')),
+      heartbeatIntervalMs: Number(groupConfigs.value(groupId, 'consumer.heartbeat.interval.ms')),
     }),
     (line) => log(line),
   );
@@ -139,8 +139,6 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
   const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log);
-  const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
-  groupConfigsRef = groupConfigs;
   const admin = adminHandlers(topicAdmin, groupConfigs, config);
   const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
   const autoCreate: AutoCreate | undefined = config.autoCreateTopics
@@ -169,7 +167,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share as ListableShareCoordinator | null, log)) registry.register(apiKey, handler);
+  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share, log)) registry.register(apiKey, handler);
   for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler);
@@ -258,7 +256,6 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
 }
 
 /** A share coordinator that can also list its groups (ListGroups); kipgen's does. */
-type ListableShareCoordinator = ShareCoordinator & { listGroups?(): { groupId: string; state: string }[] };
 
 /** The broker's defaults for group configs, where kipgen's broker settings give them. */
 function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {

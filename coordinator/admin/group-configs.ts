@@ -14,7 +14,6 @@ import { GROUP_CONFIGS, configDef, validateConfigs } from './config-defs.js';
 export class GroupConfigs {
   private readonly file: string;
   private readonly byGroup: Map<string, Record<string, string>>;
-  private readonly listeners = new Set<(groupId: string) => void>();
 
   /** `defaults`: the broker's value of each group config where it differs from Kafka's default. */
   constructor(
@@ -67,12 +66,5 @@ export class GroupConfigs {
     if (Object.keys(configs).length === 0) this.byGroup.delete(groupId);
     else this.byGroup.set(groupId, { ...configs });
     writeFileAtomic(this.file, JSON.stringify({ groups: Object.fromEntries(this.byGroup) }, null, 2) + '\n');
-    for (const listener of this.listeners) listener(groupId);
-  }
-
-  /** Called after a group's configs change (the share coordinator applies them to live share partitions). */
-  onChange(listener: (groupId: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 }

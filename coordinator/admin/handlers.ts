@@ -111,7 +111,7 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
         topicId = admin.create(t.name, checked.partitions, checked.configs).topicId;
         created.push({ name: t.name, numPartitions: checked.partitions, replicationFactor: -1, assignments: [], configs: Object.entries(checked.configs).map(([name, value]) => ({ name, value })) });
       }
-      const configs = v >= 5 ? topicEntriesFor(t.name, checked.configs) : null;
+      const configs = v >= 5 ? topicEntriesFor(checked.configs) : null;
       return { name: t.name, topicId, errorCode: 0, errorMessage: null, topicConfigErrorCode: 0, numPartitions: checked.partitions, replicationFactor: 1, configs };
     });
     if (!peer && created.length > 0) {
@@ -121,8 +121,7 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
   });
 
   /** The configuration a new topic will have (for CreateTopics v5+, validateOnly included). */
-  function topicEntriesFor(name: string, set: Record<string, string>): { name: string; value: string; readOnly: boolean; configSource: number; isSensitive: boolean }[] {
-    void name;
+  function topicEntriesFor(set: Record<string, string>): { name: string; value: string; readOnly: boolean; configSource: number; isSensitive: boolean }[] {
     return TOPIC_CONFIGS.map((def) => ({
       name: def.name,
       value: set[def.name] ?? def.defaultValue,

@@ -35,7 +35,7 @@ export function classicGroupHandlers(
   store: OffsetStore,
   groups: ClassicGroups,
   consumerGroups: ConsumerGroups,
-  share: () => (ShareCoordinator & { listGroups?(): { groupId: string; state: string }[] }) | null,
+  share: () => ShareCoordinator | null,
   log: (line: string) => void,
 ): Map<number, Handler> {
   const handlers = new Map<number, Handler>();
@@ -63,7 +63,7 @@ export function classicGroupHandlers(
       memberId: req.memberId,
       groupInstanceId: v >= 5 ? req.groupInstanceId : null,
       clientId: ctx.header.clientId ?? '',
-      clientHost: `/${ctx.peer.replace(/:\d+$/, '')}`,
+      clientHost: `/${ctx.clientHost ?? ''}`, // Kafka's form: a slash, then the address
       sessionTimeoutMs: req.sessionTimeoutMs,
       // v0 has no rebalance timeout: Kafka uses the session timeout.
       rebalanceTimeoutMs: v >= 1 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
@@ -180,6 +180,7 @@ export function classicGroupHandlers(
 
   handlers.set(15, async (req, ctx) => {
     const v = ctx.apiVersion;
+    const shareGroups = share()?.listGroups?.() ?? [];
     const described = (req.groups as string[]).map((groupId) => {
       const base = { groupId, groupState: '', protocolType: '', protocolData: '', members: [] as any[], authorizedOperations: NO_OPERATIONS, errorMessage: null as string | null };
       const error = groupError(groupId);
@@ -189,7 +190,7 @@ export function classicGroupHandlers(
         return { ...base, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: v >= 6 ? `${groupId} is a consumer group (KIP-848): describe it with ConsumerGroupDescribe` : null };
       }
       if (g === undefined) {
-        if (share()?.listGroups?.().some((s) => s.groupId === groupId)) {
+        if (shareGroups.some((s) => s.groupId === groupId)) {
           return { ...base, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: v >= 6 ? `${groupId} is a share group: describe it with ShareGroupDescribe` : null };
         }
         if (store.hasOffsets(groupId)) return { ...base, errorCode: ErrorCode.NONE, groupState: 'Empty' };
@@ -216,12 +217,13 @@ export function classicGroupHandlers(
   });
 
   handlers.set(42, async (req) => {
+    const shareGroups = share()?.listGroups?.() ?? [];
     const results = [];
     for (const groupId of req.groupsNames as string[]) {
       let errorCode = groupError(groupId);
       let errorMessage: string | null = null;
       if (errorCode === ErrorCode.NONE) {
-        const shareGroup = share()?.listGroups?.().find((s) => s.groupId === groupId);
+        const shareGroup = shareGroups.find((s) => s.groupId === groupId);
         if (shareGroup !== undefined && groups.get(groupId) === undefined && !store.hasOffsets(groupId)) {
           // Deviation: kipgen does not delete share groups (their share-partition state stays); a live one is NON_EMPTY_GROUP as in Kafka.
           errorCode = shareGroup.state === 'Empty' ? ErrorCode.INVALID_REQUEST : ErrorCode.NON_EMPTY_GROUP;
@@ -260,7 +262,7 @@ export function classicGroupHandlers(
       serverAssignor: req.serverAssignor,
       topicPartitions: req.topicPartitions,
       clientId: ctx.header.clientId ?? '',
-      clientHost: `/${ctx.peer.replace(/:\d+$/, '')}`,
+      clientHost: `/${ctx.clientHost ?? ''}`, // Kafka's form: a slash, then the address
       brokerMakesMemberId: ctx.apiVersion === 0,
     });
     return ConsumerGroupHeartbeatResponse.create(out);

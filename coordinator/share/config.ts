@@ -101,6 +101,3 @@ export function shareConfig(overrides: Partial<ShareConfig> = {}): ShareConfig {
 
 /** What a group's configs (KIP-932 group configs) may set for its share partitions. */
 export type GroupShareSettings = Pick<ShareConfig, 'autoOffsetReset' | 'isolationLevel' | 'recordLockDurationMs' | 'deliveryCountLimit'>;
-
-/** The group configs for a share group's membership (share.session.timeout.ms, share.heartbeat.interval.ms). */
-export type GroupMembershipSettings = Pick<ShareConfig, 'sessionTimeoutMs' | 'heartbeatIntervalMs'>;

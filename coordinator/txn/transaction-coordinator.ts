@@ -418,11 +418,11 @@ export class TransactionCoordinator {
   }
 
   /**
-   * Writes PREPARE_ABORT and sends the ABORT markers in the background. With
-   * `bumpEpoch` (timeouts and fencing) the abort happens under epoch + 1, so
-   * the producer that owned the transaction is fenced.
+   * Writes PREPARE_ABORT and sends the ABORT markers in the background. The
+   * abort (a timeout or fencing) happens under a bumped epoch, so the producer
+   * that owned the transaction is fenced.
    */
-  private async prepareAbort(meta: TransactionMetadata, why: string, bumpEpoch = true): Promise<number> {
+  private async prepareAbort(meta: TransactionMetadata, why: string): Promise<number> {
     const owner = ownerOf(meta);
     // Under TV2 an EndTxn with epoch E is recognised as a retry when the state holds E + 1, so an abort the
     // coordinator starts (fencing, timeout) bumps twice, as Kafka's (prepareFenceProducerEpoch, then
@@ -431,7 +431,7 @@ export class TransactionCoordinator {
     const step = meta.clientTransactionVersion >= 2 ? 2 : 1;
     // The markers carry the transaction's producer id; a recovery producer under a new id (KeepPreparedTxn
     // at an exhausted epoch) has an epoch of its own, so they take the highest epoch of the old id.
-    const epoch = owner.producerId !== meta.producerId ? MAX_EPOCH : bumpEpoch ? Math.min(owner.producerEpoch + step, MAX_EPOCH) : owner.producerEpoch;
+    const epoch = owner.producerId !== meta.producerId ? MAX_EPOCH : Math.min(owner.producerEpoch + step, MAX_EPOCH);
     const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch, nextProducerId: -1n, nextProducerEpoch: -1 });
     if (error !== ErrorCode.NONE) return error;
     this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);
