@@ -68,7 +68,7 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
       const reader = new Reader(bytes);
       try {
         const message = parts.read(reader, version);
-        const left = bytes.length - reader.pos;
+        const left = reader.remaining;
         if (left !== 0 && options?.onTrailingBytes !== undefined) options.onTrailingBytes(left);
         else reader.expectEnd();
         return message;

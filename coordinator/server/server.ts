@@ -396,9 +396,9 @@ class Connection {
       header = RequestHeader.read(reader, requestCodec.headerVersion(apiVersion));
       // Bytes after the body are ignored, as Kafka's broker does (docs/DESIGN.md §6):
       // librdkafka 2.15's all-topics Metadata v13 request carries 3 of them.
-      request = requestCodec.decode(frame.subarray(reader.pos), apiVersion, {
-        onTrailingBytes: (count) => this.logTrailingBytes(api.name, apiVersion, header.clientId, count),
-      });
+      // The body is read from the header's reader: no second reader or closure per request.
+      request = requestCodec.read(reader, apiVersion);
+      if (reader.remaining > 0) this.logTrailingBytes(api.name, apiVersion, header.clientId, reader.remaining);
     } catch (error) {
       throw new RejectedFrame(`malformed ${api.name} v${apiVersion} request (correlation id ${correlationId}): ${(error as Error).message}`);
     }
