@@ -1007,13 +1007,8 @@ export class TransactionManager {
         const started = performance.now();
         await this.endTxn(true);
         if (hadShareAcks) this.metrics.recordCommitTime(performance.now() - started);
-      } else if (this.prepared && this.transactionV2) {
-        // An empty transaction ends without EndTxn (as in Kafka), so without an epoch bump: the next
-        // transaction would carry the identity this one's PreparedTxnState names, and a recovery from
-        // that checkpoint would commit it (DESIGN §5.6). A prepared one therefore ends with a bump.
-        await this.initProducerId(true);
       }
-      this.finishTransaction();
+      await this.finishTransaction();
     })()
       .catch((error: unknown) => {
         if (error instanceof KafkaTimeoutError) {
@@ -1060,7 +1055,7 @@ export class TransactionManager {
         this.transitionTo('INITIALIZING');
         await this.initProducerId(true);
       }
-      this.finishTransaction();
+      await this.finishTransaction();
     })()
       .catch((error: unknown) => {
         if (error instanceof KafkaTimeoutError) {
@@ -1075,7 +1070,18 @@ export class TransactionManager {
     return this.pendingResult;
   }
 
-  private finishTransaction(): void {
+  /**
+   * The end shared by commit and abort. Under TV2 a PreparedTxnState names a
+   * transaction by the producer id and epoch it ran under, and each EndTxn
+   * moves the producer to the next epoch. A prepared transaction that ended
+   * without one — empty, so no EndTxn went out (as in Kafka), or answered
+   * INVALID_TXN_STATE because nothing had reached the coordinator — would
+   * leave the next transaction under the identity this one's checkpoint
+   * names, and a recovery from that checkpoint would commit the next one
+   * (DESIGN §5.6). It moves on with InitProducerId instead, committed or aborted.
+   */
+  private async finishTransaction(): Promise<void> {
+    if (this.transactionV2 && this.preparedState?.equals(this.snapshot())) await this.initProducerId(true);
     this.transitionTo('READY');
     this.partitionsInTransaction.clear();
     this.pendingPartitions.clear();

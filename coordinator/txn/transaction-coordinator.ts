@@ -319,7 +319,8 @@ export class TransactionCoordinator {
    * under epoch + 1 — a new producer id at epoch 0 when the epoch is
    * exhausted — and answers that identity, as Kafka's TV2 does; the markers
    * carry the bumped epoch. A retry of the same result is recognised by the
-   * epoch it was sent with (one below the current one under TV2).
+   * epoch it was sent with (one below the current one under TV2). Under TV2
+   * an abort with no transaction open ends an empty one the same way.
    */
   async endTransaction(
     transactionalId: string,
@@ -345,21 +346,34 @@ export class TransactionCoordinator {
       return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
     }
     if (isPrepare(state) && meta.nextProducerId === producerId) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+    const current = producerId === meta.producerId && producerEpoch === meta.producerEpoch;
+    // Under TV2 every end of a transaction moves the producer to a new epoch, an empty one's too, so that a
+    // producer id + epoch (a PreparedTxnState) never names the transaction after it. An abort at the current
+    // epoch with nothing open (EMPTY, or COMPLETE_* of the last transaction) therefore ends an empty transaction
+    // under epoch + 1 (Kafka's TV2 since KAFKA-14563: PrepareAbort with no partitions); a commit there has nothing
+    // to commit and stays INVALID_TXN_STATE below, as in Kafka, whose client sends no EndTxn for an empty one.
+    const emptyAbort =
+      clientTransactionVersion >= 2 && !commit && current && (state === TxnState.EMPTY || state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT);
     let validEpoch: boolean;
     if (!tv2 || state === TxnState.ONGOING) validEpoch = producerEpoch === owner.producerEpoch;
-    else if (isPrepare(state)) validEpoch = retryOnEpochBump;
-    else if (state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT) {
-      validEpoch = retryOnEpochBump || retryOnOverflow;
-      // The epoch the last EndTxn handed out, with no transaction begun under it (an abort of nothing):
-      // Kafka answers PRODUCER_FENCED; kipgen answers INVALID_TXN_STATE, as under TV1, so that a producer
-      // whose add request may or may not have arrived can abort without being fenced.
-      if (!validEpoch && producerEpoch === meta.producerEpoch && producerId === meta.producerId) return fail(ErrorCode.INVALID_TXN_STATE);
+    else if (isPrepare(state)) {
+      // The epoch this transaction's EndTxn handed out: the producer's next request, while the markers of this
+      // one are still being written. As Kafka (KAFKA-18464): CONCURRENT_TRANSACTIONS, retried, not fenced.
+      if (current) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+      validEpoch = retryOnEpochBump;
+    } else if (state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT) {
+      validEpoch = retryOnEpochBump || retryOnOverflow || emptyAbort;
+      // The epoch the last EndTxn handed out, with no transaction begun under it, and no empty abort (a commit,
+      // or a classic EndTxn): kipgen answers INVALID_TXN_STATE, as under TV1, never PRODUCER_FENCED, so that a
+      // producer whose add request may or may not have arrived is told there is no transaction, not fenced.
+      if (!validEpoch && current) return fail(ErrorCode.INVALID_TXN_STATE);
     } else validEpoch = producerEpoch === meta.producerEpoch;
     if (!validEpoch) return fail(ErrorCode.PRODUCER_FENCED);
     if (meta.pending) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
     const same = commit ? TxnState.COMPLETE_COMMIT : TxnState.COMPLETE_ABORT;
     const samePrepare = commit ? TxnState.PREPARE_COMMIT : TxnState.PREPARE_ABORT;
-    if (state === TxnState.ONGOING) {
+    // One end-of-transaction path for an open transaction and an empty abort: the same bump, overflow and answer.
+    if (state === TxnState.ONGOING || emptyAbort) {
       const bump = clientTransactionVersion >= 2;
       let epoch = owner.producerEpoch;
       let nextProducerId = -1n;

@@ -8,6 +8,8 @@
  *     └──────── InitProducerId (epoch bump) ◀────────────────────────────────────────────┘
  *
  * COMPLETE_* accept a new transaction (→ ONGOING) or InitProducerId (→ EMPTY).
+ * Under TV2 an EndTxn ABORT also takes EMPTY and COMPLETE_* to PREPARE_ABORT:
+ * an empty transaction, ended under a new epoch like any other.
  */
 
 /** TransactionLogValue.TransactionStatus (kafka-facts/semantics.md). */

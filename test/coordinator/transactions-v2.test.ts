@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../../coordinator/broker.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TxnState } from '../../coordinator/txn/transaction-metadata.js';
-import { TestClient, addPartitions, batch, eventually, fetchAll, startTestBroker, tempDir } from './support/broker-harness.js';
+import { TestClient, addPartitions, batch, eventually, fetchAll, freePorts, startTestBroker, tempDir } from './support/broker-harness.js';
 
 const TOPICS = [{ name: 'out', partitions: 2 }];
 let broker: Broker;
@@ -161,6 +161,64 @@ describe('Transactions V2', () => {
       await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_COMMIT);
     }
     expect(await committedValues(c, 1)).not.toContain('timed-out');
+  });
+
+  it('EndTxn v5 aborting an empty transaction ends it under epoch + 1 as well: the old epoch is fenced, a retry of the abort is answered', async () => {
+    const id = 'tv2-empty-abort';
+    const stateIs = (state: number) => () => broker.transactions.get(id)?.state === state;
+    const { producerId, producerEpoch: e } = await init(c, id, {}, 5);
+    // Nothing was added (EMPTY): the abort still moves the producer to a new epoch, as every TV2 end does.
+    expect(await endTxn(c, id, producerId, e, false)).toMatchObject({ errorCode: 0, producerId, producerEpoch: e + 1 });
+    await eventually(stateIs(TxnState.COMPLETE_ABORT));
+    expect(broker.transactions.get(id)).toMatchObject({ producerId, producerEpoch: e + 1 });
+    // A retry (sent with the epoch before the bump) is answered with the same identity; a commit with that epoch is not a transaction.
+    expect(await endTxn(c, id, producerId, e, false)).toMatchObject({ errorCode: 0, producerId, producerEpoch: e + 1 });
+    expect((await endTxn(c, id, producerId, e, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    // The old epoch starts no transaction any more.
+    expect((await produceV(c, 12, id, 1, ['empty-abort-zombie'], producerId, e)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    // An empty transaction after an empty one (COMPLETE_ABORT), then one after a commit (COMPLETE_COMMIT): each abort bumps.
+    expect(await endTxn(c, id, producerId, e + 1, false)).toMatchObject({ errorCode: 0, producerEpoch: e + 2 });
+    await eventually(stateIs(TxnState.COMPLETE_ABORT));
+    expect((await produceV(c, 12, id, 1, ['empty-abort-real'], producerId, e + 2)).errorCode).toBe(0);
+    expect(await endTxn(c, id, producerId, e + 2, true)).toMatchObject({ errorCode: 0, producerEpoch: e + 3 });
+    await eventually(stateIs(TxnState.COMPLETE_COMMIT));
+    // An empty commit has nothing to commit: INVALID_TXN_STATE, the epoch stays (as Kafka; its client sends no EndTxn then).
+    expect((await endTxn(c, id, producerId, e + 3, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await endTxn(c, id, producerId, e + 3, false)).toMatchObject({ errorCode: 0, producerEpoch: e + 4 });
+    await eventually(stateIs(TxnState.COMPLETE_ABORT));
+    expect((await produceV(c, 12, id, 1, ['empty-abort-late'], producerId, e + 3)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    const visible = await committedValues(c, 1);
+    expect(visible).toContain('empty-abort-real');
+    expect(visible).not.toContain('empty-abort-zombie');
+    expect(visible).not.toContain('empty-abort-late');
+  });
+
+  it('an EndTxn with the epoch the last one handed out, while that transaction is still completing, is CONCURRENT_TRANSACTIONS (not fenced)', async () => {
+    // A two-node cluster whose node 1 never starts: the markers for its partition cannot be delivered.
+    const [port0, port1] = await freePorts(2);
+    const lonely = await startTestBroker({
+      nodeId: 0,
+      port: port0,
+      cluster: [{ nodeId: 0, host: '127.0.0.1', port: port0! }, { nodeId: 1, host: '127.0.0.1', port: port1! }],
+      dataDir: tempDir(),
+      topics: [{ name: 't', partitions: 2 }],
+      transactionStatePartitions: 1,
+    });
+    const client = await TestClient.connect(lonely.port);
+    try {
+      const { producerId, producerEpoch: e } = await init(client, 'tv2-stuck', {}, 5);
+      expect(await addPartitions(client, 'tv2-stuck', producerId, e, 't', [1])).toEqual([0]);
+      expect(await endTxn(client, 'tv2-stuck', producerId, e, true)).toMatchObject({ errorCode: 0, producerEpoch: e + 1 });
+      expect(lonely.transactions.get('tv2-stuck')?.state).toBe(TxnState.PREPARE_COMMIT);
+      // The producer's next transaction is empty and aborts: the previous one must finish first (Kafka: KAFKA-18464).
+      expect((await endTxn(client, 'tv2-stuck', producerId, e + 1, false)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+      expect((await endTxn(client, 'tv2-stuck', producerId, e + 1, true)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+      // As is a retry of the commit itself.
+      expect((await endTxn(client, 'tv2-stuck', producerId, e, true)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+    } finally {
+      await client.close();
+      await lonely.close();
+    }
   });
 
   it('a classic producer taking over a transactional id a TV2 producer used gets the classic EndTxn retry rules (same result again: NONE)', async () => {
