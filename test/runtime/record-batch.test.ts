@@ -414,6 +414,26 @@ describe('round trips', () => {
     );
   });
 
+  // The decoder reuses the key string decoded at the same header position when the bytes
+  // match: keys that repeat, change by one byte, change length or are not ASCII must each
+  // come back as written, within a batch, across batches and across calls.
+  it('decodes header keys that repeat, change or are not ASCII at the same position', () => {
+    const keyArb = fc.oneof(fc.constantFrom('trace-id', 'trace-ie', 'Trace-id', 'trace-xd', 'trace-i', 'é', 'Ã©', '日本', '', 'x'.repeat(60)), fc.string({ unit: 'binary', maxLength: 12 }));
+    const recordsArb = fc.array(fc.array(keyArb, { maxLength: 10 }), { minLength: 1, maxLength: 12 });
+    fc.assert(
+      fc.property(fc.array(recordsArb, { minLength: 1, maxLength: 3 }), (batches) => {
+        const encoded = batches.map((records) => encodeRecordBatch({ records: records.map((keys) => ({ value: null, headers: keys.map((key) => ({ key, value: null })) })) }));
+        const all = Buffer.concat(encoded);
+        const keysOf = (decoded: readonly { records: KafkaRecord[] }[]) => decoded.map((b) => b.records.map((r) => r.headers.map((h) => h.key)));
+        // Lone surrogates (from the binary unit) are written as U+FFFD, as Kafka's Java encoder does.
+        const expected = batches.map((records) => records.map((keys) => keys.map((k) => Buffer.from(k, 'utf8').toString('utf8'))));
+        expect(keysOf(decodeRecordBatches(all).batches)).toEqual(expected);
+        expect(keysOf(encoded.map((bytes) => decodeRecordBatch(bytes)))).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('decodes a sequence of batches and reports a partial tail at every cut point', () => {
     fc.assert(
       fc.property(fc.array(batchInputArb, { minLength: 1, maxLength: 3 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (inputs, cut) => {
