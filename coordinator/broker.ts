@@ -255,30 +255,34 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   };
 }
 
-/** A share coordinator that can also list its groups (ListGroups); kipgen's does. */
+/**
+ * Kafka's share-group config names and the fields of kipgen's settings they map to: the
+ * broker's defaults come from `shareGroup` settings, a group's overrides go to the share
+ * coordinator (values were validated by config-defs.ts when they were set).
+ */
+const SHARE_GROUP_CONFIGS = [
+  ['share.record.lock.duration.ms', 'recordLockDurationMs', Number],
+  ['share.delivery.count.limit', 'deliveryCountLimit', Number],
+  ['share.session.timeout.ms', 'sessionTimeoutMs', Number],
+  ['share.heartbeat.interval.ms', 'heartbeatIntervalMs', Number],
+  ['share.isolation.level', 'isolationLevel', String],
+  ['share.auto.offset.reset', 'autoOffsetReset', String],
+] as const satisfies readonly (readonly [string, keyof ShareGroupConfigOverrides, (text: string) => string | number])[];
+
+/** Kafka's defaults where kipgen's settings leave a value unset. */
+const SHARE_GROUP_KAFKA_DEFAULTS: Partial<Record<keyof ShareGroupConfigOverrides, string>> = { isolationLevel: 'read_uncommitted', autoOffsetReset: 'latest' };
 
 /** The broker's defaults for group configs, where kipgen's broker settings give them. */
 function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {
-  return {
-    'share.record.lock.duration.ms': String(config.shareGroup.recordLockDurationMs),
-    'share.delivery.count.limit': String(config.shareGroup.deliveryCountLimit),
-    'share.session.timeout.ms': String(config.shareGroup.sessionTimeoutMs),
-    'share.heartbeat.interval.ms': String(config.shareGroup.heartbeatIntervalMs),
-    'share.isolation.level': config.shareGroup.isolationLevel ?? 'read_uncommitted',
-    'share.auto.offset.reset': config.shareGroup.autoOffsetReset ?? 'latest',
-  };
+  const settings: ShareGroupConfigOverrides = config.shareGroup;
+  return Object.fromEntries(SHARE_GROUP_CONFIGS.map(([name, field]) => [name, String(settings[field] ?? SHARE_GROUP_KAFKA_DEFAULTS[field])]));
 }
 
-/** The share coordinator's view of a group's configs (validated when they were set). */
+/** The share coordinator's view of a group's configs. */
 function shareOverrides(set: Readonly<Record<string, string>>): ShareGroupConfigOverrides {
-  const out: { -readonly [K in keyof ShareGroupConfigOverrides]: ShareGroupConfigOverrides[K] } = {};
-  if (set['share.isolation.level'] !== undefined) out.isolationLevel = set['share.isolation.level'] as 'read_committed' | 'read_uncommitted';
-  if (set['share.auto.offset.reset'] !== undefined) out.autoOffsetReset = set['share.auto.offset.reset'] as 'earliest' | 'latest';
-  if (set['share.record.lock.duration.ms'] !== undefined) out.recordLockDurationMs = Number(set['share.record.lock.duration.ms']);
-  if (set['share.delivery.count.limit'] !== undefined) out.deliveryCountLimit = Number(set['share.delivery.count.limit']);
-  if (set['share.session.timeout.ms'] !== undefined) out.sessionTimeoutMs = Number(set['share.session.timeout.ms']);
-  if (set['share.heartbeat.interval.ms'] !== undefined) out.heartbeatIntervalMs = Number(set['share.heartbeat.interval.ms']);
-  return out;
+  const out: Record<string, string | number> = {};
+  for (const [name, field, parse] of SHARE_GROUP_CONFIGS) if (set[name] !== undefined) out[field] = parse(set[name]);
+  return out as ShareGroupConfigOverrides;
 }
 
 /** The server's listeners: TLS contexts from ssl.*, SASL settings from sasl.*. */

@@ -26,18 +26,10 @@ import { BrokerError, ErrorCode } from '../errors.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
+import { splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
 import { ANONYMOUS } from './session.js';
 
-export type Next = (request: any) => Promise<any>;
-
-/** The checks available to a rule, for the requester of this request. */
-export interface Check {
-  allow(resourceType: number, name: string, operation: number): boolean;
-  allowAny(resourceType: number, operation: number): boolean;
-  topicName(topic: { name?: string | null; topic?: string; topicId?: string }): string | undefined;
-}
-
-export type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
+export type { Check, Next, Rule } from './rule-kit.js';
 
 const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 const GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED;
@@ -53,28 +45,19 @@ function require(check: Check, type: number, name: string, operation: number, co
   if (!check.allow(type, name, operation)) deny(code, `not authorized`);
 }
 
-/**
- * Handles the allowed topics of `request[list]` and answers the denied ones
- * with `errorEntry(topic)`, appended to `response[responseList]`. With no
- * allowed topic left the handler is not called (a Fetch would otherwise wait).
- */
-async function perTopic(
+/** Splits a request's topics by `operation` on each (see splitByPermission); denied topics get `errorEntry(topic)`. */
+function perTopic(
   request: any,
   check: Check,
   next: Next,
   spec: { list: string; responseList: string; operation: number; apiKey: number; errorEntry: (topic: any) => unknown },
 ): Promise<any> {
-  const kept: any[] = [];
-  const denied: any[] = [];
-  for (const topic of request[spec.list] as any[]) {
-    const name = check.topicName(topic);
-    // An unknown topic id is left to the handler (UNKNOWN_TOPIC_ID), as Kafka does.
-    (name !== undefined && !check.allow(Res.TOPIC, name, spec.operation) ? denied : kept).push(topic);
-  }
-  if (denied.length === 0) return next(request);
-  const response = kept.length > 0 ? await next({ ...request, [spec.list]: kept }) : apiByKey(spec.apiKey)!.response.create();
-  response[spec.responseList].push(...denied.map(spec.errorEntry));
-  return response;
+  return splitByPermission(spec.apiKey, request, next, {
+    list: spec.list,
+    responseList: spec.responseList,
+    allowed: (topic) => topicAllowed(check, topic, spec.operation),
+    deniedEntry: spec.errorEntry,
+  });
 }
 
 const RULES: Record<number, Rule> = {

@@ -12,20 +12,10 @@ import { apiByKey } from '../../generated/index.js';
 import { ZERO_UUID } from '../../runtime/index.js';
 import { BrokerError, ErrorCode } from '../errors.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
-import type { Check, Next, Rule } from './api-acls.js';
+import { splitByPermission, topicAllowed, type Next, type Rule } from './rule-kit.js';
 
 /** authorizedOperations when the request did not ask for them. */
 const NO_OPERATIONS = -2147483648;
-
-/**
- * May `operation` be done on the topic an entry names, by name or by topic id?
- * An unknown topic id is left to the handler (UNKNOWN_TOPIC_ID), as Kafka does
- * and as api-acls.ts's perTopic does.
- */
-const topicAllowed = (check: Check, entry: { name?: string | null; topicId?: string }, operation: number): boolean => {
-  const name = check.topicName(entry);
-  return name === undefined || check.allow(Res.TOPIC, name, operation);
-};
 
 const TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 const GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED;
@@ -37,15 +27,9 @@ const needs = (type: number, name: (req: any) => string, op: number, code: numbe
   return next(req);
 };
 
-/** Splits `req[list]` into allowed and denied entries; the denied get `deniedEntry` in `res[resList]`. */
-async function split(apiKey: number, req: any, next: Next, list: string, resList: string, allowed: (e: any) => boolean, deniedEntry: (e: any) => unknown): Promise<any> {
-  const kept = (req[list] as any[]).filter(allowed);
-  const denied = (req[list] as any[]).filter((e) => !allowed(e));
-  if (denied.length === 0) return next(req);
-  const res = kept.length > 0 ? await next({ ...req, [list]: kept }) : apiByKey(apiKey)!.response.create();
-  res[resList].push(...denied.map(deniedEntry));
-  return res;
-}
+/** splitByPermission, positionally: these rules are one line each. */
+const split = (apiKey: number, req: any, next: Next, list: string, responseList: string, allowed: (e: any) => boolean, deniedEntry: (e: any) => unknown): Promise<any> =>
+  splitByPermission(apiKey, req, next, { list, responseList, allowed, deniedEntry });
 
 const configResource = (type: number, name: string): [number, string] => (type === 2 ? [Res.TOPIC, name] : type === 32 ? [Res.GROUP, name] : [Res.CLUSTER, CLUSTER_NAME]);
 const configCode = (type: number): number => (type === 2 ? TOPIC_DENIED : type === 32 ? GROUP_DENIED : CLUSTER_DENIED);

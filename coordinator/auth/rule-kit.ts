@@ -1,0 +1,50 @@
+/**
+ * What the per-API ACL rules (api-acls.ts, group-admin-acls.ts) are made of: the
+ * rule's signature, the checks it may make, and the one way a request naming several
+ * resources is split into the entries it may act on and the ones answered as denied.
+ */
+import { apiByKey } from '../../generated/index.js';
+import type { RequestContext } from '../broker-context.js';
+import { ResourceType as Res } from './acl.js';
+
+export type Next = (request: any) => Promise<any>;
+
+/** The checks available to a rule, for the requester of this request. */
+export interface Check {
+  allow(resourceType: number, name: string, operation: number): boolean;
+  allowAny(resourceType: number, operation: number): boolean;
+  topicName(topic: { name?: string | null; topic?: string; topicId?: string }): string | undefined;
+}
+
+export type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
+
+/**
+ * May `operation` be done on the topic an entry names, by name or by topic id? An
+ * unknown topic id is allowed through, so that the handler answers UNKNOWN_TOPIC_ID,
+ * as Kafka does.
+ */
+export function topicAllowed(check: Check, entry: { name?: string | null; topic?: string; topicId?: string }, operation: number): boolean {
+  const name = check.topicName(entry);
+  return name === undefined || check.allow(Res.TOPIC, name, operation);
+}
+
+/**
+ * Handles the allowed entries of `request[list]` and answers the denied ones with
+ * `deniedEntry(entry)`, appended to `response[responseList]`, in Kafka's way: a denied
+ * entry never reaches the handler, the others are handled as usual. With no allowed
+ * entry left the handler is not called (a Fetch would otherwise wait for data).
+ */
+export async function splitByPermission(
+  apiKey: number,
+  request: any,
+  next: Next,
+  spec: { list: string; responseList: string; allowed: (entry: any) => boolean; deniedEntry: (entry: any) => unknown },
+): Promise<any> {
+  const kept: any[] = [];
+  const denied: any[] = [];
+  for (const entry of request[spec.list] as any[]) (spec.allowed(entry) ? kept : denied).push(entry);
+  if (denied.length === 0) return next(request);
+  const response = kept.length > 0 ? await next({ ...request, [spec.list]: kept }) : apiByKey(apiKey)!.response.create();
+  response[spec.responseList].push(...denied.map(spec.deniedEntry));
+  return response;
+}
