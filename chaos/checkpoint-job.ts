@@ -114,7 +114,9 @@ async function recover(): Promise<number> {
   if (cp.transaction && !cp.committed) {
     const prepared: PreparedTransaction = { transactionalId: cp.transaction.transactionalId, producerId: BigInt(cp.transaction.producerId), producerEpoch: cp.transaction.producerEpoch };
     try {
-      const result = await KafkaProducer.completeTransaction({ ...common, maxBlockMs: 15_000 }, prepared, 'commit');
+      // classicProtocolFallback: the transaction.version 1 runs exercise the classic fallback on purpose (EndTxn
+      // for the saved id and epoch); on a Transactions V2 broker it changes nothing.
+      const result = await KafkaProducer.completeTransaction({ ...common, maxBlockMs: 15_000, classicProtocolFallback: true }, prepared, 'commit');
       // 'aborted': a later transaction was open (its acks are discarded, its records come back); the checkpoint's own had committed.
       const outcome = result === 'committed' ? 'commit' : result === 'aborted' ? 'aborted-later' : 'already-complete';
       emit('recovered', { outcome, checkpointId: cp.checkpointId, sources: cp.acks });

@@ -4,7 +4,7 @@
  * implicit, explicit and transactional acknowledgement), the standalone
  * TransactionalShareAcknowledger, and their types, errors and metrics.
  */
-export { KafkaProducer } from './producer.js';
+export { KafkaProducer, type CompleteTransactionConfig } from './producer.js';
 export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
 export type { CompressionType } from '../runtime/index.js';
 export { KafkaShareConsumer } from './share-consumer.js';

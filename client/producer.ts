@@ -246,7 +246,7 @@ export class KafkaProducer {
    * EndTxn for exactly the saved producer id and epoch, with a warning.
    */
   static async completeTransaction(
-    config: CommonClientConfig & { maxBlockMs?: number },
+    config: CompleteTransactionConfig,
     saved: PreparedTransaction | string,
     result: 'commit' | 'abort',
   ): Promise<'committed' | 'aborted' | 'none'> {
@@ -264,9 +264,20 @@ export class KafkaProducer {
         await producer.initTransactions({ keepPreparedTxn: true });
       } catch (error) {
         if (!(error instanceof UnsupportedVersionError)) throw error;
+        // Under the classic protocol a producer keeps its epoch from one transaction to the next, so the saved
+        // id and epoch name this transaction and every later one of the producer: EndTxn for them could commit
+        // a transaction the restored checkpoint never saw. Kafka's producer has no recovery without 2PC on
+        // Transactions V2 either; kipgen ends whatever is open under the saved identity only when asked to.
+        if (config.classicProtocolFallback !== true) {
+          throw new UnsupportedVersionError(
+            `completeTransaction(${state}): the broker has no two-phase commit on Transactions V2 (${error.message}). ` +
+              'Under the classic protocol the saved producer id and epoch cannot tell the saved transaction from a later one, so it was not ended; ' +
+              'pass classicProtocolFallback: true to end whatever transaction is open under them',
+          );
+        }
         producer.cluster.logger.warn(
           `completeTransaction(${state}): the broker has no two-phase commit on Transactions V2 (${error.message}); ` +
-            'falling back to EndTxn for the saved producer id and epoch, which under the classic protocol cannot tell the saved transaction from a later one',
+            'classicProtocolFallback: EndTxn for the saved producer id and epoch, which under the classic protocol cannot tell the saved transaction from a later one',
         );
         await endTransaction(producer.cluster, state, result === 'commit', Date.now() + (config.maxBlockMs ?? 60_000));
         return result === 'commit' ? 'committed' : 'aborted';
@@ -947,3 +958,15 @@ function checkCompression(type: CompressionType, level: number | undefined): voi
     throw new ConfigError(`compressionType ${type}${level === undefined ? '' : ` level ${level}`}: ${(error as Error).message}`);
   }
 }
+
+/** The settings of KafkaProducer.completeTransaction: connection settings, plus what to do on a broker without two-phase commit. */
+export type CompleteTransactionConfig = CommonClientConfig & {
+  maxBlockMs?: number;
+  /**
+   * On a broker without two-phase commit on Transactions V2, end whatever transaction is
+   * open under the saved producer id and epoch with EndTxn, though under the classic
+   * protocol they also name the producer's later transactions. Default false: such a
+   * broker makes completeTransaction throw UnsupportedVersionError and end nothing.
+   */
+  classicProtocolFallback?: boolean;
+};

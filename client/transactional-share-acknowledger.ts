@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import type { CommonClientConfig } from './cluster.js';
 import { ConfigError } from './errors.js';
 import type { ShareTransactionMetricsSnapshot } from './metrics.js';
-import { KafkaProducer } from './producer.js';
+import { KafkaProducer, type CompleteTransactionConfig } from './producer.js';
 import { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
 import type { PreparedTransaction, PreparedTxnState, TransactionState } from './transaction-manager.js';
 
@@ -47,7 +47,7 @@ export class TransactionalShareAcknowledger {
    * already committed. Call it before initTransactions(), which would abort it.
    */
   static completeTransaction(
-    config: CommonClientConfig & { maxBlockMs?: number },
+    config: CompleteTransactionConfig,
     prepared: PreparedTransaction | string,
     result: 'commit' | 'abort',
   ): Promise<'committed' | 'aborted' | 'none'> {

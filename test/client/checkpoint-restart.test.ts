@@ -13,6 +13,7 @@ import {
   PreparedTxnState,
   ShareAcknowledgements,
   TransactionalShareAcknowledger,
+  UnsupportedVersionError,
   type ShareConsumerRecord,
 } from '../../client/index.js';
 import { readCommitted, startCluster, type TestCluster } from './support/brokers.js';
@@ -313,14 +314,19 @@ describe('the protocol the producer picks', () => {
     await expect(twoPc.initTransactions()).rejects.toThrow(/two-phase commit needs Transactions V2/);
   });
 
-  it('completeTransaction on that broker falls back to EndTxn for the saved producer id and epoch', async () => {
+  it('completeTransaction on that broker refuses, since the saved id and epoch also name later transactions; with classicProtocolFallback it ends the open one with EndTxn', async () => {
     const c = await cluster(1);
     const p = producer(c, 'tv1-fallback');
     await p.initTransactions();
     p.beginTransaction();
     await p.send({ topic: 'out', partition: 0, value: 'tv1-saved' });
     const saved = p.transactionSnapshot().toString();
-    await expect(KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, maxBlockMs: 5_000, ...quiet }, saved, 'commit')).resolves.toBe('committed');
+    const config = { bootstrapServers: c.bootstrap, maxBlockMs: 5_000, ...quiet };
+    const refused = KafkaProducer.completeTransaction(config, saved, 'commit');
+    await expect(refused).rejects.toBeInstanceOf(UnsupportedVersionError);
+    await expect(refused).rejects.toThrow(/cannot tell the saved transaction from a later one, so it was not ended; pass classicProtocolFallback: true/);
+    expect(await readCommitted(c.bootstrap, 'out', 500)).not.toContain('tv1-saved');
+    await expect(KafkaProducer.completeTransaction({ ...config, classicProtocolFallback: true }, saved, 'commit')).resolves.toBe('committed');
     expect(await readCommitted(c.bootstrap, 'out', 500)).toContain('tv1-saved');
   });
 });
