@@ -384,7 +384,9 @@ describe('TransactionManager state machine', () => {
     await expect(p.send({ topic: 'out', partition: 0, value: 'y' })).rejects.toThrow(
       /was prepared; only commitTransaction\(\) or abortTransaction\(\)/,
     );
-    await KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null }, prepared, 'commit');
+    // The fake broker speaks the classic protocol only: recovery there needs the explicit opt-in (else UnsupportedVersionError).
+    await expect(KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null }, prepared, 'commit')).rejects.toThrow(/pass classicProtocolFallback: true/);
+    await KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null, classicProtocolFallback: true }, prepared, 'commit');
     expect(fake.requests(26).at(-1)!.body).toMatchObject({
       producerId: 1000n,
       producerEpoch: 1,
