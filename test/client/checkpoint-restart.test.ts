@@ -183,60 +183,36 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
 });
 
 describe('an empty checkpoint period', () => {
-  it('a committed empty prepared transaction does not share its identity with the next one: recovery from its checkpoint aborts the next', async () => {
-    const c = await cluster();
-    await seed(c, 0, 2);
-    const s = consumer(c, 'idle');
-    s.subscribe(['in']);
-    const sink = producer(c, 'idle-sink');
-    await sink.initTransactions();
-    // Checkpoint 1 falls in an idle period: nothing sent, nothing acked; it completes (commit).
-    sink.beginTransaction();
-    const saved1 = await sink.prepareTransaction();
-    await sink.commitTransaction();
-    // The next period has input: T2, prepared; the job dies before checkpoint 2 completes.
-    const records = await pollUntil(s, 2);
-    sink.beginTransaction();
-    for (const r of records) void sink.send({ topic: 'out', partition: 0, value: `T2-${Buffer.from(r.value!).toString()}` });
-    await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
-    const saved2 = await sink.prepareTransaction();
-    expect(saved2.equals(saved1)).toBe(false);
-    await crash(sink, s);
-    // Recovery restores checkpoint 1: T2 is not the transaction it names, so T2 is aborted, never committed.
-    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('aborted');
-    expect(await readCommitted(c.bootstrap, 'out', 500)).toEqual([]);
-    const s2 = consumer(c, 'idle');
-    s2.subscribe(['in']);
-    expect(values(await pollUntil(s2, 2, 3_000))).toEqual(values(records));
-  });
-
-  it('an aborted empty prepared transaction does not share its identity with the next one either: recovery from its checkpoint aborts the next', async () => {
-    const c = await cluster();
-    await seed(c, 0, 2);
-    const s = consumer(c, 'idle-abort');
-    s.subscribe(['in']);
-    const sink = producer(c, 'idle-abort-sink');
-    await sink.initTransactions();
-    // Checkpoint 1 falls in an idle period and is given up (abort): nothing was sent or acked, so no EndTxn goes out.
-    sink.beginTransaction();
-    const saved1 = await sink.prepareTransaction();
-    await sink.abortTransaction();
-    expect(sink.transactionSnapshot().equals(saved1)).toBe(false);
-    // The next period has input: T2, prepared; the job dies before checkpoint 2 completes.
-    const records = await pollUntil(s, 2);
-    sink.beginTransaction();
-    for (const r of records) void sink.send({ topic: 'out', partition: 0, value: `T2-${Buffer.from(r.value!).toString()}` });
-    await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
-    const saved2 = await sink.prepareTransaction();
-    expect(saved2.equals(saved1)).toBe(false);
-    await crash(sink, s);
-    // A recovery handed checkpoint 1's saved state (a stale checkpoint record): T2 is not the transaction it names, so T2 is aborted.
-    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('aborted');
-    expect(await readCommitted(c.bootstrap, 'out', 500)).toEqual([]);
-    const s2 = consumer(c, 'idle-abort');
-    s2.subscribe(['in']);
-    expect(values(await pollUntil(s2, 2, 3_000))).toEqual(values(records));
-  });
+  // Checkpoint 1 falls in an idle period: nothing sent, nothing acked, so no EndTxn goes out. Whether it
+  // completes (commit) or is given up (abort), its transaction must not share its identity with the next one.
+  for (const end of ['commit', 'abort'] as const) {
+    it(`a${end === 'commit' ? ' committed' : 'n aborted'} empty prepared transaction does not share its identity with the next one: recovery from its checkpoint aborts the next`, async () => {
+      const c = await cluster();
+      await seed(c, 0, 2);
+      const s = consumer(c, `idle-${end}`);
+      s.subscribe(['in']);
+      const sink = producer(c, `idle-${end}-sink`);
+      await sink.initTransactions();
+      sink.beginTransaction();
+      const saved1 = await sink.prepareTransaction();
+      await (end === 'commit' ? sink.commitTransaction() : sink.abortTransaction());
+      expect(sink.transactionSnapshot().equals(saved1)).toBe(false);
+      // The next period has input: T2, prepared; the job dies before checkpoint 2 completes.
+      const records = await pollUntil(s, 2);
+      sink.beginTransaction();
+      for (const r of records) void sink.send({ topic: 'out', partition: 0, value: `T2-${Buffer.from(r.value!).toString()}` });
+      await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
+      const saved2 = await sink.prepareTransaction();
+      expect(saved2.equals(saved1)).toBe(false);
+      await crash(sink, s);
+      // Recovery restores checkpoint 1: T2 is not the transaction it names, so T2 is aborted, never committed.
+      expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('aborted');
+      expect(await readCommitted(c.bootstrap, 'out', 500)).toEqual([]);
+      const s2 = consumer(c, `idle-${end}`);
+      s2.subscribe(['in']);
+      expect(values(await pollUntil(s2, 2, 3_000))).toEqual(values(records));
+    });
+  }
 });
 
 describe('two-phase commit and the records its share acks pin (coordinator/share/README.md)', () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../../coordinator/broker.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TxnState } from '../../coordinator/txn/transaction-metadata.js';
-import { TestClient, addPartitions, batch, eventually, fetchAll, freePorts, startTestBroker, tempDir } from './support/broker-harness.js';
+import { TestClient, addPartitions, batch, eventually, fetchAll, startTestBroker, tempDir, withUndeliverableMarkers } from './support/broker-harness.js';
 
 const TOPICS = [{ name: 'out', partitions: 2 }];
 let broker: Broker;
@@ -194,31 +194,17 @@ describe('Transactions V2', () => {
   });
 
   it('an EndTxn with the epoch the last one handed out, while that transaction is still completing, is CONCURRENT_TRANSACTIONS (not fenced)', async () => {
-    // A two-node cluster whose node 1 never starts: the markers for its partition cannot be delivered.
-    const [port0, port1] = await freePorts(2);
-    const lonely = await startTestBroker({
-      nodeId: 0,
-      port: port0,
-      cluster: [{ nodeId: 0, host: '127.0.0.1', port: port0! }, { nodeId: 1, host: '127.0.0.1', port: port1! }],
-      dataDir: tempDir(),
-      topics: [{ name: 't', partitions: 2 }],
-      transactionStatePartitions: 1,
-    });
-    const client = await TestClient.connect(lonely.port);
-    try {
+    await withUndeliverableMarkers(async (stuck, client) => {
       const { producerId, producerEpoch: e } = await init(client, 'tv2-stuck', {}, 5);
       expect(await addPartitions(client, 'tv2-stuck', producerId, e, 't', [1])).toEqual([0]);
       expect(await endTxn(client, 'tv2-stuck', producerId, e, true)).toMatchObject({ errorCode: 0, producerEpoch: e + 1 });
-      expect(lonely.transactions.get('tv2-stuck')?.state).toBe(TxnState.PREPARE_COMMIT);
+      expect(stuck.transactions.get('tv2-stuck')?.state).toBe(TxnState.PREPARE_COMMIT);
       // The producer's next transaction is empty and aborts: the previous one must finish first (Kafka: KAFKA-18464).
       expect((await endTxn(client, 'tv2-stuck', producerId, e + 1, false)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
       expect((await endTxn(client, 'tv2-stuck', producerId, e + 1, true)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
       // As is a retry of the commit itself.
       expect((await endTxn(client, 'tv2-stuck', producerId, e, true)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
-    } finally {
-      await client.close();
-      await lonely.close();
-    }
+    });
   });
 
   it('a classic producer taking over a transactional id a TV2 producer used gets the classic EndTxn retry rules (same result again: NONE)', async () => {

@@ -15,11 +15,11 @@ import {
   endTxn,
   eventually,
   fetchAll,
-  freePorts,
   initProducer,
   produce,
   startTestBroker,
   tempDir,
+  withUndeliverableMarkers,
 } from './support/broker-harness.js';
 
 let broker: Broker;
@@ -208,29 +208,15 @@ describe('concurrent transactions', () => {
   });
 
   it('answers CONCURRENT_TRANSACTIONS while PREPARE_COMMIT is completing (a marker target is down)', async () => {
-    // A two-node cluster whose node 1 never starts: markers for its partitions cannot be delivered.
-    const [port0, port1] = await freePorts(2);
-    const lonely = await startTestBroker({
-      nodeId: 0,
-      port: port0,
-      cluster: [{ nodeId: 0, host: '127.0.0.1', port: port0! }, { nodeId: 1, host: '127.0.0.1', port: port1! }],
-      dataDir: tempDir(),
-      topics: [{ name: 't', partitions: 2 }],
-      transactionStatePartitions: 1,
-    });
-    const client = await TestClient.connect(lonely.port);
-    try {
+    await withUndeliverableMarkers(async (stuck, client) => {
       const { producerId, producerEpoch } = await initProducer(client, 'tx-stuck');
       expect(await addPartitions(client, 'tx-stuck', producerId, producerEpoch, 't', [1])).toEqual([0]);
       expect(await endTxn(client, 'tx-stuck', producerId, producerEpoch, true)).toBe(0);
-      expect(lonely.transactions.get('tx-stuck')?.state).toBe(TxnState.PREPARE_COMMIT);
+      expect(stuck.transactions.get('tx-stuck')?.state).toBe(TxnState.PREPARE_COMMIT);
       expect(await endTxn(client, 'tx-stuck', producerId, producerEpoch, true)).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
       expect(await endTxn(client, 'tx-stuck', producerId, producerEpoch, false)).toBe(ErrorCode.INVALID_TXN_STATE);
       expect(await addPartitions(client, 'tx-stuck', producerId, producerEpoch, 't', [0])).toEqual([ErrorCode.CONCURRENT_TRANSACTIONS]);
       expect((await initProducer(client, 'tx-stuck')).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
-    } finally {
-      await client.close();
-      await lonely.close();
-    }
+    });
   });
 });

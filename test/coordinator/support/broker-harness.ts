@@ -54,6 +54,30 @@ export async function startTestBroker(config: BrokerConfigInput, lines?: string[
   );
 }
 
+/**
+ * Node 0 of a two-node cluster whose node 1 never starts, with topic `t` (partition 1 led by
+ * the missing node): transaction markers for that partition cannot be delivered, so a
+ * transaction that wrote there stays PREPARE_*; `run` gets the broker and a client of it.
+ */
+export async function withUndeliverableMarkers(run: (broker: Broker, client: TestClient) => Promise<void>): Promise<void> {
+  const [port0, port1] = await freePorts(2);
+  const broker = await startTestBroker({
+    nodeId: 0,
+    port: port0,
+    cluster: [{ nodeId: 0, host: '127.0.0.1', port: port0! }, { nodeId: 1, host: '127.0.0.1', port: port1! }],
+    dataDir: tempDir(),
+    topics: [{ name: 't', partitions: 2 }],
+    transactionStatePartitions: 1,
+  });
+  const client = await TestClient.connect(broker.port);
+  try {
+    await run(broker, client);
+  } finally {
+    await client.close();
+    await broker.close();
+  }
+}
+
 export interface BrokerProcess {
   readonly port: number;
   readonly child: ChildProcess;
