@@ -235,7 +235,7 @@ export class TransactionManager {
   /**
    * The transaction kept by initTransactions({ keepPreparedTxn: true }), or
    * prepared by prepareTransaction(): what completeTransaction() compares with.
-   * Set, only commit or abort may follow.
+   * While it is set, only commit or abort may follow.
    */
   private preparedState: PreparedTxnState | null = null;
 

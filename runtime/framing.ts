@@ -23,20 +23,12 @@ export function encodeFrame<H, B>(
   try {
     writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion);
   } catch (error) {
-    throw explainBodyFailure(error, bodyCodec, body, bodyVersion);
+    // A field a JavaScript caller left out or mistyped: say which (encode-diagnosis.ts). Explained around the
+    // whole write pass, never inside it, so that writeChunks's own recovery from overflowing its scratch buffer
+    // (a RangeError it catches and retries) never reaches the diagnosis.
+    throw explainEncodeFailure(error, bodyCodec.name, bodyCodec, body, bodyVersion);
   }
   return writer.finish();
-}
-
-/**
- * A throw from a frame's write pass, explained when the body caused it: a
- * field a JavaScript caller left out or mistyped (see encode-diagnosis.ts).
- * Called around the whole pass, never inside it, so that writeChunks's own
- * recovery from overflowing its scratch buffer (a RangeError it catches and
- * retries) never reaches the diagnosis.
- */
-function explainBodyFailure<B>(error: unknown, bodyCodec: MessageCodec<B>, body: B, bodyVersion: number): unknown {
-  return explainEncodeFailure(error, bodyCodec.name, bodyCodec, body, bodyVersion);
 }
 
 function writeFrame<H, B>(
@@ -71,7 +63,7 @@ export function encodeFrameChunks<H, B>(
   try {
     return writeChunks(4 + size, (writer) => writeFrame(writer, size, headerCodec, header, headerVersion, bodyCodec, body, bodyVersion));
   } catch (error) {
-    throw explainBodyFailure(error, bodyCodec, body, bodyVersion);
+    throw explainEncodeFailure(error, bodyCodec.name, bodyCodec, body, bodyVersion); // as in encodeFrame
   }
 }
 
