@@ -3,6 +3,8 @@
 // Joins the --json results of several bench:codec runs into one Markdown table: per ours row,
 // its ops/s and its ratio to the peer in each run (median of that run's per-round ratios),
 // and, for runs made with --baseline-tree, the per-round ratio to its "@ baseline" twin.
+// Where a comparison has a floor row (its label starts with "floor:"), every other ours row
+// also gets its per-round ratio to that floor.
 // The README's "Codec speed" table is made with it, from three runs.
 import { readFileSync } from 'node:fs';
 import { BASELINE_MARK, type ComparisonResult } from './harness.js';
@@ -15,10 +17,17 @@ if (files.length === 0) {
 const runs = files.map((f) => (JSON.parse(readFileSync(f, 'utf8')) as { results: ComparisonResult[] }).results);
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const key = (c: ComparisonResult): string => `${c.workload}|${c.api}|${c.version}|${c.op}`;
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+/** Median over rounds of a/b, round by round (the same index: the same round of the same process). */
+const perRound = (a: number[], b: number[]): number | null => (a.length > 0 && a.length === b.length ? median(a.map((x, i) => x / b[i]!)) : null);
 
 const lines = [
-  `| workload | API version | op | participant | ours ops/s (runs) | peer | ours ÷ peer (runs) | ÷ baseline (runs) |`,
-  '|---|---|---|---|---|---|---|---|',
+  `| workload | API version | op | participant | ours ops/s (runs) | peer | ours ÷ peer (runs) | ÷ floor (runs) | ÷ baseline (runs) |`,
+  '|---|---|---|---|---|---|---|---|---|',
 ];
 for (const first of runs[0]!) {
   const same = runs.map((r) => r.find((c) => key(c) === key(first)) ?? null);
@@ -27,11 +36,13 @@ for (const first of runs[0]!) {
     const per = same.map((c) => {
       const r = c?.rows.find((x) => x.label === row.label);
       const peer = c?.rows.find((x) => x.role === 'peer');
-      return { ops: r?.medianOps ?? null, ratio: r?.ratio?.median ?? null, peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—', vsBase: r?.baselineRatio?.median ?? null };
+      const floor = c?.rows.find((x) => x.label.startsWith('floor:'));
+      const vsFloor = r && floor && r !== floor ? perRound(r.opsPerRound, floor.opsPerRound) : null;
+      return { ops: r?.medianOps ?? null, ratio: r?.ratio?.median ?? null, peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—', vsFloor, vsBase: r?.baselineRatio?.median ?? null };
     });
     const list = (xs: Array<number | null>, f: (n: number) => string): string => (xs.every((x) => x === null) ? '—' : xs.map((x) => (x === null ? '—' : f(x))).join(' / '));
     lines.push(
-      `| ${first.workload} | ${first.api} v${first.version} | ${first.op} | ${row.label} | ${list(per.map((p) => p.ops), fmt)} | ${per[0]!.peer} | ${list(per.map((p) => p.ratio), (x) => `${x.toFixed(2)}×`)} | ${list(per.map((p) => p.vsBase), (x) => x.toFixed(3))} |`,
+      `| ${first.workload} | ${first.api} v${first.version} | ${first.op} | ${row.label} | ${list(per.map((p) => p.ops), fmt)} | ${per[0]!.peer} | ${list(per.map((p) => p.ratio), (x) => `${x.toFixed(2)}×`)} | ${list(per.map((p) => p.vsFloor), (x) => x.toFixed(2))} | ${list(per.map((p) => p.vsBase), (x) => x.toFixed(3))} |`,
     );
   }
 }
