@@ -41,6 +41,9 @@
 //                       the machine's CPU during it, up to 4 times (default 0.15; 'off')
 //   --no-isolate        run every participant in the main thread (default: one worker
 //                       thread, i.e. one V8 isolate, per participant; see harness.ts)
+//   --check-in-timed-isolate  time each participant in the worker that ran its equal-work
+//                       check, as the bench did before December 2026 (default: a fresh
+//                       worker; see harness.ts, "Check apart")
 //   --one-process       run every comparison in this process (default: fresh child
 //                       processes per comparison; see below)
 //
@@ -64,7 +67,7 @@ import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, oursTree: undefined as string | undefined, baselineTree: undefined as string | undefined, source: false, settleMs: 25, mallocPin: true, isolate: true, onePerProcess: true, maxForeign: 0.15 as number | null };
+  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, oursTree: undefined as string | undefined, baselineTree: undefined as string | undefined, source: false, settleMs: 25, mallocPin: true, isolate: true, checkApart: true, onePerProcess: true, maxForeign: 0.15 as number | null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -88,10 +91,11 @@ function parseArgs(argv: string[]) {
     else if (a === '--settle-ms') o.settleMs = Math.max(0, Number(val()));
     else if (a === '--no-malloc-pin') o.mallocPin = false;
     else if (a === '--no-isolate') o.isolate = false;
+    else if (a === '--check-in-timed-isolate') o.checkApart = false;
     else if (a === '--one-process') o.onePerProcess = false;
     else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --baseline-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --one-process --max-foreign X|off');
+      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --baseline-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --check-in-timed-isolate --one-process --max-foreign X|off');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -185,6 +189,7 @@ const harnessOptions = {
   settleMs: opts.settleMs,
   checkOnly: opts.checkOnly,
   isolate: opts.isolate,
+  checkApart: opts.checkApart,
   planForWorkers: { ours, oursPath: opts.ours, baseline, filter: opts.filter?.source ?? null },
   maxForeign: opts.maxForeign,
   log,
@@ -260,7 +265,7 @@ const header = [
   `- ${new Date().toISOString()}, Node ${process.version} (V8 ${process.versions.v8}), ${cpu[0]?.model ?? 'cpu?'} × ${cpu.length}`,
   `- kafkajs ${PEER_VERSIONS.kafkajs.libVersion}, @platformatic/kafka ${PEER_VERSIONS.platformatic.libVersion}${oursBuild ? `; ours: ${oursBuild}` : ''}; ${mallocNote}`,
   `- ${opts.onePerProcess ? `each comparison in ${opts.processes} fresh process${opts.processes === 1 ? '' : 'es'} in turn; ` : 'all comparisons in one process (--one-process); '}` +
-    `${opts.isolate ? 'each participant in its own worker thread (own V8 isolate), one running at a time' : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
+    `${opts.isolate ? `each participant in its own worker thread (own V8 isolate), one running at a time, ${opts.checkApart ? 'timed in a fresh one after its check in another' : 'timed in the one that ran its check (--check-in-timed-isolate)'}` : 'all participants in the main thread (--no-isolate)'}; full GC + ${opts.settleMs} ms settle around each slice`,
   `- ${opts.checkOnly ? 'checks only' : `${opts.onePerProcess ? `${opts.processes} processes × ` : ''}${opts.rounds} interleaved rounds × ${opts.roundMs} ms per participant, ${opts.warmupMs} ms warm-up per process; figures are medians over all rounds; MB = 10^6 wire bytes`}`,
   `- workloads: Produce 100 partitions × ${W1.recordsPerBatch} records (${W1.batchBytes.toLocaleString('en-US')} B of batches), small batches 100 × ${W1b.recordsPerBatch} (${W1b.batchBytes.toLocaleString('en-US')} B); ` +
     `Metadata ${W2.partitions.toLocaleString('en-US')} partitions; Fetch ${W3.recordBytes.toLocaleString('en-US')} B of records (${W3.batchCount} batches, ${W3.recordCount} records); ` +

@@ -21,7 +21,8 @@
 // main thread, as before.
 //
 // Check apart. A participant is checked in one worker and timed in another, fresh one
-// that has run nothing but the participant's own op. The check normalizes the output
+// that has run nothing but the participant's own op (--check-in-timed-isolate: as before,
+// in the same worker; --no-isolate: both in the main thread). The check normalizes the output
 // with the bench's code while the output is still alive, and that shaped V8's heuristics
 // for the rest of the isolate's life: a garbage collection during it finds every object
 // of the decode still alive, and V8 then allocates what those allocation sites make
@@ -84,6 +85,8 @@ export interface HarnessOptions {
   checkOnly: boolean;
   /** Run each participant in its own worker thread (default). */
   isolate: boolean;
+  /** With isolate: time each participant in a fresh worker, not the one that ran its check (default). */
+  checkApart: boolean;
   /** What a worker needs to make the same plan as the main thread. */
   planForWorkers: { ours: boolean; oursPath?: string; baseline?: boolean; filter: string | null };
   /** Redo a timed slice when other processes took more than this share of the machine during it (null: never). */
@@ -268,7 +271,7 @@ export async function runComparisons(plans: ComparisonPlan[], opts: HarnessOptio
           err = `threw: ${firstLines(e)}`;
         }
       }
-      if (runner && err === null && opts.isolate && !opts.checkOnly) {
+      if (runner && err === null && opts.isolate && opts.checkApart && !opts.checkOnly) {
         await runner.close();
         try {
           runner = await makeRunner(m.pp);
