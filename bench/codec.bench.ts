@@ -105,6 +105,10 @@ function parseArgs(argv: string[]) {
 const opts = parseArgs(process.argv.slice(2));
 const log = (s: string) => process.stderr.write(s + '\n');
 
+// Interrupted (Ctrl-C, kill): leave through process.exit, so that the 'exit' handlers below
+// remove the compiled trees and the results folder; a signal's default action skips them.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) process.once(signal, () => process.exit(code));
+
 const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864';
 if (opts.mallocPin && process.env.KIPGEN_BENCH_MALLOC_PINNED !== '1') {
   const env: NodeJS.ProcessEnv = { ...process.env, KIPGEN_BENCH_MALLOC_PINNED: '1' };
@@ -213,6 +217,7 @@ if (childIndex !== null) {
 } else if (opts.onePerProcess && !opts.checkOnly) {
   results = [];
   const dir = mkdtempSync(join(tmpdir(), 'kipgen-bench-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also when interrupted
   try {
     for (let i = 0; i < allPlans.length; i++) {
       let joined: ComparisonResult | null = null;
