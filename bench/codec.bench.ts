@@ -217,34 +217,30 @@ if (childIndex !== null) {
 } else if (opts.onePerProcess && !opts.checkOnly) {
   results = [];
   const dir = mkdtempSync(join(tmpdir(), 'kipgen-bench-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also when interrupted
-  try {
-    for (let i = 0; i < allPlans.length; i++) {
-      let joined: ComparisonResult | null = null;
-      for (let k = 0; k < opts.processes; k++) {
-        const file = join(dir, `${i}-${k}.json`);
-        const env = { ...process.env, KIPGEN_BENCH_COMPARISON: String(i), KIPGEN_BENCH_RESULT_FILE: file };
-        const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'inherit'], env });
-        if (child.status !== 0) throw new Error(`the child process for comparison ${i} exited with ${child.status ?? child.signal}`);
-        const out = JSON.parse(readFileSync(file, 'utf8')) as { results: ComparisonResult[]; foreignStats: typeof foreignStats };
-        for (const key of Object.keys(foreignStats) as Array<keyof typeof foreignStats>) foreignStats[key] += out.foreignStats[key];
-        const res = out.results[0]!;
-        if (joined === null) {
-          joined = res;
-          continue;
-        }
-        for (const row of res.rows) {
-          const into = joined.rows.find((r) => r.label === row.label);
-          if (!into) joined.rows.push(row);
-          else if (row.checkError !== null) into.checkError ??= row.checkError;
-          else into.opsPerRound.push(...row.opsPerRound);
-        }
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // on success, error or interruption alike
+  for (let i = 0; i < allPlans.length; i++) {
+    let joined: ComparisonResult | null = null;
+    for (let k = 0; k < opts.processes; k++) {
+      const file = join(dir, `${i}-${k}.json`);
+      const env = { ...process.env, KIPGEN_BENCH_COMPARISON: String(i), KIPGEN_BENCH_RESULT_FILE: file };
+      const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'inherit'], env });
+      if (child.status !== 0) throw new Error(`the child process for comparison ${i} exited with ${child.status ?? child.signal}`);
+      const out = JSON.parse(readFileSync(file, 'utf8')) as { results: ComparisonResult[]; foreignStats: typeof foreignStats };
+      for (const key of Object.keys(foreignStats) as Array<keyof typeof foreignStats>) foreignStats[key] += out.foreignStats[key];
+      const res = out.results[0]!;
+      if (joined === null) {
+        joined = res;
+        continue;
       }
-      summarize(joined!);
-      results.push(joined!);
+      for (const row of res.rows) {
+        const into = joined.rows.find((r) => r.label === row.label);
+        if (!into) joined.rows.push(row);
+        else if (row.checkError !== null) into.checkError ??= row.checkError;
+        else into.opsPerRound.push(...row.opsPerRound);
+      }
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    summarize(joined!);
+    results.push(joined!);
   }
   childCpuS = childrenCpuSeconds();
 } else {

@@ -225,12 +225,16 @@ export function summarize(res: ComparisonResult): void {
     r.spread = (Math.max(...r.opsPerRound) - Math.min(...r.opsPerRound)) / r.medianOps;
     if (r.role === 'ours' && peer) r.ratio = roundRatios(r, peer);
     const baseline = timed.find((b) => b.label === `${r.label}${BASELINE_MARK}`);
-    if (baseline && baseline.opsPerRound.length === r.opsPerRound.length) r.baselineRatio = roundRatios(r, baseline);
+    if (baseline) r.baselineRatio = roundRatios(r, baseline);
   }
 }
 
-/** Ratios of `r` to `other` round by round (the same index of opsPerRound: the same round), summarized. */
-function roundRatios(r: ParticipantResult, other: ParticipantResult): { median: number; min: number; max: number } {
+/**
+ * Ratios of `r` to `other` round by round (the same index of opsPerRound: the same round of
+ * the same process), summarized; null unless both ran the same rounds.
+ */
+export function roundRatios(r: Pick<ParticipantResult, 'opsPerRound'>, other: Pick<ParticipantResult, 'opsPerRound'>): { median: number; min: number; max: number } | null {
+  if (r.opsPerRound.length === 0 || r.opsPerRound.length !== other.opsPerRound.length) return null;
   const ratios = r.opsPerRound.map((x, i) => x / other.opsPerRound[i]!);
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }

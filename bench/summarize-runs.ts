@@ -7,7 +7,7 @@
 // also gets its per-round ratio to that floor.
 // The README's "Codec speed" table is made with it, from three runs.
 import { readFileSync } from 'node:fs';
-import { BASELINE_MARK, type ComparisonResult } from './harness.js';
+import { BASELINE_MARK, roundRatios, type ComparisonResult } from './harness.js';
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
@@ -17,13 +17,6 @@ if (files.length === 0) {
 const runs = files.map((f) => (JSON.parse(readFileSync(f, 'utf8')) as { results: ComparisonResult[] }).results);
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const key = (c: ComparisonResult): string => `${c.workload}|${c.api}|${c.version}|${c.op}`;
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-/** Median over rounds of a/b, round by round (the same index: the same round of the same process). */
-const perRound = (a: number[], b: number[]): number | null => (a.length > 0 && a.length === b.length ? median(a.map((x, i) => x / b[i]!)) : null);
 
 const lines = [
   `| workload | API version | op | participant | ours ops/s (runs) | peer | ours ÷ peer (runs) | ÷ floor (runs) | ÷ baseline (runs) |`,
@@ -37,7 +30,7 @@ for (const first of runs[0]!) {
       const r = c?.rows.find((x) => x.label === row.label);
       const peer = c?.rows.find((x) => x.role === 'peer');
       const floor = c?.rows.find((x) => x.label.startsWith('floor:'));
-      const vsFloor = r && floor && r !== floor ? perRound(r.opsPerRound, floor.opsPerRound) : null;
+      const vsFloor = r && floor && r !== floor ? (roundRatios(r, floor)?.median ?? null) : null;
       return { ops: r?.medianOps ?? null, ratio: r?.ratio?.median ?? null, peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—', vsFloor, vsBase: r?.baselineRatio?.median ?? null };
     });
     const list = (xs: Array<number | null>, f: (n: number) => string): string => (xs.every((x) => x === null) ? '—' : xs.map((x) => (x === null ? '—' : f(x))).join(' / '));
