@@ -22,9 +22,8 @@ export function metadataV6Floor(): DecodeCase {
  * array and string lengths neither negative (where null is not allowed) nor longer than
  * the bytes left, nothing left over at the end. What it still leaves out is the error's
  * detail (which field, which element), which a codec pays for on the good path too: ours
- * keeps the field being read and a try per struct. So ours ÷ this row is the price of
- * the generated layout and the error detail, and this row ÷ the floor the price of the
- * checks themselves.
+ * keeps the field being read and a try per struct. This row ÷ the floor is the price of
+ * the checks themselves; metadataV6DetailedFloor adds the error detail.
  */
 export function metadataV6CheckedFloor(): DecodeCase {
   return { version: 6, async: false, decode: decodeMetadataV6Checked, normalize: (v) => v };
@@ -196,4 +195,117 @@ function decodeMetadataV6Checked(bytes: Buffer) {
   }
   if (pos !== end) badLength();
   return { throttleTimeMs, brokers, clusterId, controllerId, topics, clusterAuthorizedOperations: NO_OPERATIONS, errorCode: 0 };
+}
+
+/**
+ * The checked floor plus the error detail our decoders owe (docs/DESIGN.md §3): a failed read
+ * names its field path, e.g. `topics[3].partitions[7].isrNodes`. The path is kept as cheaply as
+ * we know how: one string constant per field and one index per array level, in locals of one
+ * function, the path built only when something fails.
+ */
+export function metadataV6DetailedFloor(): DecodeCase {
+  return { version: 6, async: false, decode: decodeMetadataV6Detailed, normalize: (v) => v };
+}
+
+function decodeMetadataV6Detailed(bytes: Buffer) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const end = bytes.byteLength;
+  let pos = 0;
+  let at = '';
+  let i = -1;
+  let topicAt = '';
+  let j = -1;
+  let partitionAt = '';
+  const int32 = (): number => {
+    if (pos + 4 > end) tooShort();
+    const value = view.getInt32(pos);
+    pos += 4;
+    return value;
+  };
+  const string = (nullable: boolean): string | null => {
+    if (pos + 2 > end) tooShort();
+    const length = view.getInt16(pos);
+    pos += 2;
+    if (length < 0) return nullable ? null : badLength();
+    if (pos + length > end) tooShort();
+    pos += length;
+    return bytes.toString('utf8', pos - length, pos);
+  };
+  const arrayLength = (): number => {
+    const length = int32();
+    if (length < 0 || length > end - pos) badLength();
+    return length;
+  };
+  try {
+    at = 'throttleTimeMs';
+    const throttleTimeMs = int32();
+    at = 'brokers';
+    const brokers = new Array(arrayLength());
+    for (i = 0; i < brokers.length; i++) {
+      topicAt = 'nodeId';
+      const nodeId = int32();
+      topicAt = 'host';
+      const host = string(false);
+      topicAt = 'port';
+      const port = int32();
+      topicAt = 'rack';
+      const rack = string(true);
+      brokers[i] = { nodeId, host, port, rack };
+    }
+    i = -1;
+    at = 'clusterId';
+    const clusterId = string(true);
+    at = 'controllerId';
+    const controllerId = int32();
+    at = 'topics';
+    const topics = new Array(arrayLength());
+    for (i = 0; i < topics.length; i++) {
+      topicAt = 'errorCode';
+      if (pos + 2 > end) tooShort();
+      const errorCode = view.getInt16(pos);
+      pos += 2;
+      topicAt = 'name';
+      const name = string(false);
+      topicAt = 'isInternal';
+      if (pos + 1 > end) tooShort();
+      const isInternal = bytes[pos++] !== 0;
+      topicAt = 'partitions';
+      const partitions = new Array(arrayLength());
+      for (j = 0; j < partitions.length; j++) {
+        partitionAt = 'errorCode';
+        if (pos + 14 > end) tooShort();
+        const partitionErrorCode = view.getInt16(pos);
+        const partitionIndex = view.getInt32(pos + 2);
+        const leaderId = view.getInt32(pos + 6);
+        pos += 10;
+        partitionAt = 'replicaNodes';
+        let length = view.getInt32(pos);
+        if (length < 0 || pos + 4 + 4 * length > end) badLength();
+        const replicaNodes = int32List(view, pos + 4, length);
+        pos += 4 + 4 * length;
+        partitionAt = 'isrNodes';
+        if (pos + 4 > end) tooShort();
+        length = view.getInt32(pos);
+        if (length < 0 || pos + 4 + 4 * length > end) badLength();
+        const isrNodes = int32List(view, pos + 4, length);
+        pos += 4 + 4 * length;
+        partitionAt = 'offlineReplicas';
+        if (pos + 4 > end) tooShort();
+        length = view.getInt32(pos);
+        if (length < 0 || pos + 4 + 4 * length > end) badLength();
+        const offlineReplicas = int32List(view, pos + 4, length);
+        pos += 4 + 4 * length;
+        partitions[j] = { errorCode: partitionErrorCode, partitionIndex, leaderId, leaderEpoch: -1, replicaNodes, isrNodes, offlineReplicas };
+      }
+      j = -1;
+      topics[i] = { errorCode, name, topicId: ZERO_UUID, isInternal, partitions, topicAuthorizedOperations: NO_OPERATIONS };
+    }
+    i = -1;
+    at = '';
+    if (pos !== end) badLength();
+    return { throttleTimeMs, brokers, clusterId, controllerId, topics, clusterAuthorizedOperations: NO_OPERATIONS, errorCode: 0 };
+  } catch (error) {
+    const element = i < 0 ? '' : `[${i}].${topicAt}` + (j < 0 ? '' : `[${j}].${partitionAt}`);
+    throw new FloorDecodeError(`${at}${element}: ${(error as Error).message}`);
+  }
 }
