@@ -97,7 +97,13 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     transactionStatePartitions: config.transactionStatePartitions,
     consumerOffsetsPartitions: config.consumerOffsetsPartitions,
   });
-  const logs = new LogManager(cluster, config.dataDir, config.segmentBytes, log);
+  const logs = new LogManager(
+    cluster,
+    config.dataDir,
+    config.segmentBytes,
+    { expirationMs: config.producerIdExpirationMs, checkIntervalMs: config.producerIdExpirationCheckIntervalMs },
+    log,
+  );
   const metrics = new Metrics();
   const registry = new ApiRegistry();
   const peers = new PeerConnections(cluster, config.requestTimeoutMs);
@@ -205,6 +211,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
 
   tc.recover();
   tc.start();
+  logs.startExpiringProducers();
 
   const server = new KafkaServer({
     listeners: listenerSpecs(config),

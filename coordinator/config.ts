@@ -99,6 +99,19 @@ export interface BrokerConfig {
   transactionMaxTimeoutMs: number;
   /** transaction.abort.timed.out.transaction.cleanup.interval.ms (Kafka: 10 s). */
   transactionAbortCheckIntervalMs: number;
+  /**
+   * producer.id.expiration.ms (Kafka: 86400000, one day): a partition forgets
+   * a producer id (epoch, last sequences) idle this long, unless it has a
+   * transaction open there; "idle" counts from the max timestamp of its last
+   * batch (or its last marker's timestamp).
+   */
+  producerIdExpirationMs: number;
+  /**
+   * producer.id.expiration.check.interval.ms (Kafka: 600000, ten minutes; an
+   * internal setting there): how often partitions look for expired producer
+   * ids. Both are static here; Kafka can change producer.id.expiration.ms at run time.
+   */
+  producerIdExpirationCheckIntervalMs: number;
   /** request.timeout.ms, for broker-to-broker requests. */
   requestTimeoutMs: number;
   /** Backoff between WriteTxnMarkers retries. */
@@ -154,6 +167,8 @@ export function defaultConfig(): BrokerConfig {
     groupMaxSessionTimeoutMs: 1_800_000,
     transactionMaxTimeoutMs: 900_000,
     transactionAbortCheckIntervalMs: 1_000,
+    producerIdExpirationMs: 86_400_000,
+    producerIdExpirationCheckIntervalMs: 600_000,
     requestTimeoutMs: 30_000,
     markerRetryBackoffMs: 100,
     maxFrameBytes: 104_857_600,
@@ -218,6 +233,9 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.consumerOffsetsPartitions, 1, 1000, 'consumerOffsetsPartitions');
   intIn(config.transactionMaxTimeoutMs, 1, 0x7fffffff, 'transactionMaxTimeoutMs');
   intIn(config.transactionAbortCheckIntervalMs, 1, 0x7fffffff, 'transactionAbortCheckIntervalMs');
+  // Kafka defines both as INT, atLeast(1).
+  intIn(config.producerIdExpirationMs, 1, 0x7fffffff, 'producerIdExpirationMs');
+  intIn(config.producerIdExpirationCheckIntervalMs, 1, 0x7fffffff, 'producerIdExpirationCheckIntervalMs');
   intIn(config.requestTimeoutMs, 1, 0x7fffffff, 'requestTimeoutMs');
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');

@@ -6,6 +6,13 @@
  * The check names the share group: acks for a group the transaction did not
  * add are refused even when another group's acks already opened the
  * transaction in this partition.
+ *
+ * What was verified is remembered per producer for its open transaction
+ * here only: the entry goes when the transaction's marker is appended, so
+ * the memory is bounded by the open transactions, not by every producer id
+ * that ever wrote. (Kafka's nearest state, the partition's verification
+ * entries, is dropped by producer-id expiration after producer.id.expiration.ms;
+ * this one is exact and goes sooner.)
  */
 import { encodeRecordBatch, type RecordBatch } from '../runtime/index.js';
 import type { AppendResult, CoordinatorLog, CoordinatorRecord, IsolationLevel, ReadResult, TransactionalProducer } from './broker-context.js';
@@ -19,7 +26,29 @@ export class ShareStateLog implements CoordinatorLog {
   constructor(
     private readonly log: PartitionLog,
     private readonly verifier: TransactionVerifier,
-  ) {}
+  ) {
+    // Any append may be the marker that closes a remembered transaction (markers reach the log from
+    // the marker writer, not through this class), so each one prunes.
+    log.onAppend(() => this.prune());
+  }
+
+  /** How many producers have groups remembered for an open transaction here (for tests). */
+  verifiedTransactionCount(): number {
+    return this.verifiedGroups.size;
+  }
+
+  /**
+   * Forgets the groups of transactions no longer open in the log. A marker is
+   * the only thing that closes one: producer-id expiration never removes a
+   * producer with an open transaction, so an expired producer's entry went
+   * with its marker, and the check here covers both.
+   */
+  private prune(): void {
+    if (this.verifiedGroups.size === 0) return;
+    for (const [producerId, known] of this.verifiedGroups) {
+      if (!this.log.producers.isTransactionOpen(producerId, known.first)) this.verifiedGroups.delete(producerId);
+    }
+  }
 
   get topic(): string {
     return this.log.topic;

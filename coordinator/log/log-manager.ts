@@ -3,24 +3,68 @@
  * `<dataDir>/<topic>-<partition>/`. Internal topics are durable (fsync before
  * an append resolves); data topics are written to the page cache, which
  * survives `kill -9` (Kafka also leaves flushing to the OS by default).
+ *
+ * Producer ids idle for `producer.id.expiration.ms` are forgotten once the
+ * logs are recovered and then every `producer.id.expiration.check.interval.ms`
+ * (startExpiringProducers), as Kafka's logs do.
  */
 import * as fs from 'node:fs';
 import type { TopicInfo } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
 import { PartitionLog } from './partition-log.js';
 
+/** When partition logs forget idle producer ids (Kafka's settings of the same names). */
+export interface ProducerIdExpiration {
+  /** producer.id.expiration.ms */
+  expirationMs: number;
+  /** producer.id.expiration.check.interval.ms */
+  checkIntervalMs: number;
+}
+
 export class LogManager {
   private readonly logs = new Map<string, PartitionLog>();
+  private expirationTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly cluster: Cluster,
     private readonly dataDir: string,
     private readonly segmentBytes: number,
+    private readonly producerIds: ProducerIdExpiration,
     private readonly log: (line: string) => void,
   ) {
     const started = Date.now();
     for (const topic of cluster.topics()) this.openTopic(topic);
-    log(`recovered ${this.logs.size} partition logs in ${Date.now() - started} ms from ${dataDir}`);
+    // Kafka leaves expired producers out when it loads a log's producer-state snapshot. kipgen keeps no
+    // snapshots and replays every batch, so it expires them right after the replay: a broker that was
+    // down longer than the expiration time does not start with producer ids Kafka would have forgotten.
+    // Logs opened later (CreateTopics, CreatePartitions) are new; the timer covers them.
+    const expired = this.removeExpiredProducers(Date.now());
+    log(`recovered ${this.logs.size} partition logs in ${Date.now() - started} ms from ${dataDir}${expired > 0 ? ` (${expired} idle producer ids expired)` : ''}`);
+  }
+
+  /**
+   * Forgets, in every log, the producer ids with no open transaction whose
+   * last timestamp is `expirationMs` or more before `nowMs`; returns how many.
+   */
+  removeExpiredProducers(nowMs: number): number {
+    let removed = 0;
+    for (const partitionLog of this.logs.values()) removed += partitionLog.removeExpiredProducers(nowMs);
+    return removed;
+  }
+
+  /**
+   * Runs removeExpiredProducers(Date.now()) every `checkIntervalMs` until
+   * close(). The timer is unref'd: it never keeps the process alive. Kafka
+   * schedules one such task per log (UnifiedLog's
+   * PeriodicProducerExpirationCheck); one timer over every log does the same.
+   */
+  startExpiringProducers(): void {
+    if (this.expirationTimer !== null) return;
+    this.expirationTimer = setInterval(() => {
+      const expired = this.removeExpiredProducers(Date.now());
+      if (expired > 0) this.log(`expired ${expired} producer ids idle for ${this.producerIds.expirationMs} ms or more`);
+    }, this.producerIds.checkIntervalMs);
+    this.expirationTimer.unref();
   }
 
   /** Opens (creating) the logs of this node's partitions of `topic` that are not open yet: after CreateTopics or CreatePartitions. */
@@ -30,6 +74,7 @@ export class LogManager {
       const partitionLog = PartitionLog.open(this.dataDir, topic.name, topic.topicId, partition, {
         segmentBytes: this.segmentBytes,
         durable: topic.internal,
+        producerIdExpirationMs: this.producerIds.expirationMs,
         log: this.log,
       });
       this.logs.set(key(topic.name, partition), partitionLog);
@@ -65,6 +110,8 @@ export class LogManager {
   }
 
   close(): void {
+    if (this.expirationTimer !== null) clearInterval(this.expirationTimer);
+    this.expirationTimer = null;
     for (const log of this.logs.values()) {
       try {
         log.flushSync();

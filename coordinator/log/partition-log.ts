@@ -29,6 +29,8 @@ export interface PartitionLogOptions {
   segmentBytes: number;
   /** fdatasync before every append resolves. */
   durable: boolean;
+  /** producer.id.expiration.ms: removeExpiredProducers forgets a producer id idle this long (none with an open transaction). */
+  producerIdExpirationMs: number;
   log: (line: string) => void;
 }
 
@@ -99,7 +101,8 @@ export class PartitionLog implements PartitionReader {
   private replay(bytes: Uint8Array, header: RecordBatchHeader): void {
     if (header.isControl) {
       const marker = markerOf(bytes);
-      if (marker !== null) this.producers.onMarker(header.producerId, header.producerEpoch, marker === 'COMMIT', header.baseOffset);
+      // A marker batch's max timestamp is its one control record's timestamp, the one Kafka keeps.
+      if (marker !== null) this.producers.onMarker(header.producerId, header.producerEpoch, marker === 'COMMIT', header.baseOffset, header.maxTimestamp);
     } else {
       this.producers.onBatch(header);
     }
@@ -123,6 +126,15 @@ export class PartitionLog implements PartitionReader {
 
   lastStableOffset(): bigint {
     return this.producers.firstUnstableOffset() ?? this.nextOffset;
+  }
+
+  /**
+   * Forgets the producer ids idle for `producerIdExpirationMs` at `nowMs`
+   * (see ProducerState.removeExpired); returns how many. The caller supplies
+   * the time: the log manager's timer passes Date.now(), tests a chosen one.
+   */
+  removeExpiredProducers(nowMs: number): number {
+    return this.producers.removeExpired(nowMs, this.options.producerIdExpirationMs);
   }
 
   /**

@@ -5,8 +5,13 @@
  * transaction (which bounds the last stable offset). Aborted transactions are
  * indexed for read_committed fetches. All of it is rebuilt by replaying the
  * log at startup, so none of it is written to disk separately.
+ *
+ * A producer id idle for `producer.id.expiration.ms` with no transaction open
+ * is forgotten (removeExpired, Kafka's removeExpiredProducers), so that the
+ * state does not grow with every producer id that ever wrote. The aborted-
+ * transaction index is not producer state in that sense and is kept.
  */
-import { NO_PRODUCER_EPOCH, NO_SEQUENCE, type RecordBatchHeader } from '../../runtime/index.js';
+import { NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP, type RecordBatchHeader } from '../../runtime/index.js';
 import { ErrorCode, BrokerError } from '../errors.js';
 import type { AbortedTransaction } from '../broker-context.js';
 
@@ -29,6 +34,13 @@ interface ProducerEntry {
   txnFirstOffset: bigint | null;
   /** The last COMMIT/ABORT marker written for this producer: a resend of it finds nothing open and writes nothing. */
   lastMarker: { epoch: number; commit: boolean } | null;
+  /**
+   * Kafka's ProducerStateEntry.lastTimestamp: the max timestamp of the
+   * producer's last data batch, or the timestamp of its last marker —
+   * whichever was appended last, even if older. Record timestamps are the
+   * producer's (CreateTime), so a producer whose clock lags ages faster, as in Kafka.
+   */
+  lastTimestamp: bigint;
 }
 
 export interface AbortedTxnEntry extends AbortedTransaction {
@@ -116,6 +128,7 @@ export class ProducerState {
       entry.epoch = header.producerEpoch;
       entry.batches = [];
     }
+    entry.lastTimestamp = header.maxTimestamp;
     if (header.baseSequence !== NO_SEQUENCE) {
       entry.batches.push({
         firstSeq: header.baseSequence,
@@ -145,13 +158,17 @@ export class ProducerState {
     }
   }
 
-  /** Records an appended (or replayed) marker: closes the producer's open transaction, if any. */
-  onMarker(producerId: bigint, producerEpoch: number, commit: boolean, markerOffset: bigint): void {
+  /**
+   * Records an appended (or replayed) marker: closes the producer's open
+   * transaction, if any. `timestamp` is the marker's (its control record's).
+   */
+  onMarker(producerId: bigint, producerEpoch: number, commit: boolean, markerOffset: bigint, timestamp: bigint): void {
     const entry = this.entry(producerId);
     if (producerEpoch > entry.epoch) {
       entry.epoch = producerEpoch;
       entry.batches = [];
     }
+    entry.lastTimestamp = timestamp;
     const first = entry.txnFirstOffset;
     entry.txnFirstOffset = null;
     entry.lastMarker = { epoch: producerEpoch, commit };
@@ -173,6 +190,14 @@ export class ProducerState {
   ongoingTransactionStart(producerId: bigint, producerEpoch: number): bigint | null {
     const entry = this.producers.get(producerId);
     return entry !== undefined && entry.epoch === producerEpoch ? entry.txnFirstOffset : null;
+  }
+
+  /**
+   * Whether the transaction that started at `firstOffset` is still open here
+   * (a first offset names one transaction of this log, whatever its epoch).
+   */
+  isTransactionOpen(producerId: bigint, firstOffset: bigint): boolean {
+    return this.ongoing.get(producerId) === firstOffset;
   }
 
   /** Whether the producer has an open transaction here. */
@@ -197,20 +222,48 @@ export class ProducerState {
     return out;
   }
 
-  /** Producer ids with their epochs and open transactions, for dumps. */
-  describe(): { producerId: bigint; epoch: number; txnFirstOffset: bigint | null; lastSequence: number }[] {
+  /**
+   * Forgets every producer with no open transaction whose last timestamp is
+   * `expirationMs` or more before `nowMs` (Kafka's
+   * ProducerStateManager.removeExpiredProducers / isProducerExpired); returns
+   * how many. A producer with an open transaction is kept however old, since
+   * its first offset pins the last stable offset until its marker. The
+   * aborted-transaction index is left alone: read_committed fetches of the
+   * aborted records still need it (Kafka keeps it in per-segment files).
+   *
+   * A forgotten producer that writes again is new to this partition, as in
+   * Kafka: any sequence and any epoch are accepted, a retry of a batch written
+   * before is written again, and a resent marker is written again (a second
+   * control batch closing nothing, which Kafka would also write).
+   */
+  removeExpired(nowMs: number, expirationMs: number): number {
+    const now = BigInt(nowMs);
+    const expiration = BigInt(expirationMs);
+    let removed = 0;
+    for (const [producerId, entry] of this.producers) {
+      if (entry.txnFirstOffset === null && now - entry.lastTimestamp >= expiration) {
+        this.producers.delete(producerId);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  /** Producer ids with their epochs, open transactions and last timestamps, for dumps and tests. */
+  describe(): { producerId: bigint; epoch: number; txnFirstOffset: bigint | null; lastSequence: number; lastTimestamp: bigint }[] {
     return [...this.producers.values()].map((e) => ({
       producerId: e.producerId,
       epoch: e.epoch,
       txnFirstOffset: e.txnFirstOffset,
       lastSequence: e.batches.length > 0 ? e.batches[e.batches.length - 1]!.lastSeq : NO_SEQUENCE,
+      lastTimestamp: e.lastTimestamp,
     }));
   }
 
   private entry(producerId: bigint): ProducerEntry {
     let entry = this.producers.get(producerId);
     if (entry === undefined) {
-      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null, lastMarker: null };
+      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null, lastMarker: null, lastTimestamp: NO_TIMESTAMP };
       this.producers.set(producerId, entry);
     }
     return entry;
