@@ -158,12 +158,33 @@ describe('an expired producer that writes again is new to the partition, as in K
   }
   const expire = (log: PartitionLog): void => expect(log.removeExpiredProducers(T + EXPIRATION_MS)).toBe(1);
 
-  it('sequence 0 again (a restarted idempotent producer that kept its id and epoch): refused before, taken after', async () => {
+  // The same batch, sent before and after producer 1 expires: what the partition remembered of it decides the first answer.
+  it.each([
+    {
+      name: 'sequence 0 again (a restarted idempotent producer that kept its id and epoch): refused before, taken after',
+      batch: { producerEpoch: 3, baseSequence: 0, timestamps: [T + 1] },
+      before: { code: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER },
+      after: { baseOffset: 5n, duplicate: false },
+    },
+    {
+      name: 'a retry of its last batch: answered with the original offsets before, written a second time after (no memory of it is left)',
+      batch: { producerEpoch: 3, baseSequence: 0, timestamps: [T, T, T, T, T] },
+      before: { baseOffset: 0n, lastOffset: 4n, duplicate: true },
+      after: { baseOffset: 5n, lastOffset: 9n, duplicate: false },
+    },
+    {
+      name: 'an older epoch: INVALID_PRODUCER_EPOCH before, taken after (the fencing is forgotten too)',
+      batch: { producerEpoch: 2, baseSequence: 0, timestamps: [T + 1] },
+      before: { code: ErrorCode.INVALID_PRODUCER_EPOCH },
+      after: { baseOffset: 5n, duplicate: false },
+    },
+  ])('$name', async ({ batch, before, after }) => {
     const log = await withProducer();
-    const restart = producerBatch({ producerId: 1n, producerEpoch: 3, baseSequence: 0, timestamps: [T + 1] });
-    await expect(log.append(restart)).rejects.toMatchObject({ code: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    const bytes = producerBatch({ producerId: 1n, ...batch });
+    if ('code' in before) await expect(log.append(bytes)).rejects.toMatchObject(before);
+    else expect(await log.append(bytes)).toMatchObject(before);
     expire(log);
-    expect(await log.append(restart)).toMatchObject({ baseOffset: 5n, duplicate: false });
+    expect(await log.append(bytes)).toMatchObject(after);
   });
 
   it('a non-zero sequence with a gap: OUT_OF_ORDER_SEQUENCE_NUMBER before, taken after, and checked from there on', async () => {
@@ -176,22 +197,6 @@ describe('an expired producer that writes again is new to the partition, as in K
       code: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     });
     expect(await log.append(producerBatch({ producerId: 1n, producerEpoch: 3, baseSequence: 8, timestamps: [T + 2] }))).toMatchObject({ baseOffset: 6n });
-  });
-
-  it('a retry of its last batch: answered with the original offsets before, written a second time after (no memory of it is left)', async () => {
-    const log = await withProducer();
-    const retry = producerBatch({ producerId: 1n, producerEpoch: 3, baseSequence: 0, timestamps: [T, T, T, T, T] });
-    expect(await log.append(retry)).toMatchObject({ baseOffset: 0n, lastOffset: 4n, duplicate: true });
-    expire(log);
-    expect(await log.append(retry)).toMatchObject({ baseOffset: 5n, lastOffset: 9n, duplicate: false });
-  });
-
-  it('an older epoch: INVALID_PRODUCER_EPOCH before, taken after (the fencing is forgotten too)', async () => {
-    const log = await withProducer();
-    const zombie = producerBatch({ producerId: 1n, producerEpoch: 2, baseSequence: 0, timestamps: [T + 1] });
-    await expect(log.append(zombie)).rejects.toMatchObject({ code: ErrorCode.INVALID_PRODUCER_EPOCH });
-    expire(log);
-    expect(await log.append(zombie)).toMatchObject({ baseOffset: 5n, duplicate: false });
   });
 
   it('transactional: after a committed transaction and expiry, a batch with a non-zero sequence is taken and opens a new transaction', async () => {
