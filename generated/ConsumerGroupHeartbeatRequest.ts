@@ -2,8 +2,10 @@
 import {
   COMPACT,
   UnsupportedVersionError,
+  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
+  int32List,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -19,6 +21,8 @@ import {
   sizeOfNullableString,
   sizeOfString,
   sizeOfUnknownTaggedFields,
+  tooShortAt,
+  uuidToString,
   writeArray,
   writeCompactStringElement,
   writeUnknownTaggedFields,
@@ -278,10 +282,21 @@ function consumerGroupHeartbeatRequestFromJson(
 function readTopicPartitions(r: Reader, version: number): TopicPartitions {
   let at = '';
   try {
+    let pos = r.pos;
+    const view = r.view;
+    const end = r.end;
+    const bytes = r.buffer;
+    let length: number;
     at = 'topicId';
-    const topicId: string = r.uuid();
+    if (pos + 16 > end) tooShortAt(pos, 16, end);
+    const topicId: string = uuidToString(bytes, pos);
+    pos += 16;
     at = 'partitions';
-    const partitions: number[] = r.int32Array(COMPACT);
+    length = compactFixedCount(r, pos, 4);
+    pos = r.pos;
+    const partitions: number[] = int32List(view, pos, length);
+    pos += 4 * length;
+    r.pos = pos;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();

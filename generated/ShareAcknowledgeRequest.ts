@@ -2,9 +2,11 @@
 import {
   COMPACT,
   UnsupportedVersionError,
+  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
   fixedRun,
+  int8List,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -15,6 +17,7 @@ import {
   jsonUuid,
   missingField,
   readArray,
+  runTooShort,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
@@ -335,11 +338,20 @@ const ACKNOWLEDGEMENT_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 
 function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
   let at = '';
   try {
-    const firstOffsetAt = r.claim(ACKNOWLEDGEMENT_BATCH_RUN_0);
-    const firstOffset: bigint = r.int64At(firstOffsetAt);
-    const lastOffset: bigint = r.int64At(firstOffsetAt + 8);
+    let pos = r.pos;
+    const view = r.view;
+    const end = r.end;
+    let length: number;
+    if (pos + 16 > end) runTooShort(ACKNOWLEDGEMENT_BATCH_RUN_0, pos, end - pos);
+    const firstOffset: bigint = view.getBigInt64(pos);
+    const lastOffset: bigint = view.getBigInt64(pos + 8);
+    pos += 16;
     at = 'acknowledgeTypes';
-    const acknowledgeTypes: number[] = r.int8Array(COMPACT);
+    length = compactFixedCount(r, pos, 1);
+    pos = r.pos;
+    const acknowledgeTypes: number[] = int8List(view, pos, length);
+    pos += length;
+    r.pos = pos;
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
