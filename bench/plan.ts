@@ -6,7 +6,7 @@ import { BASELINE_MARK, type Participant } from './harness.js';
 import { PEER_VERSIONS } from './peers/versions.js';
 import type { ChunksCase, DecodeCase, EncodeCase, Lib, PeerAdapter } from './types.js';
 import { bytesDiff, valueDiff } from './normalize.js';
-import { metadataV6CheckedFloor, metadataV6DetailedFloor, metadataV6Floor, oneBufferFloor } from './floor.js';
+import { metadataV6CheckedFloor, metadataV6DetailedFloor, metadataV6Floor, metadataV6PerStructFloor, oneBufferFloor } from './floor.js';
 import { RECORD_BATCH_LABELS, loadOurs, oursCases } from './ours.js';
 import type { OursBuild } from './our-build.js';
 import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCodecs, platformaticCodecs, type Codecs } from './compression.js';
@@ -249,6 +249,7 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
               P('ours', 'ours', 'floor: same objects, no checks', async () => fromDecode(metadataV6Floor(), input, canon), 'yes, minus every input check (see floor.ts)'),
               P('ours', 'ours', 'floor + checks: same objects, every input check', async () => fromDecode(metadataV6CheckedFloor(), input, canon), 'yes, minus the error detail (see floor.ts)'),
               P('ours', 'ours', 'floor + checks + error path: one function', async () => fromDecode(metadataV6DetailedFloor(), input, canon), 'yes (see floor.ts)'),
+              P('ours', 'ours', 'floor + checks + error path: a function per struct', async () => fromDecode(metadataV6PerStructFloor(), input, canon), 'yes (see floor.ts)'),
             ]
           : []),
         P(lib, 'peer', lib, peer(lib, (a) => fromDecode(a.metadataDecode(W.metadata())!, input, canon))),
