@@ -28,13 +28,26 @@ export function classicFixedCount(view: DataView, at: number, end: number, width
 }
 
 /**
- * The same for a compact (unsigned varint length + 1) array. The varint's width
- * varies, so the Reader reads it: the elements start at `r.pos` afterwards.
+ * The same for a compact (unsigned varint length + 1) array; the elements start at
+ * `r.pos` afterwards. A length below 127 takes one byte and is read here; a longer
+ * varint (or one written in more bytes than it needs, which Kafka accepts) goes to
+ * the Reader, a call V8 leaves out of line as long as no array is that long.
  */
 export function compactFixedCount(r: Reader, at: number, width: number): number {
-  r.pos = at;
-  const count = r.unsignedVarint() - 1;
-  if (count < 0 || r.pos + width * count > r.end) badFixedCount(count, r.pos, width, r.end);
+  const end = r.end;
+  let count: number;
+  let elements: number;
+  const first = at < end ? r.buffer[at]! : 0x80;
+  if (first < 0x80) {
+    count = first - 1;
+    elements = at + 1;
+  } else {
+    r.pos = at;
+    count = r.unsignedVarint() - 1;
+    elements = r.pos;
+  }
+  if (count < 0 || elements + width * count > end) badFixedCount(count, elements, width, end);
+  r.pos = elements;
   return count;
 }
 

@@ -87,6 +87,20 @@ describe('local-position reads in generated readers', () => {
     expect(error.reason).toBe('non-nullable array is null');
   });
 
+  it('a compact array long enough for a two-byte length, and one at the very end of the input', () => {
+    const long = Array.from({ length: 200 }, (_, i) => i);
+    const m = MetadataResponse.decode(response(12), 12);
+    m.topics[0]!.partitions[0]!.isrNodes = long;
+    const bytes = MetadataResponse.encode(m, 12);
+    expect(MetadataResponse.decode(bytes, 12).topics[0]!.partitions[0]!.isrNodes).toEqual(long);
+    // Cut right before isrNodes' length: the varint runs past the end.
+    const cut = Buffer.from(bytes).indexOf(Buffer.from([0x80 | 201 % 128, 1, 0, 0, 0, 0, 0, 0, 0, 1]));
+    expect(cut).toBeGreaterThan(0);
+    const error = failure(() => MetadataResponse.decode(bytes.subarray(0, cut), 12));
+    expect(error.path).toBe('MetadataResponse.topics[0].partitions[0].isrNodes');
+    expect(error.reason).toMatch(/^varint runs past the end/);
+  });
+
   it('a compact length written in more bytes than it needs moves the position by the bytes read', () => {
     // Kafka's varint reader accepts 0x83 0x00 for 3; so must a reader that keeps its own position.
     const bytes = response(12);
