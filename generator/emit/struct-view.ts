@@ -187,8 +187,8 @@ function positional(p: FieldPlan): boolean {
  * when none does: the longest stretch of positional fields, if it reads at least
  * one fixed-width array. Fixed-width fields alone keep the Reader's claimed runs,
  * which cost as little; the arrays are what a Reader call per read makes slow
- * (MetadataResponse's three replica lists per partition: 0.83 of the floor
- * through Reader.int32Array, 0.96 read in place; bench/README.md, "Floors").
+ * (MetadataResponse v6 decode, three replica lists per partition: 1.035 and
+ * 1.048 × the Reader calls, in both orders; bench/README.md, "Floors").
  */
 function segmentFrom(plans: FieldPlan[], start: number): number {
   let end = start;
@@ -261,30 +261,35 @@ class LocalPosition {
   private field(p: FieldPlan): string[] {
     const dflt = defaultExpression(p.field, this.rt);
     if (isNever(p.regular)) return [`const ${p.local}: ${tsType(p.field)} = ${dflt};`];
+    const { read, value, advance } = p.fixedWidth !== undefined ? this.fixedParts(p) : this.arrayParts(p);
+    const at = `at = '${p.field.propertyName}';`;
+    if (isAlways(p.regular)) return [at, ...read, `const ${p.local}: ${tsType(p.field)} = ${value};`, advance];
+    return [at, `let ${p.local}: ${tsType(p.field)} = ${dflt};`, ...when(p.regular, [...read, `${p.local} = ${value};`, advance], this.rt)];
+  }
+
+  /** A fixed-width value: the bounds check, the value, the step past it. */
+  private fixedParts(p: FieldPlan): { read: string[]; value: string; advance: string } {
     const { pos, end } = this.names;
-    let read: string[];
-    let value: string;
-    if (p.fixedWidth !== undefined) {
-      read = [`if (${pos} + ${p.fixedWidth} > ${end}) ${this.rt.use('tooShortAt')}(${pos}, ${p.fixedWidth}, ${end});`];
-      value = this.fixedRead(p, pos);
-      const advance = `${pos} += ${p.fixedWidth};`;
-      if (isAlways(p.regular)) return [`at = '${p.field.propertyName}';`, ...read, `const ${p.local}: ${tsType(p.field)} = ${value};`, advance];
-      return [`at = '${p.field.propertyName}';`, `let ${p.local}: ${tsType(p.field)} = ${dflt};`, ...when(p.regular, [...read, `${p.local} = ${value};`, advance], this.rt)];
-    }
+    return {
+      read: [`if (${pos} + ${p.fixedWidth} > ${end}) ${this.rt.use('tooShortAt')}(${pos}, ${p.fixedWidth}, ${end});`],
+      value: this.fixedRead(p, pos),
+      advance: `${pos} += ${p.fixedWidth};`,
+    };
+  }
+
+  /** An array of fixed-width values: its checked count and the step past the length, the elements, the step past them. */
+  private arrayParts(p: FieldPlan): { read: string[]; value: string; advance: string } {
+    const { view, pos, end, count, bytes } = this.names;
     const element = fixedArrayElement(p)!;
     const width = primitiveWidth(element)!;
-    const { view, count, bytes } = this.names;
     const classic = (): string => `${this.rt.use('classicFixedCount')}(${view}, ${pos}, ${end}, ${width})`;
     const compact = (): string => `${this.rt.use('compactFixedCount')}(r, ${pos}, ${width})`;
-    read = [
-      `${count} = ${choose(p.compact, compact, classic)};`,
-      `${pos} = ${choose(p.compact, () => 'r.pos', () => `${pos} + 4`)};`,
-    ];
     const source = element === 'bool' || element === 'uuid' ? bytes : view;
-    value = `${this.rt.use(`${element}List`)}(${source}, ${pos}, ${count})`;
-    const advance = `${pos} += ${width === 1 ? count : `${width} * ${count}`};`;
-    if (isAlways(p.regular)) return [`at = '${p.field.propertyName}';`, ...read, `const ${p.local}: ${tsType(p.field)} = ${value};`, advance];
-    return [`at = '${p.field.propertyName}';`, `let ${p.local}: ${tsType(p.field)} = ${dflt};`, ...when(p.regular, [...read, `${p.local} = ${value};`, advance], this.rt)];
+    return {
+      read: [`${count} = ${choose(p.compact, compact, classic)};`, `${pos} = ${choose(p.compact, () => 'r.pos', () => `${pos} + 4`)};`],
+      value: `${this.rt.use(`${element}List`)}(${source}, ${pos}, ${count})`,
+      advance: `${pos} += ${width === 1 ? count : `${width} * ${count}`};`,
+    };
   }
 
   /** The value of fixed-width field `p` at offset expression `at`. */
