@@ -2,12 +2,9 @@
 import {
   COMPACT,
   UnsupportedVersionError,
-  classicFixedCount,
-  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
   fixedRun,
-  int32List,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -280,16 +277,8 @@ function readAddPartitionsToTxnTopic(r: Reader, version: number): AddPartitionsT
   try {
     at = 'name';
     const name: string = r.string(flexible);
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    let length: number;
     at = 'partitions';
-    length = flexible ? compactFixedCount(r, pos, 4) : classicFixedCount(view, pos, end, 4);
-    pos = flexible ? r.pos : pos + 4;
-    const partitions: number[] = int32List(view, pos, length);
-    pos += 4 * length;
-    r.pos = pos;
+    const partitions: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

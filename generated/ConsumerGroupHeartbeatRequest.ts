@@ -2,10 +2,8 @@
 import {
   COMPACT,
   UnsupportedVersionError,
-  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
-  int32List,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -21,8 +19,6 @@ import {
   sizeOfNullableString,
   sizeOfString,
   sizeOfUnknownTaggedFields,
-  tooShortAt,
-  uuidToString,
   writeArray,
   writeCompactStringElement,
   writeUnknownTaggedFields,
@@ -282,21 +278,10 @@ function consumerGroupHeartbeatRequestFromJson(
 function readTopicPartitions(r: Reader, version: number): TopicPartitions {
   let at = '';
   try {
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    const bytes = r.buffer;
-    let length: number;
     at = 'topicId';
-    if (pos + 16 > end) tooShortAt(pos, 16, end);
-    const topicId: string = uuidToString(bytes, pos);
-    pos += 16;
+    const topicId: string = r.uuid();
     at = 'partitions';
-    length = compactFixedCount(r, pos, 4);
-    pos = r.pos;
-    const partitions: number[] = int32List(view, pos, length);
-    pos += 4 * length;
-    r.pos = pos;
+    const partitions: number[] = r.int32Array(COMPACT);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();

@@ -2,12 +2,9 @@
 import {
   COMPACT,
   UnsupportedVersionError,
-  classicFixedCount,
-  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
   fixedRun,
-  int32List,
   jsonArray,
   jsonChild,
   jsonInt,
@@ -24,8 +21,6 @@ import {
   sizeOfString,
   sizeOfUnknownTaggedFields,
   sizeOfUnsignedVarint,
-  tooShortAt,
-  uuidToString,
   writeArray,
   writeRawTaggedFields,
   writeUnknownTaggedFields,
@@ -804,24 +799,10 @@ function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
   try {
     at = 'topic';
     const topic: string = version <= 12 ? r.string(flexible) : '';
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    const bytes = r.buffer;
-    let length: number;
     at = 'topicId';
-    let topicId: string = 'AAAAAAAAAAAAAAAAAAAAAA';
-    if (version >= 13) {
-      if (pos + 16 > end) tooShortAt(pos, 16, end);
-      topicId = uuidToString(bytes, pos);
-      pos += 16;
-    }
+    const topicId: string = version >= 13 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
     at = 'partitions';
-    length = flexible ? compactFixedCount(r, pos, 4) : classicFixedCount(view, pos, end, 4);
-    pos = flexible ? r.pos : pos + 4;
-    const partitions: number[] = int32List(view, pos, length);
-    pos += 4 * length;
-    r.pos = pos;
+    const partitions: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';

@@ -2,11 +2,8 @@
 import {
   COMPACT,
   UnsupportedVersionError,
-  classicFixedCount,
-  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
-  int32List,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -23,8 +20,6 @@ import {
   sizeOfNullableString,
   sizeOfString,
   sizeOfUnknownTaggedFields,
-  tooShortAt,
-  uuidToString,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -274,16 +269,8 @@ function readOffsetFetchRequestTopic(r: Reader, version: number): OffsetFetchReq
   try {
     at = 'name';
     const name: string = r.string(flexible);
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    let length: number;
     at = 'partitionIndexes';
-    length = flexible ? compactFixedCount(r, pos, 4) : classicFixedCount(view, pos, end, 4);
-    pos = flexible ? r.pos : pos + 4;
-    const partitionIndexes: number[] = int32List(view, pos, length);
-    pos += 4 * length;
-    r.pos = pos;
+    const partitionIndexes: number[] = r.int32Array(flexible);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     if (flexible) {
       at = '(tagged fields)';
@@ -444,24 +431,10 @@ function readOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRe
   try {
     at = 'name';
     const name: string = version <= 9 ? r.string(COMPACT) : '';
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    const bytes = r.buffer;
-    let length: number;
     at = 'topicId';
-    let topicId: string = 'AAAAAAAAAAAAAAAAAAAAAA';
-    if (version >= 10) {
-      if (pos + 16 > end) tooShortAt(pos, 16, end);
-      topicId = uuidToString(bytes, pos);
-      pos += 16;
-    }
+    const topicId: string = version >= 10 ? r.uuid() : 'AAAAAAAAAAAAAAAAAAAAAA';
     at = 'partitionIndexes';
-    length = compactFixedCount(r, pos, 4);
-    pos = r.pos;
-    const partitionIndexes: number[] = int32List(view, pos, length);
-    pos += 4 * length;
-    r.pos = pos;
+    const partitionIndexes: number[] = r.int32Array(COMPACT);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();

@@ -2,11 +2,9 @@
 import {
   COMPACT,
   UnsupportedVersionError,
-  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
   fixedRun,
-  int8List,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -17,7 +15,6 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  runTooShort,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
@@ -338,20 +335,11 @@ const ACKNOWLEDGEMENT_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 
 function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
   let at = '';
   try {
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    let length: number;
-    if (pos + 16 > end) runTooShort(ACKNOWLEDGEMENT_BATCH_RUN_0, pos, end - pos);
-    const firstOffset: bigint = view.getBigInt64(pos);
-    const lastOffset: bigint = view.getBigInt64(pos + 8);
-    pos += 16;
+    const firstOffsetAt = r.claim(ACKNOWLEDGEMENT_BATCH_RUN_0);
+    const firstOffset: bigint = r.int64At(firstOffsetAt);
+    const lastOffset: bigint = r.int64At(firstOffsetAt + 8);
     at = 'acknowledgeTypes';
-    length = compactFixedCount(r, pos, 1);
-    pos = r.pos;
-    const acknowledgeTypes: number[] = int8List(view, pos, length);
-    pos += length;
-    r.pos = pos;
+    const acknowledgeTypes: number[] = r.int8Array(COMPACT);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();

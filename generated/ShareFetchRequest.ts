@@ -2,12 +2,9 @@
 import {
   COMPACT,
   UnsupportedVersionError,
-  compactFixedCount,
   decodeErrorAt,
   defineApiCodec,
   fixedRun,
-  int32List,
-  int8List,
   jsonArray,
   jsonBool,
   jsonChild,
@@ -18,13 +15,10 @@ import {
   jsonUuid,
   missingField,
   readArray,
-  runTooShort,
   sizeOfArray,
   sizeOfFixedArray,
   sizeOfNullableString,
   sizeOfUnknownTaggedFields,
-  tooShortAt,
-  uuidToString,
   writeArray,
   writeUnknownTaggedFields,
 } from '../runtime/index.js';
@@ -486,20 +480,11 @@ const ACKNOWLEDGEMENT_BATCH_RUN_0 = fixedRun(['firstOffset', 8], ['lastOffset', 
 function readAcknowledgementBatch(r: Reader, version: number): AcknowledgementBatch {
   let at = '';
   try {
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    let length: number;
-    if (pos + 16 > end) runTooShort(ACKNOWLEDGEMENT_BATCH_RUN_0, pos, end - pos);
-    const firstOffset: bigint = view.getBigInt64(pos);
-    const lastOffset: bigint = view.getBigInt64(pos + 8);
-    pos += 16;
+    const firstOffsetAt = r.claim(ACKNOWLEDGEMENT_BATCH_RUN_0);
+    const firstOffset: bigint = r.int64At(firstOffsetAt);
+    const lastOffset: bigint = r.int64At(firstOffsetAt + 8);
     at = 'acknowledgeTypes';
-    length = compactFixedCount(r, pos, 1);
-    pos = r.pos;
-    const acknowledgeTypes: number[] = int8List(view, pos, length);
-    pos += length;
-    r.pos = pos;
+    const acknowledgeTypes: number[] = r.int8Array(COMPACT);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();
@@ -560,21 +545,10 @@ function acknowledgementBatchFromJson(json: unknown, version: number, path: stri
 function readForgottenTopic(r: Reader, version: number): ForgottenTopic {
   let at = '';
   try {
-    let pos = r.pos;
-    const view = r.view;
-    const end = r.end;
-    const bytes = r.buffer;
-    let length: number;
     at = 'topicId';
-    if (pos + 16 > end) tooShortAt(pos, 16, end);
-    const topicId: string = uuidToString(bytes, pos);
-    pos += 16;
+    const topicId: string = r.uuid();
     at = 'partitions';
-    length = compactFixedCount(r, pos, 4);
-    pos = r.pos;
-    const partitions: number[] = int32List(view, pos, length);
-    pos += 4 * length;
-    r.pos = pos;
+    const partitions: number[] = r.int32Array(COMPACT);
     let _unknownTaggedFields: RawTaggedField[] | undefined;
     at = '(tagged fields)';
     _unknownTaggedFields = r.unknownTaggedFields();

@@ -2,7 +2,6 @@ export * from './errors.js';
 export * from './sizes.js';
 export * from './uuid.js';
 export * from './reader.js';
-export * from './fixed-reads.js';
 export * from './writer.js';
 export * from './arrays.js';
 export * from './tagged-fields.js';

@@ -1,18 +1,4 @@
 import { DecodeError } from './errors.js';
-import {
-  boolList,
-  float64List,
-  int16List,
-  int32List,
-  int64List,
-  int8List,
-  invalidArrayLength,
-  nullArray,
-  runTooShort,
-  uint16List,
-  uint32List,
-  uuidList,
-} from './fixed-reads.js';
 import { uuidToString } from './uuid.js';
 import type { RawTaggedField } from './tagged-fields.js';
 
@@ -25,9 +11,8 @@ const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
  * the bytes left before anything is allocated from it (docs/DESIGN.md §3).
  */
 export class Reader {
-  // Public for generated readers that read fixed-width values with a local position.
-  readonly buffer: Uint8Array;
-  readonly view: DataView;
+  private readonly buffer: Uint8Array;
+  private readonly view: DataView;
   // For views: `new Uint8Array(arrayBuffer, …)` is 2.5× faster than
   // `subarray`, which looks up the species constructor (a Buffer's is slow).
   private readonly arrayBuffer: ArrayBufferLike;
@@ -349,11 +334,10 @@ export class Reader {
   }
 
   // Arrays of fixed-width primitives: the length, then every element in one
-  // loop with no call per element (fixed-reads.ts). The whole array is
-  // bounds-checked first, so no element can fail. The nullable variants return
-  // null for length -1; the others refuse that null. Generated readers read a
-  // struct's non-nullable regular arrays of this kind with a local position
-  // instead; these serve tagged fields and nullable arrays.
+  // loop with no call per element. The whole array is bounds-checked first, so
+  // no element can fail. The nullable variants hold the loops and return null
+  // for length -1; the others refuse that null. int32Array, the one on the
+  // MetadataResponse hot path, is tuned on its own.
 
   int8Array(compact: boolean): number[] {
     return this.nullableInt8Array(compact) ?? nullArray();
@@ -362,7 +346,11 @@ export class Reader {
   nullableInt8Array(compact: boolean): number[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return int8List(this.view, this.need(length), length);
+    const at = this.need(length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getInt8(at + i);
+    return out;
   }
 
   boolArray(compact: boolean): boolean[] {
@@ -372,7 +360,11 @@ export class Reader {
   nullableBoolArray(compact: boolean): boolean[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return boolList(this.buffer, this.need(length), length);
+    const at = this.need(length);
+    const bytes = this.buffer;
+    const out = new Array<boolean>(length);
+    for (let i = 0; i < length; i++) out[i] = bytes[at + i] !== 0;
+    return out;
   }
 
   int16Array(compact: boolean): number[] {
@@ -382,7 +374,11 @@ export class Reader {
   nullableInt16Array(compact: boolean): number[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return int16List(this.view, this.need(2 * length), length);
+    const at = this.need(2 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getInt16(at + 2 * i);
+    return out;
   }
 
   uint16Array(compact: boolean): number[] {
@@ -392,17 +388,49 @@ export class Reader {
   nullableUint16Array(compact: boolean): number[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return uint16List(this.view, this.need(2 * length), length);
+    const at = this.need(2 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getUint16(at + 2 * i);
+    return out;
   }
 
   int32Array(compact: boolean): number[] {
-    return this.nullableInt32Array(compact) ?? nullArray();
+    const view = this.view;
+    let at = this.pos;
+    let length: number;
+    if (compact) {
+      length = this.unsignedVarint() - 1;
+      at = this.pos;
+    } else {
+      if (at + 4 > this.end) this.tooShort(4);
+      length = view.getInt32(at);
+      at += 4;
+    }
+    // One check for a null length and for too few bytes, with the throws out
+    // of line: this method is called three times per partition in
+    // MetadataResponse, and every inlined call spends JIT budget (V8 inlines
+    // two of the three within its cumulative limit).
+    if (length < 0 || at + 4 * length > this.end) this.badFixedArray(at, length, 4);
+    this.pos = at + 4 * length;
+    // Replica lists are mostly 2 or 3 long: an array literal is much cheaper
+    // to build than new Array(length). Longer ones go to a loop out of line.
+    if (length === 3) return [view.getInt32(at), view.getInt32(at + 4), view.getInt32(at + 8)];
+    if (length === 2) return [view.getInt32(at), view.getInt32(at + 4)];
+    return length === 0 ? [] : int32Elements(view, at, length);
+  }
+
+  private badFixedArray(at: number, length: number, width: number): never {
+    if (length < 0) refuseArrayLength(length);
+    this.pos = at;
+    this.tooShort(width * length);
   }
 
   nullableInt32Array(compact: boolean): number[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return int32List(this.view, this.need(4 * length), length);
+    const at = this.need(4 * length);
+    return int32Elements(this.view, at, length);
   }
 
   uint32Array(compact: boolean): number[] {
@@ -412,7 +440,11 @@ export class Reader {
   nullableUint32Array(compact: boolean): number[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return uint32List(this.view, this.need(4 * length), length);
+    const at = this.need(4 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getUint32(at + 4 * i);
+    return out;
   }
 
   int64Array(compact: boolean): bigint[] {
@@ -422,7 +454,11 @@ export class Reader {
   nullableInt64Array(compact: boolean): bigint[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return int64List(this.view, this.need(8 * length), length);
+    const at = this.need(8 * length);
+    const view = this.view;
+    const out = new Array<bigint>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getBigInt64(at + 8 * i);
+    return out;
   }
 
   float64Array(compact: boolean): number[] {
@@ -432,7 +468,11 @@ export class Reader {
   nullableFloat64Array(compact: boolean): number[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return float64List(this.view, this.need(8 * length), length);
+    const at = this.need(8 * length);
+    const view = this.view;
+    const out = new Array<number>(length);
+    for (let i = 0; i < length; i++) out[i] = view.getFloat64(at + 8 * i);
+    return out;
   }
 
   uuidArray(compact: boolean): string[] {
@@ -442,7 +482,11 @@ export class Reader {
   nullableUuidArray(compact: boolean): string[] | null {
     const length = this.arrayLengthPrefix(compact);
     if (length < 0) return null;
-    return uuidList(this.buffer, this.need(16 * length), length);
+    const at = this.need(16 * length);
+    const bytes = this.buffer;
+    const out = new Array<string>(length);
+    for (let i = 0; i < length; i++) out[i] = uuidToString(bytes, at + 16 * i);
+    return out;
   }
 
   /** The byte count of a tagged field, checked against the bytes left. */
@@ -500,7 +544,42 @@ export function fixedRun(...fields: [name: string, width: number][]): FixedRun {
   return { size: end, fields: ends };
 }
 
+// Cold paths and the long-array loop, kept out of the Reader methods so that
+// the hot ones stay small enough for the JIT to inline (int32Array in particular).
+
+/** Throws for the first field of a claimed run that does not fit in `left` bytes. */
+function runTooShort(run: FixedRun, at: number, left: number): never {
+  let start = 0;
+  for (const [name, end] of run.fields) {
+    if (end > left) {
+      throw new DecodeError(`needs ${end - start} byte${end - start === 1 ? '' : 's'} at offset ${at + start}, only ${left - start} left`).within(name);
+    }
+    start = end;
+  }
+  throw new DecodeError(`needs ${run.size} bytes at offset ${at}, only ${left} left`);
+}
+
+function invalidArrayLength(length: number): never {
+  throw new DecodeError(`array has invalid length ${length}`);
+}
+
+/** Throws for a negative length where a non-nullable array was expected. */
+function refuseArrayLength(length: number): never {
+  if (length < -1) invalidArrayLength(length);
+  nullArray();
+}
+
+function nullArray(): never {
+  throw new DecodeError('non-nullable array is null');
+}
+
 function isAscii(bytes: Uint8Array, at: number, length: number): boolean {
   for (let i = at; i < at + length; i++) if (bytes[i]! >= 0x80) return false;
   return true;
+}
+
+function int32Elements(view: DataView, at: number, length: number): number[] {
+  const out = new Array<number>(length);
+  for (let i = 0; i < length; i++) out[i] = view.getInt32(at + 4 * i);
+  return out;
 }

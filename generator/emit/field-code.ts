@@ -41,11 +41,6 @@ export function fixedWidth(field: FieldSpec): number | undefined {
   return field.type.kind === 'primitive' ? FIXED_SIZE[field.type.name] : undefined;
 }
 
-/** The encoded width of a primitive type, if it has a fixed one. */
-export function primitiveWidth(name: PrimitiveName): number | undefined {
-  return FIXED_SIZE[name];
-}
-
 /**
  * What a module's emitted code refers to, registered as it is emitted: runtime
  * names (the module imports exactly these), the structs whose default test

@@ -1,4 +1,3 @@
-import type { PrimitiveName } from '../field-type.js';
 import type { FieldSpec, MessageSpec, StructSpec } from '../spec.js';
 import { Versions } from '../versions.js';
 import { compactVersions, nullableVersions, regularVersions, taggedVersions } from '../wire-rules.js';
@@ -11,7 +10,6 @@ import {
   holdsNull,
   lowerFirst,
   nonDefaultCondition,
-  primitiveWidth,
   readExpression,
   sizeExpression,
   toJsonExpression,
@@ -158,166 +156,6 @@ function inRun(p: FieldPlan): boolean {
   return isAlways(p.regular) && isNever(p.tagged) && p.fixedWidth !== undefined;
 }
 
-/** Registers a run's module-level description (its fields' names and widths, for the error) and returns its name. */
-function describeRun(run: FieldPlan[], structName: string, runs: StructView['fixedRuns'], rt: RuntimeImports): string {
-  const name = `${upperSnake(structName)}_RUN_${runs.length}`;
-  runs.push({
-    name,
-    fields: run.map((f) => `['${f.field.propertyName}', ${f.fixedWidth}]`).join(', '),
-    comment: run.map((f) => f.field.propertyName).join(', '),
-  });
-  rt.use('fixedRun');
-  return name;
-}
-
-/** The element type of a non-nullable regular array of fixed-width values, else undefined. */
-function fixedArrayElement(p: FieldPlan): PrimitiveName | undefined {
-  const type = p.field.type;
-  if (type.kind !== 'array' || type.element.kind !== 'primitive' || !isNever(p.nullable)) return undefined;
-  return primitiveWidth(type.element.name) === undefined ? undefined : type.element.name;
-}
-
-/** Fields a local-position segment can hold: never tagged, and fixed width or a fixed-width array (or never regular: a default). */
-function positional(p: FieldPlan): boolean {
-  return isNever(p.tagged) && (isNever(p.regular) || p.fixedWidth !== undefined || fixedArrayElement(p) !== undefined);
-}
-
-/**
- * The end of the local-position segment that starts at plans[start], or `start`
- * when none does: the longest stretch of positional fields, if it reads at least
- * one fixed-width array. Fixed-width fields alone keep the Reader's claimed runs,
- * which cost as little; the arrays are what a Reader call per read makes slow
- * (MetadataResponse v6 decode, three replica lists per partition: 1.035 and
- * 1.048 × the Reader calls, in both orders; bench/README.md, "Floors").
- */
-function segmentFrom(plans: FieldPlan[], start: number): number {
-  let end = start;
-  while (end < plans.length && positional(plans[end]!)) end++;
-  const readsArray = plans.slice(start, end).some((p) => !isNever(p.regular) && fixedArrayElement(p) !== undefined);
-  return readsArray ? end : start;
-}
-
-const VIEW_GETTERS: Partial<Record<PrimitiveName, string>> = {
-  int8: 'getInt8',
-  int16: 'getInt16',
-  uint16: 'getUint16',
-  int32: 'getInt32',
-  uint32: 'getUint32',
-  int64: 'getBigInt64',
-  float64: 'getFloat64',
-};
-
-/**
- * Emits local-position segments: reads of fixed-width fields and arrays written
- * out in the reader's own body, the position in a local, then handed back to the
- * Reader (docs/GENERATOR.md, "Local-position segments"). The locals it needs
- * (the view, the end, the position, a count, the bytes) are declared at the first
- * segment that needs them, at the top level of the reader's body.
- */
-class LocalPosition {
-  private readonly names: { view: string; end: string; pos: string; count: string; bytes: string };
-  private readonly declared = new Set<string>();
-
-  constructor(
-    plans: FieldPlan[],
-    private readonly rt: RuntimeImports,
-  ) {
-    const name = (wanted: string): string => freeName(wanted, plans);
-    // Not `count`: the tagged-field section declares its own.
-    this.names = { view: name('view'), end: name('end'), pos: name('pos'), count: name('length'), bytes: name('bytes') };
-  }
-
-  /** `atSet`: whether code before the segment may have set `at` (a run's error names its field, so it clears `at`). */
-  segment(fields: FieldPlan[], structName: string, runs: StructView['fixedRuns'], atSet: boolean): string[] {
-    const { view, end, pos, count, bytes } = this.names;
-    const lines = [...this.declare(pos, `let ${pos} = r.pos;`, `${pos} = r.pos;`)];
-    lines.push(...this.declare(view, `const ${view} = r.view;`), ...this.declare(end, `const ${end} = r.end;`));
-    if (fields.some((p) => this.usesBytes(p))) lines.push(...this.declare(bytes, `const ${bytes} = r.buffer;`));
-    if (fields.some((p) => fixedArrayElement(p) !== undefined && !isNever(p.regular))) lines.push(...this.declare(count, `let ${count}: number;`));
-    for (let i = 0; i < fields.length; i++) {
-      let runEnd = i;
-      while (runEnd < fields.length && inRun(fields[runEnd]!)) runEnd++;
-      if (runEnd - i >= 2) {
-        const run = fields.slice(i, runEnd);
-        const size = run.reduce((n, f) => n + f.fixedWidth!, 0);
-        if (atSet || i > 0) lines.push(`at = '';`);
-        lines.push(`if (${pos} + ${size} > ${end}) ${this.rt.use('runTooShort')}(${describeRun(run, structName, runs, this.rt)}, ${pos}, ${end} - ${pos});`);
-        let offset = 0;
-        for (const f of run) {
-          lines.push(`const ${f.local}: ${tsType(f.field)} = ${this.fixedRead(f, offset === 0 ? pos : `${pos} + ${offset}`)};`);
-          offset += f.fixedWidth!;
-        }
-        lines.push(`${pos} += ${size};`);
-        i = runEnd - 1;
-        continue;
-      }
-      lines.push(...this.field(fields[i]!));
-    }
-    lines.push(`r.pos = ${pos};`);
-    return lines;
-  }
-
-  /** One field of a segment outside a run: a default, a fixed-width value or an array, in the versions that have it. */
-  private field(p: FieldPlan): string[] {
-    const dflt = defaultExpression(p.field, this.rt);
-    if (isNever(p.regular)) return [`const ${p.local}: ${tsType(p.field)} = ${dflt};`];
-    const { read, value, advance } = p.fixedWidth !== undefined ? this.fixedParts(p) : this.arrayParts(p);
-    const at = `at = '${p.field.propertyName}';`;
-    if (isAlways(p.regular)) return [at, ...read, `const ${p.local}: ${tsType(p.field)} = ${value};`, advance];
-    return [at, `let ${p.local}: ${tsType(p.field)} = ${dflt};`, ...when(p.regular, [...read, `${p.local} = ${value};`, advance], this.rt)];
-  }
-
-  /** A fixed-width value: the bounds check, the value, the step past it. */
-  private fixedParts(p: FieldPlan): { read: string[]; value: string; advance: string } {
-    const { pos, end } = this.names;
-    return {
-      read: [`if (${pos} + ${p.fixedWidth} > ${end}) ${this.rt.use('tooShortAt')}(${pos}, ${p.fixedWidth}, ${end});`],
-      value: this.fixedRead(p, pos),
-      advance: `${pos} += ${p.fixedWidth};`,
-    };
-  }
-
-  /** An array of fixed-width values: its checked count and the step past the length, the elements, the step past them. */
-  private arrayParts(p: FieldPlan): { read: string[]; value: string; advance: string } {
-    const { view, pos, end, count, bytes } = this.names;
-    const element = fixedArrayElement(p)!;
-    const width = primitiveWidth(element)!;
-    const classic = (): string => `${this.rt.use('classicFixedCount')}(${view}, ${pos}, ${end}, ${width})`;
-    const compact = (): string => `${this.rt.use('compactFixedCount')}(r, ${pos}, ${width})`;
-    const source = element === 'bool' || element === 'uuid' ? bytes : view;
-    return {
-      read: [`${count} = ${choose(p.compact, compact, classic)};`, `${pos} = ${choose(p.compact, () => 'r.pos', () => `${pos} + 4`)};`],
-      value: `${this.rt.use(`${element}List`)}(${source}, ${pos}, ${count})`,
-      advance: `${pos} += ${width === 1 ? count : `${width} * ${count}`};`,
-    };
-  }
-
-  /** The value of fixed-width field `p` at offset expression `at`. */
-  private fixedRead(p: FieldPlan, at: string): string {
-    const name = (p.field.type as { name: PrimitiveName }).name;
-    const { view, bytes } = this.names;
-    if (name === 'bool') return `${bytes}[${at}] !== 0`;
-    if (name === 'uuid') return `${this.rt.use('uuidToString')}(${bytes}, ${at})`;
-    return `${view}.${VIEW_GETTERS[name]!}(${at})`;
-  }
-
-  private usesBytes(p: FieldPlan): boolean {
-    if (isNever(p.regular)) return false;
-    const type = p.field.type;
-    const name = type.kind === 'primitive' ? type.name : type.kind === 'array' && type.element.kind === 'primitive' ? type.element.name : undefined;
-    return name === 'bool' || name === 'uuid';
-  }
-
-  /** `first` where `name` is not declared yet; `again` (or nothing) where it is. */
-  private declare(name: string, first: string, again?: string): string[] {
-    if (!this.declared.has(name)) {
-      this.declared.add(name);
-      return [first];
-    }
-    return again === undefined ? [] : [again];
-  }
-}
-
 function readLines(
   plans: FieldPlan[],
   tagged: FieldPlan[],
@@ -328,22 +166,21 @@ function readLines(
   runs: StructView['fixedRuns'],
 ): string[] {
   const lines: string[] = [];
-  const local = new LocalPosition(plans, rt);
   for (let i = 0; i < plans.length; i++) {
     const p = plans[i]!;
-    const segmentEnd = segmentFrom(plans, i);
-    if (segmentEnd > i) {
-      lines.push(...local.segment(plans.slice(i, segmentEnd), structName, runs, lines.length > 0));
-      i = segmentEnd - 1;
-      continue;
-    }
     let end = i;
     while (end < plans.length && inRun(plans[end]!)) end++;
     if (end - i >= 2) {
       const run = plans.slice(i, end);
-      const name = describeRun(run, structName, runs, rt);
+      const name = `${upperSnake(structName)}_RUN_${runs.length}`;
       // The run's position is named after its first field: `producerIdAt`.
       const start = freeName(`${run[0]!.local}At`, plans);
+      runs.push({
+        name,
+        fields: run.map((f) => `['${f.field.propertyName}', ${f.fixedWidth}]`).join(', '),
+        comment: run.map((f) => f.field.propertyName).join(', '),
+      });
+      rt.use('fixedRun');
       // The run's error names its own field, so the struct adds no segment of its own.
       if (lines.length > 0) lines.push(`at = '';`);
       lines.push(`const ${start} = r.claim(${name});`);
