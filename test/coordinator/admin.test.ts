@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 // Kafka's defaults for the share group configs (the harness sets the KIP suites' own).
-const BROKER_CONFIG = () => ({ dataDir, topics: [{ name: 'static', partitions: 1 }], defaultPartitions: 2, shareGroup: { isolationLevel: 'read_uncommitted' as const, autoOffsetReset: 'latest' as const } });
+const BROKER_CONFIG = () => ({ dataDir, topics: [{ name: 'static', partitions: 1 }], defaultPartitions: 2, producerIdExpirationMs: 3_600_000, shareGroup: { isolationLevel: 'read_uncommitted' as const, autoOffsetReset: 'latest' as const } });
 
 const creatable = (name: string, numPartitions: number, extra: Record<string, unknown> = {}) => ({ name, numPartitions, replicationFactor: -1, assignments: [], configs: [], ...extra });
 
@@ -180,6 +180,9 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
     expect(byName['auto.create.topics.enable']).toMatchObject({ value: 'true', readOnly: true, configSource: 4 });
     expect(byName['num.partitions'].value).toBe('2');
     expect(byName['log.dirs'].value).toBe(dataDir);
+    // Kafka's names for the producer-id expiration settings: the configured value, and the default.
+    expect(byName['producer.id.expiration.ms']).toMatchObject({ value: '3600000', readOnly: true });
+    expect(byName['producer.id.expiration.check.interval.ms'].value).toBe('600000');
     expect(d.results[1].errorCode).toBe(ErrorCode.INVALID_REQUEST);
     const alter = await c.call(44, { resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'num.partitions', configOperation: 0, value: '3' }] }], validateOnly: false }, 1);
     expect(alter.responses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST });
