@@ -83,11 +83,24 @@ describe('strings', () => {
   });
 
   it('reads UTF-8 from a view into a larger buffer, short and long, ASCII and not', () => {
-    for (const s of ['abc', 'ab\u00e9', 'x'.repeat(60), 'é'.repeat(30)]) {
+    // Either side of the 8 bytes where utf8 turns from building a string by hand to
+    // a Latin-1 slice for ASCII, and non-ASCII at the first and at the last byte.
+    const samples = ['abc', 'ab\u00e9', 'abcdefg', 'abcdefgh', 'abcdefg\u00e9', '\u00e9abcdefgh', 'a\u007fb\u0000cdefgh', 'x'.repeat(60), 'é'.repeat(30)];
+    for (const s of samples) {
       const body = Buffer.from(s, 'utf8');
       const padded = Buffer.concat([Buffer.from([9, 9, 9]), body, Buffer.from([9])]);
-      const reader = new Reader(padded.subarray(3, 3 + body.length));
-      expect(reader.utf8(body.length)).toBe(s);
+      expect(new Reader(padded.subarray(3, 3 + body.length)).utf8(body.length)).toBe(s);
+      // A plain Uint8Array (not a Buffer) over the same bytes, at an offset into its ArrayBuffer.
+      const plain = new Uint8Array(padded.buffer, padded.byteOffset + 3, body.length);
+      expect(new Reader(plain).utf8(body.length)).toBe(s);
+    }
+  });
+
+  it('reads invalid UTF-8 as TextDecoder does, short and long', () => {
+    const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+    for (const bytes of [[0x61, 0xff], [0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0xc3], [0xef, 0xbb, 0xbf, 0x61], [0xed, 0xa0, 0x80, ...Array(12).fill(0x7a)]]) {
+      const input = new Uint8Array(bytes);
+      expect(new Reader(input).utf8(input.length)).toBe(decoder.decode(input));
     }
   });
 });
@@ -143,6 +156,18 @@ describe('fixed-width arrays', () => {
       }
     });
   }
+
+  it('int32Array names the bytes it lacked: the length prefix, or the elements', () => {
+    expect(() => new Reader(new Uint8Array([0, 0, 0])).int32Array(false)).toThrowError('needs 4 bytes at offset 0, only 3 left');
+    const three = new Uint8Array([0, 0, 0, 3, ...Array(11).fill(1)]);
+    expect(() => new Reader(three).int32Array(false)).toThrowError('needs 12 bytes at offset 4, only 11 left');
+    expect(() => new Reader(new Uint8Array([4, ...Array(11).fill(1)])).int32Array(true)).toThrowError('needs 12 bytes at offset 1, only 11 left');
+    const long = new Uint8Array([0, 0, 0, 5, ...Array(20).fill(0), 0, 0, 0, 0, 1, 2, 3, 4]);
+    const reader = new Reader(long);
+    expect(reader.int32Array(false)).toEqual([0, 0, 0, 0, 0]);
+    expect(reader.int32Array(false)).toEqual([]);
+    expect(reader.remaining).toBe(4);
+  });
 
   it('arrayLength refuses a count the bytes left cannot hold, and an invalid classic length', () => {
     expect(() => new Reader(new Uint8Array([0, 0, 0, 2, 1])).arrayLength(false)).toThrowError(/claims 2 elements but only 1/);
