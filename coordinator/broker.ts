@@ -137,6 +137,8 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     markers: markerSender,
     maxTimeoutMs: config.transactionMaxTimeoutMs,
     abortCheckIntervalMs: config.transactionAbortCheckIntervalMs,
+    transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+    removeExpiredTransactionalIdsIntervalMs: config.transactionRemoveExpiredTransactionCleanupIntervalMs,
     retryBackoffMs: config.markerRetryBackoffMs,
     twoPhaseCommitEnable: config.transactionTwoPhaseCommitEnable,
     metrics,

@@ -112,6 +112,20 @@ export interface BrokerConfig {
    * ids. Both are static here; Kafka can change producer.id.expiration.ms at run time.
    */
   producerIdExpirationCheckIntervalMs: number;
+  /**
+   * transactional.id.expiration.ms (Kafka: 604800000, seven days): the
+   * transaction coordinator forgets a transactional id with no transaction
+   * open or completing (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) whose state
+   * was last written this long ago, writing a tombstone for it to
+   * `__transaction_state`.
+   */
+  transactionalIdExpirationMs: number;
+  /**
+   * transaction.remove.expired.transaction.cleanup.interval.ms (Kafka:
+   * 3600000, one hour): how often the transaction coordinator looks for
+   * expired transactional ids. Both are static, as in Kafka.
+   */
+  transactionRemoveExpiredTransactionCleanupIntervalMs: number;
   /** request.timeout.ms, for broker-to-broker requests. */
   requestTimeoutMs: number;
   /** Backoff between WriteTxnMarkers retries. */
@@ -169,6 +183,8 @@ export function defaultConfig(): BrokerConfig {
     transactionAbortCheckIntervalMs: 1_000,
     producerIdExpirationMs: 86_400_000,
     producerIdExpirationCheckIntervalMs: 600_000,
+    transactionalIdExpirationMs: 604_800_000,
+    transactionRemoveExpiredTransactionCleanupIntervalMs: 3_600_000,
     requestTimeoutMs: 30_000,
     markerRetryBackoffMs: 100,
     maxFrameBytes: 104_857_600,
@@ -236,6 +252,9 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   // Kafka defines both as INT, atLeast(1).
   intIn(config.producerIdExpirationMs, 1, 0x7fffffff, 'producerIdExpirationMs');
   intIn(config.producerIdExpirationCheckIntervalMs, 1, 0x7fffffff, 'producerIdExpirationCheckIntervalMs');
+  // Kafka's TransactionStateManagerConfig defines both as INT, atLeast(1).
+  intIn(config.transactionalIdExpirationMs, 1, 0x7fffffff, 'transactionalIdExpirationMs');
+  intIn(config.transactionRemoveExpiredTransactionCleanupIntervalMs, 1, 0x7fffffff, 'transactionRemoveExpiredTransactionCleanupIntervalMs');
   intIn(config.requestTimeoutMs, 1, 0x7fffffff, 'requestTimeoutMs');
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');

@@ -79,6 +79,13 @@ function brokerEntries(config: BrokerConfig, admin: TopicAdmin, groups: GroupCon
     b('transaction.max.timeout.ms', ConfigType.INT, config.transactionMaxTimeoutMs, 'Longest transaction timeout a producer may ask for.'),
     b('producer.id.expiration.ms', ConfigType.INT, config.producerIdExpirationMs, 'How long a partition keeps the state of a producer id with no open transaction after its last write.'),
     b('producer.id.expiration.check.interval.ms', ConfigType.INT, config.producerIdExpirationCheckIntervalMs, 'How often the partitions look for expired producer ids.'),
+    b('transactional.id.expiration.ms', ConfigType.INT, config.transactionalIdExpirationMs, 'How long the transaction coordinator keeps a transactional id with no transaction open after its last state change.'),
+    b(
+      'transaction.remove.expired.transaction.cleanup.interval.ms',
+      ConfigType.INT,
+      config.transactionRemoveExpiredTransactionCleanupIntervalMs,
+      'How often the transaction coordinator looks for expired transactional ids.',
+    ),
     b('socket.request.max.bytes', ConfigType.INT, config.maxFrameBytes, 'Largest request frame accepted.'),
     b('log.segment.bytes', ConfigType.INT, config.segmentBytes, 'Size at which a new segment file is started.'),
     b('group.share.record.lock.duration.ms', ConfigType.INT, groups.brokerDefault('share.record.lock.duration.ms'), 'Default acquisition lock of a share-group record.'),

@@ -14,6 +14,10 @@
  * A transaction open past its timeout, or whose producer is fenced by a new
  * InitProducerId, is aborted under a bumped epoch, so the old producer gets
  * PRODUCER_FENCED from then on (KIP-1289 case 5).
+ *
+ * A transactional id with no transaction open or completing whose state was
+ * last written `transactionalIdExpirationMs` ago is forgotten: a tombstone
+ * for it is written to `__transaction_state` first (removeExpiredTransactionalIds).
  */
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode, errorCodeName } from '../errors.js';
@@ -28,6 +32,7 @@ import {
   clonePartitions,
   isTwoPhase,
   describePartitions,
+  isExpirationAllowed,
   isPrepare,
   txnStateName,
   type TransactionMetadata,
@@ -60,6 +65,15 @@ export interface InitProducerIdResult extends ProducerIdAndEpoch {
   ongoingTxnProducerEpoch: number;
 }
 
+/** What an expired id looked like when its tombstone was written: it is removed only if still so. */
+interface ExpiringId {
+  meta: TransactionMetadata;
+  producerId: bigint;
+  producerEpoch: number;
+  state: TxnStateCode;
+  lastUpdateTimestamp: number;
+}
+
 /** KIP-939 flags of InitProducerId v6. */
 export interface TwoPhaseOptions {
   enable2Pc: boolean;
@@ -84,6 +98,10 @@ export interface TransactionCoordinatorOptions {
   markers: MarkerSender;
   maxTimeoutMs: number;
   abortCheckIntervalMs: number;
+  /** transactional.id.expiration.ms */
+  transactionalIdExpirationMs: number;
+  /** transaction.remove.expired.transaction.cleanup.interval.ms */
+  removeExpiredTransactionalIdsIntervalMs: number;
   retryBackoffMs: number;
   /** transaction.two.phase.commit.enable: whether InitProducerId may enable 2PC (KIP-939). */
   twoPhaseCommitEnable: boolean;
@@ -94,6 +112,7 @@ export interface TransactionCoordinatorOptions {
 export class TransactionCoordinator {
   private readonly txns = new Map<string, TransactionMetadata>();
   private timer: NodeJS.Timeout | null = null;
+  private expirationTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   /** The background completion (markers then COMPLETE_*) in progress per transactional id; awaited on close. */
   private readonly completing = new Map<string, Promise<void>>();
@@ -118,15 +137,35 @@ export class TransactionCoordinator {
     for (const meta of prepared) this.completeInBackground(meta);
   }
 
-  /** Starts the timer that aborts transactions open longer than their timeout. */
+  /** Starts the timers that abort transactions open longer than their timeout and expire idle transactional ids. */
   start(): void {
     this.timer = setInterval(() => this.abortTimedOut(), this.o.abortCheckIntervalMs);
     this.timer.unref();
+    this.startExpiringTransactionalIds();
+  }
+
+  /**
+   * Runs removeExpiredTransactionalIds(Date.now()) every
+   * `removeExpiredTransactionalIdsIntervalMs` until close(), first one interval
+   * after start, as Kafka's TransactionStateManager.enableTransactionalIdExpiration
+   * schedules it (no pass at load). The timer is unref'd: it never keeps the
+   * process alive.
+   */
+  startExpiringTransactionalIds(): void {
+    if (this.expirationTimer !== null) return;
+    this.expirationTimer = setInterval(() => {
+      void this.removeExpiredTransactionalIds(Date.now()).then((expired) => {
+        if (expired.length > 0) this.o.log(`expired ${expired.length} transactional ids idle for ${this.o.transactionalIdExpirationMs} ms or more: ${expired.join(', ')}`);
+      });
+    }, this.o.removeExpiredTransactionalIdsIntervalMs);
+    this.expirationTimer.unref();
   }
 
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.expirationTimer !== null) clearInterval(this.expirationTimer);
+    this.expirationTimer = null;
     this.o.markers.stop();
     await Promise.allSettled([...this.completing.values()]);
   }
@@ -197,7 +236,10 @@ export class TransactionCoordinator {
     }
     if (meta.pending || isPrepare(meta.state)) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
     const owner = ownerOf(meta);
-    if (expected.producerId >= 0n && (expected.producerId !== owner.producerId || expected.producerEpoch !== owner.producerEpoch)) {
+    // As Kafka's prepareInitProducerIdTransit (isValidProducerId): metadata just created (epoch -1) never
+    // fences — a producer whose transactional id expired, recovering with its old id and epoch, gets a new one.
+    const justCreated = meta.producerEpoch === -1;
+    if (!justCreated && expected.producerId >= 0n && (expected.producerId !== owner.producerId || expected.producerEpoch !== owner.producerEpoch)) {
       return fail(ErrorCode.PRODUCER_FENCED);
     }
     if (meta.state === TxnState.ONGOING && twoPhase.keepPreparedTxn) {
@@ -414,6 +456,94 @@ export class TransactionCoordinator {
     if (state === same) return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
     if (state === samePrepare) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
     return fail(ErrorCode.INVALID_TXN_STATE);
+  }
+
+  // -------------------------------------------------------------------------
+  // Transactional id expiration
+
+  /**
+   * Forgets the transactional ids that expired at `now`; resolves to them.
+   * Kafka's TransactionStateManager.removeExpiredTransactionalIds: per
+   * `__transaction_state` partition, the expired ids are marked pending (its
+   * prepareDead: no bump, the state is kept), one batch of tombstones is
+   * appended, and once it is written each id that was not changed meanwhile is
+   * removed from memory (its removeFromCacheCallback). While the tombstone is
+   * written, requests for the id are answered as for any pending state write.
+   */
+  async removeExpiredTransactionalIds(now = Date.now()): Promise<string[]> {
+    if (this.stopped) return [];
+    const byPartition = this.groupByPartition(this.collectExpiredTransactionalIds(now));
+    const removed = await Promise.all([...byPartition].map(([partition, metas]) => this.expirePartition(partition, metas, now)));
+    return removed.flat();
+  }
+
+  /**
+   * The ids with no state write in flight whose state allows expiration and
+   * whose last update is at least transactionalIdExpirationMs before `now`:
+   * Kafka's shouldExpire compares `txnLastUpdateTimestamp <= now - transactionalIdExpirationMs`,
+   * so an id exactly that old expires.
+   */
+  private collectExpiredTransactionalIds(now: number): TransactionMetadata[] {
+    const cutoff = now - this.o.transactionalIdExpirationMs;
+    return [...this.txns.values()].filter((meta) => !meta.pending && isExpirationAllowed(meta.state) && meta.lastUpdateTimestamp <= cutoff);
+  }
+
+  private groupByPartition(metas: TransactionMetadata[]): Map<number, TransactionMetadata[]> {
+    const groups = new Map<number, TransactionMetadata[]>();
+    for (const meta of metas) {
+      const partition = this.o.cluster.transactionPartitionFor(meta.transactionalId);
+      const group = groups.get(partition);
+      if (group === undefined) groups.set(partition, [meta]);
+      else group.push(meta);
+    }
+    return groups;
+  }
+
+  /** Writes the tombstones of one partition's expired ids, then removes those still as they were; resolves to the removed ids. */
+  private async expirePartition(partition: number, metas: TransactionMetadata[], now: number): Promise<string[]> {
+    const expiring: ExpiringId[] = metas.map((meta) => ({ meta, producerId: meta.producerId, producerEpoch: meta.producerEpoch, state: meta.state, lastUpdateTimestamp: meta.lastUpdateTimestamp }));
+    const ids = metas.map((meta) => meta.transactionalId);
+    const write = this.o.txnLog.writeTombstones(partition, ids, now);
+    for (const meta of metas) {
+      meta.pending = true;
+      this.writes.set(meta.transactionalId, write);
+    }
+    try {
+      await write;
+    } catch (error) {
+      // As Kafka when the append fails: the ids stay, no longer pending, and the next pass tries again.
+      this.o.log(`writing tombstones for expired transactional ids ${ids.join(', ')} failed: ${(error as Error).message}`);
+      return [];
+    } finally {
+      for (const meta of metas) {
+        meta.pending = false;
+        if (this.writes.get(meta.transactionalId) === write) this.writes.delete(meta.transactionalId);
+      }
+    }
+    return expiring.filter((entry) => this.removeIfUnchanged(entry)).map((entry) => entry.meta.transactionalId);
+  }
+
+  /**
+   * Kafka removes an expired id from its cache only if it is still pending Dead
+   * with the producer epoch it had when the tombstone was prepared; kipgen's
+   * analogue: still the same metadata, with the identity, state and last update
+   * it had. A tombstone for an id changed meanwhile is then superseded as soon
+   * as that id's next state is written; until then a restart would forget it.
+   */
+  private removeIfUnchanged(entry: ExpiringId): boolean {
+    const meta = entry.meta;
+    const unchanged =
+      this.txns.get(meta.transactionalId) === meta &&
+      meta.producerId === entry.producerId &&
+      meta.producerEpoch === entry.producerEpoch &&
+      meta.state === entry.state &&
+      meta.lastUpdateTimestamp === entry.lastUpdateTimestamp;
+    if (!unchanged) {
+      this.o.log(`expired transactional id ${meta.transactionalId} changed while its tombstone was written: kept`);
+      return false;
+    }
+    this.txns.delete(meta.transactionalId);
+    return true;
   }
 
   // -------------------------------------------------------------------------

@@ -24,8 +24,12 @@ function valueVersion(meta: TransactionMetadata): number {
   return meta.clientTransactionVersion >= 2 || meta.nextProducerId >= 0n || meta.previousProducerId >= 0n || meta.shareGroups.size > 0 ? 1 : 0;
 }
 
+function encodeTransactionKey(transactionalId: string): Uint8Array {
+  return encodeCoordinatorKey(TransactionLogKey, TransactionLogKey.create({ transactionalId }));
+}
+
 export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8Array; value: Uint8Array } {
-  const key = encodeCoordinatorKey(TransactionLogKey, TransactionLogKey.create({ transactionalId: meta.transactionalId }));
+  const key = encodeTransactionKey(meta.transactionalId);
   const value = encodeCoordinatorValue(
     TransactionLogValue,
     TransactionLogValue.create({
@@ -93,6 +97,20 @@ export class TransactionLog {
     const { key, value } = encodeTransactionRecord(meta);
     const now = BigInt(Date.now());
     await log.append(encodeRecordBatch({ baseTimestamp: now, records: [{ key, value, timestamp: now }] }));
+  }
+
+  /**
+   * Appends one tombstone (null value) per transactional id, all of
+   * `partition`, in one batch stamped `timestampMs`, and fsyncs: replay then
+   * forgets them. Kafka's TransactionStateManager.writeTombstonesForExpiredTransactionalIds
+   * writes the expired ids of a partition the same way.
+   */
+  async writeTombstones(partition: number, transactionalIds: string[], timestampMs: number): Promise<void> {
+    const log = this.logs.get(TRANSACTION_STATE_TOPIC, partition);
+    if (log === undefined) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition} is not led by node ${this.cluster.nodeId}`);
+    const timestamp = BigInt(timestampMs);
+    const records = transactionalIds.map((transactionalId) => ({ key: encodeTransactionKey(transactionalId), value: null, timestamp }));
+    await log.append(encodeRecordBatch({ baseTimestamp: timestamp, records }));
   }
 
   /** Every transactional id's latest state in the partitions this node leads. */

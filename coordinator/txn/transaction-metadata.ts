@@ -85,6 +85,16 @@ export function isPrepare(state: number): boolean {
   return state === TxnState.PREPARE_COMMIT || state === TxnState.PREPARE_ABORT;
 }
 
+/**
+ * Whether a transactional id in this state may be expired after
+ * transactional.id.expiration.ms: only with no transaction open or being
+ * completed (Kafka's TransactionState.isExpirationAllowed: Empty,
+ * CompleteCommit, CompleteAbort).
+ */
+export function isExpirationAllowed(state: number): boolean {
+  return state === TxnState.EMPTY || state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT;
+}
+
 export function clonePartitions(partitions: Map<string, Set<number>>): Map<string, Set<number>> {
   return new Map([...partitions].map(([topic, set]) => [topic, new Set(set)]));
 }

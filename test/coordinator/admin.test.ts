@@ -183,6 +183,9 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
     // Kafka's names for the producer-id expiration settings: the configured value, and the default.
     expect(byName['producer.id.expiration.ms']).toMatchObject({ value: '3600000', readOnly: true });
     expect(byName['producer.id.expiration.check.interval.ms'].value).toBe('600000');
+    // And the transactional-id expiration settings (Kafka's defaults: seven days, one hour).
+    expect(byName['transactional.id.expiration.ms']).toMatchObject({ value: '604800000', readOnly: true });
+    expect(byName['transaction.remove.expired.transaction.cleanup.interval.ms'].value).toBe('3600000');
     expect(d.results[1].errorCode).toBe(ErrorCode.INVALID_REQUEST);
     const alter = await c.call(44, { resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'num.partitions', configOperation: 0, value: '3' }] }], validateOnly: false }, 1);
     expect(alter.responses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST });
