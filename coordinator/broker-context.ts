@@ -8,7 +8,7 @@
  * Nothing here depends on how the broker is built; only types and small
  * helpers live in this module.
  */
-import type { RecordBatch } from '../runtime/index.js';
+import type { RecordBatch, TimestampType } from '../runtime/index.js';
 
 // ---------------------------------------------------------------------------
 // Requests
@@ -78,6 +78,11 @@ export interface TopicInfo {
   readonly compressionType: TopicCompressionType;
   /** compression.gzip.level / compression.zstd.level for that codec; undefined: the codec's default. */
   readonly compressionLevel?: number;
+  /**
+   * The topic's message.timestamp.type: with LogAppendTime the log stamps every
+   * batch it appends with the append time (Kafka's LogValidator).
+   */
+  readonly messageTimestampType: TimestampType;
 }
 
 /** Kafka's topic-level compression.type values. */

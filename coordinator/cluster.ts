@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ZERO_UUID } from '../runtime/index.js';
+import { ZERO_UUID, type TimestampType } from '../runtime/index.js';
 import type { ClusterView, NodeEndpoint, TopicCompressionType, TopicInfo } from './broker-context.js';
 import type { TopicConfig } from './config.js';
 import { syncDirectory } from './log/segment.js';
@@ -197,9 +197,10 @@ export class Cluster implements ClusterView {
     this.persist();
   }
 
-  /** Registers a topic, its codec taken from its configuration (compression.type and the codec's level). */
-  private add(base: Omit<TopicInfo, 'compressionType' | 'compressionLevel'>): TopicInfo {
-    const topic: TopicInfo = { ...base, ...topicCompression(this.configs.get(base.name) ?? {}) };
+  /** Registers a topic, its codec and timestamp type taken from its configuration (compression.type and the codec's level, message.timestamp.type). */
+  private add(base: Omit<TopicInfo, 'compressionType' | 'compressionLevel' | 'messageTimestampType'>): TopicInfo {
+    const configs = this.configs.get(base.name) ?? {};
+    const topic: TopicInfo = { ...base, ...topicCompression(configs), messageTimestampType: topicTimestampType(configs) };
     this.byName.set(topic.name, topic);
     this.byId.set(topic.topicId, topic);
     return topic;
@@ -299,4 +300,13 @@ function topicCompression(configs: Readonly<Record<string, string>>): Pick<Topic
   const type = (configs['compression.type'] ?? 'producer') as TopicCompressionType;
   const level = type === 'gzip' || type === 'zstd' ? configs[`compression.${type}.level`] : undefined;
   return level === undefined ? { compressionType: type } : { compressionType: type, compressionLevel: Number(level) };
+}
+
+/**
+ * message.timestamp.type (config-defs.ts accepts only these two values); unset
+ * is Kafka's default, CreateTime. kipgen has no broker-level
+ * log.message.timestamp.type, so there is no broker default to fall back to.
+ */
+function topicTimestampType(configs: Readonly<Record<string, string>>): TimestampType {
+  return configs['message.timestamp.type'] === 'LogAppendTime' ? 'LogAppendTime' : 'CreateTime';
 }

@@ -10,8 +10,13 @@
  * rather than refusing them). Otherwise it is stored as sent, with its
  * maxTimestamp set from its records as Kafka sets it.
  *
- * Not checked, as kipgen has no such topic settings: the message.timestamp.*
- * range of CreateTime timestamps, and keys on compacted topics.
+ * On a LogAppendTime topic the log, not this module, stamps the batch with the
+ * append time (PartitionLog.append, as LogValidator does while assigning offsets).
+ *
+ * Not checked: the message.timestamp.before/after.max.ms range of CreateTime
+ * timestamps (accepted as topic configs but not enforced; Kafka's
+ * LogValidator.validateTimestamp applies it to CreateTime topics only, so a
+ * LogAppendTime topic takes any producer timestamp), and keys on compacted topics.
  */
 import {
   CompressionUnavailableError,

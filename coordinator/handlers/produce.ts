@@ -20,11 +20,11 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
     for (const topicData of req.topicData) {
       const partitionResponses = [];
       for (const pd of topicData.partitionData) {
-        const answer = (errorCode: number, baseOffset = -1n, logStartOffset = -1n, errorMessage: string | null = null) => ({
+        const answer = (errorCode: number, baseOffset = -1n, logStartOffset = -1n, errorMessage: string | null = null, logAppendTimeMs = -1n) => ({
           index: pd.index,
           errorCode,
           baseOffset,
-          logAppendTimeMs: -1n,
+          logAppendTimeMs,
           logStartOffset,
           recordErrors: [],
           errorMessage: v >= 8 ? errorMessage : null,
@@ -52,7 +52,8 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
           const { bytes, header } = validateProducedBatch(pd.records, v, topic.info);
           if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
           const info = await partitionLog.append(bytes, header);
-          partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset()));
+          // The log's append time on a LogAppendTime topic, -1 otherwise (Kafka's LogAppendInfo.logAppendTime).
+          partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset(), null, info.logAppendTime));
         } catch (error) {
           if (!(error instanceof BrokerError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
           partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message));

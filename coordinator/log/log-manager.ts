@@ -75,6 +75,8 @@ export class LogManager {
         segmentBytes: this.segmentBytes,
         durable: topic.internal,
         producerIdExpirationMs: this.producerIds.expirationMs,
+        // Read at each append, so that IncrementalAlterConfigs applies to the next batch, as a LogConfig update does in Kafka.
+        messageTimestampType: () => this.cluster.topicByName(topic.name)?.messageTimestampType ?? 'CreateTime',
         log: this.log,
       });
       this.logs.set(key(topic.name, partition), partitionLog);

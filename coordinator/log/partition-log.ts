@@ -11,13 +11,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  NO_TIMESTAMP,
   controlRecordBatch,
   decodeRecordBatch,
   readBatchHeader,
   readControlRecord,
   setBatchBaseOffset,
+  setBatchMaxTimestamp,
   type RecordBatch,
   type RecordBatchHeader,
+  type TimestampType,
 } from '../../runtime/index.js';
 import type { IsolationLevel, PartitionReader, ReadResult } from '../broker-context.js';
 import { ErrorCode, BrokerError } from '../errors.js';
@@ -31,6 +34,12 @@ export interface PartitionLogOptions {
   durable: boolean;
   /** producer.id.expiration.ms: removeExpiredProducers forgets a producer id idle this long (none with an open transaction). */
   producerIdExpirationMs: number;
+  /**
+   * The topic's message.timestamp.type, asked at every append since
+   * IncrementalAlterConfigs may change it (Kafka reads LogConfig the same way).
+   * Absent: CreateTime (Kafka's default).
+   */
+  messageTimestampType?: () => TimestampType;
   log: (line: string) => void;
 }
 
@@ -39,6 +48,11 @@ export interface AppendInfo {
   lastOffset: bigint;
   /** True when the batch was a retry of one already in the log (nothing was written). */
   duplicate: boolean;
+  /**
+   * ProduceResponse's LogAppendTimeMs: the time the batch was stamped with on a
+   * LogAppendTime topic, -1 on a CreateTime one; for a duplicate, the max
+   * timestamp the original batch was stored with (see append).
+   */
   logAppendTime: bigint;
 }
 
@@ -147,32 +161,42 @@ export class PartitionLog implements PartitionReader {
   async append(batch: Uint8Array, header: RecordBatchHeader = readBatchHeader(batch)): Promise<AppendInfo> {
     const duplicate: Duplicate | null = this.producers.check(header);
     if (duplicate !== null) {
-      return { baseOffset: duplicate.firstOffset, lastOffset: duplicate.lastOffset, duplicate: true, logAppendTime: -1n };
+      // Kafka's UnifiedLog.append answers a duplicate with the original batch's BatchMetadata, logAppendTime included:
+      // appendInfo.setLogAppendTime(duplicate.timestamp), the max timestamp that batch was stored with. So on a
+      // LogAppendTime topic a retry gets the first append's time; on a CreateTime topic, as in Kafka, the original's
+      // max (producer) timestamp rather than -1.
+      return { baseOffset: duplicate.firstOffset, lastOffset: duplicate.lastOffset, duplicate: true, logAppendTime: duplicate.timestamp };
     }
-    return this.write(batch, header);
+    return this.write(batch, header, Date.now());
   }
 
   /** Appends a COMMIT or ABORT marker for a producer; fsyncs (markers decide what is visible). */
   async appendMarker(producerId: bigint, producerEpoch: number, commit: boolean, coordinatorEpoch: number): Promise<AppendInfo> {
     this.producers.checkMarker(producerId, producerEpoch);
+    const nowMs = Date.now();
     const batch = controlRecordBatch({
       type: commit ? 'COMMIT' : 'ABORT',
       producerId,
       producerEpoch,
       coordinatorEpoch,
-      timestamp: BigInt(Date.now()),
+      timestamp: BigInt(nowMs),
     });
-    return this.write(batch, readBatchHeader(batch), true);
+    // Kafka appends markers with appendAsLeader (AppendOrigin.COORDINATOR), which runs LogValidator with the
+    // topic's timestamp type like any other leader append: on a LogAppendTime topic the marker is stamped too.
+    return this.write(batch, readBatchHeader(batch), nowMs, true);
   }
 
-  /** Writes `batch` (whose header, as sent, is `sent`) at the next offset. */
-  private async write(batch: Uint8Array, sent: RecordBatchHeader, forceSync = false): Promise<AppendInfo> {
+  /**
+   * Writes `batch` (whose header, as sent, is `sent`) at the next offset. `nowMs`
+   * is the append time, read once per append (LogValidator's `now`).
+   */
+  private async write(batch: Uint8Array, sent: RecordBatchHeader, nowMs: number, forceSync = false): Promise<AppendInfo> {
     // Own copy: the request buffer is a view of a socket chunk and the offset is rewritten in place.
     const bytes = Buffer.from(batch);
     const baseOffset = this.nextOffset;
     setBatchBaseOffset(bytes, 0, baseOffset);
-    // Only the base offset changed (the CRC does not cover it): the header as written, without reading it again.
-    const header: RecordBatchHeader = { ...sent, baseOffset, lastOffset: BigInt.asIntN(64, baseOffset + BigInt(sent.lastOffsetDelta)) };
+    const logAppendTime = this.stampsLogAppendTime() ? BigInt(nowMs) : NO_TIMESTAMP;
+    const header = logAppendTime === NO_TIMESTAMP ? withBaseOffset(sent, baseOffset) : stampLogAppendTime(bytes, logAppendTime);
     let segment = this.segments[this.segments.length - 1]!;
     if (segment.size > 0 && segment.size + bytes.length > this.options.segmentBytes) segment = this.roll();
     segment.append(bytes, header);
@@ -180,7 +204,11 @@ export class PartitionLog implements PartitionReader {
     this.replay(bytes, header);
     if (this.options.durable || forceSync) await segment.flush();
     for (const listener of this.listeners) listener();
-    return { baseOffset, lastOffset: header.lastOffset, duplicate: false, logAppendTime: -1n };
+    return { baseOffset, lastOffset: header.lastOffset, duplicate: false, logAppendTime };
+  }
+
+  private stampsLogAppendTime(): boolean {
+    return this.options.messageTimestampType?.() === 'LogAppendTime';
   }
 
   private roll(): Segment {
@@ -309,6 +337,29 @@ export class PartitionLog implements PartitionReader {
   segmentCount(): number {
     return this.segments.length;
   }
+}
+
+/**
+ * The header of a batch whose base offset was just set, without reading it
+ * again: only the base offset changed, and the CRC does not cover it.
+ */
+function withBaseOffset(sent: RecordBatchHeader, baseOffset: bigint): RecordBatchHeader {
+  return { ...sent, baseOffset, lastOffset: BigInt.asIntN(64, baseOffset + BigInt(sent.lastOffsetDelta)) };
+}
+
+/**
+ * Stamps the batch in `bytes` (base offset already set) with the append time,
+ * as Kafka's LogValidator does on a LogAppendTime topic (assignOffsetsNonCompressed,
+ * validateMessagesAndAssignOffsetsCompressed: batch.setMaxTimestamp(LOG_APPEND_TIME, now),
+ * i.e. DefaultRecordBatch.setMaxTimestamp): the timestamp-type attribute bit and
+ * maxTimestamp are set and the CRC-32C recomputed; the records, their timestamp
+ * deltas included, are left as the producer wrote them. Readers take every
+ * record's timestamp from maxTimestamp. Returns the header as stored, which is
+ * the producer's but for those fields and the CRC.
+ */
+function stampLogAppendTime(bytes: Uint8Array, logAppendTime: bigint): RecordBatchHeader {
+  setBatchMaxTimestamp(bytes, 0, 'LogAppendTime', logAppendTime);
+  return readBatchHeader(bytes);
 }
 
 /** The marker type of a control batch (COMMIT/ABORT), or null for other control records. */

@@ -24,6 +24,8 @@ interface BatchMetadata {
   lastSeq: number;
   firstOffset: bigint;
   lastOffset: bigint;
+  /** The batch's max timestamp as stored (Kafka's BatchMetadata.timestamp): the append time on a LogAppendTime topic. */
+  timestamp: bigint;
 }
 
 interface ProducerEntry {
@@ -37,8 +39,9 @@ interface ProducerEntry {
   /**
    * Kafka's ProducerStateEntry.lastTimestamp: the max timestamp of the
    * producer's last data batch, or the timestamp of its last marker —
-   * whichever was appended last, even if older. Record timestamps are the
-   * producer's (CreateTime), so a producer whose clock lags ages faster, as in Kafka.
+   * whichever was appended last, even if older. On a CreateTime topic these
+   * are the producer's timestamps, so a producer whose clock lags ages faster,
+   * as in Kafka; on a LogAppendTime topic, the broker's append time.
    */
   lastTimestamp: bigint;
 }
@@ -52,6 +55,8 @@ export interface AbortedTxnEntry extends AbortedTransaction {
 export interface Duplicate {
   readonly firstOffset: bigint;
   readonly lastOffset: bigint;
+  /** The original batch's stored max timestamp, which Kafka returns as the duplicate's logAppendTime. */
+  readonly timestamp: bigint;
 }
 
 export class ProducerState {
@@ -97,7 +102,7 @@ export class ProducerState {
     }
     for (const batch of entry.batches) {
       if (batch.firstSeq === firstSeq && batch.lastSeq === lastSeq) {
-        return { firstOffset: batch.firstOffset, lastOffset: batch.lastOffset };
+        return { firstOffset: batch.firstOffset, lastOffset: batch.lastOffset, timestamp: batch.timestamp };
       }
     }
     const currentLastSeq = entry.batches.length > 0 ? entry.batches[entry.batches.length - 1]!.lastSeq : NO_SEQUENCE;
@@ -135,6 +140,7 @@ export class ProducerState {
         lastSeq: header.lastSequence,
         firstOffset: header.baseOffset,
         lastOffset: header.lastOffset,
+        timestamp: header.maxTimestamp,
       });
       if (entry.batches.length > RETAINED_BATCHES) entry.batches.shift();
     }
