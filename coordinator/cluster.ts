@@ -200,7 +200,10 @@ export class Cluster implements ClusterView {
   /** Registers a topic, its codec and timestamp type taken from its configuration (compression.type and the codec's level, message.timestamp.type). */
   private add(base: Omit<TopicInfo, 'compressionType' | 'compressionLevel' | 'messageTimestampType'>): TopicInfo {
     const configs = this.configs.get(base.name) ?? {};
-    const topic: TopicInfo = { ...base, ...topicCompression(configs), messageTimestampType: topicTimestampType(configs) };
+    // Only the identity is taken from `base`, which may be the TopicInfo registered before: what the configuration
+    // decides is derived again, so that a setting removed (a codec's level) does not survive from the old entry.
+    const identity = { name: base.name, topicId: base.topicId, partitions: base.partitions, internal: base.internal };
+    const topic: TopicInfo = { ...identity, ...topicCompression(configs), messageTimestampType: topicTimestampType(configs) };
     this.byName.set(topic.name, topic);
     this.byId.set(topic.topicId, topic);
     return topic;
