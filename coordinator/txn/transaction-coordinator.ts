@@ -503,22 +503,12 @@ export class TransactionCoordinator {
   private async expirePartition(partition: number, metas: TransactionMetadata[], now: number): Promise<string[]> {
     const expiring: ExpiringId[] = metas.map((meta) => ({ meta, producerId: meta.producerId, producerEpoch: meta.producerEpoch, state: meta.state, lastUpdateTimestamp: meta.lastUpdateTimestamp }));
     const ids = metas.map((meta) => meta.transactionalId);
-    const write = this.o.txnLog.writeTombstones(partition, ids, now);
-    for (const meta of metas) {
-      meta.pending = true;
-      this.writes.set(meta.transactionalId, write);
-    }
     try {
-      await write;
+      await this.whilePending(metas, this.o.txnLog.writeTombstones(partition, ids, now));
     } catch (error) {
       // As Kafka when the append fails: the ids stay, no longer pending, and the next pass tries again.
       this.o.log(`writing tombstones for expired transactional ids ${ids.join(', ')} failed: ${(error as Error).message}`);
       return [];
-    } finally {
-      for (const meta of metas) {
-        meta.pending = false;
-        if (this.writes.get(meta.transactionalId) === write) this.writes.delete(meta.transactionalId);
-      }
     }
     return expiring.filter((entry) => this.removeIfUnchanged(entry)).map((entry) => entry.meta.transactionalId);
   }
@@ -658,20 +648,34 @@ export class TransactionCoordinator {
   /** Writes the changed state to `__transaction_state` (fsynced), then applies it in memory. */
   private async transition(meta: TransactionMetadata, change: Partial<TransactionMetadata>): Promise<number> {
     const next: TransactionMetadata = { ...meta, ...change, lastUpdateTimestamp: Date.now(), pending: false };
-    meta.pending = true;
-    const write = this.o.txnLog.write(next);
-    this.writes.set(meta.transactionalId, write);
     try {
-      await write;
+      await this.whilePending([meta], this.o.txnLog.write(next));
     } catch (error) {
       this.o.log(`writing ${txnStateName(next.state)} for ${meta.transactionalId} failed: ${(error as Error).message}`);
       return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    } finally {
-      meta.pending = false;
-      if (this.writes.get(meta.transactionalId) === write) this.writes.delete(meta.transactionalId);
     }
     Object.assign(meta, next);
     return ErrorCode.NONE;
+  }
+
+  /**
+   * Awaits a write to `__transaction_state` with `metas` pending meanwhile (Kafka's
+   * pendingState): their requests get CONCURRENT_TRANSACTIONS or wait for the
+   * write (`writes`). Pending ends whether the write succeeded or not.
+   */
+  private async whilePending(metas: TransactionMetadata[], write: Promise<void>): Promise<void> {
+    for (const meta of metas) {
+      meta.pending = true;
+      this.writes.set(meta.transactionalId, write);
+    }
+    try {
+      await write;
+    } finally {
+      for (const meta of metas) {
+        meta.pending = false;
+        if (this.writes.get(meta.transactionalId) === write) this.writes.delete(meta.transactionalId);
+      }
+    }
   }
 
   private abortTimedOut(): void {

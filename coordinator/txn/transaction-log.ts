@@ -10,6 +10,7 @@ import { encodeRecordBatch } from '../../runtime/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-records.js';
 import type { LogManager } from '../log/log-manager.js';
+import type { PartitionLog } from '../log/partition-log.js';
 import { TxnState, type TransactionMetadata, type TxnStateCode } from './transaction-metadata.js';
 
 /**
@@ -91,9 +92,7 @@ export class TransactionLog {
 
   /** Appends the state of `meta` to its partition and fsyncs. */
   async write(meta: TransactionMetadata): Promise<void> {
-    const partition = this.cluster.transactionPartitionFor(meta.transactionalId);
-    const log = this.logs.get(TRANSACTION_STATE_TOPIC, partition);
-    if (log === undefined) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition} is not led by node ${this.cluster.nodeId}`);
+    const log = this.ledLog(this.cluster.transactionPartitionFor(meta.transactionalId));
     const { key, value } = encodeTransactionRecord(meta);
     const now = BigInt(Date.now());
     await log.append(encodeRecordBatch({ baseTimestamp: now, records: [{ key, value, timestamp: now }] }));
@@ -106,11 +105,17 @@ export class TransactionLog {
    * writes the expired ids of a partition the same way.
    */
   async writeTombstones(partition: number, transactionalIds: string[], timestampMs: number): Promise<void> {
-    const log = this.logs.get(TRANSACTION_STATE_TOPIC, partition);
-    if (log === undefined) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition} is not led by node ${this.cluster.nodeId}`);
+    const log = this.ledLog(partition);
     const timestamp = BigInt(timestampMs);
     const records = transactionalIds.map((transactionalId) => ({ key: encodeTransactionKey(transactionalId), value: null, timestamp }));
     await log.append(encodeRecordBatch({ baseTimestamp: timestamp, records }));
+  }
+
+  /** The log of a `__transaction_state` partition this node leads; a write elsewhere is a bug, so it throws. */
+  private ledLog(partition: number): PartitionLog {
+    const log = this.logs.get(TRANSACTION_STATE_TOPIC, partition);
+    if (log === undefined) throw new Error(`${TRANSACTION_STATE_TOPIC}-${partition} is not led by node ${this.cluster.nodeId}`);
+    return log;
   }
 
   /** Every transactional id's latest state in the partitions this node leads. */
