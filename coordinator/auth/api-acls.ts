@@ -23,6 +23,7 @@ import { apiByKey } from '../../generated/index.js';
 import { ZERO_UUID } from '../../runtime/index.js';
 import type { ClusterView, RequestContext } from '../broker-context.js';
 import { BrokerError, ErrorCode } from '../errors.js';
+import { transactionalProducers } from '../handlers/produce-transactional.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
@@ -61,11 +62,18 @@ function perTopic(
 }
 
 const RULES: Record<number, Rule> = {
-  // Produce: WRITE on the transactional id when transactional, WRITE on each topic.
+  // Produce: transactional records need a transactional id and WRITE on it, else the whole
+  // request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (KafkaApis.handleProduceRequest, with
+  // RequestUtils.hasTransactionalRecords): without it, a principal with topic WRITE alone
+  // could append into another producer's open transaction. Then WRITE on each topic.
+  // A transactional id on a request without transactional records is checked too (stricter
+  // than Kafka, which ignores it there; our clients set it only on transactional requests).
   0: async (req, check, _ctx, next) => {
     const entry = (code: number) => (t: any) =>
       createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code })) });
-    if (req.transactionalId && !check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) {
+    const transactional = transactionalProducers(req.topicData).any;
+    const txnIdAllowed = req.transactionalId ? check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE) : !transactional;
+    if (!txnIdAllowed) {
       const response = apiByKey(0)!.response.create() as any;
       response.responses = req.topicData.map(entry(TXN_DENIED));
       return response;

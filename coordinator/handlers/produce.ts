@@ -9,6 +9,7 @@ import type { Cluster } from '../cluster.js';
 import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
+import { transactionalProducers } from './produce-transactional.js';
 import { validateProducedBatch } from './produce-validation.js';
 import { resolveTopic } from './topics.js';
 
@@ -16,6 +17,19 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
   return async (req, ctx) => {
     const v = ctx.apiVersion;
     const acksValid = req.acks === -1 || req.acks === 0 || req.acks === 1;
+    const refusal = transactionalRefusal(req);
+    if (refusal !== null) {
+      // The whole request, every partition, as Kafka's ProduceRequest.getErrorResponse.
+      const errorMessage = v >= 8 ? refusal.message : null;
+      return ProduceResponse.create({
+        responses: req.topicData.map((t: any) => ({
+          name: t.name,
+          topicId: t.topicId,
+          partitionResponses: t.partitionData.map((pd: any) => ({ index: pd.index, errorCode: refusal.code, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage, currentLeader: { leaderId: -1, leaderEpoch: -1 } })),
+        })),
+        throttleTimeMs: 0,
+      });
+    }
     const responses = [];
     for (const topicData of req.topicData) {
       const partitionResponses = [];
@@ -63,4 +77,26 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
     }
     return ProduceResponse.create({ responses, throttleTimeMs: 0 });
   };
+}
+
+/**
+ * Transactional batches bind the request to one transaction: they need the
+ * request's transactional id (KafkaApis.handleProduceRequest answers the whole
+ * request TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one, authorizer or
+ * not; WRITE on the id is checked by the ACL rule, coordinator/auth/api-acls.ts)
+ * and one producer (ReplicaManager.handleProduceAppend refuses transactional
+ * batches of several producer ids or epochs with INVALID_PRODUCER_ID_MAPPING).
+ * Which producer owns the transactional id is checked by the coordinator when
+ * the partition joins the transaction (TransactionVerifier).
+ */
+function transactionalRefusal(req: { transactionalId: string | null; topicData: any[] }): { code: number; message: string } | null {
+  const txn = transactionalProducers(req.topicData);
+  if (!txn.any) return null;
+  if (req.transactionalId === null || req.transactionalId === '') {
+    return { code: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message: 'transactional records need the transactional id they belong to' };
+  }
+  if (txn.producers.size > 1) {
+    return { code: ErrorCode.INVALID_PRODUCER_ID_MAPPING, message: `transactional records of more than one producer id and epoch (${[...txn.producers].join(', ')})` };
+  }
+  return null;
 }
