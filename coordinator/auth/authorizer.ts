@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../cluster.js';
+import { parseAclEntries } from './acl-file.js';
 import {
   AclPermission,
   allowImplies,
@@ -66,18 +67,13 @@ export class AclAuthorizer {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new Error(`cannot read ${this.file}: ${(error as Error).message}`);
     }
-    let parsed: { acls?: unknown };
+    let parsed: unknown;
     try {
-      parsed = JSON.parse(text) as { acls?: unknown };
+      parsed = JSON.parse(text);
     } catch (error) {
       throw new Error(`${this.file} is not valid JSON (${(error as Error).message}); restore it or remove it to start without ACLs`);
     }
-    if (!Array.isArray(parsed.acls)) throw new Error(`${this.file}: expected { "acls": [...] }`);
-    parsed.acls.forEach((b: AclBinding, i: number) => {
-      const why = invalidBinding(b);
-      if (why) throw new Error(`${this.file}: acls[${i}]: ${why}`);
-    });
-    return parsed.acls as AclBinding[];
+    return parseAclEntries(this.file, parsed);
   }
 
   private save(acls: AclBinding[]): void {
