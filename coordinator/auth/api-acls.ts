@@ -27,7 +27,7 @@ import { transactionalProducers } from '../handlers/produce-transactional.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
-import { splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
+import { hideGroupsWithUndescribableTopics, splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
 import { ANONYMOUS } from './session.js';
 
 export type { Check, Next, Rule } from './rule-kit.js';
@@ -59,6 +59,22 @@ function perTopic(
     allowed: (topic) => topicAllowed(check, topic, spec.operation),
     deniedEntry: spec.errorEntry,
   });
+}
+
+/**
+ * One group's topics in an OffsetFetch: the ones the handler may see (null: all), and how
+ * to complete its answer: without undescribable topics when all were asked for, with the
+ * denied named topics as TOPIC_AUTHORIZATION_FAILED entries otherwise.
+ */
+function splitOffsetFetchTopics(check: Check, topics: any[] | null): { kept: any[] | null; answer: (found: any[]) => any[] } {
+  if (topics === null) return { kept: null, answer: (found) => found.filter((t) => t.name === '' || check.allow(Res.TOPIC, t.name, Op.DESCRIBE)) };
+  const denied = topics.filter((t) => !topicAllowed(check, t, Op.DESCRIBE));
+  const deniedEntry = (t: any) => ({
+    name: t.name,
+    topicId: t.topicId,
+    partitions: t.partitionIndexes.map((partitionIndex: number) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: TOPIC_DENIED })),
+  });
+  return { kept: topics.filter((t) => !denied.includes(t)), answer: (found) => [...found, ...denied.map(deniedEntry)] };
 }
 
 const RULES: Record<number, Rule> = {
@@ -105,30 +121,45 @@ const RULES: Record<number, Rule> = {
         createListOffsetsTopicResponse({ name: t.name, partitions: t.partitions.map((p: any) => createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED, timestamp: -1n, offset: -1n })) }),
     }),
   // Metadata: DESCRIBE on each topic; when listing every topic, the others are left out (as Kafka).
+  // A denied topic asked for by name is answered with its name and no id; asked for by id, with
+  // its id and a null name (KafkaApis.handleTopicMetadataRequest: the id is not secret, the name is).
   // Auto-creating a named topic also needs CREATE: see mayAutoCreateTopic.
   3: async (req, check, ctx, next) => {
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
+    const byId = !all && (req.topics as any[]).some((t) => t.topicId !== undefined && t.topicId !== ZERO_UUID);
     const response = await next(req);
     const allowed = (t: any): boolean => t.name === null || check.allow(Res.TOPIC, t.name, Op.DESCRIBE);
     if (all) response.topics = response.topics.filter(allowed);
     else {
       for (const t of response.topics) {
         if (allowed(t)) continue;
-        Object.assign(t, { errorCode: TOPIC_DENIED, topicId: ZERO_UUID, isInternal: false, partitions: [] });
+        const identity = byId ? { name: null } : { topicId: ZERO_UUID };
+        Object.assign(t, { errorCode: TOPIC_DENIED, ...identity, isInternal: false, partitions: [] });
       }
     }
     return response;
   },
-  // OffsetFetch: DESCRIBE on the group (per group from v8).
+  // OffsetFetch: DESCRIBE on the group (per group from v8), and DESCRIBE on each topic
+  // (KafkaApis.handleOffsetFetchRequest, fetchAllOffsetsForGroup / fetchOffsetsForGroup):
+  // asked for all topics, the undescribable ones are left out; asked for by name or id,
+  // they are answered TOPIC_AUTHORIZATION_FAILED with no offset and never reach the handler.
   9: async (req, check, ctx, next) => {
     if (ctx.apiVersion < 8) {
       require(check, Res.GROUP, req.groupId, Op.DESCRIBE, GROUP_DENIED);
-      return next(req);
+      const split = splitOffsetFetchTopics(check, req.topics);
+      const response = await next({ ...req, topics: split.kept });
+      // A group error (v2+) answers the group as a whole, as in the v8+ shape below.
+      if (!response.errorCode) response.topics = split.answer(response.topics);
+      return response;
     }
     const denied = req.groups.filter((g: any) => !check.allow(Res.GROUP, g.groupId, Op.DESCRIBE));
-    if (denied.length === 0) return next(req);
     const kept = req.groups.filter((g: any) => !denied.includes(g));
-    const response = kept.length > 0 ? await next({ ...req, groups: kept }) : apiByKey(9)!.response.create();
+    const splits = new Map<string, ReturnType<typeof splitOffsetFetchTopics>>(kept.map((g: any) => [g.groupId, splitOffsetFetchTopics(check, g.topics)]));
+    const response = kept.length > 0 ? await next({ ...req, groups: kept.map((g: any) => ({ ...g, topics: splits.get(g.groupId)!.kept })) }) : apiByKey(9)!.response.create();
+    for (const group of response.groups) {
+      const split = splits.get(group.groupId);
+      if (split !== undefined && group.errorCode === ErrorCode.NONE) group.topics = split.answer(group.topics);
+    }
     response.groups.push(...denied.map((g: any) => createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: GROUP_DENIED })));
     return response;
   },
@@ -252,13 +283,14 @@ const RULES: Record<number, Rule> = {
     if (denied.length > 0) deny(TOPIC_DENIED, `not authorized to describe topic(s) ${denied.join(', ')}`);
     return next(req);
   },
-  // ShareGroupDescribe: DESCRIBE on each group.
+  // ShareGroupDescribe: DESCRIBE on each group; a group whose members are assigned a topic the
+  // caller may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED without members (KAFKA-18817).
   77: async (req, check, _ctx, next) => {
     const denied = (req.groupIds as string[]).filter((g) => !check.allow(Res.GROUP, g, Op.DESCRIBE));
-    if (denied.length === 0) return next(req);
     const kept = (req.groupIds as string[]).filter((g) => !denied.includes(g));
     const response = kept.length > 0 ? await next({ ...req, groupIds: kept }) : apiByKey(77)!.response.create();
     response.groups.push(...denied.map((groupId) => createDescribedGroup({ groupId, errorCode: GROUP_DENIED, errorMessage: 'not authorized' })));
+    response.groups = hideGroupsWithUndescribableTopics(check, response.groups, (m) => [m.assignment], createDescribedGroup);
     return response;
   },
   // ShareFetch, ShareAcknowledge: READ on the group, READ on each topic.

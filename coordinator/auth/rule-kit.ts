@@ -5,7 +5,8 @@
  */
 import { apiByKey } from '../../generated/index.js';
 import type { RequestContext } from '../broker-context.js';
-import { ResourceType as Res } from './acl.js';
+import { ErrorCode } from '../errors.js';
+import { AclOperation as Op, ResourceType as Res } from './acl.js';
 
 export type Next = (request: any) => Promise<any>;
 
@@ -47,4 +48,34 @@ export async function splitByPermission(
   const response = kept.length > 0 ? await next({ ...request, [spec.list]: kept }) : apiByKey(apiKey)!.response.create();
   response[spec.responseList].push(...denied.map(spec.deniedEntry));
   return response;
+}
+
+/**
+ * ConsumerGroupDescribe and ShareGroupDescribe (Kafka 4.0, KAFKA-18817; KafkaApis
+ * handleConsumerGroupDescribe / handleShareGroupDescribe): a described group one of whose
+ * members is assigned a topic the caller may not DESCRIBE is replaced by a bare entry with
+ * TOPIC_AUTHORIZATION_FAILED and no members, so the group's topics are not disclosed.
+ */
+export function hideGroupsWithUndescribableTopics<G extends { groupId: string; members: any[] }>(
+  check: Check,
+  groups: G[],
+  assignmentsOf: (member: any) => Array<{ topicPartitions: { topicName: string }[] } | null | undefined>,
+  bare: (fields: { groupId: string; errorCode: number; errorMessage: string; members: [] }) => G,
+): G[] {
+  const decided = new Map<string, boolean>();
+  const describable = (topic: string): boolean => {
+    let allowed = decided.get(topic);
+    if (allowed === undefined) decided.set(topic, (allowed = check.allow(Res.TOPIC, topic, Op.DESCRIBE)));
+    return allowed;
+  };
+  return groups.map((group) => {
+    const hidden = group.members.some((member) => assignmentsOf(member).some((a) => a?.topicPartitions.some((tp) => !describable(tp.topicName))));
+    if (!hidden) return group;
+    return bare({
+      groupId: group.groupId,
+      errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+      errorMessage: 'The group has described topic(s) that the client is not authorized to describe.',
+      members: [],
+    });
+  });
 }
