@@ -3,10 +3,15 @@
  * SaslServerAuthenticator, for our single-threaded server): the listener's
  * protocol, the principal, the SASL state machine and the session lifetime.
  *
- * On a SASL listener a connection starts unauthenticated: it may send only
- * ApiVersions and SaslHandshake, then only SaslAuthenticate until the
- * exchange completes, and only frames up to `maxReceiveBytes` (Kafka's
- * sasl.server.max.receive.size). Anything else closes it. A SaslHandshake on
+ * On a SASL listener a connection starts unauthenticated: it may send one
+ * ApiVersions (answered; one of an unsupported version does not count, so the
+ * client can retry at a version it finds in the answer) and then SaslHandshake,
+ * then only SaslAuthenticate until the exchange completes, and only frames up
+ * to `maxReceiveBytes` (Kafka's sasl.server.max.receive.size). Anything else —
+ * a second ApiVersions included — closes it: Kafka's SaslServerAuthenticator
+ * moves HANDSHAKE_OR_VERSIONS_REQUEST -> HANDSHAKE_REQUEST -> AUTHENTICATE
+ * and fails the connection on a request its state does not expect, so an
+ * unauthenticated client cannot make the broker answer without end. A SaslHandshake on
  * an authenticated connection starts a re-authentication (KIP-368), which
  * must keep the mechanism and the principal. Once the session lifetime has
  * passed, any request but SaslHandshake closes the connection.
@@ -32,7 +37,8 @@ export interface SaslSettings {
   connectionsMaxReauthMs: number;
 }
 
-type State = 'handshake' | 'authenticate' | 'authenticated';
+/** versionsOrHandshake, handshake: Kafka's HANDSHAKE_OR_VERSIONS_REQUEST and HANDSHAKE_REQUEST. */
+type State = 'versionsOrHandshake' | 'handshake' | 'authenticate' | 'authenticated';
 
 export class ConnectionSession {
   principal: string;
@@ -54,7 +60,7 @@ export class ConnectionSession {
     private readonly now: () => number = Date.now,
   ) {
     this.principal = sslPrincipal;
-    this.state = this.usesSasl ? 'handshake' : 'authenticated';
+    this.state = this.usesSasl ? 'versionsOrHandshake' : 'authenticated';
   }
 
   get usesSasl(): boolean {
@@ -74,10 +80,16 @@ export class ConnectionSession {
   /** Why this request may not be handled now (the connection is then closed), or null. */
   refusal(apiKey: number, apiName: string): string | null {
     if (!this.usesSasl) return null;
-    if (this.state === 'handshake') {
+    if (this.state === 'versionsOrHandshake') {
       return apiKey === API_VERSIONS || apiKey === SASL_HANDSHAKE
         ? null
         : `${apiName} before authentication (only ApiVersions and SaslHandshake may come first)`;
+    }
+    if (this.state === 'handshake') {
+      if (apiKey === SASL_HANDSHAKE) return null;
+      return apiKey === API_VERSIONS
+        ? 'a second ApiVersions before authentication (one ApiVersions, then SaslHandshake)'
+        : `${apiName} before authentication (SaslHandshake expected after ApiVersions)`;
     }
     if (this.state === 'authenticate') {
       return apiKey === SASL_AUTHENTICATE ? null : `${apiName} during SASL authentication (SaslAuthenticate expected)`;
@@ -86,6 +98,11 @@ export class ConnectionSession {
       return `${apiName} after the session of ${this.principal} expired (connections.max.reauth.ms / credential lifetime); the client did not re-authenticate`;
     }
     return null;
+  }
+
+  /** An ApiVersions was answered without error: before authentication, only SaslHandshake may follow. */
+  apiVersionsAnswered(): void {
+    if (this.state === 'versionsOrHandshake') this.state = 'handshake';
   }
 
   handshake(mechanism: string, version = 1): { errorCode: number; mechanisms: string[] } {

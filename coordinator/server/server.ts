@@ -16,6 +16,15 @@
  * drains. So a client can neither make the broker buffer without bound nor
  * starve other connections (Kafka mutes such a channel the same way).
  *
+ * Before authentication (SASL listeners, until SaslAuthenticate succeeds)
+ * those bounds are not used: the connection reads one request at a time, and
+ * stops reading until that request's answer has been written out to the
+ * socket, as Kafka's SaslServerAuthenticator (it reads the next receive only
+ * once the previous response is flushed), and frames are capped at
+ * sasl.server.max.receive.size. With the session's state machine (one
+ * ApiVersions, then SaslHandshake, then SaslAuthenticate) an unauthenticated
+ * client holds at most one frame and one answer.
+ *
  * Security: the server listens on one or more listeners (Kafka's
  * `listeners`), each PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. Each
  * connection has a ConnectionSession (coordinator/auth/session.ts) that
@@ -150,8 +159,12 @@ class Connection {
   private readonly queue: Uint8Array[] = [];
   private queuedBytes = 0;
   private paused = false;
+  /** Not reading until the answer to a request read before authentication is written out. */
+  private preAuthPaused = false;
   private processing = false;
   private waitingForDrain: (() => void) | null = null;
+  /** Called once an answer written before authentication has left for the socket (or the socket closed). */
+  private answerWritten: (() => void) | null = null;
   /** The socket is gone (either side closed it): nothing more is read or written. */
   private closed = false;
   /** Stop handling queued frames: a frame was refused, or the server is shutting down. */
@@ -202,6 +215,7 @@ class Connection {
       this.closed = true;
       if (this.authTimer) clearTimeout(this.authTimer);
       this.waitingForDrain?.();
+      this.answerWritten?.();
       onGone();
       for (const callback of this.closeCallbacks.splice(0)) {
         try {
@@ -241,6 +255,10 @@ class Connection {
       this.queue.push(frame);
       this.queuedBytes += frame.length;
     }
+    if (!this.session.authenticated && this.queue.length > 0 && !this.preAuthPaused) {
+      this.preAuthPaused = true;
+      this.socket.pause();
+    }
     if (!this.paused && this.refuseAfterQueue === null && (this.queue.length >= MAX_QUEUED_FRAMES || this.queuedBytes >= MAX_QUEUED_BYTES)) {
       this.paused = true;
       this.socket.pause();
@@ -250,7 +268,7 @@ class Connection {
 
   /** Reads again once the queue is down to half its bounds. */
   private maybeResume(): void {
-    if (this.paused && !this.closed && this.refuseAfterQueue === null && this.queue.length <= MAX_QUEUED_FRAMES / 2 && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
+    if (this.paused && !this.preAuthPaused && !this.closed && this.refuseAfterQueue === null && this.queue.length <= MAX_QUEUED_FRAMES / 2 && this.queuedBytes <= MAX_QUEUED_BYTES / 2) {
       this.paused = false;
       this.socket.resume();
     }
@@ -306,8 +324,14 @@ class Connection {
           if (response !== null && !this.closed) {
             // Record batches read from the log go out by reference (encodeFrameChunks), in one vectored write.
             this.socket.cork();
-            for (const chunk of response) this.socket.write(chunk);
+            // Before authentication the next request is read only once this answer is out (the write's callback).
+            const out = this.preAuthPaused ? new Promise<void>((resolve) => (this.answerWritten = resolve)) : null;
+            response.forEach((chunk, i) => this.socket.write(chunk, i === response.length - 1 && out !== null ? () => this.answerWritten?.() : undefined));
             this.socket.uncork();
+            if (out !== null) {
+              await out;
+              this.answerWritten = null;
+            }
             await this.unsentDrained();
           }
           this.frames.maxFrameBytes = this.session.frameLimit(this.options.maxFrameBytes);
@@ -332,6 +356,11 @@ class Connection {
       this.droppedAfterClose = 0;
     }
     if (this.refuseAfterQueue !== null && this.queue.length === 0) this.reject(this.refuseAfterQueue);
+    else if (this.preAuthPaused && this.queue.length === 0 && !this.closed && !this.stopped) {
+      // The answer is out: read the next request (the authenticated bounds apply from now on if it succeeded).
+      this.preAuthPaused = false;
+      if (!this.paused) this.socket.resume();
+    }
   }
 
   private logTrailingBytes(apiName: string, apiVersion: number, clientId: string | null, count: number): void {
@@ -433,6 +462,7 @@ class Connection {
       } else {
         const authorize = this.options.authorize;
         body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx)) : await registered.handler(request, ctx);
+        if (apiKey === API_VERSIONS_KEY && body.errorCode === ErrorCode.NONE) this.session.apiVersionsAnswered();
       }
     } catch (error) {
       if (!(error instanceof BrokerError)) throw error;
