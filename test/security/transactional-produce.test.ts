@@ -60,8 +60,10 @@ describe('with an authorizer: topic WRITE alone cannot write into another princi
       { principal: 'User:alice', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'tx-alice', operation: Op.WRITE },
       { principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'orders', operation: Op.WRITE },
       { principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'orders', operation: Op.WRITE },
+      { principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'events', operation: Op.WRITE },
+      { principal: 'User:bob', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'tx-bob', operation: Op.WRITE },
     ]);
-    expect(grants.results.map((r) => r.errorCode)).toEqual([0, 0, 0]);
+    expect(grants.results.map((r) => r.errorCode)).toEqual([0, 0, 0, 0, 0]);
   });
   afterAll(async () => {
     await trusted?.close();
@@ -87,6 +89,24 @@ describe('with an authorizer: topic WRITE alone cannot write into another princi
     }
     expect((await fetchAll(trusted, 'orders', 0, 'read_uncommitted')).records.map((r) => r.value)).toEqual(['alice-1', 'alice-2']);
     expect((await fetchAll(trusted, 'orders', 0, 'read_committed')).records.map((r) => r.value)).toEqual(['alice-1', 'alice-2']);
+  });
+
+  it('bob\'s own transactional id does not carry alice\'s producer id into a partition: the coordinator refuses the binding', async () => {
+    const alice = await connectAs(secure, 'alice');
+    const bob = await connectAs(secure, 'bob');
+    try {
+      const victim = await openTransaction(alice, 'tx-alice', 'orders');
+      const own = await call(bob, 22, { transactionalId: 'tx-bob', transactionTimeoutMs: 30_000 }, 4);
+      expect(own.errorCode).toBe(0);
+      // events-0 is in no transaction of alice's producer: the partition leader asks the coordinator,
+      // which finds that tx-bob's producer is not alice's (Kafka: AddPartitionsToTxn verification).
+      expect(await produceTxn(bob, 'events', 'tx-bob', victim, 0, 'bob-into-alice')).toEqual([ErrorCode.INVALID_PRODUCER_ID_MAPPING]);
+      await call(alice, 26, { transactionalId: 'tx-alice', producerId: victim.producerId, producerEpoch: victim.producerEpoch, committed: false }, 3);
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+    expect((await fetchAll(trusted, 'events', 0, 'read_uncommitted')).records.map((r) => r.value)).not.toContain('bob-into-alice');
   });
 });
 
