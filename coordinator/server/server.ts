@@ -23,7 +23,8 @@
  * once the previous response is flushed), and frames are capped at
  * sasl.server.max.receive.size. With the session's state machine (one
  * ApiVersions, then SaslHandshake, then SaslAuthenticate) an unauthenticated
- * client holds at most one frame and one answer.
+ * client holds at most the frames of one socket read (the rest of them are
+ * refused by that state machine), one unfinished frame and one answer.
  *
  * Security: the server listens on one or more listeners (Kafka's
  * `listeners`), each PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. Each
