@@ -347,7 +347,9 @@ function listenerSpecs(config: BrokerConfig): ListenerSpec[] {
     host: config.host,
     port: l.port,
     protocol: l.protocol,
-    tls: l.protocol === 'SSL' || l.protocol === 'SASL_SSL' ? tlsOptions : null,
+    // Kafka applies the broker-wide ssl.client.auth to SSL listeners only; a SASL_SSL
+    // listener asks for no certificate (ChannelBuilders.create, sslClientAuthOverride).
+    tls: l.protocol === 'SSL' ? tlsOptions : l.protocol === 'SASL_SSL' && tlsOptions !== null ? { ...tlsOptions, clientAuth: 'none' } : null,
     sasl: l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL' ? sasl : null,
     authenticationTimeoutMs: config.sasl.authenticationTimeoutMs,
   }));

@@ -152,7 +152,7 @@ class Connection {
   /** APIs (name@clientId) whose trailing bytes this connection already logged: one line each, not one per request. */
   private readonly trailingLogged = new Set<string>();
   readonly peer: string;
-  /** The client's address as Kafka (Java) writes it: ACL host matching and group member hosts. */
+  /** The client's address as Kafka (Java) writes it, for ACL host matching (RequestContext.clientHost). */
   private readonly clientHost: string;
 
   private authTimer: NodeJS.Timeout | null = null;

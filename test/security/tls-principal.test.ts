@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../connection/connection.js';
 import { ErrorCode } from '../../coordinator/errors.js';
-import { MetadataRequest, MetadataResponse } from '../../generated/index.js';
+import { MetadataRequest, MetadataResponse, SaslHandshakeRequest } from '../../generated/index.js';
 import type { KeyAndCert } from './certificates.js';
 import { createAcls, Op, Res } from './acl-support.js';
 import { startSecureBroker, testPki, waitForLog, type SecureBroker } from './support.js';
@@ -128,3 +128,36 @@ async function sslBase(): Promise<{ key: string; cert: string; ca: string; clien
   const pki = await testPki();
   return { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, clientAuth: 'requested' };
 }
+
+describe('the other modes', () => {
+  it('required: no certificate and an untrusted one both fail; a CA-signed one is served', async () => {
+    const secure = await startSecureBroker({ ssl: { ...(await sslBase()), clientAuth: 'required' } });
+    cleanups.push(() => secure.close());
+    const attempt = (cert: KeyAndCert | null): Promise<string> =>
+      sslConnect(secure, cert)
+        .then((c) => c.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12))
+        .then(
+          () => 'served',
+          (e: unknown) => `failed: ${(e as Error).name}`,
+        );
+    expect(await attempt(null)).toMatch(/^failed: /);
+    expect(await attempt(await secure.pki.selfSignedClient('CN=admin'))).toMatch(/^failed: /);
+    expect(await attempt(await secure.pki.issueClient('CN=admin'))).toBe('served');
+  });
+
+  it('a SASL_SSL listener asks for no client certificate (Kafka applies ssl.client.auth to SSL listeners only): SASL decides', async () => {
+    const secure = await startSecureBroker();
+    cleanups.push(() => secure.close());
+    const forged = await secure.pki.selfSignedClient('CN=admin');
+    const c = await KafkaConnection.connect({
+      host: '127.0.0.1',
+      port: secure.broker.ports.get('SASL_SSL')!,
+      requestTimeoutMs: 5_000,
+      tls: { ca: secure.pki.ca, servername: 'localhost', ...forged },
+    });
+    cleanups.push(() => c.close());
+    const handshake = (await c.send(SaslHandshakeRequest, SaslHandshakeRequest.create({ mechanism: 'PLAIN' }), 1)) as { errorCode: number };
+    expect(handshake.errorCode).toBe(0);
+    expect(secure.logs.filter((l) => l.includes('refused the TLS client'))).toEqual([]);
+  });
+});
