@@ -29,7 +29,7 @@ const closed = (socket: net.Socket): Promise<void> => new Promise((resolve) => (
 describe('one broker, short timeouts', () => {
   let secure: SecureBroker;
   beforeAll(async () => {
-    secure = await startSecureBroker({ connectionsMaxIdleMs: 500, sasl: { authenticationTimeoutMs: 600 } });
+    secure = await startSecureBroker({ connectionsMaxIdleMs: 1_000, sasl: { authenticationTimeoutMs: 600 } });
   });
   afterAll(async () => {
     await secure?.close();
@@ -79,7 +79,7 @@ describe('one broker, short timeouts', () => {
       cleanups.push(() => c.close());
       await c.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3);
       await c.closed;
-      await waitForLog(secure.logs, (l) => new RegExp(`${listener}, User:ANONYMOUS\\) idle for 500 ms \\(connections\\.max\\.idle\\.ms\\); closing it`).test(l));
+      await waitForLog(secure.logs, (l) => new RegExp(`${listener}, User:ANONYMOUS\\) idle for 1000 ms \\(connections\\.max\\.idle\\.ms\\); closing it`).test(l));
     });
   }
 
