@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { GroupConfigs } from './admin/group-configs.js';
 import { adminHandlers } from './admin/handlers.js';
 import { TopicAdmin } from './admin/topic-admin.js';
-import type { BrokerContext, Handler, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
+import type { BrokerContext, Handler, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { ApiKey } from '../generated/index.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
@@ -20,7 +20,10 @@ import { unsecuredJwsValidator } from './auth/oauth.js';
 import { aclHandlers } from './auth/acl-handlers.js';
 import { authorizationHook, mayAutoCreateTopic } from './auth/api-acls.js';
 import { AclAuthorizer } from './auth/authorizer.js';
-import type { SaslSettings } from './auth/session.js';
+import { ANONYMOUS, type SaslSettings } from './auth/session.js';
+import { AclOperation, CLUSTER_NAME, ResourceType as AclResource } from './auth/acl.js';
+import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
+import { tlsProtocolOptions } from './auth/tls-settings.js';
 import type { ListenerSpec } from './server/server.js';
 import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
@@ -146,9 +149,13 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   });
   const verifier = new TransactionVerifier(cluster, tc, peers, config.transactionVersion);
 
-  const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log);
-  const admin = adminHandlers(topicAdmin, groupConfigs, config);
   const authorizer = config.authorizer.enabled ? new AclAuthorizer(config.dataDir, config.authorizer, log) : null;
+  // Peers reach this node on its primary listener (PeerConnections); with an authorizer, their principal needs ClusterAction.
+  const interBroker = (ctx: RequestContext): boolean =>
+    ctx.listener === config.securityProtocol &&
+    (authorizer === null || authorizer.authorize({ principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' }, { resourceType: AclResource.CLUSTER, resourceName: CLUSTER_NAME, operation: AclOperation.CLUSTER_ACTION }));
+  const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log, interBroker);
+  const admin = adminHandlers(topicAdmin, groupConfigs, config);
   const autoCreate: AutoCreate | undefined = config.autoCreateTopics
     ? async (name, ctx) => {
         if (authorizer !== null && !mayAutoCreateTopic(authorizer, ctx, name)) return { error: ErrorCode.TOPIC_AUTHORIZATION_FAILED, message: 'not authorized to create the topic' };
@@ -223,6 +230,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
     metrics,
     log,
     logRequests: config.logRequests,
+    connectionsMaxIdleMs: config.connectionsMaxIdleMs,
   });
   const ports = await server.listen();
   const port = ports.get(config.securityProtocol)!;
@@ -311,13 +319,15 @@ function listenerSpecs(config: BrokerConfig): ListenerSpec[] {
         throw new Error(`config: cannot read ssl.${what} ${file}: ${(error as Error).message}`);
       }
     };
-    const clientAuth = ssl.clientAuth ?? 'none';
     tlsOptions = {
-      key: read(ssl.key, ssl.keyFile, 'keyFile'),
-      cert: read(ssl.cert, ssl.certFile, 'certFile'),
-      ca: read(ssl.ca, ssl.caFile, 'caFile'),
-      requestCert: clientAuth !== 'none',
-      rejectUnauthorized: clientAuth === 'required',
+      options: {
+        key: read(ssl.key, ssl.keyFile, 'keyFile'),
+        cert: read(ssl.cert, ssl.certFile, 'certFile'),
+        ca: read(ssl.ca, ssl.caFile, 'caFile'),
+        ...tlsProtocolOptions(ssl.cipherSuites, ssl.enabledProtocols),
+      },
+      clientAuth: ssl.clientAuth ?? 'none',
+      principalMapper: new SslPrincipalMapper(ssl.principalMappingRules),
     };
   }
   let sasl: SaslSettings | null = null;
@@ -337,7 +347,9 @@ function listenerSpecs(config: BrokerConfig): ListenerSpec[] {
     host: config.host,
     port: l.port,
     protocol: l.protocol,
-    tls: l.protocol === 'SSL' || l.protocol === 'SASL_SSL' ? tlsOptions : null,
+    // Kafka applies the broker-wide ssl.client.auth to SSL listeners only; a SASL_SSL
+    // listener asks for no certificate (ChannelBuilders.create, sslClientAuthOverride).
+    tls: l.protocol === 'SSL' ? tlsOptions : l.protocol === 'SASL_SSL' && tlsOptions !== null ? { ...tlsOptions, clientAuth: 'none' } : null,
     sasl: l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL' ? sasl : null,
     authenticationTimeoutMs: config.sasl.authenticationTimeoutMs,
   }));

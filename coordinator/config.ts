@@ -9,6 +9,8 @@ import type { UserConfig } from './auth/credentials.js';
 import type { OAuthBearerValidator } from './auth/oauth.js';
 import { SUPPORTED_MECHANISMS, type ServerMechanismName } from './auth/sasl-server.js';
 import { SECURITY_PROTOCOLS, type SecurityProtocol } from './auth/session.js';
+import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
+import { tlsProtocolOptions } from './auth/tls-settings.js';
 
 /** One more listener besides the primary (`port`) one: Kafka's `listeners` entry NAME://host:port. */
 export interface ListenerConfig {
@@ -27,8 +29,18 @@ export interface SslServerConfig {
   keyFile?: string;
   certFile?: string;
   caFile?: string;
-  /** ssl.client.auth: none | requested | required. Default none. */
+  /**
+   * ssl.client.auth: none | requested | required. Default none. With
+   * requested, a client may come without a certificate (User:ANONYMOUS) but
+   * one whose certificate `ca` does not verify is refused.
+   */
   clientAuth?: 'none' | 'requested' | 'required';
+  /** ssl.principal.mapping.rules: DEFAULT and RULE:pattern/replacement/[LU] entries (auth/ssl-principal-mapper.ts). Default DEFAULT. */
+  principalMappingRules?: string;
+  /** ssl.cipher.suites (Kafka or OpenSSL names). Default: the TLS 1.3 suites and TLS 1.2's ECDHE AES-GCM suites (auth/tls-settings.ts). */
+  cipherSuites?: string[];
+  /** ssl.enabled.protocols: TLSv1.2 and/or TLSv1.3. Default both. */
+  enabledProtocols?: string[];
 }
 
 /** sasl.* settings of the SASL listeners. */
@@ -132,6 +144,8 @@ export interface BrokerConfig {
   markerRetryBackoffMs: number;
   /** socket.request.max.bytes */
   maxFrameBytes: number;
+  /** connections.max.idle.ms (Kafka's broker default: 600000, 10 min): a connection idle this long is closed; 0: never. */
+  connectionsMaxIdleMs: number;
   /** log.segment.bytes */
   segmentBytes: number;
   /** KIP-932 settings, passed to the share coordinator. */
@@ -188,6 +202,7 @@ export function defaultConfig(): BrokerConfig {
     requestTimeoutMs: 30_000,
     markerRetryBackoffMs: 100,
     maxFrameBytes: 104_857_600,
+    connectionsMaxIdleMs: 600_000,
     segmentBytes: 16 * 1024 * 1024,
     shareGroup: {
       recordLockDurationMs: 30_000,
@@ -258,6 +273,7 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.requestTimeoutMs, 1, 0x7fffffff, 'requestTimeoutMs');
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
+  intIn(config.connectionsMaxIdleMs, 0, 0x7fffffff, 'connectionsMaxIdleMs');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
   intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
   intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');
@@ -371,6 +387,9 @@ function checkSecurity(config: BrokerConfig): void {
     if (!ssl || (!ssl.key && !ssl.keyFile) || (!ssl.cert && !ssl.certFile)) throw new Error('config: an SSL or SASL_SSL listener needs ssl.key (or ssl.keyFile) and ssl.cert (or ssl.certFile)');
     if (ssl.clientAuth !== undefined && !['none', 'requested', 'required'].includes(ssl.clientAuth)) throw new Error(`config: ssl.clientAuth must be none, requested or required, got ${JSON.stringify(ssl.clientAuth)}`);
     if (ssl.clientAuth && ssl.clientAuth !== 'none' && !ssl.ca && !ssl.caFile) throw new Error('config: ssl.clientAuth needs ssl.ca (or ssl.caFile) to verify client certificates');
+    if (ssl.principalMappingRules !== undefined && typeof ssl.principalMappingRules !== 'string') throw new Error('config: ssl.principalMappingRules must be a string of rules, like "RULE:^CN=([^,]*).*$/$1/,DEFAULT"');
+    new SslPrincipalMapper(ssl.principalMappingRules);
+    tlsProtocolOptions(ssl.cipherSuites, ssl.enabledProtocols);
   }
   const sasl = config.sasl;
   for (const mechanism of sasl.mechanisms) {

@@ -101,7 +101,7 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
 
   handlers.set(19, async (req, ctx) => {
     const v = ctx.apiVersion;
-    const peer = admin.isPeer(ctx.header.clientId);
+    const peer = admin.isPeer(ctx);
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const created: { name: string; numPartitions: number; replicationFactor: number; assignments: never[]; configs: { name: string; value: string }[] }[] = [];
@@ -142,7 +142,7 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
 
   handlers.set(20, async (req, ctx) => {
     const v = ctx.apiVersion;
-    const peer = admin.isPeer(ctx.header.clientId);
+    const peer = admin.isPeer(ctx);
     const wanted: { name: string | null; topicId: string }[] = v >= 6 ? req.topics : req.topicNames.map((name: string) => ({ name, topicId: ZERO_UUID }));
     const deleted: string[] = [];
     const responses = wanted.map((w) => {
@@ -175,7 +175,7 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
   });
 
   handlers.set(37, async (req, ctx) => {
-    const peer = admin.isPeer(ctx.header.clientId);
+    const peer = admin.isPeer(ctx);
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const grown: { name: string; count: number; assignments: null }[] = [];
@@ -248,7 +248,7 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
   });
 
   handlers.set(44, async (req, ctx) => {
-    const peer = admin.isPeer(ctx.header.clientId);
+    const peer = admin.isPeer(ctx);
     const applied: any[] = [];
     const seen = new Set<string>();
     const responses = req.resources.map((r: any) => {

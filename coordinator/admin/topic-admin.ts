@@ -7,13 +7,19 @@
  * it. So the node a client asks applies the change itself, then sends the
  * same request to every other node of the cluster as a peer
  * (`kipgen-broker-<id>` client id), which applies it without passing it on.
+ * Only a request on the inter-broker listener (the primary one) from a
+ * principal allowed ClusterAction is taken as a peer's (Kafka authorizes
+ * broker-to-broker requests by CLUSTER_ACTION on the cluster, never by a
+ * client id, e.g. KafkaApis' authHelper.authorizeClusterOperation): a client
+ * that merely names itself `kipgen-broker-1` elsewhere is a client, and its
+ * change is passed on.
  * A node that cannot be reached then is logged and misses the change; when
  * it comes back it does not learn it by itself (list the topic in its
  * configuration or repeat the request: a peer request for a topic that
  * already exists alike is a success). Kafka's KRaft controller does not
  * have that gap; kipgen's static cluster trades it for having no controller.
  */
-import type { TopicInfo } from '../broker-context.js';
+import type { RequestContext, TopicInfo } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
@@ -47,12 +53,15 @@ export class TopicAdmin {
     private readonly peers: PeerConnections,
     readonly settings: TopicAdminSettings,
     private readonly log: (line: string) => void,
+    /** Whether the request came in as inter-broker traffic: on the inter-broker listener, from a principal allowed ClusterAction. */
+    private readonly interBroker: (ctx: RequestContext) => boolean,
   ) {}
 
   /** True when the request came from another node of this cluster passing a change on. */
-  isPeer(clientId: string | null): boolean {
+  isPeer(ctx: RequestContext): boolean {
+    const clientId = ctx.header.clientId;
     const match = clientId === null ? null : PEER_CLIENT.exec(clientId);
-    return match !== null && Number(match[1]) !== this.cluster.nodeId && this.cluster.node(Number(match[1])) !== undefined;
+    return match !== null && Number(match[1]) !== this.cluster.nodeId && this.cluster.node(Number(match[1])) !== undefined && this.interBroker(ctx);
   }
 
   /** Why `name` cannot be a new topic, or null. */

@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../cluster.js';
 import { parseAclEntries } from './acl-file.js';
+import { canonicalHost } from '../net/address.js';
 import {
   AclPermission,
   allowImplies,
@@ -45,6 +46,17 @@ export interface Requester {
 }
 
 const FILE = 'acls.json';
+
+/**
+ * An ACL's host applies to a client host (which the server gives in Java's
+ * form, coordinator/net/address.ts) when it is `*` or the same address
+ * written either way: `::1` and `0:0:0:0:0:0:0:1`, `::ffff:10.0.0.1` and
+ * `10.0.0.1` are one host. Kafka compares the strings (StandardAuthorizerData);
+ * comparing the addresses keeps ACLs written in Node's or Kafka's form working.
+ */
+function hostMatches(aclHost: string, clientHost: string): boolean {
+  return aclHost === WILDCARD || aclHost === clientHost || canonicalHost(aclHost) === canonicalHost(clientHost);
+}
 
 export class AclAuthorizer {
   private acls: AclBinding[];
@@ -93,7 +105,7 @@ export class AclAuthorizer {
       if (!patternMatches(acl, action.resourceType, action.resourceName)) continue;
       onResource = true;
       if (acl.principal !== who.principal && acl.principal !== 'User:*') continue;
-      if (acl.host !== WILDCARD && acl.host !== who.host) continue;
+      if (!hostMatches(acl.host, who.host)) continue;
       if (acl.permissionType === AclPermission.DENY) {
         if (denyCovers(acl.operation, action.operation)) return this.decided(false, who, action, 'a DENY entry');
       } else if (allowImplies(acl.operation, action.operation)) {
@@ -109,7 +121,7 @@ export class AclAuthorizer {
   authorizeAny(who: Requester, resourceType: number, operation: number): boolean {
     if (this.settings.superUsers.includes(who.principal)) return true;
     const applies = (acl: AclBinding): boolean =>
-      acl.resourceType === resourceType && (acl.principal === who.principal || acl.principal === 'User:*') && (acl.host === WILDCARD || acl.host === who.host);
+      acl.resourceType === resourceType && (acl.principal === who.principal || acl.principal === 'User:*') && hostMatches(acl.host, who.host);
     // A wildcard DENY on every resource of the type denies; otherwise any ALLOW not shadowed exactly by a DENY allows.
     const denies = this.acls.filter((a) => applies(a) && a.permissionType === AclPermission.DENY && denyCovers(a.operation, operation));
     if (denies.some((d) => d.resourceName === WILDCARD || (d.patternType === 4 && d.resourceName === ''))) return false;

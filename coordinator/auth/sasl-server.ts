@@ -182,6 +182,12 @@ class OAuthBearerServer implements SaslServer {
       this.refusal = (error as Error).message;
       return { response: utf8(JSON.stringify({ status: 'invalid_token' })), complete: false };
     }
+    // An authorization id is allowed only when it names the token's own principal
+    // (Kafka's OAuthBearerSaslServer.process; compared as sent, as Kafka does).
+    const authzid = match[2] === undefined ? '' : match[2].slice(2);
+    if (authzid !== '' && authzid !== validated.principal) {
+      throw new AuthenticationFailed(`Authentication failed: the authorization id ${JSON.stringify(authzid)} is not the token's principal ${JSON.stringify(validated.principal)}`);
+    }
     this.done = true;
     return { response: EMPTY, complete: true, user: validated.principal, credentialExpiresAtMs: validated.expiresAtMs };
   }

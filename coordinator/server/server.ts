@@ -35,7 +35,6 @@
  * (`authorize`) is consulted for every other request before its handler.
  */
 import * as net from 'node:net';
-import * as tls from 'node:tls';
 import { ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } from '../../generated/index.js';
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
@@ -43,6 +42,8 @@ import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
+import { canonicalHost, peerAddress } from '../net/address.js';
+import { createTlsServer, type TlsListenerSettings } from './tls-listener.js';
 
 const SASL_HANDSHAKE_KEY: number = ApiKey.SaslHandshake;
 const SASL_AUTHENTICATE_KEY: number = ApiKey.SaslAuthenticate;
@@ -61,11 +62,11 @@ export interface ListenerSpec {
   host: string;
   port: number;
   protocol: SecurityProtocol;
-  /** TLS server options (SSL and SASL_SSL listeners). */
-  tls: tls.TlsOptions | null;
+  /** TLS settings (SSL and SASL_SSL listeners). */
+  tls: TlsListenerSettings | null;
   /** SASL settings (SASL_PLAINTEXT and SASL_SSL listeners). */
   sasl: SaslSettings | null;
-  /** A connection still unauthenticated after this long is closed. */
+  /** A connection still unauthenticated this long after its TCP accept (the TLS handshake included) is closed. */
   authenticationTimeoutMs: number;
 }
 
@@ -84,6 +85,12 @@ export interface ServerOptions {
   log: (line: string) => void;
   /** One log line per request handled (API, version, client id, correlation id). */
   logRequests?: boolean;
+  /**
+   * connections.max.idle.ms: a connection that neither sends nor receives
+   * for this long is closed (Kafka's Selector idle expiry, default 10 min);
+   * 0 or absent: never. A request being handled keeps it open.
+   */
+  connectionsMaxIdleMs?: number;
 }
 
 /** Thrown inside the server to reject a frame: logged, then the connection is closed. */
@@ -107,15 +114,10 @@ export class KafkaServer {
     return new Promise((resolve, reject) => {
       const server =
         listener.tls !== null
-          ? // The TLS handshake counts against the time allowed to authenticate.
-            tls.createServer({ handshakeTimeout: listener.authenticationTimeoutMs, ...listener.tls }, (socket) => this.accept(socket, listener))
-          : net.createServer((socket) => this.accept(socket, listener));
-      if (listener.tls !== null) {
-        server.on('tlsClientError', (error: Error, socket: tls.TLSSocket) => {
-          this.options.log(`${listener.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${error.message}; closing the connection`);
-          socket.destroy();
-        });
-      }
+          ? createTlsServer(listener.name, listener.tls, listener.authenticationTimeoutMs, this.options.log, (socket, principal, acceptedAt) =>
+              this.accept(socket, listener, principal, acceptedAt),
+            )
+          : net.createServer((socket) => this.accept(socket, listener, ANONYMOUS, Date.now()));
       server.once('error', reject);
       server.listen(listener.port, listener.host, () => {
         server.off('error', reject);
@@ -126,9 +128,10 @@ export class KafkaServer {
     });
   }
 
-  private accept(socket: net.Socket, listener: ListenerSpec): void {
-    const session = new ConnectionSession(listener.protocol, listener.sasl, sslPrincipal(socket));
-    const connection = new Connection(this.nextConnectionId++, socket, this.options, listener, session, () => this.connections.delete(connection));
+  /** `principal`: the TLS client certificate's (tls-listener.ts), else ANONYMOUS; `acceptedAt`: when the TCP connection was accepted. */
+  private accept(socket: net.Socket, listener: ListenerSpec, principal: string, acceptedAt: number): void {
+    const session = new ConnectionSession(listener.protocol, listener.sasl, principal);
+    const connection = new Connection(this.nextConnectionId++, socket, this.options, listener, session, acceptedAt, () => this.connections.delete(connection));
     this.connections.add(connection);
     this.options.metrics.connectionsOpened++;
   }
@@ -138,21 +141,6 @@ export class KafkaServer {
     for (const connection of this.connections) connection.destroy();
     await Promise.all(this.servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
-}
-
-/**
- * The principal of a TLS client certificate, as Kafka's default SSL principal
- * builder: `User:` and the subject's distinguished name (RFC 2253 order,
- * most specific first); ANONYMOUS without a certificate.
- */
-function sslPrincipal(socket: net.Socket): string {
-  if (!(socket instanceof tls.TLSSocket)) return ANONYMOUS;
-  const certificate = socket.getPeerCertificate();
-  if (!certificate || !certificate.subject || Object.keys(certificate.subject).length === 0) return ANONYMOUS;
-  const parts = Object.entries(certificate.subject)
-    .flatMap(([key, value]) => (Array.isArray(value) ? value.map((v) => `${key}=${v}`) : [`${key}=${value}`]))
-    .reverse();
-  return `User:${parts.join(',')}`;
 }
 
 class Connection {
@@ -178,6 +166,8 @@ class Connection {
   /** APIs (name@clientId) whose trailing bytes this connection already logged: one line each, not one per request. */
   private readonly trailingLogged = new Set<string>();
   readonly peer: string;
+  /** The client's address as Kafka (Java) writes it, for ACL host matching (RequestContext.clientHost). */
+  private readonly clientHost: string;
 
   private authTimer: NodeJS.Timeout | null = null;
 
@@ -187,18 +177,40 @@ class Connection {
     private readonly options: ServerOptions,
     private readonly listener: ListenerSpec,
     private readonly session: ConnectionSession,
+    acceptedAt: number,
     onGone: () => void,
   ) {
-    this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.peer = peerAddress(socket.remoteAddress, socket.remotePort);
+    this.clientHost = canonicalHost(socket.remoteAddress ?? '');
     this.frames = new FrameReader(options.maxFrameBytes);
     this.frames.maxFrameBytes = session.frameLimit(options.maxFrameBytes);
     if (!session.authenticated) {
-      this.authTimer = setTimeout(() => {
-        if (!this.session.authenticated && !this.closed) {
-          this.reject(`not authenticated within ${listener.authenticationTimeoutMs} ms on ${listener.name}`);
-        }
-      }, listener.authenticationTimeoutMs);
+      // The time since the TCP accept (the TLS handshake) counts.
+      this.authTimer = setTimeout(
+        () => {
+          if (!this.session.authenticated && !this.closed) {
+            this.reject(`not authenticated within ${listener.authenticationTimeoutMs} ms on ${listener.name}`);
+          }
+        },
+        Math.max(0, acceptedAt + listener.authenticationTimeoutMs - Date.now()),
+      );
       this.authTimer.unref();
+    }
+    const idleMs = options.connectionsMaxIdleMs ?? 0;
+    if (idleMs > 0) {
+      // Kafka's Selector closes a channel with no read or write for connections.max.idle.ms;
+      // one whose request is still being handled (a long poll) is not idle.
+      socket.setTimeout(idleMs);
+      socket.on('timeout', () => {
+        if (this.closed) return;
+        if (this.processing) {
+          socket.setTimeout(idleMs);
+          return;
+        }
+        this.options.log(`connection ${this.id} (${this.peer}, ${listener.name}, ${this.session.principal}) idle for ${idleMs} ms (connections.max.idle.ms); closing it`);
+        this.stopped = true;
+        this.socket.destroy();
+      });
     }
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
@@ -443,7 +455,7 @@ class Connection {
       connectionId: this.id,
       peer: this.peer,
       principal: this.session.principal,
-      clientHost: this.socket.remoteAddress ?? '',
+      clientHost: this.clientHost,
       listener: this.listener.name,
       onClose: (callback) => {
         if (this.closed) queueMicrotask(callback);

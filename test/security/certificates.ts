@@ -25,6 +25,10 @@ export interface TestPki {
   client: KeyAndCert;
   /** A self-signed server certificate no one trusts. */
   untrusted: KeyAndCert;
+  /** A client certificate for `subject` (a DN string, or RDNs in encoded order), signed by the CA. */
+  issueClient(subject: string | x509.JsonName): Promise<KeyAndCert>;
+  /** A self-signed client certificate for `subject`: trusted by no one. */
+  selfSignedClient(subject: string | x509.JsonName): Promise<KeyAndCert>;
 }
 
 async function keyPem(keys: CryptoKeyPair): Promise<string> {
@@ -42,7 +46,7 @@ const validity = (): { notBefore: Date; notAfter: Date } => ({
 });
 
 async function leaf(
-  name: string,
+  name: string | x509.JsonName,
   issuer: { cert: x509.X509Certificate; keys: CryptoKeyPair },
   extensions: x509.Extension[],
 ): Promise<KeyAndCert> {
@@ -89,10 +93,17 @@ export async function makeTestPki(): Promise<TestPki> {
     keys: selfKeys,
     extensions: [serverNames],
   });
+  const clientAuth = new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]);
   return {
     ca: caCert.toString('pem'),
     server,
     client,
     untrusted: { key: await keyPem(selfKeys), cert: untrustedCert.toString('pem') },
+    issueClient: (subject) => leaf(subject, issuer, [clientAuth]),
+    async selfSignedClient(subject) {
+      const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
+      const cert = await x509.X509CertificateGenerator.createSelfSigned({ serialNumber: serial(), name: subject, ...validity(), signingAlgorithm: ALGORITHM, keys, extensions: [clientAuth] });
+      return { key: await keyPem(keys), cert: cert.toString('pem') };
+    },
   };
 }
