@@ -210,6 +210,8 @@ describe('over TCP: share.delivery.count.limit changed by IncrementalAlterConfig
   async function end(transactionalId: string, producer: { producerId: bigint; producerEpoch: number }, commit: boolean): Promise<void> {
     expect(await endTxn(c, transactionalId, producer.producerId, producer.producerEpoch, commit)).toBe(0);
     await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'the marker');
+    // Housekeeping runs on the share partitions' queue after the marker's work, its write included (the clock stands still: it expires nothing).
+    await sc.housekeeping();
   }
 
   /** What a new member of `groupId` is given from `topic` now. */
@@ -230,6 +232,8 @@ describe('over TCP: share.delivery.count.limit changed by IncrementalAlterConfig
     await end('tx-lc', producer, true);
 
     expect(startOffsetOf('g-lc')).toBe(5n);
+    // One ShareUpdate after the marker says what the limit at the marker archived.
+    expect([...ctx.shareStateLog.batches()].slice(-2).map((b) => b.isControl)).toEqual([true, false]);
     expect(checkerStates('g-lc', 'lower-commit')).toEqual(Array(5).fill('archived'));
     expect(await deliveriesTo('g-lc', 'lower-commit', 'm2')).toEqual([]);
 
@@ -264,6 +268,8 @@ describe('over TCP: share.delivery.count.limit changed by IncrementalAlterConfig
       { firstOffset: 0n, lastOffset: 4n, state: 'AVAILABLE', deliveryCount: 2 },
     ]);
     expect(checkerStates('g-rc', 'raise-commit')).toEqual(Array(5).fill('available'));
+    // The update of the Release already says AVAILABLE: the marker is the last thing written.
+    expect([...ctx.shareStateLog.batches()].at(-1)!.isControl).toBe(true);
 
     await restart();
     expect(startOffsetOf('g-rc')).toBe(0n);
