@@ -10,6 +10,7 @@
  *     [--die-at before-begin|after-send|after-share-acks|after-commit] [--die-after-n-transactions K]
  *     [--hang-at <same points>] [--hang-after-n-transactions K]      SIGSTOP itself once, in transaction K+1 (a frozen process; SIGCONT resumes it)
  *     [--abort-txn K] [--abort-point before-acks|after-acks]          explicit abort of transaction K (1-based)
+ *     [--release-txns K]                                               transactions 1..K give their records back: no output, acks RELEASE
  *     [--transaction-timeout-ms 3000] [--delivery-timeout-ms 120000] [--max-block-ms 10000]
  *     [--max-runtime-ms 120000] [--idle-exit-ms 0] [--txn-pause-ms 0]
  *
@@ -17,8 +18,12 @@
  * then the job kills itself with SIGKILL (a real kill -9) at point P of
  * transaction K+1, after printing {"event":"dying",...}.
  *
+ * `--release-txns K`: the first K transactions acknowledge their records with
+ * RELEASE (in the transaction, as usual) and send no output: a job that hands
+ * records back for redelivery. Such a commit is the event `released`.
+ *
  * stdout: one JSON event per line — ready, polled, begin, committed (with the
- * source ids), aborted, failed, fenced, dying, hanging, exit. Exit codes: 0
+ * source ids), released, aborted, failed, fenced, dying, hanging, exit. Exit codes: 0
  * done (SIGTERM, idle or max runtime), 3 fenced, 1 fatal error.
  */
 import {
@@ -71,6 +76,7 @@ const hangAt = point('hang-at');
 const hangAfter = num('hang-after-n-transactions', 0);
 const abortTxn = num('abort-txn', 0);
 const abortPoint = args.get('abort-point') ?? 'before-acks';
+const releaseTxns = num('release-txns', 0);
 const maxRuntimeMs = num('max-runtime-ms', 120_000);
 const idleExitMs = num('idle-exit-ms', 0);
 const txnPauseMs = num('txn-pause-ms', 0);
@@ -160,7 +166,12 @@ async function main(): Promise<number> {
     try {
       const sends: Promise<unknown>[] = [];
       const explicitAbort = abortTxn === txn;
-      const toSend = explicitAbort && abortPoint === 'before-acks' ? records.slice(0, Math.max(1, Math.floor(records.length / 2))) : records;
+      const release = txn <= releaseTxns;
+      const toSend = release
+        ? []
+        : explicitAbort && abortPoint === 'before-acks'
+          ? records.slice(0, Math.max(1, Math.floor(records.length / 2)))
+          : records;
       for (const r of toSend) {
         const sent = producer.send({
           topic: output,
@@ -184,7 +195,7 @@ async function main(): Promise<number> {
         await Promise.all(sends);
       }
       maybeFault('after-send', txn, records);
-      await producer.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
+      await producer.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, release ? 'release' : 'accept'), consumer.groupMetadata());
       maybeFault('after-share-acks', txn, records);
       if (explicitAbort) {
         await Promise.all(sends);
@@ -196,7 +207,7 @@ async function main(): Promise<number> {
       await producer.commitTransaction();
       await Promise.all(sends);
       maybeFault('after-commit', txn, records);
-      emit('committed', { txn, sources: records.map(sourceOf) });
+      emit(release ? 'released' : 'committed', { txn, sources: records.map(sourceOf) });
     } catch (error) {
       if (error instanceof ProducerFencedError || producer.transactionState === 'FATAL_ERROR') {
         emit(error instanceof ProducerFencedError ? 'fenced' : 'fatal', { txn, error: (error as Error).message });

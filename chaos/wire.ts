@@ -1,10 +1,20 @@
 /**
  * Raw wire helpers for the chaos tooling that must not depend on the client
- * library (client/): the independent checker and the seeder. Only the
+ * library (client/): the independent checker, the seeder, and the tests'
+ * changes of group configs. Only the
  * generated codecs, connection/connection.ts and runtime/record-batch.ts are used,
  * so a bug in the client cannot hide itself from the checker.
  */
-import { FetchRequest, FetchResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse } from '../generated/index.js';
+import {
+  FetchRequest,
+  FetchResponse,
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsResponse,
+  MetadataRequest,
+  MetadataResponse,
+  ProduceRequest,
+  ProduceResponse,
+} from '../generated/index.js';
 import { KafkaConnection } from '../connection/connection.js';
 import { decodeRecordBatches, encodeRecordBatch, type RecordBatch, type RecordInput } from '../runtime/record-batch.js';
 
@@ -22,6 +32,8 @@ export interface TopicLayout {
 }
 
 const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
+/** ConfigResource.Type.GROUP. */
+const GROUP_RESOURCE = 32;
 
 /** A handful of connections to a static cluster, opened on demand; every request bounded in time. */
 export class WireClient {
@@ -172,6 +184,27 @@ export class WireClient {
     const part = response.responses[0]?.partitionResponses[0];
     if (!part || part.errorCode !== 0) throw new Error(`produce to ${layout.name}-${partition}: error ${part?.errorCode}`);
     return part.baseOffset;
+  }
+
+  /**
+   * Sets configs of a group (IncrementalAlterConfigs v1, resource type GROUP,
+   * operation SET) through node `nodeId`, which passes them to its peers.
+   */
+  async setGroupConfigs(nodeId: number, group: string, configs: Record<string, string>): Promise<void> {
+    const conn = await this.node(nodeId);
+    const response = (await conn.send(
+      IncrementalAlterConfigsRequest,
+      IncrementalAlterConfigsRequest.create({
+        resources: [
+          { resourceType: GROUP_RESOURCE, resourceName: group, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) },
+        ],
+        validateOnly: false,
+      }),
+      1,
+      IncrementalAlterConfigsResponse,
+    )) as IncrementalAlterConfigsResponse;
+    const result = response.responses[0];
+    if (!result || result.errorCode !== 0) throw new Error(`setting configs of group ${group}: error ${result?.errorCode} ${result?.errorMessage ?? ''}`);
   }
 
   async close(): Promise<void> {

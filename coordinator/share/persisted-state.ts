@@ -77,6 +77,18 @@ export class PersistedShareState {
     };
   }
 
+  /**
+   * Does this state say what `change` says of its offset? Below the start
+   * offset it says "finished" (ACKNOWLEDGED or ARCHIVED, no longer which).
+   */
+  agreesWith(change: StateChange): boolean {
+    const finished = change.state === 'ACKNOWLEDGED' || change.state === 'ARCHIVED';
+    if (change.offset < this.startOffset) return finished;
+    const range = this.ranges.find((r) => r.firstOffset <= change.offset && change.offset <= r.lastOffset);
+    if (range === undefined) return false;
+    return range.deliveryState === persistedStateOf(change.state) && range.deliveryCount === change.deliveryCount;
+  }
+
   restoredRanges(): RestoredRange[] {
     return this.ranges.map((r) => ({
       firstOffset: r.firstOffset,
@@ -152,12 +164,16 @@ export function stateBatchesOf(changes: readonly StateChange[], startOffset: big
 }
 
 /**
- * StateBatches of a transactional ShareUpdate: the states the staged
- * acknowledgements give the records once the transaction commits (Accept →
- * ACKNOWLEDGED, Reject → ARCHIVED, Release → AVAILABLE, or ARCHIVED at the
- * delivery-count limit, as the in-memory commit does).
+ * StateBatches of a transactional ShareUpdate: the acknowledgements as the
+ * states they stand for (Accept → ACKNOWLEDGED, Reject → ARCHIVED, Release →
+ * AVAILABLE), delivery counts kept. A Release is AVAILABLE here even at the
+ * delivery-count limit: the limit that decides is the one in force at the
+ * marker, which may differ (share.delivery.count.limit is a group config), so
+ * the marker's own ShareUpdate says when a Release was archived
+ * (SharePartitions.completeTransaction). An ARCHIVED written here could never
+ * be taken back if the limit went up: replay would pass it at once.
  */
-export function pendingStateBatchesOf(staged: readonly StagedAck[], deliveryCountLimit: number): ShareUpdateValue['stateBatches'] {
+export function pendingStateBatchesOf(staged: readonly StagedAck[]): ShareUpdateValue['stateBatches'] {
   const sorted = [...staged].sort((a, b) => (a.offset < b.offset ? -1 : 1));
   return mergeAdjacent(
     sorted.map((s) =>
@@ -165,7 +181,7 @@ export function pendingStateBatchesOf(staged: readonly StagedAck[], deliveryCoun
         s.offset,
         s.type === AckType.ACCEPT
           ? PersistedDeliveryState.ACKNOWLEDGED
-          : s.type === AckType.REJECT || s.deliveryCount >= deliveryCountLimit
+          : s.type === AckType.REJECT
             ? PersistedDeliveryState.ARCHIVED
             : PersistedDeliveryState.AVAILABLE,
         s.deliveryCount,
@@ -183,7 +199,7 @@ export function pendingAckTypeOf(deliveryState: number): typeof AckType.ACCEPT |
       : AckType.RELEASE;
 }
 
-/** Only called for the three persisted states (stateBatchesOf filters the others out). */
+/** The persisted form of a state; undefined for ACQUIRED and TX_PENDING (stateBatchesOf filters them out). */
 function persistedStateOf(state: RecordState): PersistedDeliveryState {
   return PersistedDeliveryState[state as keyof typeof PersistedDeliveryState];
 }

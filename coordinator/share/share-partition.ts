@@ -14,7 +14,12 @@ import { ErrorCode, ShareError } from './error-codes.js';
  *            reached the limit)                                   REJECT → ARCHIVED,
  *                                                                 RELEASE → AVAILABLE
  *                                                         abort:  AVAILABLE
- *                                                         (both: ARCHIVED at the limit)
+ *                                                         (both: ARCHIVED at the limit
+ *                                                          in force at the marker)
+ *
+ * An AVAILABLE record whose delivery count already reached the limit (the
+ * group's limit was lowered after it became AVAILABLE) is archived when a
+ * fetch reaches it, never delivered.
  *
  * Pure and synchronous: time comes in as `now`, the log comes in as a
  * LogWindow, and every method that changes persisted state returns the
@@ -47,11 +52,11 @@ export interface PendingAck {
   producerEpoch: number;
   type: TxnAckType;
   /**
-   * Set on a pending Reject restored from disk at the delivery-count limit:
-   * the transactional ShareUpdate stores the state a commit gives (ARCHIVED),
-   * which a Release at the limit gives too, so the disk cannot tell the two
-   * apart. Both commit to ARCHIVED and abort alike, so a repeat of either type
-   * is taken as the same acknowledgement.
+   * Set on a pending Reject restored from disk at the delivery-count limit.
+   * Logs written before the limit moved to the marker stored a pending Release
+   * at the limit as ARCHIVED, the state a Reject gets too, so such a log cannot
+   * tell the two apart; a repeat of either type is taken as the same
+   * acknowledgement. (A pending Release is now always stored as AVAILABLE.)
    */
   orReleaseAtLimit?: boolean;
 }
@@ -229,8 +234,18 @@ export class SharePartition {
    * are not acquirable (control records, aborted data, holes) are ARCHIVED on
    * the way, so that the start offset can move past them; that needs no
    * persisting, since a replay re-reads the log and archives them again.
+   *
+   * An AVAILABLE record whose delivery count already reached the limit is
+   * ARCHIVED instead of delivered, and its change is pushed to `archived` for
+   * the caller to persist (replay cannot re-derive it: the limit is not in the
+   * log). Kafka applies its limit only on the way back to AVAILABLE
+   * (InFlightState.tryUpdateState, server/share/fetch) and never re-checks on
+   * acquire (SharePartition.acquire), since its maxDeliveryCount is fixed per
+   * SharePartition; kipgen's group config share.delivery.count.limit can be
+   * lowered under AVAILABLE records, and a crash between a marker and the
+   * update it leads to can restore one, so acquiring checks again.
    */
-  acquire(memberId: string, window: LogWindow, maxRecords: number, now: number): AcquiredRange[] {
+  acquire(memberId: string, window: LogWindow, maxRecords: number, now: number, archived: StateChange[] = []): AcquiredRange[] {
     const acquired: { offset: bigint; deliveryCount: number }[] = [];
     const deadline = now + this.limits.recordLockDurationMs;
     const take = (record: InFlightRecord, offset: bigint): void => {
@@ -244,8 +259,11 @@ export class SharePartition {
     for (let offset = maxBig(this.nextFetchOffset(), window.startOffset); offset < stop && acquired.length < maxRecords; offset++) {
       const record = this.records[Number(offset - this.start)]!;
       if (record.state !== 'AVAILABLE') continue;
-      if (window.isAcquirable(offset)) take(record, offset);
-      else record.state = 'ARCHIVED';
+      if (!window.isAcquirable(offset)) record.state = 'ARCHIVED';
+      else if (record.deliveryCount >= this.limits.deliveryCountLimit) {
+        finish(record, 'ARCHIVED');
+        archived.push(change(offset, record));
+      } else take(record, offset);
     }
     // New offsets extend the window contiguously; a hole before the window cannot be judged, so nothing is added then.
     if (this.endOffset >= window.startOffset) {
@@ -388,8 +406,9 @@ export class SharePartition {
    * Resolves the pending acknowledgements of `producerId` (DESIGN §5.2).
    * Commit applies them; abort makes the records AVAILABLE at once, delivery
    * count kept, so that a record failing every time still reaches the limit.
-   * A marker of an older epoch than the pending acknowledgement is stale and
-   * leaves it alone.
+   * Both apply the delivery-count limit of now (the marker's moment), not the
+   * one of when the acknowledgement was staged. A marker of an older epoch
+   * than the pending acknowledgement is stale and leaves it alone.
    */
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): StateChange[] {
     const changes: StateChange[] = [];

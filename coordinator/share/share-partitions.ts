@@ -81,7 +81,6 @@ export class SharePartitions {
     this.groupSettings = options.groupSettings ?? (() => ({}));
     this.store = new ShareStateStore(options.stateLog, {
       snapshotUpdateRecords: options.config.snapshotUpdateRecords,
-      deliveryCountLimit: (groupId) => this.limitsFor(groupId).deliveryCountLimit,
       now: () => options.clock.now(),
     });
   }
@@ -118,6 +117,7 @@ export class SharePartitions {
   acknowledge(groupId: string, memberId: string, requests: readonly AckRequestPartition[], allowRenew: boolean): Promise<PartitionError[]> {
     return this.queue.run(async () => {
       const now = this.clock.now();
+      this.limitsFor(groupId);
       const results: PartitionError[] = [];
       const writes: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[]; index: number }[] = [];
       for (const [index, request] of requests.entries()) {
@@ -181,12 +181,14 @@ export class SharePartitions {
           // read_committed stops at the last stable offset and skips aborted transactions; read_uncommitted reads to the high watermark.
           const upTo = settings.isolationLevel === 'read_committed' ? reader.lastStableOffset() : reader.highWatermark();
           const sp = this.partitionFor(key, settings.autoOffsetReset === 'latest' ? upTo : reader.logStartOffset());
-          expired.push({ key, sp, changes: sp.expireLocks(now) });
+          // Written after the loop: expired locks, and records the acquisition archived at the delivery-count limit.
+          const changes = sp.expireLocks(now);
+          expired.push({ key, sp, changes });
           sp.moveStartTo(reader.logStartOffset());
           const from = sp.nextFetchOffset();
           if (from >= upTo) continue;
           const fetched = FetchedLog.index(reader.read(from, Math.max(bytesLeft, 1), settings.isolationLevel), from, upTo);
-          const acquired = sp.acquire(memberId, fetched.window, recordsLeft, now);
+          const acquired = sp.acquire(memberId, fetched.window, recordsLeft, now, changes);
           result.acquired = acquired;
           result.records = fetched.recordsFor(acquired);
           for (const r of acquired) recordsLeft -= Number(r.lastOffset - r.firstOffset + 1n);
@@ -223,6 +225,7 @@ export class SharePartitions {
   ): Promise<{ errorCode: number; errorMessage: string | null; partitions: PartitionError[] }> {
     return this.queue.run(async () => {
       const now = this.clock.now();
+      this.limitsFor(groupId);
       const failAll = (failure: PartitionError) => ({ ...failure, partitions: requests.map(() => failure) });
       try {
         this.store.checkProducerEpoch(producer.producerId, producer.producerEpoch);
@@ -279,29 +282,34 @@ export class SharePartitions {
 
   /**
    * A COMMIT/ABORT marker for this producer is in the log: resolve its pending
-   * acks. The marker alone is enough for the state: it made the transactional
-   * update count (commit) or, on replay, releases its records with their
-   * delivery counts (abort; ShareStateStore.resolve), exactly as the live
-   * abort does here.
+   * acks, with the delivery-count limit in force now (the group's config may
+   * have changed since the acks were staged). The marker alone makes the
+   * transactional update count (commit: Accept → ACKNOWLEDGED, Reject →
+   * ARCHIVED, Release → AVAILABLE) or releases its records with their delivery
+   * counts (abort; ShareStateStore.resolve); neither applies a limit.
    *
-   * One thing is written: when an abort archived records (their delivery count
-   * reached the limit), a ShareUpdate saying so. Replay would archive them
-   * anyway, but only by applying the delivery-count limit to the aborted
-   * update, which nothing else reading the log knows: without it they would
-   * look skipped (the start offset passes them with no terminal state), and an
-   * auditor such as the chaos checker counts them as lost. Idempotent.
+   * So one thing is written, on commit as on abort: the records whose state
+   * the marker alone does not give — a Release or an abort archived because
+   * the delivery count reached the limit — as a ShareUpdate. Without it the
+   * log would say AVAILABLE while this node had archived them, the next write
+   * would move the start offset past them with no terminal state (an auditor
+   * such as the chaos checker counts them as lost), and a restart would bring
+   * them back. Idempotent. A crash between the marker and this write brings
+   * the records back AVAILABLE at or over the limit; the next fetch archives
+   * them and writes that (SharePartition.acquire).
    */
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void> {
     return this.queue.run(async () => {
       this.store.completeTransaction(producerId, producerEpoch, commit);
-      const archived: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
+      const unwritten: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       for (const sp of this.partitions.values()) {
         if (!sp.hasPendingFor(producerId)) continue;
-        const changes = sp.completeTransaction(producerId, producerEpoch, commit).filter((c) => c.state === 'ARCHIVED');
-        if (!commit && changes.length > 0) archived.push({ key: sp.key, sp, changes });
+        this.limitsFor(sp.key.groupId);
+        const changes = this.store.unwritten(sp.key, sp.completeTransaction(producerId, producerEpoch, commit));
+        if (changes.length > 0) unwritten.push({ key: sp.key, sp, changes });
       }
-      // A failed write reloads the state from the log, which (marker included) says the same.
-      if (archived.length > 0) await this.persist(archived);
+      // A failed write reloads the state from the log (marker included): the records come back AVAILABLE, and the next fetch archives them.
+      if (unwritten.length > 0) await this.persist(unwritten);
       this.announceAvailable();
     });
   }
@@ -313,6 +321,7 @@ export class SharePartitions {
    */
   releaseMember(groupId: string, memberId: string, refs?: readonly PartitionRef[]): Promise<void> {
     return this.queue.run(async () => {
+      this.limitsFor(groupId);
       const wanted = refs === undefined ? null : new Set(refs.map((r) => sharePartitionKeyString({ groupId, ...r })));
       const writes: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       for (const [id, sp] of this.partitions) {
@@ -328,6 +337,7 @@ export class SharePartitions {
   expireLocks(): Promise<void> {
     return this.queue.run(async () => {
       const now = this.clock.now();
+      for (const groupId of new Set([...this.partitions.values()].map((sp) => sp.key.groupId))) this.limitsFor(groupId);
       const writes = [...this.partitions.values()].map((sp) => ({ key: sp.key, sp, changes: sp.expireLocks(now) }));
       await this.persist(writes);
       if (writes.some((w) => w.changes.length > 0)) this.announceAvailable();
@@ -360,34 +370,40 @@ export class SharePartitions {
 
   /**
    * The share settings in force for a group: its own configs over the
-   * coordinator's. Also brings the group's shared limits object up to date, so
-   * a changed lock duration or delivery count limit applies from the next
-   * acquisition on (as Kafka reads group configs when it needs them).
+   * coordinator's. Also brings the group's shared limits object up to date
+   * (limitsFor).
    */
   settingsFor(groupId: string): GroupShareSettings {
     const own = this.groupSettings(groupId);
-    const settings: GroupShareSettings = {
+    const limits = this.limitsFor(groupId);
+    return {
       autoOffsetReset: own.autoOffsetReset ?? this.config.autoOffsetReset,
       isolationLevel: own.isolationLevel ?? this.config.isolationLevel,
-      recordLockDurationMs: own.recordLockDurationMs ?? this.config.recordLockDurationMs,
-      deliveryCountLimit: own.deliveryCountLimit ?? this.config.deliveryCountLimit,
+      recordLockDurationMs: limits.recordLockDurationMs,
+      deliveryCountLimit: limits.deliveryCountLimit,
     };
-    const limits = this.limitsFor(groupId);
-    limits.deliveryCountLimit = settings.deliveryCountLimit;
-    limits.recordLockDurationMs = settings.recordLockDurationMs;
-    return settings;
   }
 
+  /**
+   * The group's limits object, shared by its share partitions, brought up to
+   * date with the group's configs. Every operation that may apply a limit
+   * (acquire, release, lock expiry, a marker) calls it first, so that a
+   * changed delivery-count limit or lock duration applies from that moment on,
+   * as Kafka reads group configs when it needs them: a commit resolved with a
+   * limit read only at the last fetch kept records AVAILABLE that the new
+   * limit archives.
+   */
   private limitsFor(groupId: string): { deliveryCountLimit: number; recordLockDurationMs: number; maxRecordLocks: number } {
+    const own = this.groupSettings(groupId);
+    const deliveryCountLimit = own.deliveryCountLimit ?? this.config.deliveryCountLimit;
+    const recordLockDurationMs = own.recordLockDurationMs ?? this.config.recordLockDurationMs;
     let limits = this.limits.get(groupId);
     if (limits === undefined) {
-      const own = this.groupSettings(groupId);
-      limits = {
-        deliveryCountLimit: own.deliveryCountLimit ?? this.config.deliveryCountLimit,
-        recordLockDurationMs: own.recordLockDurationMs ?? this.config.recordLockDurationMs,
-        maxRecordLocks: this.config.maxRecordLocks,
-      };
+      limits = { deliveryCountLimit, recordLockDurationMs, maxRecordLocks: this.config.maxRecordLocks };
       this.limits.set(groupId, limits);
+    } else {
+      limits.deliveryCountLimit = deliveryCountLimit;
+      limits.recordLockDurationMs = recordLockDurationMs;
     }
     return limits;
   }

@@ -26,10 +26,13 @@ interface ProducerIdAndEpoch {
  *   unchanged). The first write of a share partition, and every
  *   `snapshotUpdateRecords`-th after that, is a full ShareSnapshot instead.
  * - TxnShareAcknowledge writes a transactional ShareUpdate (the producer's id
- *   and epoch on the batch) holding the states the acknowledgements give the
- *   records on commit. It is not merged until a COMMIT marker follows; an ABORT
- *   marker discards it and releases its records with their delivery counts.
- *   That pending record is TX_PENDING's only form on disk.
+ *   and epoch on the batch) holding the states the acknowledgements stand for
+ *   (a Release is AVAILABLE, whatever its delivery count). It is not merged
+ *   until a COMMIT marker follows; an ABORT marker discards it and releases its
+ *   records with their delivery counts. That pending record is TX_PENDING's
+ *   only form on disk. Neither reading applies the delivery-count limit, which
+ *   is not in the log: what the limit in force at the marker archived is
+ *   written after the marker as a ShareUpdate of its own (unwritten()).
  * - The producer epoch last seen per producer id (transactional writes and
  *   markers) fences zombies: a TxnShareAcknowledge with an older epoch gets
  *   PRODUCER_FENCED, as a partition's producer state rejects an old epoch.
@@ -40,8 +43,6 @@ interface ProducerIdAndEpoch {
 
 export interface ShareStateStoreOptions {
   snapshotUpdateRecords: number;
-  /** The delivery count limit of a group (its share.delivery.count.limit, else the broker's). */
-  deliveryCountLimit: number | ((groupId: string) => number);
   now(): number;
 }
 
@@ -136,6 +137,17 @@ export class ShareStateStore {
     return this.views.get(sharePartitionKeyString(key))?.state;
   }
 
+  /**
+   * The changes that the committed state of `key` does not say (see
+   * PersistedShareState.agreesWith): after a marker, what the live partition
+   * decided with the delivery-count limit of that moment and the marker alone
+   * does not record.
+   */
+  unwritten(key: SharePartitionKey, changes: readonly StateChange[]): StateChange[] {
+    const state = this.view(key);
+    return state === undefined ? [...changes] : changes.filter((c) => !state.agreesWith(c));
+  }
+
   /** Producers with transactional acknowledgements awaiting a marker. */
   pendingProducers(): { producerId: bigint; producerEpoch: number; records: number }[] {
     return [...this.pending].map(([producerId, txn]) => ({
@@ -193,7 +205,7 @@ export class ShareStateStore {
           // The start offset of when it was staged; merged only if still ahead (PersistedShareState.applyUpdate).
           startOffset: startOffset,
           deliveryCompleteCount: -1,
-          stateBatches: pendingStateBatchesOf(staged, this.limitOf(key.groupId)),
+          stateBatches: pendingStateBatchesOf(staged),
         } satisfies ShareUpdateValue,
       }));
     if (updates.length === 0) return;
@@ -283,23 +295,20 @@ export class ShareStateStore {
   /**
    * A marker ends the producer's pending updates. COMMIT merges them. ABORT
    * gives their records back, AVAILABLE with the delivery count they had
-   * when staged (ARCHIVED once it reached the limit), as the live abort does
-   * (DESIGN §5.2): the marker alone records that, so the counts survive a
-   * crash right after the marker was appended, and nothing more is written.
+   * when staged, as the live abort does (DESIGN §5.2): the marker alone
+   * records that, so the counts survive a crash right after the marker was
+   * appended. Neither applies the delivery-count limit: the limit in force
+   * at the marker is not in the log, and replay must not guess it from the
+   * limit of replay time. Records it archived follow the marker as a
+   * ShareUpdate; if a crash came first, they come back AVAILABLE at or over
+   * the limit and the next fetch archives them (SharePartition.acquire).
    */
   private resolve(producerId: bigint, markerEpoch: number, commit: boolean): void {
     const txn = this.pending.get(producerId);
     // A marker older than the pending writes cannot end their transaction.
     if (txn === undefined || txn.producerEpoch > markerEpoch) return;
     this.pending.delete(producerId);
-    for (const { key, value } of txn.updates) {
-      this.mergeUpdate(key, commit ? value : abortedUpdateOf(value, this.limitOf(key.groupId)), false);
-    }
-  }
-
-  private limitOf(groupId: string): number {
-    const limit = this.options.deliveryCountLimit;
-    return typeof limit === 'number' ? limit : limit(groupId);
+    for (const { key, value } of txn.updates) this.mergeUpdate(key, commit ? value : abortedUpdateOf(value), false);
   }
 
   private seeEpoch(producerId: bigint, producerEpoch: number): void {
@@ -339,13 +348,7 @@ export class ShareStateStore {
   }
 }
 
-/** What an aborted transactional update leaves: its records released, delivery counts kept, archived at the limit. */
-function abortedUpdateOf(value: ShareUpdateValue, deliveryCountLimit: number): ShareUpdateValue {
-  return {
-    ...value,
-    stateBatches: value.stateBatches.map((b) => ({
-      ...b,
-      deliveryState: b.deliveryCount >= deliveryCountLimit ? PersistedDeliveryState.ARCHIVED : PersistedDeliveryState.AVAILABLE,
-    })),
-  };
+/** What an aborted transactional update leaves: its records released, delivery counts kept. */
+function abortedUpdateOf(value: ShareUpdateValue): ShareUpdateValue {
+  return { ...value, stateBatches: value.stateBatches.map((b) => ({ ...b, deliveryState: PersistedDeliveryState.AVAILABLE })) };
 }

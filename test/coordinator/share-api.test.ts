@@ -484,7 +484,7 @@ describe('persisted delivery counts', () => {
     });
     expect(partitionOf(late, t, 0).errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
     // What the log says (a replay, as after a restart): offset 0 released after one delivery.
-    const onDisk = new ShareStateStore(ctx.shareStateLog, { snapshotUpdateRecords: 500, deliveryCountLimit: 3, now: () => 0 })
+    const onDisk = new ShareStateStore(ctx.shareStateLog, { snapshotUpdateRecords: 500, now: () => 0 })
       .recover()
       .find((p) => p.key.groupId === 'g-exp')!;
     expect(onDisk.state.restoredRanges()).toEqual([{ firstOffset: 0n, lastOffset: 0n, state: 'AVAILABLE', deliveryCount: 1 }]);

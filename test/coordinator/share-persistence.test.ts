@@ -39,7 +39,7 @@ function tempFile(): string {
 async function openStore(file: string, snapshotUpdateRecords = 500): Promise<{ log: FileStateLog; store: ShareStateStore }> {
   const log = await FileStateLog.open(file);
   opened.push(log);
-  return { log, store: new ShareStateStore(log, { snapshotUpdateRecords, deliveryCountLimit: LIMITS.deliveryCountLimit, now: () => T0 }) };
+  return { log, store: new ShareStateStore(log, { snapshotUpdateRecords, now: () => T0 }) };
 }
 
 /** Restarts: closes the log, reopens the file, replays. */
