@@ -371,6 +371,14 @@ describe('issue 34: deviations from Kafka transaction rules', () => {
     // A new producer (no id) fences every earlier epoch, the one just before it too.
     expect((await init(c, id, {}, 5)).producerEpoch).toBe(first.producerEpoch + 3);
     expect((await init(c, id, { producerId: first.producerId, producerEpoch: first.producerEpoch + 2 }, 5)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    // A bump from the last usable epoch moves to a new producer id; resent, it names the old id (isValidProducerId).
+    const rotating = await init(c, `${id}-rotation`, {}, 5);
+    (broker.transactions.get(`${id}-rotation`) as { producerEpoch: number }).producerEpoch = 32766;
+    const last = { producerId: rotating.producerId, producerEpoch: 32766 };
+    const rotated = await init(c, `${id}-rotation`, last, 5);
+    expect(rotated).toMatchObject({ errorCode: 0, producerEpoch: 0 });
+    expect(rotated.producerId).not.toBe(rotating.producerId);
+    expect(await init(c, `${id}-rotation`, last, 5)).toMatchObject({ errorCode: 0, producerId: rotated.producerId, producerEpoch: 0 });
   });
 
   it('item 7: a fenced producer writing transactionally gets INVALID_PRODUCER_EPOCH from the partition leader (Produce), PRODUCER_FENCED from the coordinator (EndTxn)', async () => {
