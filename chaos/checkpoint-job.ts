@@ -6,25 +6,28 @@
  * Each checkpoint period opens one transaction; records polled in it are
  * transformed and sent to the sink, their acks buffered. At the checkpoint:
  *   prepareCommit()            sendShareAcksToTransaction(buffered acks) + producer.prepareTransaction()
- *                              (flushes the sink; the acks are pending in the same transaction)
+ *                              (flushes the sink; the acks are pending in the same transaction). Without
+ *                              --two-phase-commit (needed by prepareTransaction(), as in Kafka): flush()
+ *                              and the producer's transactionSnapshot(), for the classic-protocol runs
  *   snapshotState()            writes {checkpointId, transaction metadata {transactionalId, producerId, epoch},
  *                              buffered acks} to the checkpoint file (write, fsync, rename)
  *   notifyCheckpointComplete() commitTransaction(), then marks the checkpoint committed in the file
  * Recovery at start: a checkpoint whose transaction was prepared but not marked
  * committed is finished with KafkaProducer.completeTransaction(snapshot, 'commit')
- * — KIP-939: it commits that transaction if it is the one still open, aborts a
- * later one, and does nothing if it already committed (on a broker pinned to
+ * — KIP-939: it commits that transaction if it is still open, aborts a later
+ * one, and says what became of the saved one (on a broker pinned to
  * transaction.version 1: EndTxn for the saved id and epoch); only then does the
  * new producer call initTransactions(), which would abort an open transaction.
- * With --two-phase-commit the sink producer enables KIP-939 two-phase commit:
- * its prepared transactions are never aborted by the transaction timeout.
+ * With --two-phase-commit the sink producer enables KIP-939 two-phase commit
+ * (the brokers need transactionTwoPhaseCommitEnable): its prepared
+ * transactions are never aborted by the transaction timeout.
  *
  *   node --import tsx chaos/checkpoint-job.ts --bootstrap … --group G --input T --output T
  *     --transactional-id X --checkpoint-file F [--polls-per-checkpoint 2] [--max-poll-records 5]
  *     [--die-at after-share-acks|after-prepare|after-snapshot|after-commit] [--die-after-n-checkpoints K] [--two-phase-commit]
  *     [--transaction-timeout-ms 15000] [--idle-exit-ms 0] [--max-runtime-ms 60000]
  *
- * stdout: JSON events — recovered (commit | aborted | already-complete | nothing), ready, checkpoint-prepared,
+ * stdout: JSON events — recovered (committed | aborted | unknown | failed | nothing), ready, checkpoint-prepared,
  * snapshot, checkpoint-complete, dying, exit.
  */
 import * as fs from 'node:fs';
@@ -116,13 +119,12 @@ async function recover(): Promise<number> {
     try {
       // classicProtocolFallback: the transaction.version 1 runs exercise the classic fallback on purpose (EndTxn
       // for the saved id and epoch); on a Transactions V2 broker it changes nothing.
-      const result = await KafkaProducer.completeTransaction({ ...common, maxBlockMs: 15_000, classicProtocolFallback: true }, prepared, 'commit');
-      // 'aborted': a later transaction was open (its acks are discarded, its records come back); the checkpoint's own had committed.
-      const outcome = result === 'committed' ? 'commit' : result === 'aborted' ? 'aborted-later' : 'already-complete';
+      // What became of the checkpoint's transaction: 'committed' (now or before), 'aborted' (its acks discarded,
+      // its records come back), 'unknown' (the coordinator moved past it; a later open transaction was aborted).
+      const outcome = await KafkaProducer.completeTransaction({ ...common, maxBlockMs: 15_000, classicProtocolFallback: true }, prepared, 'commit');
       emit('recovered', { outcome, checkpointId: cp.checkpointId, sources: cp.acks });
     } catch (error) {
-      // Aborted meanwhile (transaction timeout or fencing): the acks were discarded, the records come back.
-      emit('recovered', { outcome: 'aborted', checkpointId: cp.checkpointId, sources: cp.acks, error: (error as Error).message });
+      emit('recovered', { outcome: 'failed', checkpointId: cp.checkpointId, sources: cp.acks, error: (error as Error).message });
     }
     writeCheckpoint({ ...cp, committed: true });
   } else {
@@ -180,7 +182,12 @@ async function main(): Promise<number> {
       // prepareCommit
       await producer.sendShareAcksToTransaction(buffered, consumer.groupMetadata());
       maybeDie('after-share-acks', checkpointId, sources);
-      const prepared = await producer.prepareTransaction();
+      let prepared;
+      if (twoPhaseCommit) prepared = await producer.prepareTransaction();
+      else {
+        await producer.flush();
+        prepared = producer.transactionSnapshot();
+      }
       emit('checkpoint-prepared', { checkpointId, producer: prepared, state: String(prepared) });
       maybeDie('after-prepare', checkpointId, sources);
       // snapshotState

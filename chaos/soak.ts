@@ -124,7 +124,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     echo: options.echo,
     dir: options.keepDir,
     ...(options.deliveryCountLimit !== undefined ? { shareGroup: { deliveryCountLimit: options.deliveryCountLimit } } : {}),
-    config: { transactionVersion: options.transactionVersion ?? 2 },
+    config: { transactionVersion: options.transactionVersion ?? 2, ...(options.twoPhaseCommit ? { transactionTwoPhaseCommitEnable: true } : {}) },
   });
   const checkpointJobs = options.jobKind === 'checkpoint';
   const jobs: ManagedProcess[] = [];

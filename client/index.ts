@@ -28,6 +28,7 @@ export { TransactionAbortedError, PreparedTxnState } from './transaction-manager
 export type {
   TransactionState,
   PreparedTransaction,
+  SavedTransactionOutcome,
   ConsumerGroupMetadata,
   TopicPartitionOffset,
 } from './transaction-manager.js';

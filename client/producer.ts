@@ -36,6 +36,7 @@ import {
   TransactionManager,
   type ConsumerGroupMetadata,
   type PreparedTransaction,
+  type SavedTransactionOutcome,
   type TopicPartitionOffset,
   type TransactionState,
 } from './transaction-manager.js';
@@ -233,23 +234,23 @@ export class KafkaProducer {
 
   /**
    * Finishes, after a restart, the transaction a checkpoint saved (KIP-939,
-   * DESIGN §5.6). Call it before initTransactions() of the new producer with
-   * the same transactional id. With 'commit' a short-lived two-phase-commit
-   * producer runs initTransactions({ keepPreparedTxn: true }) and
-   * completeTransaction(saved): the transaction still open is committed only
-   * if it is the one `saved` names, and aborted otherwise (a later
-   * transaction, whose checkpoint never completed: its records and acks are
-   * redelivered at once); when none is open — the named one already committed
-   * — nothing happens. 'abort' aborts whatever transaction is open.
-   * Returns what happened. On a broker without Transactions V2 (where
-   * saved states cannot tell one transaction from the next) it falls back to
-   * EndTxn for exactly the saved producer id and epoch, with a warning.
+   * DESIGN §5.6), with a short-lived two-phase-commit producer; call it
+   * before initTransactions() of the new producer with the same transactional
+   * id. The saved transaction, if still open, ends with `result`; a later
+   * transaction open instead (whose checkpoint never completed) is aborted,
+   * its records and acks redelivered at once. Resolves to what became of the
+   * saved transaction: 'committed', 'aborted', or 'unknown' where the
+   * coordinator no longer knows (TransactionManager.recoverPrepared says
+   * which is which). On a broker without Transactions V2 (where saved states
+   * cannot tell one transaction from the next) it throws, or with
+   * classicProtocolFallback ends whatever is open under the saved producer id
+   * and epoch (EndTxn), with a warning.
    */
   static async completeTransaction(
     config: CompleteTransactionConfig,
     saved: PreparedTransaction | string,
     result: 'commit' | 'abort',
-  ): Promise<'committed' | 'aborted' | 'none'> {
+  ): Promise<SavedTransactionOutcome> {
     if (result !== 'commit' && result !== 'abort') throw new ConfigError(`completeTransaction: result must be 'commit' or 'abort', got ${JSON.stringify(result)}`);
     const state = typeof saved === 'string' ? PreparedTxnState.fromString(saved) : PreparedTxnState.from(saved);
     const producer = new KafkaProducer({
@@ -261,7 +262,7 @@ export class KafkaProducer {
     });
     try {
       try {
-        await producer.initTransactions({ keepPreparedTxn: true });
+        return await producer.txn!.recoverPrepared(state, result === 'commit');
       } catch (error) {
         if (!(error instanceof UnsupportedVersionError)) throw error;
         // Under the classic protocol a producer keeps its epoch from one transaction to the next, so the saved
@@ -282,11 +283,6 @@ export class KafkaProducer {
         await endTransaction(producer.cluster, state, result === 'commit', Date.now() + (config.maxBlockMs ?? 60_000));
         return result === 'commit' ? 'committed' : 'aborted';
       }
-      const txn = producer.txn!;
-      if (result === 'commit') return await txn.completeTransaction(state);
-      if (txn.preparedTransaction === null) return 'none';
-      await txn.abortTransaction();
-      return 'aborted';
     } finally {
       await producer.close();
     }
@@ -328,10 +324,11 @@ export class KafkaProducer {
 
   /**
    * KIP-939: commits the prepared transaction if it is the one `state` names
-   * (a PreparedTxnState or its string form), aborts it otherwise; succeeds
-   * without effect when no transaction is prepared. Returns what happened.
+   * (a PreparedTxnState or its string form): 'committed'; aborts it otherwise:
+   * 'unknown', what became of the named one. Without a prepared transaction it
+   * throws InvalidTxnStateError, as Kafka does.
    */
-  async completeTransaction(state: PreparedTransaction | string): Promise<'committed' | 'aborted' | 'none'> {
+  async completeTransaction(state: PreparedTransaction | string): Promise<SavedTransactionOutcome> {
     const txn = this.requireTxn('completeTransaction()');
     return txn.completeTransaction(typeof state === 'string' ? PreparedTxnState.fromString(state, txn.transactionalId) : state);
   }

@@ -40,6 +40,7 @@ import {
   errorCodeName,
   errorFromCode,
   IllegalStateError,
+  InvalidTxnStateError,
   isFatalTransactionError,
   isRetriableCode,
   KafkaError,
@@ -96,6 +97,17 @@ const ALLOWED: Record<TransactionState, string> = {
   ABORTABLE_ERROR: 'the transaction failed and can only be aborted: call abortTransaction()',
   FATAL_ERROR: 'the producer failed fatally: close() it and create a new one',
 };
+
+/**
+ * What became of the transaction a saved PreparedTxnState names, as far as the
+ * transaction coordinator can tell: 'committed' (committed now or before),
+ * 'aborted' (aborted now or before, or nothing of it ever reached the
+ * coordinator, so nothing of it can commit), or 'unknown' — it ended before
+ * the call and the coordinator has moved past it (a later transaction, a new
+ * producer, the transactional id expired): the coordinator keeps the end state
+ * of the last transaction only (DESIGN §5.6).
+ */
+export type SavedTransactionOutcome = 'committed' | 'aborted' | 'unknown';
 
 /** The transaction a checkpointing framework persists to finish it after a restart (DESIGN §5.6). */
 export interface PreparedTransaction {
@@ -440,23 +452,7 @@ export class TransactionManager {
   private async initProducerId(bump: boolean, keep = false): Promise<PreparedTxnState | null> {
     const deadline = Date.now() + this.options.maxBlockMs;
     const enable2Pc = this.options.enable2Pc === true;
-    const coordinator = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
-    this.transactionV2 =
-      (await this.cluster.finalizedFeature(coordinator, 'transaction.version', deadline)) >= 2 &&
-      (await this.cluster.supports(coordinator, EndTxnRequest.apiKey, TV2_MIN.endTxn, deadline));
-    if (enable2Pc) {
-      if (!(await this.cluster.supports(coordinator, InitProducerIdRequest.apiKey, INIT_PRODUCER_ID_2PC_VERSION, deadline))) {
-        throw new UnsupportedVersionError(
-          `the transaction coordinator ${this.cluster.describeNode(coordinator)} does not support InitProducerId v6 (two-phase commit, KIP-939); unset transactionTwoPhaseCommitEnable or use a newer broker`,
-        );
-      }
-      if (!this.transactionV2) {
-        // Under TV1 a producer keeps its epoch across transactions, so a PreparedTxnState could not tell one from the next.
-        throw new UnsupportedVersionError(
-          `the transaction coordinator ${this.cluster.describeNode(coordinator)} does not finalize transaction.version 2; two-phase commit needs Transactions V2`,
-        );
-      }
-    }
+    await this.chooseProtocol(deadline);
     const { response } = await this.cluster.coordinatorRequest(
       'InitProducerId',
       CoordinatorType.TRANSACTION,
@@ -495,6 +491,32 @@ export class TransactionManager {
       return new PreparedTxnState(this.transactionalId, response.ongoingTxnProducerId, response.ongoingTxnProducerEpoch);
     }
     return null;
+  }
+
+  /**
+   * Picks the protocol from the coordinator's finalized `transaction.version`;
+   * with two-phase commit, throws UnsupportedVersionError unless the
+   * coordinator has InitProducerId v6 and Transactions V2.
+   */
+  private async chooseProtocol(deadline: number): Promise<void> {
+    const enable2Pc = this.options.enable2Pc === true;
+    const coordinator = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
+    this.transactionV2 =
+      (await this.cluster.finalizedFeature(coordinator, 'transaction.version', deadline)) >= 2 &&
+      (await this.cluster.supports(coordinator, EndTxnRequest.apiKey, TV2_MIN.endTxn, deadline));
+    if (enable2Pc) {
+      if (!(await this.cluster.supports(coordinator, InitProducerIdRequest.apiKey, INIT_PRODUCER_ID_2PC_VERSION, deadline))) {
+        throw new UnsupportedVersionError(
+          `the transaction coordinator ${this.cluster.describeNode(coordinator)} does not support InitProducerId v6 (two-phase commit, KIP-939); unset transactionTwoPhaseCommitEnable or use a newer broker`,
+        );
+      }
+      if (!this.transactionV2) {
+        // Under TV1 a producer keeps its epoch across transactions, so a PreparedTxnState could not tell one from the next.
+        throw new UnsupportedVersionError(
+          `the transaction coordinator ${this.cluster.describeNode(coordinator)} does not finalize transaction.version 2; two-phase commit needs Transactions V2`,
+        );
+      }
+    }
   }
 
   /** Errors of transaction-coordinator requests: an old epoch means fenced (fatal), as in Kafka. */
@@ -938,6 +960,15 @@ export class TransactionManager {
   /** Flushes and waits for every call of the transaction; the snapshot to persist for finishing it later. */
   async prepareTransaction(): Promise<PreparedTxnState> {
     this.checkInTransaction('prepareTransaction()');
+    if (this.options.enable2Pc !== true) {
+      // As Kafka's KafkaProducer.prepareTransaction: without 2PC the coordinator's transaction timeout would
+      // abort the prepared transaction, and a saved PreparedTxnState would name a transaction that is gone.
+      throw new InvalidTxnStateError(
+        Errors.INVALID_TXN_STATE,
+        `TransactionalId ${this.transactionalId}: prepareTransaction() needs two-phase commit: set transactionTwoPhaseCommitEnable: true ` +
+          '(transaction.two.phase.commit.enable) in the producer config; without it the transaction timeout would abort the prepared transaction',
+      );
+    }
     await this.hooks.flush();
     await this.addPendingPartitions();
     await this.awaitPendingOps();
@@ -958,32 +989,85 @@ export class TransactionManager {
   }
 
   /**
-   * KIP-939: commits the prepared transaction if it is the one `state` names,
-   * aborts it otherwise; with no prepared transaction (the named one already
-   * ended, or nothing was kept) it succeeds without effect.
+   * KIP-939 (Kafka's KafkaProducer.completeTransaction): commits the prepared
+   * transaction if it is the one `state` names ('committed'), aborts it
+   * otherwise — the named one then ended before it and this producer cannot
+   * tell how ('unknown'). Without a prepared transaction it throws
+   * InvalidTxnStateError, as Kafka does; KafkaProducer.completeTransaction(config, …)
+   * asks the coordinator instead.
    */
-  async completeTransaction(state: PreparedTransaction): Promise<'committed' | 'aborted' | 'none'> {
+  async completeTransaction(state: PreparedTransaction): Promise<SavedTransactionOutcome> {
     const named = PreparedTxnState.from(state);
     if (named.transactionalId !== this.transactionalId) {
       throw new IllegalStateError(
         `completeTransaction(): the state names transactional id ${named.transactionalId}, this producer is ${this.transactionalId}`,
       );
     }
-    if (this.state === 'COMMITTING_TRANSACTION') return this.commitTransaction().then(() => 'committed' as const);
-    if (this.state === 'ABORTING_TRANSACTION') return this.abortTransaction().then(() => 'aborted' as const);
+    const isNamed = named.equals(this.preparedState);
+    // A retry after a timeout finishes what the first call started.
+    if (this.state === 'COMMITTING_TRANSACTION') return this.commitTransaction().then(() => (isNamed ? 'committed' : 'unknown'));
+    if (this.state === 'ABORTING_TRANSACTION') return this.abortTransaction().then(() => (isNamed ? 'aborted' : 'unknown'));
     this.maybeFailWithError('completeTransaction()');
-    if (this.state === 'READY') return 'none';
     if (this.preparedState === null) {
-      throw new IllegalStateError(
-        `TransactionalId ${this.transactionalId}: completeTransaction() needs a prepared transaction (prepareTransaction(), or initTransactions({ keepPreparedTxn: true }) after a restart); state ${this.state}`,
+      throw new InvalidTxnStateError(
+        Errors.INVALID_TXN_STATE,
+        `TransactionalId ${this.transactionalId}: completeTransaction() needs a prepared transaction (prepareTransaction(), or initTransactions({ keepPreparedTxn: true }) ` +
+          `after a restart, which found none open); state ${this.state}. After a restart use KafkaProducer.completeTransaction(config, state, result), which asks the coordinator`,
       );
     }
-    if (named.equals(this.preparedState)) {
+    if (isNamed) {
       await this.commitTransaction();
       return 'committed';
     }
     await this.abortTransaction();
-    return 'aborted';
+    return 'unknown';
+  }
+
+  /**
+   * Finishes, after a restart, the transaction `saved` names with `commit`
+   * (or abort), and says what became of it (SavedTransactionOutcome). Needs a
+   * fresh producer with two-phase commit; throws UnsupportedVersionError when
+   * the coordinator has no Transactions V2 or InitProducerId v6.
+   *
+   * First an EndTxn (v5+) for exactly the saved producer id and epoch. Under
+   * Transactions V2 each end of a transaction bumps the epoch, so the
+   * coordinator's answer tells the saved transaction's fate wherever its state
+   * still holds it (Kafka's TransactionCoordinator.endTransaction, the TV2
+   * table): open under that identity → ended now with `commit` (NONE); ended
+   * with the same result (epoch + 1, COMPLETE or PREPARE) → NONE, a retry;
+   * ended with the other result → INVALID_TXN_STATE — for a commit also the
+   * answer when the saved identity is still current with nothing open, i.e.
+   * nothing of that transaction ever reached the coordinator. The EndTxn
+   * bumps the epoch, which fences the producer that prepared it, as
+   * InitProducerId(KeepPreparedTxn) would.
+   *
+   * PRODUCER_FENCED or INVALID_PRODUCER_ID_MAPPING: the coordinator moved past
+   * it (a later transaction or an InitProducerId since, the id expired) or a
+   * recovery producer was staged before. Then InitProducerId(KeepPreparedTxn):
+   * a kept transaction is committed if it is the saved one (staged case), else
+   * aborted (a later one: its records and acks come back at once); the saved
+   * one's fate is then 'unknown', as the coordinator keeps no older state.
+   */
+  async recoverPrepared(saved: PreparedTxnState, commit: boolean): Promise<SavedTransactionOutcome> {
+    const deadline = Date.now() + this.options.maxBlockMs;
+    await this.chooseProtocol(deadline);
+    try {
+      await endTransaction(this.cluster, saved, commit, deadline, true);
+      return commit ? 'committed' : 'aborted';
+    } catch (error) {
+      if (error instanceof ApiError && error.code === Errors.INVALID_TXN_STATE) return commit ? 'aborted' : 'committed';
+      const movedOn = error instanceof ApiError && (error.code === Errors.PRODUCER_FENCED || error.code === Errors.INVALID_PRODUCER_EPOCH || error.code === Errors.INVALID_PRODUCER_ID_MAPPING);
+      if (!movedOn) throw error;
+    }
+    await this.initTransactions({ keepPreparedTxn: true });
+    const kept = this.preparedState;
+    if (kept === null) return 'unknown';
+    if (commit && kept.equals(saved)) {
+      await this.commitTransaction();
+      return 'committed';
+    }
+    await this.abortTransaction();
+    return kept.equals(saved) ? 'aborted' : 'unknown';
   }
 
   async commitTransaction(): Promise<void> {

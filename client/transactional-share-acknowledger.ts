@@ -10,7 +10,7 @@ import { ConfigError } from './errors.js';
 import type { ShareTransactionMetricsSnapshot } from './metrics.js';
 import { KafkaProducer, type CompleteTransactionConfig } from './producer.js';
 import { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
-import type { PreparedTransaction, PreparedTxnState, TransactionState } from './transaction-manager.js';
+import type { PreparedTransaction, PreparedTxnState, SavedTransactionOutcome, TransactionState } from './transaction-manager.js';
 
 export interface TransactionalShareAcknowledgerConfig extends CommonClientConfig {
   transactionalId: string;
@@ -41,21 +41,23 @@ export class TransactionalShareAcknowledger {
   /**
    * Finishes, after a restart, the transaction a checkpoint recorded (the
    * PreparedTxnState of prepareAcknowledgements(), or its string form): see
-   * KafkaProducer.completeTransaction. With 'commit' the open transaction is
-   * committed only if it is the named one, else aborted (its acks discarded,
-   * the records redelivered at once); nothing happens when the named one
-   * already committed. Call it before initTransactions(), which would abort it.
+   * KafkaProducer.completeTransaction. With 'commit' the named transaction is
+   * committed if still open; a later one open instead is aborted (its acks
+   * discarded, the records redelivered at once). Resolves to what became of
+   * the named one: 'committed', 'aborted' or 'unknown'. Call it before
+   * initTransactions(), which would abort it. The acknowledger that prepared
+   * it needs transactionTwoPhaseCommitEnable.
    */
   static completeTransaction(
     config: CompleteTransactionConfig,
     prepared: PreparedTransaction | string,
     result: 'commit' | 'abort',
-  ): Promise<'committed' | 'aborted' | 'none'> {
+  ): Promise<SavedTransactionOutcome> {
     return KafkaProducer.completeTransaction(config, prepared, result);
   }
 
   /** Instance form of completeTransaction, with this acknowledger's connection settings. */
-  completeTransaction(prepared: PreparedTransaction | string, result: 'commit' | 'abort'): Promise<'committed' | 'aborted' | 'none'> {
+  completeTransaction(prepared: PreparedTransaction | string, result: 'commit' | 'abort'): Promise<SavedTransactionOutcome> {
     return KafkaProducer.completeTransaction(this.config, prepared, result);
   }
 
@@ -83,8 +85,9 @@ export class TransactionalShareAcknowledger {
   }
 
   /**
-   * Two-phase form for checkpointing: begins a transaction, makes the acks
-   * pending, and returns the snapshot to persist in the checkpoint. Finish it
+   * Two-phase form for checkpointing (needs transactionTwoPhaseCommitEnable):
+   * begins a transaction, makes the acks pending, and returns the snapshot to
+   * persist in the checkpoint. Finish it
    * with commitPrepared() / abortAcknowledgements(), or after a restart with
    * completeTransaction(snapshot, 'commit' | 'abort').
    */

@@ -162,8 +162,10 @@ export interface BrokerConfig {
   transactionVersion: number;
   /**
    * transaction.two.phase.commit.enable (KIP-939): whether producers may
-   * enable two-phase commit. Kafka's default is false; kipgen's is true,
-   * because checkpoint recovery (DESIGN §5.6) relies on it.
+   * enable two-phase commit. Default false, as Kafka's
+   * (TransactionStateManagerConfig): a broker that serves checkpoint
+   * recovery (prepareTransaction(), completeTransaction(), DESIGN §5.6)
+   * turns it on.
    */
   transactionTwoPhaseCommitEnable: boolean;
   /** The primary listener's protocol (and name); in a cluster it carries inter-broker traffic. Default PLAINTEXT. */
@@ -217,7 +219,7 @@ export function defaultConfig(): BrokerConfig {
     kip1289: true,
     logRequests: false,
     transactionVersion: 2,
-    transactionTwoPhaseCommitEnable: true,
+    transactionTwoPhaseCommitEnable: false,
     securityProtocol: 'PLAINTEXT',
     listeners: [],
     ssl: null,

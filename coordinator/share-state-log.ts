@@ -90,7 +90,8 @@ export class ShareStateLog implements CoordinatorLog {
     }
     const first = this.log.producers.ongoingTransactionStart(producerId, producerEpoch);
     const known = this.verifiedGroups.get(producerId);
-    if (first !== null && known?.first === first && known.groups.has(groupId)) return;
+    // A two-phase producer is verified at each write: a KeepPreparedTxn may have fenced it meanwhile (verifier.ts).
+    if (first !== null && known?.first === first && known.groups.has(groupId) && this.verifier.isKnownOneShot(producerId, producerEpoch)) return;
     await this.verifier.verifyShareGroupWrite(this.log, transaction.transactionalId, producerId, producerEpoch, groupId);
   }
 

@@ -107,6 +107,8 @@ async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Pr
           port: 0,
           dataDir: path.join(stateDir, 'broker'),
           topics,
+          // The checkpointing examples prepare transactions: two-phase commit (KIP-939; off by default, as in Kafka).
+          transactionTwoPhaseCommitEnable: true,
           // KIP-1289 flows read committed output from the start; Kafka's group-config defaults are latest and read_uncommitted.
           shareGroup: { heartbeatIntervalMs: 250, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
         },

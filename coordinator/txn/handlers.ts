@@ -14,7 +14,7 @@ import type { Handler } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import type { TopicPartitionRef, TransactionCoordinator } from './transaction-coordinator.js';
-import { shareGroupOfVerifyTopic } from './verifier.js';
+import { shareGroupOfVerifyTopic, TWO_PHASE_PROBE_TOPIC } from './verifier.js';
 
 interface TopicPartitions {
   name: string;
@@ -92,7 +92,14 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
     // v5+ comes from a partition leader adding a partition for a TV2 producer (Produce v12+, TxnOffsetCommit v5+).
     const clientTransactionVersion = tv2(ctx.apiVersion >= 5);
     for (const txn of req.transactions) {
-      const topicResults = await addOrVerify(txn.transactionalId, txn.producerId, txn.producerEpoch, txn.topics, txn.verifyOnly, clientTransactionVersion);
+      // A kipgen leader's probe (verifier.ts) is answered apart: it is no partition to add or verify.
+      const probed = txn.topics.some((t: TopicPartitions) => t.name === TWO_PHASE_PROBE_TOPIC);
+      const topics = probed ? txn.topics.filter((t: TopicPartitions) => t.name !== TWO_PHASE_PROBE_TOPIC) : txn.topics;
+      const topicResults = await addOrVerify(txn.transactionalId, txn.producerId, txn.producerEpoch, topics, txn.verifyOnly, clientTransactionVersion);
+      if (probed) {
+        const code = tc.isTwoPhaseTransaction(txn.transactionalId) ? ErrorCode.NONE : ErrorCode.OPERATION_NOT_ATTEMPTED;
+        topicResults.push({ name: TWO_PHASE_PROBE_TOPIC, resultsByPartition: [{ partitionIndex: 0, partitionErrorCode: code }] });
+      }
       resultsByTransaction.push({ transactionalId: txn.transactionalId, topicResults });
     }
     return AddPartitionsToTxnResponse.create({ errorCode: ErrorCode.NONE, resultsByTransaction });

@@ -80,6 +80,29 @@ export interface TwoPhaseOptions {
   keepPreparedTxn: boolean;
 }
 
+/**
+ * A transaction kept by InitProducerId(KeepPreparedTxn) for a staged recovery
+ * producer (KIP-939): prepared, so it may only be committed or aborted.
+ */
+function isKept(meta: TransactionMetadata): boolean {
+  return meta.state === TxnState.ONGOING && meta.nextProducerId >= 0n;
+}
+
+/**
+ * The answer to an add or a transactional write for a kept transaction. The
+ * Java client holds a kept transaction in PREPARED_TRANSACTION, where only
+ * commit or abort may follow (TransactionManager.java); the broker enforces it:
+ * the staged recovery identity may not add or write (INVALID_TXN_STATE) —
+ * after an exhausted epoch its producer id differs from the one the markers
+ * carry, so such a write would never be resolved and would pin the last
+ * stable offset — and the producer the keep replaced is fenced.
+ */
+function keptTransactionError(meta: TransactionMetadata, producerId: bigint, producerEpoch: number): number {
+  if (producerId === meta.nextProducerId && producerEpoch === meta.nextProducerEpoch) return ErrorCode.INVALID_TXN_STATE;
+  if (producerId === meta.producerId || producerId === meta.nextProducerId) return ErrorCode.PRODUCER_FENCED;
+  return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+}
+
 /** The identity that may act on a transactional id now: a staged recovery producer (KIP-939) if any, else the current one. */
 function ownerOf(meta: TransactionMetadata): { producerId: bigint; producerEpoch: number } {
   if (meta.state === TxnState.ONGOING && meta.nextProducerId >= 0n) return { producerId: meta.nextProducerId, producerEpoch: meta.nextProducerEpoch };
@@ -231,6 +254,7 @@ export class TransactionCoordinator {
         nextProducerId: -1n,
         nextProducerEpoch: -1,
         previousProducerId: -1n,
+        lastProducerEpoch: -1,
       };
       this.txns.set(transactionalId, meta);
     }
@@ -239,10 +263,18 @@ export class TransactionCoordinator {
     // As Kafka's prepareInitProducerIdTransit (isValidProducerId): metadata just created (epoch -1) never
     // fences — a producer whose transactional id expired, recovering with its old id and epoch, gets a new one.
     const justCreated = meta.producerEpoch === -1;
+    if (this.isInitRetry(meta, expected)) {
+      // As Kafka's prepareIncrementProducerEpoch: the expected epoch is the one this producer held before its
+      // last bump, so this is that InitProducerId again after a lost answer: the current identity, no new bump.
+      return result(ErrorCode.NONE, meta.producerId, meta.producerEpoch);
+    }
     if (!justCreated && expected.producerId >= 0n && (expected.producerId !== owner.producerId || expected.producerEpoch !== owner.producerEpoch)) {
       return fail(ErrorCode.PRODUCER_FENCED);
     }
-    if (meta.state === TxnState.ONGOING && twoPhase.keepPreparedTxn) {
+    // Only a two-phase transaction can be prepared (the Java client's prepareTransaction() needs 2PC), so only
+    // one is kept; any other open transaction is aborted as without KeepPreparedTxn. This also keeps a
+    // producer id + epoch either two-phase or not for good, which the partition leaders rely on (verifier.ts).
+    if (meta.state === TxnState.ONGOING && twoPhase.keepPreparedTxn && isTwoPhase(meta)) {
       // KIP-939: keep the transaction (prepared by a producer that is gone) for a recovery producer
       // to commit or abort. The transaction keeps its identity — what a saved PreparedTxnState names —
       // and the recovery producer gets the next epoch, which fences the old one. When no epoch is
@@ -252,7 +284,12 @@ export class TransactionCoordinator {
       const ongoing = { producerId: meta.producerId, producerEpoch: meta.producerEpoch };
       const exhausted = owner.producerEpoch >= MAX_EPOCH - 1;
       const recovery = exhausted ? { producerId: this.o.producerIds.next(), producerEpoch: 0 } : { producerId: owner.producerId, producerEpoch: owner.producerEpoch + 1 };
-      const error = await this.transition(meta, { nextProducerId: recovery.producerId, nextProducerEpoch: recovery.producerEpoch, timeoutMs: effectiveTimeoutMs });
+      const error = await this.transition(meta, {
+        nextProducerId: recovery.producerId,
+        nextProducerEpoch: recovery.producerEpoch,
+        timeoutMs: effectiveTimeoutMs,
+        lastProducerEpoch: -1,
+      });
       if (error !== ErrorCode.NONE) return fail(error);
       this.o.log(
         `transaction ${transactionalId} kept for a recovery producer (producer ${recovery.producerId} epoch ${recovery.producerEpoch}): ${describePartitions(meta.partitions)}`,
@@ -268,13 +305,18 @@ export class TransactionCoordinator {
     }
     let producerId = meta.producerId;
     let producerEpoch = meta.producerEpoch + 1;
-    if (producerEpoch >= MAX_EPOCH) {
+    const rotated = producerEpoch >= MAX_EPOCH;
+    if (rotated) {
       producerId = this.o.producerIds.next();
       producerEpoch = 0;
     }
     const error = await this.transition(meta, {
       producerId,
       producerEpoch,
+      // Kafka's prepareIncrementProducerEpoch / prepareProducerIdRotation: a producer that named its epoch may
+      // resend this request; one that did not (a new producer) fences every earlier epoch.
+      lastProducerEpoch: expected.producerId >= 0n ? meta.producerEpoch : -1,
+      ...(rotated ? { previousProducerId: meta.producerId } : {}),
       timeoutMs: effectiveTimeoutMs,
       state: TxnState.EMPTY,
       partitions: new Map(),
@@ -344,6 +386,7 @@ export class TransactionCoordinator {
     if (!this.isCoordinatorFor(transactionalId)) return ErrorCode.NOT_COORDINATOR;
     const meta = this.txns.get(transactionalId);
     if (meta === undefined) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (isKept(meta)) return keptTransactionError(meta, producerId, producerEpoch);
     const owner = ownerOf(meta);
     if (owner.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     if (producerEpoch < owner.producerEpoch) return ErrorCode.PRODUCER_FENCED;
@@ -351,6 +394,16 @@ export class TransactionCoordinator {
     if (meta.state !== TxnState.ONGOING || !meta.partitions.get(topic)?.has(partition)) return ErrorCode.INVALID_TXN_STATE;
     if (shareGroup !== undefined && !meta.shareGroups.has(shareGroup)) return ErrorCode.INVALID_TXN_STATE;
     return ErrorCode.NONE;
+  }
+
+  /**
+   * Whether the transactional id's producer uses two-phase commit (KIP-939):
+   * its transaction may be kept for a recovery producer at any time, so a
+   * partition leader verifies each of its writes (verifier.ts).
+   */
+  isTwoPhaseTransaction(transactionalId: string): boolean {
+    const meta = this.txns.get(transactionalId);
+    return meta !== undefined && isTwoPhase(meta);
   }
 
   // -------------------------------------------------------------------------
@@ -440,6 +493,8 @@ export class TransactionCoordinator {
         producerEpoch: epoch,
         nextProducerId,
         nextProducerEpoch,
+        // As Kafka's prepareAbortOrCommit: a TV2 end records the epoch it bumped from; a classic one bumps nothing.
+        ...(bump ? { lastProducerEpoch: owner.producerId === meta.producerId ? owner.producerEpoch : -1 } : {}),
         // As Kafka's prepareAbortOrCommit: the version of this EndTxn decides how the transaction ends
         // and how a retry of it is recognised — a classic client may take over an id a TV2 one used.
         clientTransactionVersion: bump ? 2 : clientTransactionVersion,
@@ -539,11 +594,24 @@ export class TransactionCoordinator {
   // -------------------------------------------------------------------------
   // Internals
 
+  /**
+   * Kafka's retry of a successful epoch bump (TransactionMetadata.prepareIncrementProducerEpoch,
+   * with TransactionCoordinator.isValidProducerId): the expected epoch is lastProducerEpoch, under
+   * the current producer id or — when that bump moved to a new one at an exhausted epoch — the one before.
+   */
+  private isInitRetry(meta: TransactionMetadata, expected: { producerId: bigint; producerEpoch: number }): boolean {
+    if (expected.producerId < 0n || meta.lastProducerEpoch < 0 || expected.producerEpoch !== meta.lastProducerEpoch) return false;
+    if (meta.state !== TxnState.EMPTY && meta.state !== TxnState.COMPLETE_COMMIT && meta.state !== TxnState.COMPLETE_ABORT) return false;
+    if (expected.producerId === meta.producerId) return expected.producerEpoch !== meta.producerEpoch;
+    return expected.producerId === meta.previousProducerId && expected.producerEpoch >= MAX_EPOCH - 1;
+  }
+
   private checkProducer(transactionalId: string, meta: TransactionMetadata | undefined, producerId: bigint, producerEpoch: number): number {
     if (!this.isCoordinatorFor(transactionalId)) return ErrorCode.NOT_COORDINATOR;
     if (meta === undefined) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     // After an epoch overflow the new producer id is handed out at PREPARE_*; it may act once COMPLETE_* is written.
     if (isPrepare(meta.state) && meta.nextProducerId === producerId && producerEpoch === meta.nextProducerEpoch) return ErrorCode.CONCURRENT_TRANSACTIONS;
+    if (isKept(meta)) return keptTransactionError(meta, producerId, producerEpoch);
     const owner = ownerOf(meta);
     if (owner.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     if (owner.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
@@ -566,7 +634,7 @@ export class TransactionCoordinator {
     // The markers carry the transaction's producer id; a recovery producer under a new id (KeepPreparedTxn
     // at an exhausted epoch) has an epoch of its own, so they take the highest epoch of the old id.
     const epoch = owner.producerId !== meta.producerId ? MAX_EPOCH : Math.min(owner.producerEpoch + step, MAX_EPOCH);
-    const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch, nextProducerId: -1n, nextProducerEpoch: -1 });
+    const error = await this.transition(meta, { state: TxnState.PREPARE_ABORT, producerEpoch: epoch, nextProducerId: -1n, nextProducerEpoch: -1, lastProducerEpoch: -1 });
     if (error !== ErrorCode.NONE) return error;
     this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);
     maybeCrash('crash-after-prepare-abort', this.o.log);

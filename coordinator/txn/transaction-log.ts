@@ -81,6 +81,7 @@ export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | nul
     nextProducerId: v.nextProducerId,
     nextProducerEpoch: v.nextProducerEpoch,
     previousProducerId: v.previousProducerId,
+    lastProducerEpoch: -1,
   };
 }
 

@@ -72,6 +72,17 @@ export interface TransactionMetadata {
   nextProducerEpoch: number;
   /** The producer id before an epoch overflow moved to a new one (an EndTxn retry from it is answered). */
   previousProducerId: bigint;
+  /**
+   * Kafka's lastProducerEpoch: the epoch the producer held before the last
+   * bump it asked for (InitProducerId with its id and epoch, or a TV2 EndTxn),
+   * so that the same InitProducerId resent after a lost answer is told the
+   * current epoch instead of PRODUCER_FENCED. -1 after any bump a producer did
+   * not ask for (fencing, a timeout, a new producer without an id), so no
+   * fenced producer can pass for a retry. In memory only, as in Kafka
+   * (TransactionLogValue has no field for it): after a restart a retry spanning
+   * it is fenced.
+   */
+  lastProducerEpoch: number;
 }
 
 /** Kafka's timeout of a two-phase-commit (KIP-939) transaction: never aborted by the timeout. */

@@ -27,14 +27,15 @@ const valueOf = (r: ShareConsumerRecord) => Buffer.from(r.value!).toString();
 
 describe('the independent checker', () => {
   it('finds planted duplicates, output without ack, ack without output, pending acks and foreign output; ignores aborted output', async () => {
-    const c = await cluster({ topics: [{ name: 'in', partitions: 1 }, { name: 'out', partitions: 1 }] });
+    // The pending ack below is a prepared transaction: two-phase commit on the broker and the acknowledger.
+    const c = await cluster({ topics: [{ name: 'in', partitions: 1 }, { name: 'out', partitions: 1 }], config: { transactionTwoPhaseCommitEnable: true } });
     await seedInput(c.bootstrap, 'in', 10);
     const empty = await snapshot(c);
     expect(empty).toMatchObject({ inputs: 10, outputs: 0, lost: 10, duplicated: 0, pending: 0 });
 
     const consumer = new KafkaShareConsumer({ bootstrapServers: c.bootstrap, groupId: 'g', acknowledgementMode: 'transactional', fetchMaxWaitMs: 100, maxPollRecords: 10, logger: null });
     const producer = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'plant', lingerMs: 1, transactionTimeoutMs: 30_000, ...quiet });
-    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'plant-acks', transactionTimeoutMs: 30_000, ...quiet });
+    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'plant-acks', transactionTwoPhaseCommitEnable: true, ...quiet });
     try {
       consumer.subscribe(['in']);
       await producer.initTransactions();

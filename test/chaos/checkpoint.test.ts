@@ -44,9 +44,12 @@ function checkpointFile(): string {
 
 type Point = 'after-share-acks' | 'after-prepare' | 'after-snapshot' | 'after-commit';
 
-/** `tv`: the brokers' finalized transaction.version (the client follows it); `twoPhase`: the sink enables KIP-939 2PC. */
-async function scenario(point: Point, tv: number, twoPhase = false) {
-  const c = await cluster({ topics: TOPICS, config: { transactionVersion: tv } });
+/**
+ * `tv`: the brokers' finalized transaction.version (the client follows it); `twoPhase`: the sink enables KIP-939 2PC
+ * (prepareTransaction() needs it, and it needs Transactions V2) and the brokers allow it.
+ */
+async function scenario(point: Point, tv: number, twoPhase = tv >= 2) {
+  const c = await cluster({ topics: TOPICS, config: { transactionVersion: tv, transactionTwoPhaseCommitEnable: twoPhase } });
   await seedInput(c.bootstrap, 'in', 32);
   const file = checkpointFile();
   const flags = twoPhase ? ['--two-phase-commit'] : [];
@@ -92,7 +95,7 @@ for (const tv of [2, 1]) {
       for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
       expect(checkpoint).toMatchObject({ checkpointId: 2, committed: false, acks: inFlight });
       expect(checkpoint.transaction).toMatchObject({ transactionalId: 'flink-sink-0' });
-      expect(recovered).toMatchObject({ outcome: 'commit', checkpointId: 2 });
+      expect(recovered).toMatchObject({ outcome: 'committed', checkpointId: 2 });
       expect(deliveriesOf([second], inFlight)).toEqual([]);
       for (const id of inFlight) expect(report.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
     });
@@ -101,8 +104,8 @@ for (const tv of [2, 1]) {
       const { inFlight, afterCrash, checkpoint, recovered, second } = await scenario('after-commit', tv);
       for (const id of inFlight) expect(afterCrash.verdicts.get(id)).toMatchObject({ outputs: 1, state: 'acknowledged' });
       expect(checkpoint).toMatchObject({ checkpointId: 2, committed: false });
-      // TV2 (KIP-939 recovery): nothing is open, the named transaction already ended. TV1: EndTxn's idempotent retry.
-      expect(recovered).toMatchObject({ outcome: tv === 2 ? 'already-complete' : 'commit', checkpointId: 2 });
+      // TV2: EndTxn for the saved epoch finds it committed (the retry rule). TV1: EndTxn's idempotent retry.
+      expect(recovered).toMatchObject({ outcome: 'committed', checkpointId: 2 });
       expect(deliveriesOf([second], inFlight)).toEqual([]);
     });
   });
@@ -110,7 +113,7 @@ for (const tv of [2, 1]) {
 
 describe('two-phase commit: the transaction coordinator is killed while a 2PC transaction is prepared', () => {
   it('the prepared transaction survives the coordinator restart and its timeout, and the recovery commits it exactly once', async () => {
-    const c = await cluster({ topics: TOPICS, config: { transactionVersion: 2, transactionAbortCheckIntervalMs: 100 } });
+    const c = await cluster({ topics: TOPICS, config: { transactionVersion: 2, transactionAbortCheckIntervalMs: 100, transactionTwoPhaseCommitEnable: true } });
     await seedInput(c.bootstrap, 'in', 32);
     const file = checkpointFile();
     const first = checkpointJob(c, 'first', file, ['--die-at', 'after-snapshot', '--die-after-n-checkpoints', '1', '--two-phase-commit', '--transaction-timeout-ms', '500']);
@@ -125,7 +128,7 @@ describe('two-phase commit: the transaction coordinator is killed while a 2PC tr
     for (const id of inFlight) expect(meanwhile.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
     const second = checkpointJob(c, 'second', file, ['--two-phase-commit']);
     const recovered = await second.waitFor((e) => e.event === 'recovered', 30_000, 'recovery');
-    expect(recovered).toMatchObject({ outcome: 'commit', checkpointId: 2 });
+    expect(recovered).toMatchObject({ outcome: 'committed', checkpointId: 2 });
     const report = await awaitComplete(c, 40_000);
     await second.stop();
     expect(report, explain(report)).toMatchObject({ inputs: 32, outputs: 32, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });

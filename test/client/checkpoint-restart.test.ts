@@ -12,6 +12,7 @@ import {
   KafkaShareConsumer,
   PreparedTxnState,
   ShareAcknowledgements,
+  InvalidTxnStateError,
   TransactionalShareAcknowledger,
   UnsupportedVersionError,
   type ShareConsumerRecord,
@@ -27,7 +28,12 @@ const quiet = { logger: null, metricsRegistry: null } as const;
 /** Far longer than any wait below: a record that comes back did so because its transaction aborted, not a lock or timeout. */
 const LOCK_MS = 20_000;
 
-async function cluster(transactionVersion?: number, extra: { lockMs?: number; abortCheckMs?: number; twoPhaseCommit?: boolean } = {}): Promise<TestCluster> {
+/**
+ * Checkpointing prepares transactions, which needs two-phase commit (KIP-939) on the broker: on here unless
+ * `twoPhaseCommit: false`; `twoPhaseCommit: null` leaves the broker's default (off, as Kafka's).
+ */
+async function cluster(transactionVersion?: number, extra: { lockMs?: number; abortCheckMs?: number; twoPhaseCommit?: boolean | null } = {}): Promise<TestCluster> {
+  const twoPhaseCommit = extra.twoPhaseCommit === undefined ? true : extra.twoPhaseCommit;
   const c = await startCluster({
     config: {
       topics: [
@@ -36,7 +42,7 @@ async function cluster(transactionVersion?: number, extra: { lockMs?: number; ab
       ],
       ...(transactionVersion === undefined ? {} : { transactionVersion }),
       ...(extra.abortCheckMs === undefined ? {} : { transactionAbortCheckIntervalMs: extra.abortCheckMs }),
-      ...(extra.twoPhaseCommit === undefined ? {} : { transactionTwoPhaseCommitEnable: extra.twoPhaseCommit }),
+      ...(twoPhaseCommit === null ? {} : { transactionTwoPhaseCommitEnable: twoPhaseCommit }),
       shareGroup: { recordLockDurationMs: extra.lockMs ?? LOCK_MS, heartbeatIntervalMs: 100 },
     },
   });
@@ -46,6 +52,13 @@ async function cluster(transactionVersion?: number, extra: { lockMs?: number; ab
 
 function producer(c: TestCluster, transactionalId: string): KafkaProducer {
   const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId, lingerMs: 1, maxBlockMs: 5_000, transactionTimeoutMs: 60_000, ...quiet });
+  cleanups.push(() => p.close(1_000));
+  return p;
+}
+
+/** A checkpointing job's producer: prepareTransaction() needs two-phase commit. */
+function sink(c: TestCluster, transactionalId: string): KafkaProducer {
+  const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId, transactionTwoPhaseCommitEnable: true, lingerMs: 1, maxBlockMs: 5_000, ...quiet });
   cleanups.push(() => p.close(1_000));
   return p;
 }
@@ -85,31 +98,32 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
       await seed(c, 0, 6);
       const s = consumer(c, 'job');
       s.subscribe(['in']);
-      const sink = producer(c, 'job-sink-0');
-      await sink.initTransactions();
+      const job = sink(c, 'job-sink-0');
+      await job.initTransactions();
 
       // T1: records v0-v2 → output, acks; checkpoint 1 saves the prepared transaction; completes; commit.
       const firstBatch = await pollUntil(s, 6);
       expect(firstBatch).toHaveLength(6);
       const t1 = firstBatch.slice(0, 3);
       const t2Records = firstBatch.slice(3);
-      sink.beginTransaction();
-      for (const r of t1) void sink.send({ topic: 'out', partition: 0, value: `T1-${Buffer.from(r.value!).toString()}` });
-      await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(t1, 'accept'), s.groupMetadata());
-      const checkpoint1 = (await sink.prepareTransaction()).toString(); // stored in the checkpoint as text
-      await sink.commitTransaction();
+      job.beginTransaction();
+      for (const r of t1) void job.send({ topic: 'out', partition: 0, value: `T1-${Buffer.from(r.value!).toString()}` });
+      await job.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(t1, 'accept'), s.groupMetadata());
+      const checkpoint1 = (await job.prepareTransaction()).toString(); // stored in the checkpoint as text
+      await job.commitTransaction();
 
       // T2 with the same producer: output and acks; the job dies before checkpoint 2 completes.
-      sink.beginTransaction();
-      for (const r of t2Records) void sink.send({ topic: 'out', partition: 1, value: `T2-${Buffer.from(r.value!).toString()}` });
-      await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(t2Records, 'accept'), s.groupMetadata());
-      if (t2 === 'prepared') await sink.prepareTransaction();
-      else await sink.flush();
-      await crash(sink, s);
+      job.beginTransaction();
+      for (const r of t2Records) void job.send({ topic: 'out', partition: 1, value: `T2-${Buffer.from(r.value!).toString()}` });
+      await job.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(t2Records, 'accept'), s.groupMetadata());
+      if (t2 === 'prepared') await job.prepareTransaction();
+      else await job.flush();
+      await crash(job, s);
 
       // Recovery restores checkpoint 1 and finishes its transaction.
       const outcome = await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint1, 'commit');
-      expect(outcome).toBe('aborted'); // T2 was open, and it is not the transaction checkpoint 1 names
+      // T2 was open, not the transaction checkpoint 1 names: aborted. T1 ended before, and the coordinator keeps no older state.
+      expect(outcome).toBe('unknown');
 
       expect((await readCommitted(c.bootstrap, 'out', 500)).sort()).toEqual(['T1-v0', 'T1-v1', 'T1-v2']);
       // T2's records come back at once (the lock is 20 s and the transaction timeout 60 s); T1's never.
@@ -137,7 +151,7 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
     await seed(c, 0, 4);
     const s = consumer(c, 'source');
     s.subscribe(['in']);
-    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'source-0', maxBlockMs: 5_000, ...quiet });
+    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'source-0', transactionTwoPhaseCommitEnable: true, maxBlockMs: 5_000, ...quiet });
     cleanups.push(() => acker.close(1_000));
     await acker.initTransactions();
     const records = await pollUntil(s, 4);
@@ -149,9 +163,9 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
     expect(saved2.equals(saved1)).toBe(false); // Transactions V2: every transaction has its own epoch
     await crash(acker, s);
 
-    expect(await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('aborted');
-    // Checkpoint 1's transaction already committed: completing it again is a no-op success.
-    expect(await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('none');
+    // Checkpoint 2's transaction was open: aborted. What became of checkpoint 1's the coordinator no longer knows.
+    expect(await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('unknown');
+    expect(await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('unknown');
     const s2 = consumer(c, 'source');
     s2.subscribe(['in']);
     const again = await pollUntil(s2, 2, 3_000);
@@ -164,21 +178,76 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
     await seed(c, 0, 2);
     const s = consumer(c, 'exact');
     s.subscribe(['in']);
-    const sink = producer(c, 'exact-sink');
-    await sink.initTransactions();
+    const job = sink(c, 'exact-sink');
+    await job.initTransactions();
     const records = await pollUntil(s, 2);
-    sink.beginTransaction();
-    for (const r of records) void sink.send({ topic: 'out', partition: 0, value: `X-${Buffer.from(r.value!).toString()}` });
-    await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
-    const saved = await sink.prepareTransaction();
-    await crash(sink, s); // checkpoint completed, the job died before committing
+    job.beginTransaction();
+    for (const r of records) void job.send({ topic: 'out', partition: 0, value: `X-${Buffer.from(r.value!).toString()}` });
+    await job.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
+    const saved = await job.prepareTransaction();
+    await crash(job, s); // checkpoint completed, the job died before committing
     const config = { bootstrapServers: c.bootstrap, logger: null };
     expect(await KafkaProducer.completeTransaction(config, PreparedTxnState.fromString(saved.toString()), 'commit')).toBe('committed');
-    expect(await KafkaProducer.completeTransaction(config, saved, 'commit')).toBe('none');
+    // Again (a recovery that died before recording it): the coordinator still knows it committed, nothing twice.
+    expect(await KafkaProducer.completeTransaction(config, saved, 'commit')).toBe('committed');
     expect((await readCommitted(c.bootstrap, 'out', 500)).sort()).toEqual(['X-v0', 'X-v1']);
     const s2 = consumer(c, 'exact');
     s2.subscribe(['in']);
     expect(await s2.poll(500)).toEqual([]);
+  });
+});
+
+describe('issue 34 item 3: prepareTransaction needs two-phase commit; completeTransaction says what became of the saved transaction', () => {
+  it("prepareTransaction() without two-phase commit throws InvalidTxnStateError (Kafka's KafkaProducer.prepareTransaction); the transaction can still commit", async () => {
+    const c = await cluster();
+    const p = producer(c, 'no-2pc');
+    await p.initTransactions();
+    p.beginTransaction();
+    const sent = p.send({ topic: 'out', partition: 0, value: 'no-2pc' });
+    const refused = p.prepareTransaction();
+    await expect(refused).rejects.toBeInstanceOf(InvalidTxnStateError);
+    await expect(refused).rejects.toThrow(/prepareTransaction\(\) needs two-phase commit: set transactionTwoPhaseCommitEnable: true/);
+    expect(p.transactionState).toBe('IN_TRANSACTION');
+    await sent;
+    await p.commitTransaction();
+    expect(await readCommitted(c.bootstrap, 'out', 500)).toContain('no-2pc');
+  });
+
+  it("'committed' and 'aborted' while the coordinator's state still shows the saved transaction's end (its epoch + 1), 'unknown' once it moved past it", async () => {
+    const c = await cluster();
+    const config = { bootstrapServers: c.bootstrap, maxBlockMs: 5_000, logger: null };
+    // Ended aborted by its producer: COMPLETE_ABORT at the saved epoch + 1 (before, completeTransaction answered 'none').
+    const a = sink(c, 'fate-aborted');
+    await a.initTransactions();
+    a.beginTransaction();
+    await a.send({ topic: 'out', partition: 0, value: 'fate-aborted' });
+    const savedAborted = await a.prepareTransaction();
+    await a.abortTransaction();
+    expect(await KafkaProducer.completeTransaction(config, savedAborted, 'commit')).toBe('aborted');
+    // Committed, then asked again, for either result: 'committed', and nothing changes.
+    const b = sink(c, 'fate-committed');
+    await b.initTransactions();
+    b.beginTransaction();
+    await b.send({ topic: 'out', partition: 1, value: 'fate-committed' });
+    const savedCommitted = await b.prepareTransaction();
+    // Prepared: only the end may follow (the Java client's PREPARED_TRANSACTION).
+    await expect(b.send({ topic: 'out', partition: 1, value: 'after-prepare' })).rejects.toThrow(/was prepared; only commitTransaction\(\) or abortTransaction\(\)/);
+    await b.commitTransaction();
+    expect(await KafkaProducer.completeTransaction(config, savedCommitted, 'commit')).toBe('committed');
+    expect(await KafkaProducer.completeTransaction(config, savedCommitted, 'abort')).toBe('committed');
+    // Prepared with nothing in it and never ended: nothing of it reached the coordinator, so nothing of it commits.
+    const e = sink(c, 'fate-empty');
+    await e.initTransactions();
+    e.beginTransaction();
+    const savedEmpty = await e.prepareTransaction();
+    await crash(e, consumer(c, 'fate-empty-group'));
+    expect(await KafkaProducer.completeTransaction(config, savedEmpty, 'commit')).toBe('aborted');
+    // A later transaction of the same producer ended since: the coordinator keeps no older state.
+    b.beginTransaction();
+    await b.send({ topic: 'out', partition: 1, value: 'fate-later' });
+    await b.commitTransaction();
+    expect(await KafkaProducer.completeTransaction(config, savedCommitted, 'commit')).toBe('unknown');
+    expect((await readCommitted(c.bootstrap, 'out', 500)).sort()).toEqual(['fate-committed', 'fate-later']);
   });
 });
 
@@ -191,22 +260,22 @@ describe('an empty checkpoint period', () => {
       await seed(c, 0, 2);
       const s = consumer(c, `idle-${end}`);
       s.subscribe(['in']);
-      const sink = producer(c, `idle-${end}-sink`);
-      await sink.initTransactions();
-      sink.beginTransaction();
-      const saved1 = await sink.prepareTransaction();
-      await (end === 'commit' ? sink.commitTransaction() : sink.abortTransaction());
-      expect(sink.transactionSnapshot().equals(saved1)).toBe(false);
+      const job = sink(c, `idle-${end}-sink`);
+      await job.initTransactions();
+      job.beginTransaction();
+      const saved1 = await job.prepareTransaction();
+      await (end === 'commit' ? job.commitTransaction() : job.abortTransaction());
+      expect(job.transactionSnapshot().equals(saved1)).toBe(false);
       // The next period has input: T2, prepared; the job dies before checkpoint 2 completes.
       const records = await pollUntil(s, 2);
-      sink.beginTransaction();
-      for (const r of records) void sink.send({ topic: 'out', partition: 0, value: `T2-${Buffer.from(r.value!).toString()}` });
-      await sink.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
-      const saved2 = await sink.prepareTransaction();
+      job.beginTransaction();
+      for (const r of records) void job.send({ topic: 'out', partition: 0, value: `T2-${Buffer.from(r.value!).toString()}` });
+      await job.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
+      const saved2 = await job.prepareTransaction();
       expect(saved2.equals(saved1)).toBe(false);
-      await crash(sink, s);
+      await crash(job, s);
       // Recovery restores checkpoint 1: T2 is not the transaction it names, so T2 is aborted, never committed.
-      expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('aborted');
+      expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, saved1, 'commit')).toBe('unknown');
       expect(await readCommitted(c.bootstrap, 'out', 500)).toEqual([]);
       const s2 = consumer(c, `idle-${end}`);
       s2.subscribe(['in']);
@@ -240,8 +309,8 @@ describe('two-phase commit and the records its share acks pin (coordinator/share
     await fresh.initTransactions();
     const back = await pollUntil(s2, 2, 3_000);
     expect(values(back)).toEqual(values(records));
-    // The saved state now names an aborted transaction: completing it finds nothing open.
-    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, state, 'commit')).toBe('none');
+    // The new instance aborted it (fencing bumps the epoch twice under TV2) and moved on: the coordinator no longer holds it.
+    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, state, 'commit')).toBe('unknown');
   });
 });
 
@@ -308,8 +377,8 @@ describe('the protocol the producer picks', () => {
 });
 
 describe('a broker that refuses two-phase commit', () => {
-  it('initTransactions() of a 2PC producer says so and what to do', async () => {
-    const c = await cluster(undefined, { twoPhaseCommit: false });
+  it('issue 34 item 3: by default, as Kafka (transaction.two.phase.commit.enable false): initTransactions() of a 2PC producer says so and what to do', async () => {
+    const c = await cluster(undefined, { twoPhaseCommit: null });
     const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'refused-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
     cleanups.push(() => p.close(1_000));
     await expect(p.initTransactions()).rejects.toThrow(/TRANSACTIONAL_ID_AUTHORIZATION_FAILED.*refuses two-phase commit/s);

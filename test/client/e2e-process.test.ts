@@ -29,6 +29,8 @@ it('a prepared transaction (sink output + share acks) survives kill -9 of the br
       { name: 'out', partitions: 1 },
     ],
     shareGroup: { recordLockDurationMs: 3_000, heartbeatIntervalMs: 100 },
+    // The sink prepares its transaction: two-phase commit (KIP-939).
+    transactionTwoPhaseCommitEnable: true,
   });
   cleanups.push(() => broker.stop());
   const quiet = { logger: null, metricsRegistry: null } as const;
@@ -53,6 +55,7 @@ it('a prepared transaction (sink output + share acks) survives kill -9 of the br
   const sink = new KafkaProducer({
     bootstrapServers: broker.bootstrap,
     transactionalId: 'job-sink',
+    transactionTwoPhaseCommitEnable: true,
     lingerMs: 1,
     maxBlockMs: 3_000,
     ...quiet,
@@ -69,11 +72,9 @@ it('a prepared transaction (sink output + share acks) survives kill -9 of the br
 
   await broker.launch();
   // notifyCheckpointComplete after the restart.
-  await KafkaProducer.completeTransaction(
-    { bootstrapServers: broker.bootstrap, logger: null, maxBlockMs: 10_000 },
-    checkpoint,
-    'commit',
-  );
+  expect(
+    await KafkaProducer.completeTransaction({ bootstrapServers: broker.bootstrap, logger: null, maxBlockMs: 10_000 }, checkpoint, 'commit'),
+  ).toBe('committed');
   expect((await readCommitted(broker.bootstrap, 'out')).sort()).toEqual(['out-v0', 'out-v1', 'out-v2', 'out-v3']);
 
   // The acks committed too: a new member of the group gets nothing back, even after the lock time.

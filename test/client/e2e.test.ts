@@ -134,13 +134,15 @@ describe('KIP-1289 end to end', () => {
   });
 
   it('2.2 a source without a producer: TransactionalShareAcknowledger commits acks, aborts redeliver', async () => {
-    const c = await cluster();
+    // prepareAcknowledgements() prepares a transaction: two-phase commit, on the broker and the acknowledger.
+    const c = await cluster({ config: { transactionTwoPhaseCommitEnable: true } });
     await seed(c, 4);
     const s = consumer(c, 'source');
     s.subscribe(['in']);
     const acker = new TransactionalShareAcknowledger({
       bootstrapServers: c.bootstrap,
       transactionalId: 'src-1',
+      transactionTwoPhaseCommitEnable: true,
       ...quiet,
     });
     cleanups.push(() => acker.close());
@@ -179,11 +181,11 @@ describe('KIP-1289 end to end', () => {
   });
 
   it('2.3 source + sink in one transaction, prepared at a checkpoint and committed after a restart', async () => {
-    const c = await cluster();
+    const c = await cluster({ config: { transactionTwoPhaseCommitEnable: true } });
     await seed(c, 5);
     const s = consumer(c, 'flink');
     s.subscribe(['in']);
-    const sink = producer(c, 'flink-sink-0');
+    const sink = producer(c, 'flink-sink-0', { transactionTwoPhaseCommitEnable: true });
     await sink.initTransactions();
     const records = await pollUntil(s, 5);
     sink.beginTransaction();
@@ -196,12 +198,12 @@ describe('KIP-1289 end to end', () => {
     // The job "crashes": the producer's connections are gone without ending the transaction.
     await (sink as unknown as { cluster: { close(): Promise<void> } }).cluster.close();
     // notifyCheckpointComplete after the restart: commit exactly that transaction; once it committed, completing it
-    // again (or aborting: nothing is open) changes nothing (KIP-939).
+    // again (or aborting it) changes nothing and says it committed (KIP-939).
     expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'commit')).toBe('committed');
     expect(
       await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'commit'),
-    ).toBe('none');
-    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'abort')).toBe('none');
+    ).toBe('committed');
+    expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'abort')).toBe('committed');
     expect((await readCommitted(c.bootstrap, 'out')).sort()).toEqual(['S-v0', 'S-v1', 'S-v2', 'S-v3', 'S-v4']);
     // The acks committed with the output: nothing is redelivered.
     expect(await s.poll(300)).toEqual([]);

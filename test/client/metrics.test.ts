@@ -98,7 +98,9 @@ describe('KIP-1289 share-transaction metrics', () => {
   it('counts a timeout when the coordinator aborted a share transaction that outlived transaction.timeout.ms', async () => {
     fake = await FakeKafka.start({ topics: { in: { topicId: TOPIC_ID, partitions: 1 } } });
     fake.on(26, () => respond({ errorCode: 90 }));
-    const a = new TransactionalShareAcknowledger({
+    // A producer, not the acknowledger: the acks must be pending past the timeout before the commit, and only a
+    // two-phase-commit producer may prepare (which the coordinator would then not time out).
+    const a = new KafkaProducer({
       bootstrapServers: fake.bootstrap,
       transactionalId: 'tx-t',
       transactionTimeoutMs: 50,
@@ -106,10 +108,10 @@ describe('KIP-1289 share-transaction metrics', () => {
       logger: null,
     });
     await a.initTransactions();
-    const prepared = a.prepareAcknowledgements(acks(0), group);
-    await prepared;
+    a.beginTransaction();
+    await a.sendShareAcksToTransaction(acks(0), group);
     await new Promise((r) => setTimeout(r, 80));
-    await expect(a.commitPrepared()).rejects.toBeInstanceOf(ProducerFencedError);
+    await expect(a.commitTransaction()).rejects.toBeInstanceOf(ProducerFencedError);
     expect(a.metrics()['share-transaction-timeout-total']).toBe(1);
     expect(a.metrics()['share-transaction-abort-total']).toBe(1);
     expect(a.metrics()['share-transaction-active']).toBe(0);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   IllegalStateError,
+  InvalidTxnStateError,
   KafkaProducer,
   ProducerFencedError,
   ShareAcknowledgements,
@@ -374,16 +375,16 @@ describe('TransactionManager state machine', () => {
     expect(most).toBe(1);
   });
 
-  it('prepareTransaction leaves the transaction open and only commit/abort may follow; completeTransaction ends it by snapshot', async () => {
+  it('prepareTransaction needs two-phase commit (InitProducerId v6, Transactions V2: not on this classic broker); a saved snapshot is ended by completeTransaction only with classicProtocolFallback', async () => {
     const p = await setup();
     await p.initTransactions();
     p.beginTransaction();
     await p.send({ topic: 'out', partition: 0, value: 'x' });
-    const prepared = await p.prepareTransaction();
+    // As Kafka's KafkaProducer.prepareTransaction: InvalidTxnStateException without 2PC; the transaction stays open.
+    await expect(p.prepareTransaction()).rejects.toBeInstanceOf(InvalidTxnStateError);
+    expect(p.transactionState).toBe('IN_TRANSACTION');
+    const prepared = p.transactionSnapshot();
     expect(prepared).toEqual({ transactionalId: 'tx-1', producerId: 1000n, producerEpoch: 1 });
-    await expect(p.send({ topic: 'out', partition: 0, value: 'y' })).rejects.toThrow(
-      /was prepared; only commitTransaction\(\) or abortTransaction\(\)/,
-    );
     // The fake broker speaks the classic protocol only: recovery there needs the explicit opt-in (else UnsupportedVersionError).
     await expect(KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null }, prepared, 'commit')).rejects.toThrow(/pass classicProtocolFallback: true/);
     await KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null, classicProtocolFallback: true }, prepared, 'commit');
@@ -422,9 +423,8 @@ describe('TransactionalShareAcknowledger behaves as Kafka’s producer', () => {
       await expect(acker.abortAcknowledgements()).rejects.toThrow(IllegalStateError);
       await expect(acker.abortAcknowledgements()).rejects.toThrow(/no transaction is in progress/);
       expect(acker.transactionState).toBe('READY');
-      await acker.prepareAcknowledgements(acks(), group);
       fake.on(26, () => ({ kind: 'stall' }));
-      await expect(acker.commitPrepared()).rejects.toThrow(KafkaTimeoutError);
+      await expect(acker.commitAcknowledgements(acks(), group)).rejects.toThrow(KafkaTimeoutError);
       expect(acker.transactionState).toBe('COMMITTING_TRANSACTION');
       fake.overrides.delete(26);
       await acker.commitPrepared(); // the retry finishes the same commit

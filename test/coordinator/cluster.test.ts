@@ -35,6 +35,7 @@ beforeAll(async () => {
     topics: [{ name: 'out', partitions: 3 }],
     transactionStatePartitions: TXN_PARTITIONS,
     consumerOffsetsPartitions: 3,
+    transactionTwoPhaseCommitEnable: true,
   });
   clients = cluster.clients;
 });
@@ -89,5 +90,26 @@ describe('three-node cluster', () => {
     await cluster.restart(2);
     await eventually(async () => (await fetchAll(clients[2]!, 'out', 2, 'read_committed')).records.some((r) => r.value === 'survives'), 8000, 'marker after restart');
     await eventually(async () => (await endTxn(tc, id, producerId, producerEpoch, true)) === 0, 5000, 'COMPLETE_COMMIT');
+  });
+
+  it('issue 34 item 5: a leader on another node than the coordinator verifies each write of a two-phase producer, so KeepPreparedTxn fences the old epoch there', async () => {
+    const id = txnIdOnNode0('tx-keep-remote');
+    const [tc, leader1] = clients as [TestClient, TestClient];
+    const old = await tc.call(22, { transactionalId: id, transactionTimeoutMs: 20_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }, 6);
+    expect(old.errorCode).toBe(0);
+    const write = (value: string, producerEpoch: number, baseSequence: number) =>
+      leader1.call(0, { transactionalId: id, acks: -1, timeoutMs: 5000, topicData: [{ name: 'out', partitionData: [{ index: 1, records: batch({ values: [value], producerId: old.producerId, producerEpoch, baseSequence, transactional: true }) }] }] }, 12);
+    const codeOf = (r: any): number => r.responses[0].partitionResponses[0].errorCode;
+    // Node 1 adds out-1 through node 0 (AddPartitionsToTxn v5) with the first write; the second is verified too.
+    expect(codeOf(await write('remote-1', old.producerEpoch, 0))).toBe(0);
+    expect(codeOf(await write('remote-2', old.producerEpoch, 1))).toBe(0);
+    const kept = await tc.call(22, { transactionalId: id, transactionTimeoutMs: 20_000, producerId: -1n, producerEpoch: -1, enable2Pc: true, keepPreparedTxn: true }, 6);
+    expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerEpoch: old.producerEpoch });
+    expect(codeOf(await write('remote-zombie', old.producerEpoch, 2))).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect((await tc.call(26, { transactionalId: id, producerId: kept.producerId, producerEpoch: kept.producerEpoch, committed: true }, 5)).errorCode).toBe(0);
+    await eventually(async () => (await fetchAll(leader1, 'out', 1, 'read_committed')).records.some((r) => r.value === 'remote-2'), 5000, 'node 1 commit');
+    const values = (await fetchAll(leader1, 'out', 1, 'read_committed')).records.map((r) => r.value);
+    expect(values).toEqual(expect.arrayContaining(['remote-1', 'remote-2']));
+    expect(values).not.toContain('remote-zombie');
   });
 });

@@ -42,6 +42,7 @@ const TOPICS = [
   'txn-iso',
   'txn-errors',
   'txn-fence',
+  'txn-keep',
   'txn-retry',
   'txn-retry-client',
   'ack-expiry',
@@ -91,6 +92,8 @@ async function start(): Promise<void> {
       port: 0,
       ...FAST,
       dataDir,
+      // Two-phase commit for the KeepPreparedTxn test (Kafka's default, and kipgen's, is off).
+      transactionTwoPhaseCommitEnable: true,
       topics: TOPICS.map((name) => ({ name, partitions: name === 'groups' ? 2 : 1 })),
       shareGroup: {
         recordLockDurationMs: LOCK_MS,
@@ -861,6 +864,38 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect([ErrorCode.PRODUCER_FENCED, 47]).toContain(late.errorCode); // PRODUCER_FENCED here, INVALID_PRODUCER_EPOCH from the TC
     const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txf')!.state;
     expect(state.ranges.find((r) => r.firstOffset === 0n)!.state).toBe('AVAILABLE');
+  });
+
+  it('issue 34 item 5: after KeepPreparedTxn the old producer epoch is fenced on the share-state partition its transaction already holds', async () => {
+    const t = topicId('txn-keep');
+    await produceValues('txn-keep', ['a', 'b']);
+    await heartbeat(c, 'g-txk', 'm1', 0, ['txn-keep']);
+    await heartbeat(c, 'g-txk', 'm1', 1, null);
+    const old = await c.call(22, { transactionalId: 'tx-keep', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }, 6);
+    expect(old.errorCode).toBe(0);
+    expect((await addShareAcksToTxn(c, 'tx-keep', old.producerId, old.producerEpoch, 'g-txk', 'txn-keep', [0])).errorCode).toBe(0);
+    await open(c, 'g-txk', 'm1', 'txn-keep');
+    const ack = (producerEpoch: number, offset: bigint) =>
+      txnShareAcknowledge(c, {
+        groupId: 'g-txk',
+        transactionalId: 'tx-keep',
+        producerId: old.producerId,
+        producerEpoch,
+        memberId: 'm1',
+        partitions: [{ topicId: t, partition: 0, batches: [{ first: offset, last: offset, type: AckType.ACCEPT }] }],
+      });
+    expect((await ack(old.producerEpoch, 0n)).errorCode).toBe(0);
+    // A recovery producer keeps the prepared transaction: the producer that prepared it may not add to it any more,
+    // though its transaction is open in this __share_group_state partition for this very group.
+    const kept = await c.call(22, { transactionalId: 'tx-keep', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true, keepPreparedTxn: true }, 6);
+    expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerEpoch: old.producerEpoch });
+    expect((await ack(old.producerEpoch, 1n)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await endTxn(c, 'tx-keep', kept.producerId, kept.producerEpoch, true)).toBe(0);
+    await eventually(() => sc.describe().pendingTransactions.length === 0, 5_000, 'commit marker');
+    const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txk')!.state;
+    // Offset 0 committed with the transaction (the start moved past it); offset 1 was never part of it: still acquired.
+    expect(state.startOffset).toBe(1n);
+    expect(state.ranges.find((r) => r.firstOffset === 1n)!.state).toBe('ACQUIRED');
   });
 
   it('a retry of a stored TxnShareAcknowledge (same bytes, response lost) succeeds without a second write; commit applies it once', async () => {

@@ -17,7 +17,7 @@ let c: TestClient;
 let c1: TestClient;
 
 beforeAll(async () => {
-  broker = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionMaxTimeoutMs: 60_000, transactionAbortCheckIntervalMs: 50 });
+  broker = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionMaxTimeoutMs: 60_000, transactionAbortCheckIntervalMs: 50, transactionTwoPhaseCommitEnable: true });
   pinned = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionVersion: 1, transactionTwoPhaseCommitEnable: false });
   c = await TestClient.connect(broker.port);
   c1 = await TestClient.connect(pinned.port);
@@ -76,7 +76,7 @@ describe('Transactions V2', () => {
     expect((await endTxn(c, 'tv2-basic', producerId, e, false)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
     // The next transaction runs under e + 1 (sequence 0 again); the old epoch is fenced.
     expect((await produceV(c, 12, 'tv2-basic', 0, ['b'], producerId, e + 1)).errorCode).toBe(0);
-    expect((await produceV(c, 12, 'tv2-basic', 1, ['zombie'], producerId, e)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect((await produceV(c, 12, 'tv2-basic', 1, ['zombie'], producerId, e)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
     expect((await endTxn(c, 'tv2-basic', producerId, e, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
     expect(await endTxn(c, 'tv2-basic', producerId, e + 1, false)).toMatchObject({ errorCode: 0, producerEpoch: e + 2 });
     await eventually(() => broker.transactions.get('tv2-basic')?.state === TxnState.COMPLETE_ABORT);
@@ -175,7 +175,7 @@ describe('Transactions V2', () => {
     expect(await endTxn(c, id, producerId, e, false)).toMatchObject({ errorCode: 0, producerId, producerEpoch: e + 1 });
     expect((await endTxn(c, id, producerId, e, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
     // The old epoch starts no transaction any more.
-    expect((await produceV(c, 12, id, 1, ['empty-abort-zombie'], producerId, e)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect((await produceV(c, 12, id, 1, ['empty-abort-zombie'], producerId, e)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
     // An empty transaction after an empty one (COMPLETE_ABORT), then one after a commit (COMPLETE_COMMIT): each abort bumps.
     expect(await endTxn(c, id, producerId, e + 1, false)).toMatchObject({ errorCode: 0, producerEpoch: e + 2 });
     await eventually(stateIs(TxnState.COMPLETE_ABORT));
@@ -186,7 +186,7 @@ describe('Transactions V2', () => {
     expect((await endTxn(c, id, producerId, e + 3, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
     expect(await endTxn(c, id, producerId, e + 3, false)).toMatchObject({ errorCode: 0, producerEpoch: e + 4 });
     await eventually(stateIs(TxnState.COMPLETE_ABORT));
-    expect((await produceV(c, 12, id, 1, ['empty-abort-late'], producerId, e + 3)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect((await produceV(c, 12, id, 1, ['empty-abort-late'], producerId, e + 3)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
     const visible = await committedValues(c, 1);
     expect(visible).toContain('empty-abort-real');
     expect(visible).not.toContain('empty-abort-zombie');
@@ -297,7 +297,7 @@ describe('two-phase commit (KIP-939)', () => {
 
   it('the kept transaction survives a coordinator restart with its identity and recovery producer', async () => {
     const dir = tempDir();
-    let b = await startTestBroker({ dataDir: dir, topics: TOPICS });
+    let b = await startTestBroker({ dataDir: dir, topics: TOPICS, transactionTwoPhaseCommitEnable: true });
     let client = await TestClient.connect(b.port);
     try {
       const a = await init(client, '2pc-restart', { enable2Pc: true });
@@ -305,7 +305,7 @@ describe('two-phase commit (KIP-939)', () => {
       const kept = await init(client, '2pc-restart', { enable2Pc: true, keepPreparedTxn: true });
       await client.close();
       await b.close();
-      b = await startTestBroker({ dataDir: dir, topics: TOPICS });
+      b = await startTestBroker({ dataDir: dir, topics: TOPICS, transactionTwoPhaseCommitEnable: true });
       client = await TestClient.connect(b.port);
       expect(b.transactions.get('2pc-restart')).toMatchObject({ state: TxnState.ONGOING, producerEpoch: a.producerEpoch, nextProducerEpoch: kept.producerEpoch });
       expect(await endTxn(client, '2pc-restart', kept.producerId, kept.producerEpoch, false)).toMatchObject({ errorCode: 0 });
@@ -315,6 +315,85 @@ describe('two-phase commit (KIP-939)', () => {
       await client.close();
       await b.close();
     }
+  });
+});
+
+describe('issue 34: deviations from Kafka transaction rules', () => {
+  it('item 4: a transaction kept at the last epoch refuses adds and writes from the recovery producer (INVALID_TXN_STATE), so none hangs after the commit', async () => {
+    const id = 'keep-last-epoch-writes';
+    const a = await init(c, id, { enable2Pc: true });
+    (broker.transactions.get(id) as { producerEpoch: number }).producerEpoch = 32766;
+    expect((await produceV(c, 12, id, 0, ['kept-at-last-epoch'], a.producerId, 32766)).errorCode).toBe(0);
+    const kept = await init(c, id, { enable2Pc: true, keepPreparedTxn: true });
+    expect(kept).toMatchObject({ errorCode: 0, producerEpoch: 0, ongoingTxnProducerId: a.producerId });
+    // The recovery producer holds the transaction prepared (the Java client's PREPARED_TRANSACTION): commit or abort only.
+    expect((await produceV(c, 12, id, 0, ['recovery-write'], kept.producerId, 0)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await addPartitions(c, id, kept.producerId, 0, 'out', [1])).toEqual([ErrorCode.INVALID_TXN_STATE]);
+    expect(await endTxn(c, id, kept.producerId, 0, true)).toMatchObject({ errorCode: 0 });
+    await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_COMMIT);
+    // Nothing under the recovery producer's id was left open: the last stable offset moves on to later commits.
+    expect((await produceV(c, 12, id, 0, ['after-kept'], kept.producerId, 1)).errorCode).toBe(0);
+    expect((await endTxn(c, id, kept.producerId, 1, true)).errorCode).toBe(0);
+    await eventually(async () => (await committedValues(c, 0)).includes('after-kept'));
+    const visible = await committedValues(c, 0);
+    expect(visible).toContain('kept-at-last-epoch');
+    expect(visible).not.toContain('recovery-write');
+  });
+
+  it('item 5: after KeepPreparedTxn the old producer epoch is fenced on a partition its transaction already wrote to (INVALID_PRODUCER_EPOCH), and nothing of it commits', async () => {
+    const id = 'keep-fences-old-epoch';
+    const a = await init(c, id, { enable2Pc: true });
+    expect((await produceV(c, 12, id, 1, ['before-keep'], a.producerId, a.producerEpoch, 0)).errorCode).toBe(0);
+    expect((await produceV(c, 12, id, 1, ['before-keep-2'], a.producerId, a.producerEpoch, 1)).errorCode).toBe(0);
+    const kept = await init(c, id, { enable2Pc: true, keepPreparedTxn: true });
+    expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerEpoch: a.producerEpoch });
+    const zombie = await produceV(c, 12, id, 1, ['zombie-after-keep'], a.producerId, a.producerEpoch, 2);
+    expect(zombie.errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect(await endTxn(c, id, kept.producerId, kept.producerEpoch, true)).toMatchObject({ errorCode: 0 });
+    await eventually(() => broker.transactions.get(id)?.state === TxnState.COMPLETE_COMMIT);
+    const visible = await committedValues(c, 1);
+    expect(visible).toEqual(expect.arrayContaining(['before-keep', 'before-keep-2']));
+    expect(visible).not.toContain('zombie-after-keep');
+  });
+
+  it('item 6: InitProducerId resent after its answer was lost gets the epoch it bumped to, not PRODUCER_FENCED; older epochs stay fenced', async () => {
+    const id = 'init-retry';
+    const first = await init(c, id, {}, 5);
+    const bump = { producerId: first.producerId, producerEpoch: first.producerEpoch };
+    const bumped = await init(c, id, bump, 5);
+    expect(bumped).toMatchObject({ errorCode: 0, producerId: first.producerId, producerEpoch: first.producerEpoch + 1 });
+    // The same request again (TransactionMetadata: the expected epoch is lastProducerEpoch): the current epoch, no new bump.
+    expect(await init(c, id, bump, 5)).toMatchObject({ errorCode: 0, producerId: first.producerId, producerEpoch: first.producerEpoch + 1 });
+    expect(broker.transactions.get(id)?.producerEpoch).toBe(first.producerEpoch + 1);
+    // One bump later the first epoch is no retry any more.
+    expect(await init(c, id, { producerId: first.producerId, producerEpoch: first.producerEpoch + 1 }, 5)).toMatchObject({ errorCode: 0, producerEpoch: first.producerEpoch + 2 });
+    expect((await init(c, id, bump, 5)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    // A new producer (no id) fences every earlier epoch, the one just before it too.
+    expect((await init(c, id, {}, 5)).producerEpoch).toBe(first.producerEpoch + 3);
+    expect((await init(c, id, { producerId: first.producerId, producerEpoch: first.producerEpoch + 2 }, 5)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    // A bump from the last usable epoch moves to a new producer id; resent, it names the old id (isValidProducerId).
+    const rotating = await init(c, `${id}-rotation`, {}, 5);
+    (broker.transactions.get(`${id}-rotation`) as { producerEpoch: number }).producerEpoch = 32766;
+    const last = { producerId: rotating.producerId, producerEpoch: 32766 };
+    const rotated = await init(c, `${id}-rotation`, last, 5);
+    expect(rotated).toMatchObject({ errorCode: 0, producerEpoch: 0 });
+    expect(rotated.producerId).not.toBe(rotating.producerId);
+    expect(await init(c, `${id}-rotation`, last, 5)).toMatchObject({ errorCode: 0, producerId: rotated.producerId, producerEpoch: 0 });
+  });
+
+  it('item 7: a fenced producer writing transactionally gets INVALID_PRODUCER_EPOCH from the partition leader (Produce), PRODUCER_FENCED from the coordinator (EndTxn)', async () => {
+    const id = 'fenced-produce';
+    const a = await init(c, id, {}, 5);
+    expect((await produceV(c, 12, id, 0, ['open'], a.producerId, a.producerEpoch)).errorCode).toBe(0);
+    // A new instance fences it (its transaction is aborted; CONCURRENT_TRANSACTIONS until then).
+    let b = await init(c, id, {}, 5);
+    await eventually(async () => (b = await init(c, id, {}, 5)).errorCode === 0);
+    for (const partition of [0, 1]) {
+      const r = await produceV(c, 12, id, partition, ['zombie'], a.producerId, a.producerEpoch, 1 - partition);
+      expect(r.errorCode, r.errorMessage ?? '').toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    }
+    expect((await endTxn(c, id, a.producerId, a.producerEpoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(b.producerEpoch).toBeGreaterThan(a.producerEpoch);
   });
 });
 
@@ -371,6 +450,7 @@ describe('__transaction_state records', () => {
       nextProducerId: 5n,
       nextProducerEpoch: 4,
       previousProducerId: -1n,
+      lastProducerEpoch: -1,
     };
     const { key, value } = encodeTransactionRecord(base);
     expect(new DataView(value.buffer, value.byteOffset).getInt16(0)).toBe(1);

@@ -68,6 +68,8 @@ beforeAll(async () => {
   secure = await startSecureBroker({
     authorizer: { enabled: true, superUsers: ['User:admin', 'User:ANONYMOUS'], allowEveryoneIfNoAclFound: false },
     shareGroup: { recordLockDurationMs: 5_000, heartbeatIntervalMs: 100 },
+    // On, so that Enable2Pc is refused by the TWO_PHASE_COMMIT ACL below and not by the broker setting (off by default).
+    transactionTwoPhaseCommitEnable: true,
   });
   admin = await connectAs(secure, 'admin');
   // Records to read, produced on the trusted listener.
