@@ -17,7 +17,7 @@ import {
   IncrementalAlterConfigsRequest,
   IncrementalAlterConfigsResponse,
 } from '../../../generated/index.js';
-import type { KafkaSaslMechanism, KafkaUser } from './kafka.js';
+import type { KafkaCluster, KafkaSaslMechanism, KafkaUser } from './kafka.js';
 
 /** The serialisable part of a KafkaCluster, as the globalSetup provides it. */
 export interface KafkaInfo {
@@ -32,6 +32,23 @@ export interface KafkaInfo {
   };
   javaClasspath: string;
   logFile: string;
+}
+
+/** What of a started cluster the test files get. */
+export function kafkaInfo(kafka: KafkaCluster): KafkaInfo {
+  return {
+    bootstrap: kafka.bootstrap,
+    saslSsl: {
+      bootstrap: kafka.saslSsl.bootstrap,
+      caPem: kafka.saslSsl.caPem,
+      truststorePath: kafka.saslSsl.truststorePath,
+      mechanisms: [...kafka.saslSsl.mechanisms],
+      superUser: kafka.saslSsl.superUser,
+      users: [...kafka.saslSsl.users],
+    },
+    javaClasspath: kafka.javaClasspath,
+    logFile: kafka.logFile,
+  };
 }
 
 declare module 'vitest' {
@@ -219,4 +236,19 @@ export async function readWithKafkaConsumer(
     throw new Error(`Kafka's ConsoleConsumer failed (exit ${status}): ${stderr.trim().split('\n').slice(-5).join(' | ')}`);
   }
   return records;
+}
+
+/**
+ * Closes what a test made, newest first, whatever happened: register with
+ * `track(x, () => x.close())` and call `closeAll()` in afterEach.
+ */
+export class Cleanups {
+  private readonly fns: Array<() => Promise<unknown>> = [];
+  track<T>(value: T, close: (value: T) => Promise<unknown>): T {
+    this.fns.push(() => close(value));
+    return value;
+  }
+  async closeAll(): Promise<void> {
+    for (const fn of this.fns.splice(0).reverse()) await fn().catch(() => undefined);
+  }
 }
