@@ -189,6 +189,8 @@ export async function readWithKafkaConsumer(
     '-Xmx128m',
     '-XX:+UseSerialGC',
     '-XX:TieredStopAtLevel=1',
+    // Log4j 2's default configuration logs ERROR to stdout, among the records: the idle timeout that ends the read is one.
+    '-Dlog4j2.level=OFF',
     '-cp',
     info.javaClasspath,
     'org.apache.kafka.tools.consumer.ConsoleConsumer',
