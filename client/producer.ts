@@ -327,6 +327,14 @@ export class KafkaProducer {
   }
 
   /**
+   * @internal For TransactionalShareAcknowledger: UnsupportedVersionError
+   * unless the transaction coordinator has KIP-1289's APIs (95, 96).
+   */
+  async checkShareAckSupport(): Promise<void> {
+    await this.requireTxn('checkShareAckSupport()').checkShareAckSupport();
+  }
+
+  /**
    * KIP-939: commits the prepared transaction if it is the one `state` names
    * (a PreparedTxnState or its string form), aborts it otherwise; succeeds
    * without effect when no transaction is prepared. Returns what happened.

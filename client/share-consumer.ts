@@ -221,9 +221,7 @@ export class KafkaShareConsumer {
     if (this.mode !== 'transactional') return;
     const has96 = await this.cluster.supports(nodeId, TxnShareAcknowledgeRequest.apiKey, 0, deadline);
     if (has96) return;
-    const what =
-      `broker ${this.cluster.describeNode(nodeId)} does not support TxnShareAcknowledge (API 96, KIP-1289), ` +
-      `which acknowledgementMode 'transactional' needs`;
+    const what = `broker ${this.cluster.describeMissingApi(nodeId, TxnShareAcknowledgeRequest, 'KIP-1289')}; acknowledgementMode 'transactional' needs it`;
     if (!this.allowFallback) {
       const error = new UnsupportedVersionError(
         `${what}. Upgrade the broker, or set allowExplicitFallback: true to use explicit acknowledgements without exactly-once guarantees.`,

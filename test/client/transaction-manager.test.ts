@@ -289,7 +289,7 @@ describe('TransactionManager state machine', () => {
     await p.initTransactions();
     p.beginTransaction();
     await expect(p.sendShareAcksToTransaction(acks(), group)).rejects.toThrow(
-      /does not support AddShareAcksToTxn \(API 95, KIP-1289\)/,
+      /does not support AddShareAcksToTxn \(API 95, KIP-1289; kipgen sends v0\): it advertises API keys/,
     );
     expect(p.transactionState).toBe('ABORTABLE_ERROR');
     await p.abortTransaction();
