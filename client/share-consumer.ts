@@ -242,12 +242,15 @@ export class KafkaShareConsumer {
   private async heartbeatLoop(): Promise<void> {
     let failures = 0;
     while (!this.closed && !this.leaving) {
-      let wait = this.heartbeatIntervalMs;
+      let wait: number;
       try {
         if (this.subscription.length > 0 || this.memberEpoch > 0) {
           await this.heartbeat();
           failures = 0;
         }
+        // Read after the response: it may have set a new interval, which times the very next heartbeat
+        // (Kafka's AbstractHeartbeatRequestManager resets its timer to the response's heartbeatIntervalMs).
+        wait = this.heartbeatIntervalMs;
       } catch (error) {
         failures++;
         if (error instanceof KafkaError && !error.retriable && !(error instanceof NetworkError)) {

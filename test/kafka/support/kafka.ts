@@ -311,6 +311,10 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       'unstable.api.versions.enable': true,
       // Lets a test shorten a group's lock (share.record.lock.duration.ms) to seconds; the default stays 30 s.
       'group.share.min.record.lock.duration.ms': 1000,
+      // A new member gets its partitions at its second heartbeat (the assignment is computed in the background,
+      // group.share.assignment.interval.ms = 1 s): at Kafka's 5 s interval every share test would wait 5 s for it.
+      'group.share.heartbeat.interval.ms': 1000,
+      'group.share.min.heartbeat.interval.ms': 1000,
       'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
       // ANONYMOUS: the PLAINTEXT and CONTROLLER listeners (the node talks to itself through them).
       'super.users': `User:ANONYMOUS;User:${superUser.username}`,
