@@ -13,7 +13,7 @@ import {
   type RecordHeader,
   type RecordInput,
 } from '../runtime/record-batch.js';
-import { ClusterClient, groupBy, type CommonClientConfig } from './cluster.js';
+import { ClusterClient, CoordinatorType, groupBy, type CommonClientConfig } from './cluster.js';
 import {
   ApiError,
   ClientClosedError,
@@ -265,6 +265,8 @@ export class KafkaProducer {
         return await producer.txn!.recoverPrepared(state, result === 'commit');
       } catch (error) {
         if (!(error instanceof UnsupportedVersionError)) throw error;
+        const deadline = Date.now() + (config.maxBlockMs ?? 60_000);
+        if (await producer.hasTwoPhaseCommitWithoutKeep(state, deadline)) return await KafkaProducer.abortWhateverIsOpen(config, state);
         // Under the classic protocol a producer keeps its epoch from one transaction to the next, so the saved
         // id and epoch name this transaction and every later one of the producer: EndTxn for them could commit
         // a transaction the restored checkpoint never saw. Kafka's producer has no recovery without 2PC on
@@ -286,6 +288,47 @@ export class KafkaProducer {
     } finally {
       await producer.close();
     }
+  }
+
+  /**
+   * Does the transaction coordinator run Transactions V2 with two-phase
+   * commit (InitProducerId v6), so that a failed keepPreparedTxn means only
+   * that it lacks keepPreparedTxn? Apache Kafka 4.4 is such a broker: its
+   * TransactionCoordinator.handleInitProducerId answers keepPreparedTxn with
+   * UNSUPPORTED_VERSION ("the feature hasn't been implemented yet").
+   */
+  private async hasTwoPhaseCommitWithoutKeep(state: PreparedTxnState, deadline: number): Promise<boolean> {
+    const tc = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, state.transactionalId, deadline);
+    return (await this.cluster.finalizedFeature(tc, 'transaction.version', deadline)) >= 2 && (await this.cluster.supports(tc, InitProducerIdRequest.apiKey, 6, deadline));
+  }
+
+  /**
+   * The end of completeTransaction on a Transactions V2 broker with two-phase
+   * commit but without keepPreparedTxn (Apache Kafka 4.4), once
+   * recoverPrepared's EndTxn for exactly the saved producer id and epoch was
+   * answered PRODUCER_FENCED / INVALID_PRODUCER_ID_MAPPING: the coordinator
+   * is past the saved transaction (Kafka's TV2 EndTxn table accepts a commit
+   * only for the ONGOING transaction at that epoch, or as a retry of its
+   * commit), and a later transaction may be open. A two-phase-commit
+   * InitProducerId without keepPreparedTxn aborts whatever is open, as
+   * keepPreparedTxn + abort would; the saved transaction's end is then
+   * 'unknown', as there. Kafka's own producer has no recovery on such a
+   * broker (its keepPreparedTxn fails): this is kipgen's.
+   */
+  private static async abortWhateverIsOpen(config: CompleteTransactionConfig, state: PreparedTxnState): Promise<'unknown'> {
+    const aborter = new KafkaProducer({
+      ...config,
+      transactionalId: state.transactionalId,
+      transactionTwoPhaseCommitEnable: true,
+      clientId: config.clientId ?? `producer-${state.transactionalId}-recovery`,
+      metricsRegistry: null,
+    });
+    try {
+      await aborter.initTransactions();
+    } finally {
+      await aborter.close();
+    }
+    return 'unknown';
   }
 
   // -------------------------------------------------------------------------
@@ -320,6 +363,14 @@ export class KafkaProducer {
    */
   async initTransactions(options: { keepPreparedTxn?: boolean } = {}): Promise<void> {
     await this.requireTxn('initTransactions()').initTransactions(options);
+  }
+
+  /**
+   * @internal For TransactionalShareAcknowledger: UnsupportedVersionError
+   * unless the transaction coordinator has KIP-1289's APIs (95, 96).
+   */
+  async checkShareAckSupport(): Promise<void> {
+    await this.requireTxn('checkShareAckSupport()').checkShareAckSupport();
   }
 
   /**
