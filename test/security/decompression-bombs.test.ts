@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { COMPRESSION_TYPES, DecodeError, RECORD_BATCH_OVERHEAD, crc32c, decodeRecordBatch, decompress, encodeRecordBatch, compress, type CompressionType } from '../../runtime/index.js';
 import { loadOptionalPackage } from '../../runtime/compression/optional-package.js';
 
-const wasmMemory = (): number => loadOptionalPackage<{ __wasm: { memory: WebAssembly.Memory } }>('snappy-wasm', 'snappy').__wasm.memory.buffer.byteLength;
+const wasmMemory = (): number => loadOptionalPackage<{ __wasm: { memory: { buffer: ArrayBuffer } } }>('snappy-wasm', 'snappy').__wasm.memory.buffer.byteLength;
 
 /** A batch whose records section is `body`, declared as `codec`, with a valid CRC. */
 function batchWithBody(codec: CompressionType, body: Uint8Array, count: number): Buffer {
