@@ -38,6 +38,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { KafkaServer } from './server/server.js';
+import { requestBudget } from './server/request-budget.js';
 import { createShareCoordinator } from './share/index.js';
 import { ShareStateLog } from './share-state-log.js';
 import { transactionHandlers } from './txn/handlers.js';
@@ -218,6 +219,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const server = new KafkaServer({
     listeners: listenerSpecs(config),
     maxFrameBytes: config.maxFrameBytes,
+    budget: requestBudget(config.queuedMaxRequestBytes, config.maxRequestElements),
     ...(authorizer ? { authorize: authorizationHook(authorizer, cluster, log) } : {}),
     registry,
     metrics,

@@ -9,6 +9,7 @@ import type { UserConfig } from './auth/credentials.js';
 import type { OAuthBearerValidator } from './auth/oauth.js';
 import { SUPPORTED_MECHANISMS, type ServerMechanismName } from './auth/sasl-server.js';
 import { SECURITY_PROTOCOLS, type SecurityProtocol } from './auth/session.js';
+import { defaultMaxRequestElements, defaultQueuedMaxRequestBytes } from './server/request-budget.js';
 
 /** One more listener besides the primary (`port`) one: Kafka's `listeners` entry NAME://host:port. */
 export interface ListenerConfig {
@@ -132,6 +133,18 @@ export interface BrokerConfig {
   markerRetryBackoffMs: number;
   /** socket.request.max.bytes */
   maxFrameBytes: number;
+  /**
+   * queued.max.request.bytes: what all requests in flight may cost, as decoded
+   * (coordinator/server/request-budget.ts); -1 for unbounded. Default: a
+   * quarter of the process's heap limit (Kafka's default is -1).
+   */
+  queuedMaxRequestBytes: number;
+  /**
+   * Array elements one request may decode into (no Kafka setting;
+   * request-budget.ts). Default: a million, fewer on a heap too small for
+   * one such request to fit the default pool.
+   */
+  maxRequestElements: number;
   /** log.segment.bytes */
   segmentBytes: number;
   /** KIP-932 settings, passed to the share coordinator. */
@@ -188,6 +201,8 @@ export function defaultConfig(): BrokerConfig {
     requestTimeoutMs: 30_000,
     markerRetryBackoffMs: 100,
     maxFrameBytes: 104_857_600,
+    queuedMaxRequestBytes: defaultQueuedMaxRequestBytes(),
+    maxRequestElements: defaultMaxRequestElements(),
     segmentBytes: 16 * 1024 * 1024,
     shareGroup: {
       recordLockDurationMs: 30_000,
@@ -258,6 +273,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.requestTimeoutMs, 1, 0x7fffffff, 'requestTimeoutMs');
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
+  if (config.queuedMaxRequestBytes !== -1) intIn(config.queuedMaxRequestBytes, 1, Number.MAX_SAFE_INTEGER, 'queuedMaxRequestBytes');
+  intIn(config.maxRequestElements, 1, Number.MAX_SAFE_INTEGER, 'maxRequestElements');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
   intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
   intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');

@@ -23,6 +23,14 @@ export class Reader {
   private readonly byteOffset: number;
   pos: number;
   readonly end: number;
+  /**
+   * Elements of arrays of structs, strings and bytes that this reader may
+   * still create (Infinity: no budget). Bytes left bound a count, but a
+   * decoded element costs far more memory than its smallest wire form (an
+   * empty struct is one to six bytes and some 200 bytes of objects), so a
+   * server that decodes untrusted frames sets a budget per request.
+   */
+  elementBudget = Infinity;
 
   /**
    * `view`, when given, must be a DataView of exactly `buffer`: readers of many small
@@ -340,6 +348,8 @@ export class Reader {
     if (length > this.end - this.pos) {
       throw new DecodeError(`array claims ${length} elements but only ${this.end - this.pos} bytes are left`);
     }
+    // A null array (-1) costs nothing and gives nothing back.
+    if (length > 0 && (this.elementBudget -= length) < 0) overElementBudget(length, this.elementBudget + length);
     return length;
   }
 
@@ -583,6 +593,10 @@ function runTooShort(run: FixedRun, at: number, left: number): never {
     start = end;
   }
   throw new DecodeError(`needs ${run.size} bytes at offset ${at}, only ${left} left`);
+}
+
+function overElementBudget(length: number, left: number): never {
+  throw new DecodeError(`array claims ${length} elements, more than the ${left} this message may still create (its element budget)`);
 }
 
 function invalidArrayLength(length: number): never {

@@ -33,6 +33,7 @@ import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
+import { decodedCost, type RequestBudget } from './request-budget.js';
 
 const SASL_HANDSHAKE_KEY: number = ApiKey.SaslHandshake;
 const SASL_AUTHENTICATE_KEY: number = ApiKey.SaslAuthenticate;
@@ -74,6 +75,8 @@ export interface ServerOptions {
   log: (line: string) => void;
   /** One log line per request handled (API, version, client id, correlation id). */
   logRequests?: boolean;
+  /** What one request and all requests in flight may cost (request-budget.ts); none when absent. */
+  budget?: RequestBudget;
 }
 
 /** Thrown inside the server to reject a frame: logged, then the connection is closed. */
@@ -166,6 +169,8 @@ class Connection {
   readonly peer: string;
 
   private authTimer: NodeJS.Timeout | null = null;
+  /** What the request being handled holds of the server's RequestMemoryPool. */
+  private heldBytes = 0;
 
   constructor(
     readonly id: number,
@@ -301,6 +306,12 @@ class Connection {
           this.droppedAfterClose++;
           continue;
         }
+        // Like a muted Kafka channel: no next request while the pool of requests in flight is exhausted.
+        const pool = this.options.budget?.pool;
+        if (pool?.exhausted) {
+          await pool.whenAvailable();
+          if (this.stopped) break;
+        }
         try {
           const response = await this.handle(frame);
           if (response !== null && !this.closed) {
@@ -308,6 +319,7 @@ class Connection {
             this.socket.cork();
             for (const chunk of response) this.socket.write(chunk);
             this.socket.uncork();
+            this.releaseHeld();
             await this.unsentDrained();
           }
           this.frames.maxFrameBytes = this.session.frameLimit(this.options.maxFrameBytes);
@@ -322,6 +334,8 @@ class Connection {
             this.options.log(`connection ${this.id} (${this.peer}): request failed: ${(error as Error).stack ?? String(error)}`);
             this.reject(`internal error: ${(error as Error).message}`);
           }
+        } finally {
+          this.releaseHeld();
         }
       }
     } finally {
@@ -332,6 +346,12 @@ class Connection {
       this.droppedAfterClose = 0;
     }
     if (this.refuseAfterQueue !== null && this.queue.length === 0) this.reject(this.refuseAfterQueue);
+  }
+
+  private releaseHeld(): void {
+    if (this.heldBytes === 0) return;
+    this.options.budget!.pool.release(this.heldBytes);
+    this.heldBytes = 0;
   }
 
   private logTrailingBytes(apiName: string, apiVersion: number, clientId: string | null, count: number): void {
@@ -390,6 +410,8 @@ class Connection {
     const requestCodec = api.request as ApiMessageCodec<any>;
     const responseCodec = api.response as ApiMessageCodec<any>;
     const reader = new Reader(frame);
+    const budget = this.options.budget;
+    if (budget !== undefined) reader.elementBudget = budget.elementBudget;
     let header: { clientId: string | null; correlationId: number };
     let request: unknown;
     try {
@@ -401,6 +423,10 @@ class Connection {
       if (reader.remaining > 0) this.logTrailingBytes(api.name, apiVersion, header.clientId, reader.remaining);
     } catch (error) {
       throw new RejectedFrame(`malformed ${api.name} v${apiVersion} request (correlation id ${correlationId}): ${(error as Error).message}`);
+    }
+    if (budget !== undefined) {
+      this.heldBytes = decodedCost(frame.length, budget.elementBudget - reader.elementBudget);
+      budget.pool.take(this.heldBytes);
     }
     metrics.countRequest(api.name, apiVersion);
     if (this.options.logRequests) {
