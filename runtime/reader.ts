@@ -300,7 +300,13 @@ export class Reader {
       length = this.int16();
       if (length < -1) throw new DecodeError(`string has invalid length ${length}`);
     }
-    return length < 0 ? null : this.utf8(length);
+    if (length < 0) return null;
+    const value = this.utf8(length);
+    // Bad UTF-8 decodes leniently, each bad sequence as U+FFFD (three bytes),
+    // so a string of more than a third of the limit could decode into one no
+    // message can carry: refuse it now rather than fail to echo it later.
+    if (length > MAX_STRING_BYTES / 3) checkEncodable(value, length);
+    return value;
   }
 
   /** Bytes: int32 length (classic) or unsigned varint length + 1 (compact); a zero-copy view. */
@@ -593,6 +599,18 @@ function runTooShort(run: FixedRun, at: number, left: number): never {
     start = end;
   }
   throw new DecodeError(`needs ${run.size} bytes at offset ${at}, only ${left} left`);
+}
+
+/** The most UTF-8 bytes a string field carries, classic or compact (Kafka's generated code checks 0x7fff for both). */
+const MAX_STRING_BYTES = 0x7fff;
+
+function checkEncodable(value: string, length: number): void {
+  const encoded = Buffer.byteLength(value, 'utf8');
+  if (encoded > MAX_STRING_BYTES) {
+    throw new DecodeError(
+      `string of ${length} bytes is not valid UTF-8, and with U+FFFD for each bad sequence it would take ${encoded} bytes, more than a string can carry (${MAX_STRING_BYTES})`,
+    );
+  }
 }
 
 function overElementBudget(length: number, left: number): never {

@@ -6,7 +6,7 @@
 import { ProduceResponse } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
+import { ErrorCode, BrokerError, RecordValidationError, errorCodeOf } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
 import { validateProducedBatch } from './produce-validation.js';
@@ -20,13 +20,20 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
     for (const topicData of req.topicData) {
       const partitionResponses = [];
       for (const pd of topicData.partitionData) {
-        const answer = (errorCode: number, baseOffset = -1n, logStartOffset = -1n, errorMessage: string | null = null, logAppendTimeMs = -1n) => ({
+        const answer = (
+          errorCode: number,
+          baseOffset = -1n,
+          logStartOffset = -1n,
+          errorMessage: string | null = null,
+          logAppendTimeMs = -1n,
+          recordErrors: RecordValidationError['recordErrors'] = [],
+        ) => ({
           index: pd.index,
           errorCode,
           baseOffset,
           logAppendTimeMs,
           logStartOffset,
-          recordErrors: [],
+          recordErrors: v >= 8 ? [...recordErrors] : [],
           errorMessage: v >= 8 ? errorMessage : null,
           currentLeader: { leaderId: -1, leaderEpoch: -1 },
         });
@@ -56,7 +63,8 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset(), null, info.logAppendTime));
         } catch (error) {
           if (!(error instanceof BrokerError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
-          partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message));
+          const recordErrors = error instanceof RecordValidationError ? error.recordErrors : [];
+          partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message, -1n, recordErrors));
         }
       }
       responses.push({ name: topicData.name, topicId: topicData.topicId, partitionResponses });
