@@ -170,7 +170,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(ApiKey.Metadata, metadataHandler(cluster, autoCreate));
   for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
   registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
-  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log));
+  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log, config.maxRequestElements));
   registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
   registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
   registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));

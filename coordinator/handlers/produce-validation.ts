@@ -58,9 +58,20 @@ export function validateProducedBatch(
   records: Uint8Array | null,
   produceVersion: number,
   topic: Pick<TopicInfo, 'compressionType' | 'compressionLevel'>,
+  maxRecords = Infinity,
 ): ValidatedBatch {
   const header = checkFraming(records);
   const bytes = records!;
+  // Every record is decoded below, some 150 bytes of objects each: a compressed
+  // batch of minimal records (8 bytes each, 64 MiB inflated) would be 8 million
+  // of them. Kafka's LogValidator streams records and needs no bound; this is
+  // the broker's element budget (request-budget.ts) applied to one batch.
+  if (header.recordCount > maxRecords) {
+    throw new BrokerError(
+      ErrorCode.RECORD_LIST_TOO_LARGE,
+      `the record batch holds ${header.recordCount} records, more than the ${maxRecords} the broker decodes in one batch (maxRequestElements)`,
+    );
+  }
   if (header.compression === 'zstd' && produceVersion < ZSTD_MIN_PRODUCE_VERSION) {
     throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`);
   }

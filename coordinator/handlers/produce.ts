@@ -12,7 +12,8 @@ import type { TransactionVerifier } from '../txn/verifier.js';
 import { validateProducedBatch } from './produce-validation.js';
 import { resolveTopic } from './topics.js';
 
-export function produceHandler(cluster: Cluster, logs: LogManager, verifier: TransactionVerifier, log: (line: string) => void): Handler {
+/** `maxBatchRecords`: the most records one batch may hold (the broker's maxRequestElements). */
+export function produceHandler(cluster: Cluster, logs: LogManager, verifier: TransactionVerifier, log: (line: string) => void, maxBatchRecords = Infinity): Handler {
   return async (req, ctx) => {
     const v = ctx.apiVersion;
     const acksValid = req.acks === -1 || req.acks === 0 || req.acks === 1;
@@ -56,7 +57,7 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
           continue;
         }
         try {
-          const { bytes, header } = validateProducedBatch(pd.records, v, topic.info);
+          const { bytes, header } = validateProducedBatch(pd.records, v, topic.info, maxBatchRecords);
           if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
           const info = await partitionLog.append(bytes, header);
           // The log's append time on a LogAppendTime topic, -1 otherwise (Kafka's LogAppendInfo.logAppendTime).

@@ -10,6 +10,8 @@
  *   elements (Reader.elementBudget), so a request costs at most its frame plus
  *   that many elements; one over it is refused as malformed before it is
  *   built further (and the connection closed, as for any unreadable frame).
+ *   The Produce handler applies the same number to the records of each batch
+ *   it decodes (produce-validation.ts).
  * - All requests in flight: a pool of `queued.max.request.bytes`, after
  *   Kafka's SocketServer and its MemoryPool (clients/src/main/java/org/apache/
  *   kafka/common/memory/SimpleMemoryPool.java, non-strict: an allocation is

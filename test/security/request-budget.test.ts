@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader } from '../../generated/index.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
 import { KafkaConnection } from '../../connection/connection.js';
-import { DecodeError, Reader, encodeFrame, encodeRecordBatch } from '../../runtime/index.js';
+import { gzipSync } from 'node:zlib';
+import { DecodeError, RECORD_BATCH_OVERHEAD, Reader, crc32c, encodeRecordBatch } from '../../runtime/index.js';
+import { ErrorCode } from '../../coordinator/errors.js';
 import { ELEMENT_COST_BYTES, RequestMemoryPool, defaultMaxRequestElements, defaultQueuedMaxRequestBytes } from '../../coordinator/server/request-budget.js';
 import { startKipgenBroker, type KipgenBroker } from '../interop/support/broker-process.js';
 import { TestClient, batch, produce, startTestBroker, tempDir } from '../coordinator/support/broker-harness.js';
@@ -34,6 +36,35 @@ function emptyTopicsFrame(entries: number, correlationId: number): Buffer {
   const frame = Buffer.concat([head, Buffer.alloc(entries * 6)]);
   frame.writeInt32BE(frame.length - 4, 0);
   return frame;
+}
+
+/** A gzip batch of `count` minimal records (no key, value or headers): 8-10 bytes each inflated, an eighth of that sent. */
+function minimalRecordsBatch(count: number): Buffer {
+  const zigzag = (n: number): number[] => {
+    const out: number[] = [];
+    let v = n * 2;
+    while (v >= 0x80) {
+      out.push((v & 0x7f) | 0x80);
+      v = Math.floor(v / 128);
+    }
+    out.push(v);
+    return out;
+  };
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const delta = zigzag(i);
+    const body = [0, 0, ...delta, 1, 1, 0]; // attributes, timestampDelta 0, offsetDelta, key -1, value -1, no headers
+    chunks.push(Buffer.from([...zigzag(body.length), ...body]));
+  }
+  const body = gzipSync(Buffer.concat(chunks));
+  const template = Buffer.from(encodeRecordBatch({ baseTimestamp: BigInt(Date.now()), records: [{ value: Buffer.from('x') }] })).subarray(0, RECORD_BATCH_OVERHEAD);
+  const out = Buffer.concat([template, body]);
+  out.writeInt32BE(out.length - 12, 8);
+  out.writeInt16BE(1, 21); // gzip
+  out.writeInt32BE(count - 1, 23);
+  out.writeInt32BE(count, 57);
+  out.writeUInt32BE(crc32c(out.subarray(21)), 17);
+  return out;
 }
 
 describe('the decoder’s element budget', () => {
@@ -152,5 +183,25 @@ describe('two 39 MiB frames of 6.8 M empty topic entries at once, against a brok
     expect(broker.stderr(), broker.stderr()).toMatch(/malformed Produce v3 request \(correlation id 7\): ProduceRequest\.topicData: array claims 6800000 elements, more than the \d+ this message may still create \(its element budget\)/);
     // The two frames themselves are 80 MiB; their decoded entries would have been some 2.8 GiB.
     expect(broker.rss() - rssBefore).toBeLessThan(400 * 1024 * 1024);
+  });
+
+  it('a gzip batch of 6 M minimal records (60 MB inflated, all of which the broker decodes) is RECORD_LIST_TOO_LARGE, and the broker lives', async () => {
+    const bomb = minimalRecordsBatch(6_000_000);
+    expect(bomb.length).toBeLessThan(16 * 1024 * 1024); // 60 MB of records, inflated
+    const again = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, clientId: 'bomber', requestTimeoutMs: 30_000 });
+    try {
+      const answer = await again.send(
+        ProduceRequest,
+        ProduceRequest.create({ acks: 1, timeoutMs: 5000, topicData: [createTopicProduceData({ name: 'budget', partitionData: [createPartitionProduceData({ index: 0, records: bomb })] })] }),
+        9,
+        ProduceResponse,
+      );
+      const partition = answer.responses[0]!.partitionResponses[0]!;
+      expect(partition.errorCode).toBe(ErrorCode.RECORD_LIST_TOO_LARGE);
+      expect(partition.errorMessage).toMatch(/the record batch holds 6000000 records, more than the \d+ the broker decodes in one batch \(maxRequestElements\)/);
+    } finally {
+      await again.close();
+    }
+    expect(broker.alive()).toBe(true);
   });
 });
