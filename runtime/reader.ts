@@ -305,6 +305,9 @@ export class Reader {
     // Bad UTF-8 decodes leniently, each bad sequence as U+FFFD (three bytes),
     // so a string of more than a third of the limit could decode into one no
     // message can carry: refuse it now rather than fail to echo it later.
+    // Kafka decodes the same way (Readable.readString) and then cannot
+    // serialize the echo ("field is too long to be serialized"), so its
+    // broker never answers; refusing here is where we deviate.
     if (length > MAX_STRING_BYTES / 3) checkEncodable(value, length);
     return value;
   }

@@ -21,8 +21,9 @@ import { loadOptionalPackage, asBuffer } from './optional-package.js';
  * What the library allocates: lz4_flex's frame decoder sizes its working
  * buffer from the frame's block maximum size (at most 4 MiB, the format's
  * largest), native memory freed when the call returns, never from a declared
- * content size. Kafka's KafkaLZ4BlockInputStream likewise allocates one
- * buffer of the frame's block maximum size. That bounded cost is accepted
+ * content size. Kafka's reader likewise allocates one buffer of the frame's
+ * block maximum size (clients/src/main/java/org/apache/kafka/common/compress/
+ * Lz4BlockInputStream.java). That bounded cost is accepted
  * rather than refusing frames with large blocks, which other producers write.
  *
  * Library: lz4-napi (lz4_flex, safe Rust, prebuilt binaries shipped in npm

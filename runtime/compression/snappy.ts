@@ -16,8 +16,9 @@ import { loadOptionalPackage } from './optional-package.js';
  * a block declares, and WebAssembly memory, once grown, never shrinks: so a
  * block's declared length is checked, before anything is allocated, against
  * the limit and against what its bytes can inflate to (maxInflatedLength).
- * Kafka needs no such check: snappy-java's SnappyInputStream inflates chunk by
- * chunk into buffers sized by the chunks it has actually read.
+ * Kafka needs no such check: its reader (clients/src/main/java/org/apache/
+ * kafka/common/compress/SnappyCompression.java) is snappy-java's
+ * SnappyInputStream, which inflates chunk by chunk as the records are read.
  */
 interface SnappyWasm {
   compress_raw(data: Uint8Array): Uint8Array;
