@@ -300,15 +300,21 @@ export class Reader {
       length = this.int16();
       if (length < -1) throw new DecodeError(`string has invalid length ${length}`);
     }
-    if (length < 0) return null;
+    return length < 0 ? null : length > LENIENT_SAFE_BYTES ? this.longString(length) : this.utf8(length);
+  }
+
+  /**
+   * Bad UTF-8 decodes leniently, each bad sequence as U+FFFD (three bytes),
+   * so a string of more than a third of the limit could decode into one no
+   * message can carry: it is refused now rather than failing to be echoed
+   * later. Kafka decodes the same way (Readable.readString) and then cannot
+   * serialize the echo ("field is too long to be serialized"), so its broker
+   * never answers; refusing here is where we deviate. Out of line: the check
+   * is for long strings only, and nullableString stays small enough to inline.
+   */
+  private longString(length: number): string {
     const value = this.utf8(length);
-    // Bad UTF-8 decodes leniently, each bad sequence as U+FFFD (three bytes),
-    // so a string of more than a third of the limit could decode into one no
-    // message can carry: refuse it now rather than fail to echo it later.
-    // Kafka decodes the same way (Readable.readString) and then cannot
-    // serialize the echo ("field is too long to be serialized"), so its
-    // broker never answers; refusing here is where we deviate.
-    if (length > MAX_STRING_BYTES / 3) checkEncodable(value, length);
+    checkEncodable(value, length);
     return value;
   }
 
@@ -606,6 +612,8 @@ function runTooShort(run: FixedRun, at: number, left: number): never {
 
 /** The most UTF-8 bytes a string field carries, classic or compact (Kafka's generated code checks 0x7fff for both). */
 const MAX_STRING_BYTES = 0x7fff;
+/** Strings up to this long fit MAX_STRING_BYTES however many U+FFFD they decode with. */
+const LENIENT_SAFE_BYTES = Math.floor(MAX_STRING_BYTES / 3);
 
 function checkEncodable(value: string, length: number): void {
   const encoded = Buffer.byteLength(value, 'utf8');
