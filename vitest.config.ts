@@ -18,7 +18,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Kafka's jars, then runs kafka.
  *
  * Every file runs with its own TMPDIR and fails if it leaves a `kipgen-*`
- * folder behind (test/support/temp-dirs.setup.ts).
+ * folder behind (test/support/temp-dirs.setup.ts); a file whose tests were all
+ * skipped runs no hooks, so the run-wide check (temp-dirs.global.ts) catches it.
  */
 export default defineConfig({
   test: {
@@ -26,6 +27,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     setupFiles: ['test/support/temp-dirs.setup.ts'],
+    globalSetup: ['test/support/temp-dirs.global.ts'],
     projects: [
       {
         extends: true,

@@ -41,6 +41,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { KafkaServer } from './server/server.js';
+import { requestBudget } from './server/request-budget.js';
 import { createShareCoordinator } from './share/index.js';
 import { ShareStateLog } from './share-state-log.js';
 import { transactionHandlers } from './txn/handlers.js';
@@ -176,7 +177,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   registry.register(ApiKey.Metadata, metadataHandler(cluster, autoCreate));
   for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
   registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
-  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log));
+  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log, config.maxRequestElements));
   registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
   registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
   registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
@@ -225,6 +226,7 @@ export async function startBroker(input: BrokerConfigInput, options: StartOption
   const server = new KafkaServer({
     listeners: listenerSpecs(config),
     maxFrameBytes: config.maxFrameBytes,
+    budget: requestBudget(config.queuedMaxRequestBytes, config.maxRequestElements),
     ...(authorizer ? { authorize: authorizationHook(authorizer, cluster, log) } : {}),
     registry,
     metrics,

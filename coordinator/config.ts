@@ -11,6 +11,7 @@ import { SUPPORTED_MECHANISMS, type ServerMechanismName } from './auth/sasl-serv
 import { SECURITY_PROTOCOLS, type SecurityProtocol } from './auth/session.js';
 import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
 import { tlsProtocolOptions } from './auth/tls-settings.js';
+import { defaultMaxRequestElements, defaultQueuedMaxRequestBytes } from './server/request-budget.js';
 
 /** One more listener besides the primary (`port`) one: Kafka's `listeners` entry NAME://host:port. */
 export interface ListenerConfig {
@@ -146,6 +147,18 @@ export interface BrokerConfig {
   maxFrameBytes: number;
   /** connections.max.idle.ms (Kafka's broker default: 600000, 10 min): a connection idle this long is closed; 0: never. */
   connectionsMaxIdleMs: number;
+  /**
+   * queued.max.request.bytes: what all requests in flight may cost, as decoded
+   * (coordinator/server/request-budget.ts); -1 for unbounded. Default: a
+   * quarter of the process's heap limit (Kafka's default is -1).
+   */
+  queuedMaxRequestBytes: number;
+  /**
+   * Array elements one request may decode into (no Kafka setting;
+   * request-budget.ts). Default: a million, fewer on a heap too small for
+   * one such request to fit the default pool.
+   */
+  maxRequestElements: number;
   /** log.segment.bytes */
   segmentBytes: number;
   /** KIP-932 settings, passed to the share coordinator. */
@@ -205,6 +218,8 @@ export function defaultConfig(): BrokerConfig {
     markerRetryBackoffMs: 100,
     maxFrameBytes: 104_857_600,
     connectionsMaxIdleMs: 600_000,
+    queuedMaxRequestBytes: defaultQueuedMaxRequestBytes(),
+    maxRequestElements: defaultMaxRequestElements(),
     segmentBytes: 16 * 1024 * 1024,
     shareGroup: {
       recordLockDurationMs: 30_000,
@@ -276,6 +291,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.markerRetryBackoffMs, 1, 60_000, 'markerRetryBackoffMs');
   intIn(config.maxFrameBytes, 64, 0x7fffffff, 'maxFrameBytes');
   intIn(config.connectionsMaxIdleMs, 0, 0x7fffffff, 'connectionsMaxIdleMs');
+  if (config.queuedMaxRequestBytes !== -1) intIn(config.queuedMaxRequestBytes, 1, Number.MAX_SAFE_INTEGER, 'queuedMaxRequestBytes');
+  intIn(config.maxRequestElements, 1, Number.MAX_SAFE_INTEGER, 'maxRequestElements');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
   intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
   intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');

@@ -19,6 +19,22 @@ export class BrokerError extends Error {
   }
 }
 
+/**
+ * A batch refused for what some of its records hold: Kafka's
+ * RecordValidationException, whose record errors a Produce response (v8+)
+ * carries as recordErrors (index in the batch, message).
+ */
+export class RecordValidationError extends BrokerError {
+  override name = 'RecordValidationError';
+  constructor(
+    code: number,
+    message: string,
+    readonly recordErrors: readonly { batchIndex: number; batchIndexErrorMessage: string | null }[],
+  ) {
+    super(code, message);
+  }
+}
+
 /** The error code to answer with for anything a handler threw. */
 export function errorCodeOf(error: unknown): number {
   return error instanceof BrokerError ? error.code : ErrorCode.UNKNOWN_SERVER_ERROR;

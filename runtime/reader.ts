@@ -23,6 +23,14 @@ export class Reader {
   private readonly byteOffset: number;
   pos: number;
   readonly end: number;
+  /**
+   * Elements of arrays of structs, strings and bytes that this reader may
+   * still create (Infinity: no budget). Bytes left bound a count, but a
+   * decoded element costs far more memory than its smallest wire form (an
+   * empty struct is one to six bytes and some 200 bytes of objects), so a
+   * server that decodes untrusted frames sets a budget per request.
+   */
+  elementBudget = Infinity;
 
   /**
    * `view`, when given, must be a DataView of exactly `buffer`: readers of many small
@@ -292,7 +300,22 @@ export class Reader {
       length = this.int16();
       if (length < -1) throw new DecodeError(`string has invalid length ${length}`);
     }
-    return length < 0 ? null : this.utf8(length);
+    return length < 0 ? null : length > LENIENT_SAFE_BYTES ? this.longString(length) : this.utf8(length);
+  }
+
+  /**
+   * Bad UTF-8 decodes leniently, each bad sequence as U+FFFD (three bytes),
+   * so a string of more than a third of the limit could decode into one no
+   * message can carry: it is refused now rather than failing to be echoed
+   * later. Kafka decodes the same way (Readable.readString) and then cannot
+   * serialize the echo ("field is too long to be serialized"), so its broker
+   * never answers; refusing here is where we deviate. Out of line: the check
+   * is for long strings only, and nullableString stays small enough to inline.
+   */
+  private longString(length: number): string {
+    const value = this.utf8(length);
+    checkEncodable(value, length);
+    return value;
   }
 
   /** Bytes: int32 length (classic) or unsigned varint length + 1 (compact); a zero-copy view. */
@@ -340,6 +363,8 @@ export class Reader {
     if (length > this.end - this.pos) {
       throw new DecodeError(`array claims ${length} elements but only ${this.end - this.pos} bytes are left`);
     }
+    // A null array (-1) costs nothing and gives nothing back.
+    if (length > 0 && (this.elementBudget -= length) < 0) overElementBudget(length, this.elementBudget + length);
     return length;
   }
 
@@ -583,6 +608,24 @@ function runTooShort(run: FixedRun, at: number, left: number): never {
     start = end;
   }
   throw new DecodeError(`needs ${run.size} bytes at offset ${at}, only ${left} left`);
+}
+
+/** The most UTF-8 bytes a string field carries, classic or compact (Kafka's generated code checks 0x7fff for both). */
+const MAX_STRING_BYTES = 0x7fff;
+/** Strings up to this long fit MAX_STRING_BYTES however many U+FFFD they decode with. */
+const LENIENT_SAFE_BYTES = Math.floor(MAX_STRING_BYTES / 3);
+
+function checkEncodable(value: string, length: number): void {
+  const encoded = Buffer.byteLength(value, 'utf8');
+  if (encoded > MAX_STRING_BYTES) {
+    throw new DecodeError(
+      `string of ${length} bytes is not valid UTF-8, and with U+FFFD for each bad sequence it would take ${encoded} bytes, more than a string can carry (${MAX_STRING_BYTES})`,
+    );
+  }
+}
+
+function overElementBudget(length: number, left: number): never {
+  throw new DecodeError(`array claims ${length} elements, more than the ${left} this message may still create (its element budget)`);
 }
 
 function invalidArrayLength(length: number): never {

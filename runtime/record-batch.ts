@@ -131,9 +131,20 @@ export interface RecordInput {
 }
 
 /**
- * A batch to encode. A decoded RecordBatch is a valid input and re-encodes to
- * the same bytes (barring LogAppendTime batches, whose records decode to the
- * batch's append time, and unknown attribute bits, which are dropped).
+ * A batch to encode. A decoded RecordBatch is a valid input. It re-encodes to
+ * the same bytes when those bytes are what this encoder writes; a batch that
+ * decodes is not always so, and then:
+ * - refused (EncodeError naming the record), as Kafka's MemoryRecordsBuilder
+ *   refuses them: offsets that do not increase (duplicate or falling offset
+ *   deltas), timestamps below -1;
+ * - rewritten: a CreateTime batch's maxTimestamp is computed from its records;
+ *   a LogAppendTime batch's records decode to the batch's append time; record
+ *   attributes are written 0, varints in their shortest form, unknown batch
+ *   attribute bits dropped; header keys that were not valid UTF-8 decoded with
+ *   U+FFFD and are written so; a compressed section is compressed again (the
+ *   same bytes when this runtime's codec library wrote it at the same level,
+ *   not in general when another producer did).
+ * Batches encodeRecordBatch wrote itself always round-trip.
  */
 export interface RecordBatchInput {
   /** Default 0. */

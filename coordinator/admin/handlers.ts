@@ -87,6 +87,7 @@ function brokerEntries(config: BrokerConfig, admin: TopicAdmin, groups: GroupCon
       'How often the transaction coordinator looks for expired transactional ids.',
     ),
     b('socket.request.max.bytes', ConfigType.INT, config.maxFrameBytes, 'Largest request frame accepted.'),
+    b('queued.max.request.bytes', ConfigType.LONG, config.queuedMaxRequestBytes, 'What all requests in flight may cost, as decoded (-1: unbounded).'),
     b('log.segment.bytes', ConfigType.INT, config.segmentBytes, 'Size at which a new segment file is started.'),
     b('group.share.record.lock.duration.ms', ConfigType.INT, groups.brokerDefault('share.record.lock.duration.ms'), 'Default acquisition lock of a share-group record.'),
     b('group.share.delivery.count.limit', ConfigType.INT, groups.brokerDefault('share.delivery.count.limit'), 'Default delivery count limit of share groups.'),

@@ -13,6 +13,15 @@
  * On a LogAppendTime topic the log, not this module, stamps the batch with the
  * append time (PartitionLog.append, as LogValidator does while assigning offsets).
  *
+ * A batch that decodes but cannot be rebuilt: records with a negative
+ * timestamp (other than -1, "none"). Kafka stores them as sent when it need
+ * not rebuild the batch, as we do; when it must, its MemoryRecordsBuilder
+ * throws IllegalArgumentException ("Invalid negative timestamp") and the
+ * producer gets UNKNOWN_SERVER_ERROR. We answer INVALID_TIMESTAMP instead,
+ * with a record error per such record (LogValidator.processRecordErrors'
+ * form), and any other refusal of the rebuild as INVALID_RECORD: never an
+ * internal error.
+ *
  * Not checked: the message.timestamp.before/after.max.ms range of CreateTime
  * timestamps (accepted as topic configs but not enforced; Kafka's
  * LogValidator.validateTimestamp applies it to CreateTime topics only, so a
@@ -21,6 +30,7 @@
 import {
   CompressionUnavailableError,
   DecodeError,
+  EncodeError,
   decodeRecordBatch,
   encodeRecordBatch,
   readBatchHeader,
@@ -31,7 +41,7 @@ import {
   type RecordBatchHeader,
 } from '../../runtime/index.js';
 import type { TopicInfo } from '../broker-context.js';
-import { ErrorCode, BrokerError } from '../errors.js';
+import { ErrorCode, BrokerError, RecordValidationError } from '../errors.js';
 
 export interface ValidatedBatch {
   /** The batch to append: the request's bytes, or the rebuilt batch. */
@@ -48,9 +58,20 @@ export function validateProducedBatch(
   records: Uint8Array | null,
   produceVersion: number,
   topic: Pick<TopicInfo, 'compressionType' | 'compressionLevel'>,
+  maxRecords = Infinity,
 ): ValidatedBatch {
   const header = checkFraming(records);
   const bytes = records!;
+  // Every record is decoded below, some 150 bytes of objects each: a compressed
+  // batch of minimal records (8 bytes each, 64 MiB inflated) would be 8 million
+  // of them. Kafka's LogValidator streams records and needs no bound; this is
+  // the broker's element budget (request-budget.ts) applied to one batch.
+  if (header.recordCount > maxRecords) {
+    throw new BrokerError(
+      ErrorCode.RECORD_LIST_TOO_LARGE,
+      `the record batch holds ${header.recordCount} records, more than the ${maxRecords} the broker decodes in one batch (maxRequestElements)`,
+    );
+  }
   if (header.compression === 'zstd' && produceVersion < ZSTD_MIN_PRODUCE_VERSION) {
     throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`);
   }
@@ -68,6 +89,7 @@ export function validateProducedBatch(
   }
   const target = targetCodec(topic, header.compression);
   if (target !== header.compression || !sequential) {
+    refuseNegativeTimestamps(batch);
     const rebuilt = rebuild(batch, target, target === topic.compressionType ? topic.compressionLevel : undefined);
     return { bytes: rebuilt, header: readBatchHeader(rebuilt), rebuilt: true };
   }
@@ -136,6 +158,22 @@ function targetCodec(topic: Pick<TopicInfo, 'compressionType'>, sent: Compressio
   }
 }
 
+/** No timestamp below -1 in a batch about to be rebuilt (see the module comment). */
+function refuseNegativeTimestamps(batch: RecordBatch): void {
+  const recordErrors: { batchIndex: number; batchIndexErrorMessage: string }[] = [];
+  batch.records.forEach((record, i) => {
+    if (record.timestamp < -1n) {
+      recordErrors.push({
+        batchIndex: i,
+        batchIndexErrorMessage: `Timestamp ${record.timestamp} of message with offset ${record.offset} is negative; the batch must be rebuilt (recompressed or renumbered) and cannot carry it`,
+      });
+    }
+  });
+  if (recordErrors.length > 0) {
+    throw new RecordValidationError(ErrorCode.INVALID_TIMESTAMP, 'One or more records have been rejected due to invalid timestamp', recordErrors);
+  }
+}
+
 /**
  * The batch again, in `codec`, with inner offsets 0..n-1 and every producer
  * field kept (MemoryRecordsBuilder in LogValidator.buildRecordsAndAssignOffsets).
@@ -161,6 +199,8 @@ function rebuild(batch: RecordBatch, codec: CompressionType, level: number | und
     });
   } catch (error) {
     if (error instanceof CompressionUnavailableError) throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `the topic's compression.type: ${error.message}`);
+    // A decoded batch the encoder still refuses (e.g. timestamps whose delta from the first exceeds int64).
+    if (error instanceof EncodeError) throw new BrokerError(ErrorCode.INVALID_RECORD, `the batch cannot be rebuilt: ${error.message}`);
     throw error;
   }
 }

@@ -6,14 +6,15 @@
 import { ProduceResponse } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode, BrokerError, errorCodeOf } from '../errors.js';
+import { ErrorCode, BrokerError, RecordValidationError, errorCodeOf } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
 import { transactionalProducers } from './produce-transactional.js';
 import { validateProducedBatch } from './produce-validation.js';
 import { resolveTopic } from './topics.js';
 
-export function produceHandler(cluster: Cluster, logs: LogManager, verifier: TransactionVerifier, log: (line: string) => void): Handler {
+/** `maxBatchRecords`: the most records one batch may hold (the broker's maxRequestElements). */
+export function produceHandler(cluster: Cluster, logs: LogManager, verifier: TransactionVerifier, log: (line: string) => void, maxBatchRecords = Infinity): Handler {
   return async (req, ctx) => {
     const v = ctx.apiVersion;
     const acksValid = req.acks === -1 || req.acks === 0 || req.acks === 1;
@@ -34,13 +35,20 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
     for (const topicData of req.topicData) {
       const partitionResponses = [];
       for (const pd of topicData.partitionData) {
-        const answer = (errorCode: number, baseOffset = -1n, logStartOffset = -1n, errorMessage: string | null = null, logAppendTimeMs = -1n) => ({
+        const answer = (
+          errorCode: number,
+          baseOffset = -1n,
+          logStartOffset = -1n,
+          errorMessage: string | null = null,
+          logAppendTimeMs = -1n,
+          recordErrors: RecordValidationError['recordErrors'] = [],
+        ) => ({
           index: pd.index,
           errorCode,
           baseOffset,
           logAppendTimeMs,
           logStartOffset,
-          recordErrors: [],
+          recordErrors: v >= 8 ? [...recordErrors] : [],
           errorMessage: v >= 8 ? errorMessage : null,
           currentLeader: { leaderId: -1, leaderEpoch: -1 },
         });
@@ -63,14 +71,15 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
           continue;
         }
         try {
-          const { bytes, header } = validateProducedBatch(pd.records, v, topic.info);
+          const { bytes, header } = validateProducedBatch(pd.records, v, topic.info, maxBatchRecords);
           if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
           const info = await partitionLog.append(bytes, header);
           // The log's append time on a LogAppendTime topic, -1 otherwise (Kafka's LogAppendInfo.logAppendTime).
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset(), null, info.logAppendTime));
         } catch (error) {
           if (!(error instanceof BrokerError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
-          partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message));
+          const recordErrors = error instanceof RecordValidationError ? error.recordErrors : [];
+          partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message, -1n, recordErrors));
         }
       }
       responses.push({ name: topicData.name, topicId: topicData.topicId, partitionResponses });

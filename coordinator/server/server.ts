@@ -44,6 +44,7 @@ import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
 import { canonicalHost, peerAddress } from '../net/address.js';
 import { createTlsServer, type TlsListenerSettings } from './tls-listener.js';
+import { decodedCost, type RequestBudget } from './request-budget.js';
 
 const SASL_HANDSHAKE_KEY: number = ApiKey.SaslHandshake;
 const SASL_AUTHENTICATE_KEY: number = ApiKey.SaslAuthenticate;
@@ -91,6 +92,8 @@ export interface ServerOptions {
    * 0 or absent: never. A request being handled keeps it open.
    */
   connectionsMaxIdleMs?: number;
+  /** What one request and all requests in flight may cost (request-budget.ts); none when absent. */
+  budget?: RequestBudget;
 }
 
 /** Thrown inside the server to reject a frame: logged, then the connection is closed. */
@@ -170,6 +173,8 @@ class Connection {
   private readonly clientHost: string;
 
   private authTimer: NodeJS.Timeout | null = null;
+  /** What the request being handled holds of the server's RequestMemoryPool. */
+  private heldBytes = 0;
 
   constructor(
     readonly id: number,
@@ -332,6 +337,12 @@ class Connection {
           this.droppedAfterClose++;
           continue;
         }
+        // Like a muted Kafka channel: no next request while the pool of requests in flight is exhausted.
+        const pool = this.options.budget?.pool;
+        if (pool?.exhausted) {
+          await pool.whenAvailable();
+          if (this.stopped) break;
+        }
         try {
           const response = await this.handle(frame);
           if (response !== null && !this.closed) {
@@ -345,6 +356,7 @@ class Connection {
               await out;
               this.answerWritten = null;
             }
+            this.releaseHeld();
             await this.unsentDrained();
           }
           this.frames.maxFrameBytes = this.session.frameLimit(this.options.maxFrameBytes);
@@ -359,6 +371,8 @@ class Connection {
             this.options.log(`connection ${this.id} (${this.peer}): request failed: ${(error as Error).stack ?? String(error)}`);
             this.reject(`internal error: ${(error as Error).message}`);
           }
+        } finally {
+          this.releaseHeld();
         }
       }
     } finally {
@@ -374,6 +388,12 @@ class Connection {
       this.preAuthPaused = false;
       if (!this.paused) this.socket.resume();
     }
+  }
+
+  private releaseHeld(): void {
+    if (this.heldBytes === 0) return;
+    this.options.budget!.pool.release(this.heldBytes);
+    this.heldBytes = 0;
   }
 
   private logTrailingBytes(apiName: string, apiVersion: number, clientId: string | null, count: number): void {
@@ -432,6 +452,8 @@ class Connection {
     const requestCodec = api.request as ApiMessageCodec<any>;
     const responseCodec = api.response as ApiMessageCodec<any>;
     const reader = new Reader(frame);
+    const budget = this.options.budget;
+    if (budget !== undefined) reader.elementBudget = budget.elementBudget;
     let header: { clientId: string | null; correlationId: number };
     let request: unknown;
     try {
@@ -443,6 +465,10 @@ class Connection {
       if (reader.remaining > 0) this.logTrailingBytes(api.name, apiVersion, header.clientId, reader.remaining);
     } catch (error) {
       throw new RejectedFrame(`malformed ${api.name} v${apiVersion} request (correlation id ${correlationId}): ${(error as Error).message}`);
+    }
+    if (budget !== undefined) {
+      this.heldBytes = decodedCost(frame.length, budget.elementBudget - reader.elementBudget);
+      budget.pool.take(this.heldBytes);
     }
     metrics.countRequest(api.name, apiVersion);
     if (this.options.logRequests) {

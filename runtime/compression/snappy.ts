@@ -13,8 +13,12 @@ import { loadOptionalPackage } from './optional-package.js';
  * Library: snappy-wasm (the Rust snap crate as WebAssembly, synchronous,
  * 136 KB): 2.5-3 times the speed of snappyjs and of the napi-rs `snappy`
  * binding on 1 MiB of records in our measurements. Its decoder allocates what
- * a block declares, so the declared length is checked against the limit
- * before the block is handed to it.
+ * a block declares, and WebAssembly memory, once grown, never shrinks: so a
+ * block's declared length is checked, before anything is allocated, against
+ * the limit and against what its bytes can inflate to (maxInflatedLength).
+ * Kafka needs no such check: its reader (clients/src/main/java/org/apache/
+ * kafka/common/compress/SnappyCompression.java) is snappy-java's
+ * SnappyInputStream, which inflates chunk by chunk as the records are read.
  */
 interface SnappyWasm {
   compress_raw(data: Uint8Array): Uint8Array;
@@ -26,6 +30,19 @@ const XERIAL_MAGIC = [0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00];
 const XERIAL_HEADER_SIZE = 16;
 /** snappy-java's default block size, which Kafka's SnappyOutputStream keeps. */
 const XERIAL_CHUNK_SIZE = 32 * 1024;
+
+/**
+ * The most a raw snappy block's elements (the bytes after its length varint)
+ * can inflate to. Snappy's format (format_description.txt in google/snappy)
+ * has four element kinds: a literal (a 1-5 byte tag, then its bytes: at most
+ * one output byte per input byte), a copy with a 1-byte offset (2 bytes, 4-11
+ * output bytes), a copy with a 2-byte offset (3 bytes, 1-64 output bytes) and
+ * a copy with a 4-byte offset (5 bytes, 1-64). The best ratio is 64 bytes for
+ * 3, so n element bytes inflate to at most floor(64n / 3), about 21.3 times.
+ */
+function maxInflatedLength(elementBytes: number): number {
+  return Math.floor((elementBytes * 64) / 3);
+}
 
 function library(): SnappyWasm {
   return loadOptionalPackage<SnappyWasm>(PACKAGE, 'snappy');
@@ -101,14 +118,27 @@ function rawBlock(data: Uint8Array, maxOutputLength: number, what: string): Uint
   return out;
 }
 
-/** The uncompressed length a raw snappy block starts with (a varint of at most 5 bytes, up to 2^32 - 1). */
+/**
+ * The uncompressed length a raw snappy block starts with (a varint of at most
+ * 5 bytes, up to 2^32 - 1), refused when the block's bytes cannot inflate to
+ * it: a lie is caught here, before the library allocates what it declares.
+ */
 function declaredLength(data: Uint8Array, start: number, end: number, what: string): number {
   let result = 0;
   for (let i = 0, shift = 0; i < 5; i++, shift += 7) {
     if (start + i >= end) throw new DecodeError(`${what} is cut short in its length`);
     const byte = data[start + i]!;
     result += (byte & 0x7f) * 2 ** shift;
-    if ((byte & 0x80) === 0) return result;
+    if ((byte & 0x80) === 0) {
+      const elementBytes = end - (start + i + 1);
+      const most = maxInflatedLength(elementBytes);
+      if (result > most) {
+        throw new DecodeError(
+          `${what} declares an uncompressed length of ${result} bytes, but its ${elementBytes} bytes of snappy elements inflate to at most ${most}`,
+        );
+      }
+      return result;
+    }
   }
   throw new DecodeError(`${what} has an invalid length varint`);
 }

@@ -9,11 +9,16 @@
  * check sees only this file's folders, not those of files running beside it
  * or of other runs on the machine. tsx's transform cache is shared through a
  * link, so that spawned `node --import tsx` processes start warm.
+ *
+ * A file whose tests are all skipped runs no hooks, this afterAll included:
+ * the run-wide check (temp-dirs.global.ts) finds its folder at the end of the
+ * run, named by the marker written here.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
+import { TEST_FILE_MARKER } from './temp-dirs.global.js';
 
 const outer = os.tmpdir();
 const previous = process.env.TMPDIR;
@@ -22,6 +27,7 @@ const tsxCache = `tsx-${os.userInfo().uid}`;
 fs.mkdirSync(path.join(outer, tsxCache), { recursive: true });
 fs.symlinkSync(path.join(outer, tsxCache), path.join(fileTmp, tsxCache));
 process.env.TMPDIR = fileTmp;
+fs.writeFileSync(path.join(fileTmp, TEST_FILE_MARKER), path.relative(process.cwd(), expect.getState().testPath ?? '(unknown test file)'));
 
 /** The `kipgen-*` entries a test file left in its temp folder. */
 export function leftBehind(dir: string): string[] {
