@@ -1,0 +1,114 @@
+package dev.kipgen.judge;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+
+/** KafkaConsumer scenarios in a group: the classic protocol, KIP-848's consumer protocol, read_committed. */
+final class Consumers {
+    private final Clients clients;
+
+    Consumers(Clients clients) {
+        this.clients = clients;
+    }
+
+    /**
+     * Subscribe, poll everything, commitSync, committed(), seek back and poll again, then a
+     * second member of the group after the first closed: it starts from the commits.
+     */
+    void group(Out out, String protocol) throws Exception {
+        String topic = "judge-group-" + protocol;
+        String group = "judge-" + protocol;
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, topic, 2);
+        }
+        clients.fill(topic, 0, "a0", "a1", "a2");
+        clients.fill(topic, 1, "b0", "b1");
+        TopicPartition p0 = new TopicPartition(topic, 0);
+        TopicPartition p1 = new TopicPartition(topic, 1);
+        try (KafkaConsumer<String, String> c = clients.consumer("judge-" + protocol + "-1", Clients.props("group.id", group, "group.protocol", protocol))) {
+            c.subscribe(List.of(topic));
+            out.step("poll", () -> Clients.records(pollUntil(c, 5)));
+            out.step("assignment", () -> Clients.partitions(c.assignment()));
+            out.step("position", () -> "p0=" + c.position(p0) + " p1=" + c.position(p1));
+            out.step("committed before", () -> committed(c.committed(Set.of(p0, p1))));
+            out.step("commitSync", () -> {
+                c.commitSync();
+                return null;
+            });
+            out.step("committed", () -> committed(c.committed(Set.of(p0, p1))));
+            out.step("commitSync explicit", () -> {
+                c.commitSync(Map.of(p1, new OffsetAndMetadata(1, "meta")));
+                return committed(c.committed(Set.of(p0, p1)));
+            });
+            out.step("seek p0=1", () -> {
+                c.seek(p0, 1);
+                return Clients.records(pollUntil(c, 2));
+            });
+            out.step("group metadata", () -> "group=" + c.groupMetadata().groupId() + " generation>0=" + (c.groupMetadata().generationId() > 0));
+        }
+        try (KafkaConsumer<String, String> c = clients.consumer("judge-" + protocol + "-2", Clients.props("group.id", group, "group.protocol", protocol))) {
+            c.subscribe(List.of(topic));
+            out.step("second member poll", () -> Clients.records(pollUntil(c, 1)));
+            out.step("second member committed", () -> committed(c.committed(Set.of(p0, p1))));
+        }
+    }
+
+    /** A group consumer with isolation.level=read_committed over committed and aborted transactions. */
+    void readCommitted(Out out) throws Exception {
+        String topic = "judge-read-committed";
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, topic, 1);
+        }
+        try (KafkaProducer<String, String> p = clients.producer("judge-rc-producer", Clients.props("transactional.id", "judge-rc"))) {
+            p.initTransactions();
+            Producers.transaction(out, p, topic, "commit", "r0", "r1");
+            Producers.transaction(out, p, topic, "abort", "r2");
+            Producers.transaction(out, p, topic, "commit", "r3");
+            p.beginTransaction();
+            out.step("open send r4", () -> Producers.sent(p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "k", "r4")).get()));
+            TopicPartition tp = new TopicPartition(topic, 0);
+            try (KafkaConsumer<String, String> c = clients.consumer("judge-rc", Clients.props("group.id", "judge-rc", "isolation.level", "read_committed"))) {
+                c.subscribe(List.of(topic));
+                out.step("poll", () -> Clients.records(pollUntil(c, 3)));
+                out.step("position while open", () -> "p0=" + c.position(tp));
+                out.step("end offsets", () -> "p0=" + c.endOffsets(Set.of(tp)).get(tp));
+                out.step("commit open", () -> {
+                    p.commitTransaction();
+                    return null;
+                });
+                out.step("poll after commit", () -> Clients.records(pollUntil(c, 1)));
+                out.step("position", () -> "p0=" + c.position(tp));
+                out.step("commitSync", () -> {
+                    c.commitSync();
+                    return committed(c.committed(Set.of(tp)));
+                });
+            }
+        }
+    }
+
+    /** Polls until `n` records came or the patience ran out; then a short poll to catch extras. */
+    static List<ConsumerRecord<String, String>> pollUntil(KafkaConsumer<String, String> c, int n) {
+        List<ConsumerRecord<String, String>> got = new ArrayList<>();
+        long deadline = System.nanoTime() + Clients.PATIENCE.toNanos();
+        while (got.size() < n && System.nanoTime() < deadline) c.poll(Duration.ofMillis(200)).forEach(got::add);
+        return got;
+    }
+
+    static String committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        Map<String, String> sorted = new TreeMap<>();
+        offsets.forEach((tp, om) -> sorted.put("p" + tp.partition(), om == null ? "none" : om.offset() + (om.metadata().isEmpty() ? "" : "/" + om.metadata()) + (om.leaderEpoch().isPresent() ? " epoch=" + om.leaderEpoch().get() : "")));
+        List<String> parts = new ArrayList<>();
+        sorted.forEach((k, v) -> parts.add(k + "=" + v));
+        return String.join(" ", parts);
+    }
+}
