@@ -137,7 +137,9 @@ export function classicGroupHandlers(
     if (offsets.length > 0) {
       try {
         await store.commit(req.groupId, offsets);
-        groups.ensure(req.groupId);
+        // A commit makes an Empty classic group of a group id no group has yet, as Kafka's OffsetMetadataManager
+        // does for simple commits (getOrMaybeCreateGroup); a KIP-848 consumer group stays one, even once empty.
+        if (consumerGroups.get(req.groupId) === undefined) groups.ensure(req.groupId);
       } catch (caught) {
         if (!(caught instanceof BrokerError)) log(`OffsetCommit for group ${req.groupId} failed: ${(caught as Error).stack}`);
         writeError = errorCodeOf(caught);

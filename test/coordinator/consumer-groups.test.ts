@@ -106,4 +106,21 @@ describe('KIP-848 consumer groups', () => {
     expect((await beat('m1', -1)).errorCode).toBe(0);
     expect((await c.call(42, { groupsNames: ['cg-group'] }, 2)).results[0].errorCode).toBe(0);
   });
+
+  it('a consumer group whose members committed and left stays a consumer group, Empty, in ListGroups (found by the Kafka judge, test/kafka)', async () => {
+    // Kafka's OffsetMetadataManager validates a commit against the consumer group and makes no classic group of it;
+    // the group stays a consumer group when its last member leaves (GroupMetadataManager), listed as such.
+    const joined = await beat('e1', 0);
+    expect(joined.errorCode).toBe(0);
+    const commit = await c.call(
+      8,
+      { groupId: 'cg-group', generationIdOrMemberEpoch: joined.memberEpoch, memberId: 'e1', groupInstanceId: null, topics: [{ name: 'cg', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: 0, committedMetadata: null }] }] },
+      9,
+    );
+    expect(commit.topics[0].partitions[0].errorCode).toBe(0);
+    expect((await beat('e1', -1)).errorCode).toBe(0);
+    const listed = await c.call(16, { statesFilter: [], typesFilter: [] }, 5);
+    expect(listed.groups).toEqual([{ groupId: 'cg-group', protocolType: 'consumer', groupState: 'Empty', groupType: 'consumer' }]);
+    expect((await c.call(42, { groupsNames: ['cg-group'] }, 2)).results[0].errorCode).toBe(0);
+  });
 });
