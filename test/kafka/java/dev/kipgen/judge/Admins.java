@@ -126,23 +126,26 @@ final class Admins {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
-            out.step("describeConfigs", () -> configs(admin, resource));
+            configs(out, "describeConfigs", admin, resource);
             out.step("incrementalAlterConfigs set", () -> {
                 admin.incrementalAlterConfigs(Map.of(resource, List.of(
                         new AlterConfigOp(new ConfigEntry("retention.ms", "3600000"), AlterConfigOp.OpType.SET),
                         new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET)))).all().get();
-                return configs(admin, resource);
+                return null;
             });
+            configs(out, "after set", admin, resource);
             out.step("incrementalAlterConfigs append", () -> {
                 admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", "delete"), AlterConfigOp.OpType.APPEND)))).all().get();
-                return configs(admin, resource);
+                return null;
             });
+            configs(out, "after append", admin, resource);
             out.step("incrementalAlterConfigs delete", () -> {
                 admin.incrementalAlterConfigs(Map.of(resource, List.of(
                         new AlterConfigOp(new ConfigEntry("retention.ms", ""), AlterConfigOp.OpType.DELETE),
                         new AlterConfigOp(new ConfigEntry("cleanup.policy", ""), AlterConfigOp.OpType.DELETE)))).all().get();
-                return configs(admin, resource);
+                return null;
             });
+            configs(out, "after delete", admin, resource);
             out.step("incrementalAlterConfigs unknown", () -> {
                 admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(new ConfigEntry("no.such.config", "1"), AlterConfigOp.OpType.SET)))).all().get();
                 return null;
@@ -151,25 +154,36 @@ final class Admins {
                 admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "soon"), AlterConfigOp.OpType.SET)))).all().get();
                 return null;
             });
-            out.step("describeConfigs missing topic", () -> configs(admin, new ConfigResource(ConfigResource.Type.TOPIC, "judge-admin-missing")));
+            out.step("describeConfigs missing topic", () -> {
+                admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "judge-admin-missing"))).all().get();
+                return null;
+            });
             out.step("createTopics with configs", () -> {
                 admin.createTopics(List.of(new NewTopic("judge-admin-configured", 1, (short) 1).configs(Map.of("retention.ms", "7200000")))).all().get();
-                return configs(admin, new ConfigResource(ConfigResource.Type.TOPIC, "judge-admin-configured"));
+                return null;
             });
+            configs(out, "configured topic", admin, new ConfigResource(ConfigResource.Type.TOPIC, "judge-admin-configured"));
         }
     }
 
-    private static String configs(Admin admin, ConfigResource resource) throws Exception {
-        Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
-        List<String> parts = new ArrayList<>();
+    /** One line per config of TOPIC_CONFIGS: `<label> <name> <value> <source>`. */
+    private static void configs(Out out, String label, Admin admin, ConfigResource resource) {
+        Config[] config = new Config[1];
+        out.step(label, () -> {
+            config[0] = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+            return null;
+        });
+        if (config[0] == null) return;
         for (String name : TOPIC_CONFIGS) {
-            ConfigEntry e = config.get(name);
-            parts.add(name + "=" + (e == null ? "absent" : e.value() + "(" + e.source() + ")"));
+            ConfigEntry e = config[0].get(name);
+            out.line(label + " " + name, e == null ? "absent" : e.value() + " " + e.source());
         }
-        return String.join(" ", parts);
     }
 
-    /** ACLs on a listener without an authorizer: Kafka refuses them all (SecurityDisabledException). */
+    /**
+     * ACLs, on a listener whose principal is a super user of the broker's authorizer (without an
+     * authorizer Kafka refuses them all: SecurityDisabledException).
+     */
     void acls(Out out) throws Exception {
         ResourcePattern pattern = new ResourcePattern(ResourceType.TOPIC, "judge-acl", PatternType.LITERAL);
         AclBinding binding = new AclBinding(pattern, new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW));

@@ -1,24 +1,30 @@
 package dev.kipgen.judge;
 
+import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * The one place that writes the judge's output: one line per step, `scenario step result`,
+ * The one place that writes the judge's output: one line per step, `scenario step: result`,
  * nothing that differs from run to run (no timestamps, producer ids, ports, member ids).
  * Errors are the Kafka exception's simple class name; the message goes to stderr only,
  * because it names ids and hosts.
  */
 final class Out {
+    private final String target;
     private final String scenario;
+    private final List<String> lines;
 
-    Out(String scenario) {
+    /** Lines go to `lines` (the target's, printed together at the end); messages to stderr, labelled. */
+    Out(String target, String scenario, List<String> lines) {
+        this.target = target;
         this.scenario = scenario;
+        this.lines = lines;
     }
 
     void line(String step, String result) {
-        System.out.println(scenario + " " + step + " " + result);
-        System.out.flush();
+        if (step.contains(": ")) throw new IllegalArgumentException("a step name holds no \": \" (it separates the result): " + step);
+        lines.add(scenario + " " + step + ": " + result);
     }
 
     /** Runs a step that may fail: prints `ok` (or what it returns) or the exception's class. */
@@ -28,7 +34,7 @@ final class Out {
             line(step, result == null ? "ok" : result);
         } catch (Throwable t) {
             line(step, "error " + name(t));
-            System.err.println(scenario + " " + step + ": " + root(t));
+            System.err.println(target + " " + scenario + " " + step + ": " + root(t));
         }
     }
 

@@ -18,6 +18,13 @@ import org.apache.kafka.common.utils.internals.ProducerIdAndEpoch;
  * this class reaches the producer's TransactionManager and Sender by reflection and follows
  * the steps of trunk's KafkaProducer.initTransactions(boolean), prepareTransaction() and
  * completeTransaction(PreparedTxnState). What goes on the wire is the 4.4 client's own.
+ *
+ * And that wire is where 2PC stops in 4.4: InitProducerId v6, the version with Enable2Pc and
+ * KeepPreparedTxn, is marked latestVersionUnstable, and InitProducerIdRequest.Builder asks for
+ * ApiKeys.INIT_PRODUCER_ID without unstable versions, so the client sends v5 — which has neither
+ * field — even to a broker that advertises v6. The broker therefore sees a plain transactional
+ * producer: a "prepared" transaction is aborted by the next producer's InitProducerId, and the
+ * recovering producer finds nothing prepared. The scenario records exactly that, on both brokers.
  */
 final class TwoPhase {
     /** PreparedTxnState's content (its (long, short) constructor is package-private in 4.4.0). */
