@@ -1,7 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Three projects. `unit`: every suite but the chaos and interop tests, files in parallel.
+ * Four projects. `unit`: every suite but the chaos and interop tests, files in parallel.
  * `chaos` (test/chaos): clusters of real broker processes, jobs, proxies and
  * timing assertions (lock expiry, transaction timeouts) — files one at a
  * time, and only after the `unit` group has finished, so that on a small CI
@@ -10,8 +10,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * `interop` (test/interop): other Kafka tools against kipgen that need Debian
  * packages (kcat, tshark, python3-confluent-kafka): everything in test/interop/
  * and nothing else; a test that needs only Node belongs elsewhere.
+ * `kafka` (test/kafka): kipgen's client against Apache Kafka 4.4 itself, one
+ * JVM for the whole project (started by its globalSetup; needs Java and
+ * Maven), files one at a time.
  * `npm test` runs unit and chaos (Node alone); `npm run test:interop` checks
- * the tools, then runs interop.
+ * the tools, then runs interop; `npm run test:kafka` checks Java, Maven and
+ * Kafka's jars, then runs kafka.
  *
  * Every file runs with its own TMPDIR and fails if it leaves a `kipgen-*`
  * folder behind (test/support/temp-dirs.setup.ts).
@@ -28,7 +32,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/chaos/**', 'test/interop/**'],
+          exclude: [...configDefaults.exclude, 'test/chaos/**', 'test/interop/**', 'test/kafka/**'],
           sequence: { groupOrder: 0 },
         },
       },
@@ -49,6 +53,17 @@ export default defineConfig({
           name: 'interop',
           include: ['test/interop/**/*.test.ts'],
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'kafka',
+          include: ['test/kafka/**/*.test.ts'],
+          globalSetup: ['test/kafka/support/global-setup.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 3 },
+          testTimeout: 120_000,
         },
       },
     ],
