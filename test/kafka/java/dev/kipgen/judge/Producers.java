@@ -129,7 +129,7 @@ final class Producers {
         // Round 3: a prepared transaction met by initTransactions(false) is aborted.
         prepare(out, "round3", twoPc, topic, "t2");
         try (KafkaProducer<String, String> p = clients.producer("judge-2pc-r3b", twoPc)) {
-            out.step("round3 init", () -> {
+            out.step("round3 init without keep", () -> {
                 TwoPhase.initTransactions(p, false);
                 return "prepared=" + TwoPhase.isPrepared(p);
             });
