@@ -94,6 +94,10 @@ export class TransactionVerifier {
     if (!this.tc.isCoordinatorFor(transactionalId)) code = await this.verifyRemote(transactionalId, producerId, producerEpoch, topic, partition, add);
     else if (add) code = await this.tc.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], 2);
     else code = this.tc.verify(transactionalId, producerId, producerEpoch, topic, partition);
+    // Kafka's AddPartitionsToTxnManager answers the write with INVALID_PRODUCER_EPOCH where the coordinator said
+    // PRODUCER_FENCED ("Producers expect to handle INVALID_PRODUCER_EPOCH in this scenario"): a fenced producer's
+    // Produce or TxnOffsetCommit fails with InvalidProducerEpochException in Kafka's client, not ProducerFencedException.
+    if (code === ErrorCode.PRODUCER_FENCED) code = ErrorCode.INVALID_PRODUCER_EPOCH;
     if (code !== ErrorCode.NONE) {
       throw new BrokerError(
         code,
