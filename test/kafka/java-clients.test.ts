@@ -1,8 +1,9 @@
 /**
  * Kafka's own Java clients (kafka-clients 4.4.0) against Apache Kafka 4.4 and
  * against kipgen's broker: the judge (test/kafka/java) runs every scenario —
- * idempotent, transactional and 2PC producers, classic, consumer-protocol and
- * read_committed consumers, implicit and explicit share consumers, Admin —
+ * idempotent, transactional, fenced and 2PC producers, offsets committed in a
+ * transaction, classic, consumer-protocol and read_committed consumers,
+ * implicit, explicit and read_committed share consumers, Admin —
  * against both brokers in one JVM, and each scenario's lines must be the same
  * but for the differences test/kafka/differences.json lists with their reason
  * (an unlisted difference fails, so does a listed one that no longer differs).
@@ -25,11 +26,14 @@ const SCENARIOS = [
   'producer.idempotent',
   'producer.transactional',
   'producer.2pc',
+  'producer.fencing',
+  'producer.offsets_in_transaction',
   'consumer.classic',
   'consumer.consumer',
   'consumer.read_committed',
   'share.implicit',
   'share.explicit',
+  'share.read_committed',
   'admin.topics',
   'admin.configs',
   'admin.acls',

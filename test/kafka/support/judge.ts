@@ -34,7 +34,8 @@ export interface JudgeRun {
  * its own thread; resolves when the JVM exits with every target's lines.
  */
 export async function runJudge(classpath: string, classesDir: string, targets: Record<string, string>, timeoutMs: number): Promise<JudgeRun> {
-  const args = ['-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', `${classesDir}${path.delimiter}${classpath}`, 'dev.kipgen.judge.Judge'];
+  // log4j2.level=OFF: the class path has Kafka's SLF4J binding, and Log4j's default configuration would write client errors to stdout.
+  const args = ['-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dlog4j2.level=OFF', '-cp', `${classesDir}${path.delimiter}${classpath}`, 'dev.kipgen.judge.Judge'];
   for (const [name, bootstrap] of Object.entries(targets)) args.push('--target', `${name}=${bootstrap}`);
   const began = Date.now();
   const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -91,11 +91,14 @@ public final class Judge {
         s.put("producer.idempotent", producers::idempotent);
         s.put("producer.transactional", producers::transactional);
         s.put("producer.2pc", producers::twoPhase);
+        s.put("producer.fencing", producers::fencing);
+        s.put("producer.offsets_in_transaction", producers::offsetsInTransaction);
         s.put("consumer.classic", out -> consumers.group(out, "classic"));
         s.put("consumer.consumer", out -> consumers.group(out, "consumer"));
         s.put("consumer.read_committed", consumers::readCommitted);
         s.put("share.implicit", share::implicit);
         s.put("share.explicit", share::explicit);
+        s.put("share.read_committed", share::readCommitted);
         s.put("admin.topics", admins::topics);
         s.put("admin.configs", admins::configs);
         s.put("admin.acls", admins::acls);

@@ -76,6 +76,84 @@ final class Producers {
         out.step("read again", () -> clients.readAll(topic, 1, "read_committed"));
     }
 
+    /**
+     * Fencing: a second producer with the same transactional.id aborts the first one's open
+     * transaction and fences it; what the first one then gets from send and commit.
+     */
+    void fencing(Out out) throws Exception {
+        String topic = "judge-fencing";
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, topic, 1);
+        }
+        var config = Clients.props("transactional.id", "judge-fence");
+        KafkaProducer<String, String> first = clients.producer("judge-fence-1", config);
+        try (KafkaProducer<String, String> second = clients.producer("judge-fence-2", config)) {
+            out.step("first init", () -> {
+                first.initTransactions();
+                first.beginTransaction();
+                return sent(first.send(new ProducerRecord<>(topic, 0, "k", "f0")).get());
+            });
+            out.step("second init", () -> {
+                second.initTransactions();
+                return null;
+            });
+            out.step("first send after fencing", () -> sent(first.send(new ProducerRecord<>(topic, 0, "k", "f1")).get()));
+            out.step("first commit after fencing", () -> {
+                first.commitTransaction();
+                return null;
+            });
+            out.step("first begin after fencing", () -> {
+                first.beginTransaction();
+                return null;
+            });
+            transaction(out, second, topic, "commit", "f2");
+            out.step("read", () -> clients.readAll(topic, 1, "read_committed"));
+            out.step("read read_uncommitted", () -> clients.readAll(topic, 1, "read_uncommitted"));
+        } finally {
+            first.close(Duration.ZERO);
+        }
+    }
+
+    /**
+     * Consume-transform-produce: offsets committed inside the transaction with
+     * sendOffsetsToTransaction are the group's only when the transaction commits.
+     */
+    void offsetsInTransaction(Out out) throws Exception {
+        String in = "judge-eos-in";
+        String outTopic = "judge-eos-out";
+        String group = "judge-eos";
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, in, 1);
+            Clients.createTopic(admin, outTopic, 1);
+        }
+        clients.fill(in, 0, "i0", "i1", "i2");
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(in, 0);
+        try (KafkaProducer<String, String> p = clients.producer("judge-eos", Clients.props("transactional.id", "judge-eos"));
+                var c = clients.consumer("judge-eos", Clients.props("group.id", group, "isolation.level", "read_committed"))) {
+            p.initTransactions();
+            c.subscribe(java.util.List.of(in));
+            var records = Consumers.pollUntil(c, 3);
+            out.step("poll", () -> Clients.records(records));
+            for (String end : java.util.List.of("commit", "abort")) {
+                out.step(end + " transform", () -> {
+                    p.beginTransaction();
+                    for (var r : records) p.send(new ProducerRecord<>(outTopic, 0, r.key(), r.value().toUpperCase() + "-" + end));
+                    long next = end.equals("commit") ? 3 : 1;
+                    p.sendOffsetsToTransaction(java.util.Map.of(tp, new org.apache.kafka.clients.consumer.OffsetAndMetadata(next)), c.groupMetadata());
+                    if (end.equals("commit")) p.commitTransaction();
+                    else p.abortTransaction();
+                    return null;
+                });
+                out.step(end + " committed", () -> Consumers.committed(c.committed(java.util.Set.of(tp))));
+            }
+            out.step("sendOffsets outside a transaction", () -> {
+                p.sendOffsetsToTransaction(java.util.Map.of(tp, new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)), c.groupMetadata());
+                return null;
+            });
+        }
+        out.step("read output", () -> clients.readAll(outTopic, 1, "read_committed"));
+    }
+
     static void transaction(Out out, KafkaProducer<String, String> p, String topic, String end, String... values) {
         String label = end + " " + String.join(",", values);
         out.step(label + " begin", () -> {

@@ -105,6 +105,41 @@ final class ShareConsumers {
         }
     }
 
+    /**
+     * A share group with share.isolation.level=read_committed over committed, aborted and open
+     * transactions: only committed records, up to the open transaction, then its records once it commits.
+     */
+    void readCommitted(Out out) throws Exception {
+        String topic = "judge-share-rc";
+        String group = "judge-share-rc";
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, topic, 1);
+            ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
+            out.step("group configs", () -> {
+                admin.incrementalAlterConfigs(Map.of(r, List.of(
+                        new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET),
+                        new AlterConfigOp(new ConfigEntry("share.isolation.level", "read_committed"), AlterConfigOp.OpType.SET)))).all().get();
+                return null;
+            });
+        }
+        try (var p = clients.producer("judge-share-rc-producer", Clients.props("transactional.id", "judge-share-rc"));
+                KafkaShareConsumer<String, String> c = consumer("judge-share-rc-1", group, "implicit")) {
+            p.initTransactions();
+            Producers.transaction(out, p, topic, "commit", "q0", "q1");
+            Producers.transaction(out, p, topic, "abort", "q2");
+            p.beginTransaction();
+            out.step("open send q3", () -> Producers.sent(p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "k", "q3")).get()));
+            c.subscribe(List.of(topic));
+            out.step("poll", () -> shared(pollUntil(c, 2)));
+            out.step("poll while open", () -> shared(pollFor(c, Duration.ofSeconds(2))));
+            out.step("commit open", () -> {
+                p.commitTransaction();
+                return null;
+            });
+            out.step("poll after commit", () -> shared(pollUntil(c, 1)));
+        }
+    }
+
     static List<ConsumerRecord<String, String>> pollUntil(KafkaShareConsumer<String, String> c, int n) {
         List<ConsumerRecord<String, String>> got = new ArrayList<>();
         long deadline = System.nanoTime() + Clients.PATIENCE.toNanos();
