@@ -38,6 +38,7 @@ const SCENARIOS = [
   'admin.configs',
   'admin.acls',
   'admin.groups',
+  'admin.active_groups',
   'admin.cluster',
   'admin.offsets',
 ];

@@ -103,6 +103,7 @@ public final class Judge {
         s.put("admin.configs", admins::configs);
         s.put("admin.acls", admins::acls);
         s.put("admin.groups", admins::groups);
+        s.put("admin.active_groups", new ActiveGroups(clients)::run);
         s.put("admin.cluster", admins::cluster);
         s.put("admin.offsets", admins::offsets);
         return s;
