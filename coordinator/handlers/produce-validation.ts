@@ -47,10 +47,15 @@ const ZSTD_MIN_PRODUCE_VERSION = 7;
 export function validateProducedBatch(
   records: Uint8Array | null,
   produceVersion: number,
-  topic: Pick<TopicInfo, 'compressionType' | 'compressionLevel'>,
+  topic: Pick<TopicInfo, 'compressionType' | 'compressionLevel' | 'maxMessageBytes'>,
 ): ValidatedBatch {
   const header = checkFraming(records);
   const bytes = records!;
+  // Kafka's UnifiedLog.analyzeAndValidateRecords: a batch, as the producer sent it, larger than the topic's
+  // max.message.bytes is refused with RecordTooLargeException (MESSAGE_TOO_LARGE), before any recompression.
+  if (header.sizeInBytes > topic.maxMessageBytes) {
+    throw new BrokerError(ErrorCode.MESSAGE_TOO_LARGE, `the record batch is ${header.sizeInBytes} bytes, more than the topic's max.message.bytes (${topic.maxMessageBytes})`);
+  }
   if (header.compression === 'zstd' && produceVersion < ZSTD_MIN_PRODUCE_VERSION) {
     throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`);
   }
