@@ -2,7 +2,7 @@
  * Kafka's own Java clients (kafka-clients 4.4.0) against Apache Kafka 4.4 and
  * against kipgen's broker: the judge (test/kafka/java) runs every scenario —
  * idempotent, transactional, fenced and 2PC producers, offsets committed in a
- * transaction, classic, consumer-protocol and read_committed consumers,
+ * transaction, codecs, max.message.bytes, acks and timestamp lookups, classic, consumer-protocol and read_committed consumers,
  * implicit, explicit and read_committed share consumers, Admin —
  * against both brokers in one JVM, and each scenario's lines must be the same
  * but for the differences test/kafka/differences.json lists with their reason
@@ -28,6 +28,8 @@ const SCENARIOS = [
   'producer.2pc',
   'producer.fencing',
   'producer.offsets_in_transaction',
+  'producer.edges',
+  'admin.transactions',
   'consumer.classic',
   'consumer.consumer',
   'consumer.read_committed',

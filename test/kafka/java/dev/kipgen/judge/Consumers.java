@@ -104,6 +104,11 @@ final class Consumers {
         return got;
     }
 
+    /** pollUntil for an assigned (group-less) consumer. */
+    static List<ConsumerRecord<String, String>> pollUntilAssigned(KafkaConsumer<String, String> c, int n) {
+        return pollUntil(c, n);
+    }
+
     static String committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
         Map<String, String> sorted = new TreeMap<>();
         offsets.forEach((tp, om) -> sorted.put("p" + tp.partition(), om == null ? "none" : om.offset() + (om.metadata().isEmpty() ? "" : "/" + om.metadata()) + (om.leaderEpoch().isPresent() ? " epoch=" + om.leaderEpoch().get() : "")));

@@ -93,6 +93,9 @@ public final class Judge {
         s.put("producer.2pc", producers::twoPhase);
         s.put("producer.fencing", producers::fencing);
         s.put("producer.offsets_in_transaction", producers::offsetsInTransaction);
+        ProducerEdges edges = new ProducerEdges(clients);
+        s.put("producer.edges", edges::run);
+        s.put("admin.transactions", edges::transactions);
         s.put("consumer.classic", out -> consumers.group(out, "classic"));
         s.put("consumer.consumer", out -> consumers.group(out, "consumer"));
         s.put("consumer.read_committed", consumers::readCommitted);
