@@ -13,6 +13,7 @@
  * commit enabled, an authorizer whose super user is ANONYMOUS (the PLAINTEXT
  * principal), Transactions V2 and share groups (kipgen's defaults).
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -69,7 +70,9 @@ beforeAll(async () => {
       authorizer: { enabled: true, superUsers: ['User:ANONYMOUS'] },
     },
   });
-  run = await runJudge(kafka().javaClasspath, classesDir, { kafka: kafka().bootstrap, kipgen: `127.0.0.1:${broker.port}` }, 300_000);
+  // A fresh tag per run: the Kafka may be one kept up across runs (support/serve.ts) that has the names of the last.
+  const tag = `k${randomBytes(4).toString('hex')}-`;
+  run = await runJudge(kafka().javaClasspath, classesDir, { kafka: kafka().bootstrap, kipgen: `127.0.0.1:${broker.port}` }, 300_000, tag);
 }, 360_000);
 
 afterAll(async () => {

@@ -32,10 +32,13 @@ export interface JudgeRun {
 /**
  * Runs the judge in one JVM against every target (name → host:port), each in
  * its own thread; resolves when the JVM exits with every target's lines.
+ * `tag` prefixes every name the scenarios use (and is removed from the lines),
+ * so that a run can reuse a broker an earlier run left names on.
  */
-export async function runJudge(classpath: string, classesDir: string, targets: Record<string, string>, timeoutMs: number): Promise<JudgeRun> {
+export async function runJudge(classpath: string, classesDir: string, targets: Record<string, string>, timeoutMs: number, tag = ''): Promise<JudgeRun> {
   // log4j2.level=OFF: the class path has Kafka's SLF4J binding, and Log4j's default configuration would write client errors to stdout.
   const args = ['-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dlog4j2.level=OFF', '-cp', `${classesDir}${path.delimiter}${classpath}`, 'dev.kipgen.judge.Judge'];
+  if (tag !== '') args.push('--tag', tag);
   for (const [name, bootstrap] of Object.entries(targets)) args.push('--target', `${name}=${bootstrap}`);
   const began = Date.now();
   const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -32,15 +32,15 @@ final class ActiveGroups {
     }
 
     void run(Out out) throws Exception {
-        String topic = "judge-active";
+        String topic = Names.of("judge-active");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 2);
-            var share = clients.base("judge-active-share-1");
-            share.put("group.id", "judge-active-share");
+            var share = clients.base(Names.of("judge-active-share-1"));
+            share.put("group.id", Names.of("judge-active-share"));
             share.put("key.deserializer", StringDeserializer.class.getName());
             share.put("value.deserializer", StringDeserializer.class.getName());
-            try (KafkaConsumer<String, String> classic = clients.consumer("judge-active-classic-1", Clients.props("group.id", "judge-active-classic", "group.protocol", "classic"));
-                    KafkaConsumer<String, String> consumer = clients.consumer("judge-active-consumer-1", Clients.props("group.id", "judge-active-consumer", "group.protocol", "consumer"));
+            try (KafkaConsumer<String, String> classic = clients.consumer(Names.of("judge-active-classic-1"), Clients.props("group.id", Names.of("judge-active-classic"), "group.protocol", "classic"));
+                    KafkaConsumer<String, String> consumer = clients.consumer(Names.of("judge-active-consumer-1"), Clients.props("group.id", Names.of("judge-active-consumer"), "group.protocol", "consumer"));
                     KafkaShareConsumer<String, String> shared = new KafkaShareConsumer<>(share)) {
                 classic.subscribe(List.of(topic));
                 consumer.subscribe(List.of(topic));
@@ -50,16 +50,16 @@ final class ActiveGroups {
                 out.step("share assignment", () -> shareAssignment(admin, shared));
                 out.step("listGroups Stable", () -> {
                     Collection<GroupListing> groups = admin.listGroups(new ListGroupsOptions().inGroupStates(Set.of(GroupState.STABLE))).all().get();
-                    return groups.stream().filter(g -> g.groupId().startsWith("judge-active")).map(GroupListing::groupId).sorted().collect(Collectors.joining(","));
+                    return groups.stream().filter(g -> g.groupId().startsWith(Names.of("judge-active"))).map(GroupListing::groupId).sorted().collect(Collectors.joining(","));
                 });
-                for (String g : List.of("judge-active-classic", "judge-active-consumer")) {
+                for (String g : List.of(Names.of("judge-active-classic"), Names.of("judge-active-consumer"))) {
                     out.step("describeConsumerGroups " + g, () -> describe(admin.describeConsumerGroups(List.of(g)).all().get().get(g)));
                 }
-                out.step("describeShareGroups", () -> describe(admin.describeShareGroups(List.of("judge-active-share")).all().get().get("judge-active-share")));
-                out.step("describeConsumerGroups a share group", () -> describe(admin.describeConsumerGroups(List.of("judge-active-share")).all().get().get("judge-active-share")));
-                out.step("describeShareGroups a consumer group", () -> describe(admin.describeShareGroups(List.of("judge-active-consumer")).all().get().get("judge-active-consumer")));
+                out.step("describeShareGroups", () -> describe(admin.describeShareGroups(List.of(Names.of("judge-active-share"))).all().get().get(Names.of("judge-active-share"))));
+                out.step("describeConsumerGroups a share group", () -> describe(admin.describeConsumerGroups(List.of(Names.of("judge-active-share"))).all().get().get(Names.of("judge-active-share"))));
+                out.step("describeShareGroups a consumer group", () -> describe(admin.describeShareGroups(List.of(Names.of("judge-active-consumer"))).all().get().get(Names.of("judge-active-consumer"))));
                 out.step("deleteConsumerGroups active", () -> {
-                    admin.deleteConsumerGroups(List.of("judge-active-classic")).all().get();
+                    admin.deleteConsumerGroups(List.of(Names.of("judge-active-classic"))).all().get();
                     return null;
                 });
             }
@@ -77,7 +77,7 @@ final class ActiveGroups {
         long deadline = System.nanoTime() + Clients.PATIENCE.toNanos();
         while (true) {
             c.poll(Duration.ofMillis(200));
-            ShareGroupDescription d = admin.describeShareGroups(List.of("judge-active-share")).all().get().get("judge-active-share");
+            ShareGroupDescription d = admin.describeShareGroups(List.of(Names.of("judge-active-share"))).all().get().get(Names.of("judge-active-share"));
             boolean assigned = d.members().stream().anyMatch(m -> !m.assignment().topicPartitions().isEmpty());
             if (assigned || System.nanoTime() > deadline) {
                 return d.members().stream().map(m -> partitions(m.assignment().topicPartitions())).collect(Collectors.joining(";"));

@@ -23,6 +23,8 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -49,13 +51,13 @@ final class Admins {
     }
 
     void topics(Out out) throws Exception {
-        String topic = "judge-admin-topic";
+        String topic = Names.of("judge-admin-topic");
         try (Admin admin = clients.admin()) {
             out.step("createTopics", () -> {
                 admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
                 return null;
             });
-            Clients.createTopic(admin, "judge-admin-other", 1);
+            Clients.createTopic(admin, Names.of("judge-admin-other"), 1);
             out.step("createTopics again", () -> {
                 admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
                 return null;
@@ -65,19 +67,19 @@ final class Admins {
                 return null;
             });
             out.step("createTopics replication 3", () -> {
-                admin.createTopics(List.of(new NewTopic("judge-admin-rf3", 1, (short) 3))).all().get();
+                admin.createTopics(List.of(new NewTopic(Names.of("judge-admin-rf3"), 1, (short) 3))).all().get();
                 return null;
             });
             out.step("createTopics zero partitions", () -> {
-                admin.createTopics(List.of(new NewTopic("judge-admin-zero", 0, (short) 1))).all().get();
+                admin.createTopics(List.of(new NewTopic(Names.of("judge-admin-zero"), 0, (short) 1))).all().get();
                 return null;
             });
             out.step("createTopics default partitions", () -> {
-                admin.createTopics(List.of(new NewTopic("judge-admin-default", java.util.Optional.empty(), java.util.Optional.empty()))).all().get();
-                return "partitions=" + waitPartitions(admin, "judge-admin-default", 1).partitions().size();
+                admin.createTopics(List.of(new NewTopic(Names.of("judge-admin-default"), java.util.Optional.empty(), java.util.Optional.empty()))).all().get();
+                return "partitions=" + waitPartitions(admin, Names.of("judge-admin-default"), 1).partitions().size();
             });
             out.step("describeTopics", () -> describe(admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic)));
-            out.step("describeTopics missing", () -> describe(admin.describeTopics(List.of("judge-admin-missing")).allTopicNames().get().get("judge-admin-missing")));
+            out.step("describeTopics missing", () -> describe(admin.describeTopics(List.of(Names.of("judge-admin-missing"))).allTopicNames().get().get(Names.of("judge-admin-missing"))));
             out.step("createPartitions 3", () -> {
                 admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all().get();
                 return null;
@@ -88,16 +90,16 @@ final class Admins {
                 return null;
             });
             out.step("createPartitions missing", () -> {
-                admin.createPartitions(Map.of("judge-admin-missing", NewPartitions.increaseTo(2))).all().get();
+                admin.createPartitions(Map.of(Names.of("judge-admin-missing"), NewPartitions.increaseTo(2))).all().get();
                 return null;
             });
-            out.step("listTopics", () -> admin.listTopics().names().get().stream().filter(n -> n.startsWith("judge-admin")).sorted().collect(Collectors.joining(",")));
+            out.step("listTopics", () -> admin.listTopics().names().get().stream().filter(n -> n.startsWith(Names.of("judge-admin"))).sorted().collect(Collectors.joining(",")));
             out.step("deleteTopics", () -> {
-                admin.deleteTopics(List.of("judge-admin-other")).all().get();
+                admin.deleteTopics(List.of(Names.of("judge-admin-other"))).all().get();
                 return null;
             });
             out.step("deleteTopics missing", () -> {
-                admin.deleteTopics(List.of("judge-admin-missing")).all().get();
+                admin.deleteTopics(List.of(Names.of("judge-admin-missing"))).all().get();
                 return null;
             });
         }
@@ -122,7 +124,7 @@ final class Admins {
     }
 
     void configs(Out out) throws Exception {
-        String topic = "judge-admin-configs";
+        String topic = Names.of("judge-admin-configs");
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
@@ -155,14 +157,14 @@ final class Admins {
                 return null;
             });
             out.step("describeConfigs missing topic", () -> {
-                admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "judge-admin-missing"))).all().get();
+                admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, Names.of("judge-admin-missing")))).all().get();
                 return null;
             });
             out.step("createTopics with configs", () -> {
-                admin.createTopics(List.of(new NewTopic("judge-admin-configured", 1, (short) 1).configs(Map.of("retention.ms", "7200000")))).all().get();
+                admin.createTopics(List.of(new NewTopic(Names.of("judge-admin-configured"), 1, (short) 1).configs(Map.of("retention.ms", "7200000")))).all().get();
                 return null;
             });
-            configs(out, "configured topic", admin, new ConfigResource(ConfigResource.Type.TOPIC, "judge-admin-configured"));
+            configs(out, "configured topic", admin, new ConfigResource(ConfigResource.Type.TOPIC, Names.of("judge-admin-configured")));
         }
     }
 
@@ -185,7 +187,7 @@ final class Admins {
      * authorizer Kafka refuses them all: SecurityDisabledException).
      */
     void acls(Out out) throws Exception {
-        ResourcePattern pattern = new ResourcePattern(ResourceType.TOPIC, "judge-acl", PatternType.LITERAL);
+        ResourcePattern pattern = new ResourcePattern(ResourceType.TOPIC, Names.of("judge-acl"), PatternType.LITERAL);
         AclBinding binding = new AclBinding(pattern, new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW));
         try (Admin admin = clients.admin()) {
             out.step("createAcls", () -> {
@@ -194,12 +196,12 @@ final class Admins {
             });
             out.step("describeAcls", () -> {
                 // This topic's ACLs only: other test files of the run create ACLs on the same Kafka.
-                AclBindingFilter mine = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, "judge-acl", PatternType.ANY), AccessControlEntryFilter.ANY);
+                AclBindingFilter mine = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, Names.of("judge-acl"), PatternType.ANY), AccessControlEntryFilter.ANY);
                 Collection<AclBinding> found = admin.describeAcls(mine).values().get();
                 return found.stream().map(AclBinding::toString).sorted().collect(Collectors.joining(" "));
             });
             out.step("deleteAcls", () -> {
-                Collection<AclBinding> deleted = admin.deleteAcls(List.of(new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, "judge-acl", PatternType.LITERAL), AccessControlEntryFilter.ANY))).all().get();
+                Collection<AclBinding> deleted = admin.deleteAcls(List.of(new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, Names.of("judge-acl"), PatternType.LITERAL), AccessControlEntryFilter.ANY))).all().get();
                 return "deleted=" + deleted.size();
             });
         }
@@ -210,43 +212,43 @@ final class Admins {
         try (Admin admin = clients.admin()) {
             out.step("listGroups", () -> {
                 Collection<GroupListing> groups = admin.listGroups(new ListGroupsOptions()).all().get();
-                return groups.stream().filter(g -> g.groupId().startsWith("judge-")).sorted(Comparator.comparing(GroupListing::groupId))
+                return groups.stream().filter(g -> g.groupId().startsWith(Names.of("judge-"))).sorted(Comparator.comparing(GroupListing::groupId))
                         .map(g -> g.groupId() + ":" + g.type().map(Object::toString).orElse("?") + "/" + g.protocol() + "/" + g.groupState().map(Object::toString).orElse("?"))
                         .collect(Collectors.joining(" "));
             });
             out.step("describeConsumerGroups", () -> {
-                Map<String, ConsumerGroupDescription> d = admin.describeConsumerGroups(List.of("judge-classic", "judge-consumer", "judge-missing")).all().get();
+                Map<String, ConsumerGroupDescription> d = admin.describeConsumerGroups(List.of(Names.of("judge-classic"), Names.of("judge-consumer"), Names.of("judge-missing"))).all().get();
                 return new TreeMap<>(d).values().stream().map(Admins::consumerGroup).collect(Collectors.joining(" "));
             });
-            for (String g : List.of("judge-classic", "judge-consumer", "judge-missing")) {
+            for (String g : List.of(Names.of("judge-classic"), Names.of("judge-consumer"), Names.of("judge-missing"))) {
                 out.step("describeConsumerGroups " + g, () -> consumerGroup(admin.describeConsumerGroups(List.of(g)).all().get().get(g)));
             }
-            for (String g : List.of("judge-share-implicit", "judge-share-explicit", "judge-missing-share")) {
+            for (String g : List.of(Names.of("judge-share-implicit"), Names.of("judge-share-explicit"), Names.of("judge-missing-share"))) {
                 out.step("describeShareGroups " + g, () -> {
                     ShareGroupDescription d = admin.describeShareGroups(List.of(g)).all().get().get(g);
                     return d.groupId() + ":" + d.groupState() + "/members=" + d.members().size();
                 });
             }
             out.step("listShareGroupOffsets", () -> {
-                var offsets = admin.listShareGroupOffsets(Map.of("judge-share-explicit", new org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec())).partitionsToOffsetInfo("judge-share-explicit").get();
+                var offsets = admin.listShareGroupOffsets(Map.of(Names.of("judge-share-explicit"), new org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(Names.of("judge-share-explicit")).get();
                 return new TreeMap<>(offsets.entrySet().stream().collect(Collectors.toMap(e -> e.getKey().toString(), e -> e.getValue() == null ? "none" : "start=" + e.getValue().startOffset() + ",lag=" + e.getValue().lag().map(String::valueOf).orElse("none")))).toString();
             });
-            out.step("listConsumerGroupOffsets", () -> offsets(admin.listConsumerGroupOffsets("judge-classic").partitionsToOffsetAndMetadata().get()));
+            out.step("listConsumerGroupOffsets", () -> offsets(admin.listConsumerGroupOffsets(Names.of("judge-classic")).partitionsToOffsetAndMetadata().get()));
             out.step("alterConsumerGroupOffsets", () -> {
-                admin.alterConsumerGroupOffsets("judge-classic", Map.of(new TopicPartition("judge-group-classic", 0), new OffsetAndMetadata(1))).all().get();
-                return offsets(admin.listConsumerGroupOffsets("judge-classic").partitionsToOffsetAndMetadata().get());
+                admin.alterConsumerGroupOffsets(Names.of("judge-classic"), Map.of(new TopicPartition(Names.of("judge-group-classic"), 0), new OffsetAndMetadata(1))).all().get();
+                return offsets(admin.listConsumerGroupOffsets(Names.of("judge-classic")).partitionsToOffsetAndMetadata().get());
             });
             out.step("deleteConsumerGroupOffsets", () -> {
-                admin.deleteConsumerGroupOffsets("judge-classic", Set.of(new TopicPartition("judge-group-classic", 1))).all().get();
-                return offsets(admin.listConsumerGroupOffsets("judge-classic").partitionsToOffsetAndMetadata().get());
+                admin.deleteConsumerGroupOffsets(Names.of("judge-classic"), Set.of(new TopicPartition(Names.of("judge-group-classic"), 1))).all().get();
+                return offsets(admin.listConsumerGroupOffsets(Names.of("judge-classic")).partitionsToOffsetAndMetadata().get());
             });
-            out.step("listConsumerGroupOffsets missing", () -> offsets(admin.listConsumerGroupOffsets("judge-missing").partitionsToOffsetAndMetadata().get()));
+            out.step("listConsumerGroupOffsets missing", () -> offsets(admin.listConsumerGroupOffsets(Names.of("judge-missing")).partitionsToOffsetAndMetadata().get()));
             out.step("deleteConsumerGroups", () -> {
-                admin.deleteConsumerGroups(List.of("judge-consumer")).all().get();
+                admin.deleteConsumerGroups(List.of(Names.of("judge-consumer"))).all().get();
                 return null;
             });
             out.step("deleteConsumerGroups missing", () -> {
-                admin.deleteConsumerGroups(List.of("judge-missing")).all().get();
+                admin.deleteConsumerGroups(List.of(Names.of("judge-missing"))).all().get();
                 return null;
             });
         }
@@ -282,10 +284,19 @@ final class Admins {
     }
 
     void offsets(Out out) throws Exception {
-        String topic = "judge-admin-offsets";
+        String topic = Names.of("judge-admin-offsets");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
-            clients.fill(topic, 0, "o0", "o1", "o2");
+            // Explicit timestamps, so that max-timestamp does not depend on the clock: a batch of one, a batch of three
+            // whose middle record holds the maximum, and a later batch that ties it (the first record with it wins).
+            try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-offsets"), Clients.props("linger.ms", "200"))) {
+                long t = 1_700_000_000_000L;
+                p.send(new ProducerRecord<>(topic, 0, t + 1, "k", "o0")).get();
+                var inBatch = List.of(p.send(new ProducerRecord<>(topic, 0, t + 3, "k", "o1")), p.send(new ProducerRecord<>(topic, 0, t + 9, "k", "o2")), p.send(new ProducerRecord<>(topic, 0, t + 2, "k", "o3")));
+                p.flush();
+                for (var f : inBatch) f.get();
+                p.send(new ProducerRecord<>(topic, 0, t + 9, "k", "o4")).get();
+            }
             TopicPartition tp = new TopicPartition(topic, 0);
             for (var spec : List.of("earliest", "latest", "max-timestamp")) {
                 out.step("listOffsets " + spec, () -> {
@@ -295,7 +306,7 @@ final class Admins {
                         default -> OffsetSpec.maxTimestamp();
                     };
                     ListOffsetsResult.ListOffsetsResultInfo info = admin.listOffsets(Map.of(tp, s)).partitionResult(tp).get();
-                    return "offset=" + info.offset() + " leader-epoch=" + info.leaderEpoch().map(String::valueOf).orElse("none");
+                    return "offset=" + info.offset() + " timestamp=" + info.timestamp() + " leader-epoch=" + info.leaderEpoch().map(String::valueOf).orElse("none");
                 });
             }
             out.step("deleteRecords", () -> {

@@ -39,7 +39,7 @@ final class Clients {
     }
 
     Admin admin() {
-        Properties p = base("judge-admin");
+        Properties p = base(Names.of("judge-admin"));
         p.put("request.timeout.ms", "15000");
         p.put("default.api.timeout.ms", "30000");
         return Admin.create(p);
@@ -88,7 +88,7 @@ final class Clients {
 
     /** Sends `values` to one partition without a transaction, idempotently, and waits for each. */
     void fill(String topic, int partition, String... values) throws Exception {
-        try (KafkaProducer<String, String> producer = producer("judge-filler", props("enable.idempotence", "true", "acks", "all"))) {
+        try (KafkaProducer<String, String> producer = producer(Names.of("judge-filler"), props("enable.idempotence", "true", "acks", "all"))) {
             for (String v : values) producer.send(new ProducerRecord<>(topic, partition, "k-" + v, v)).get();
         }
     }
@@ -98,7 +98,7 @@ final class Clients {
      * with an assigned consumer, no group: `p<partition>@<offset>=<value>` in partition, offset order.
      */
     String readAll(String topic, int partitions, String isolation) {
-        try (KafkaConsumer<String, String> c = consumer("judge-reader", props("isolation.level", isolation))) {
+        try (KafkaConsumer<String, String> c = consumer(Names.of("judge-reader"), props("isolation.level", isolation))) {
             List<TopicPartition> tps = new ArrayList<>();
             for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(topic, i));
             c.assign(tps);

@@ -26,8 +26,8 @@ final class Consumers {
      * second member of the group after the first closed: it starts from the commits.
      */
     void group(Out out, String protocol) throws Exception {
-        String topic = "judge-group-" + protocol;
-        String group = "judge-" + protocol;
+        String topic = Names.of("judge-group-") + protocol;
+        String group = Names.of("judge-") + protocol;
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 2);
         }
@@ -35,7 +35,7 @@ final class Consumers {
         clients.fill(topic, 1, "b0", "b1");
         TopicPartition p0 = new TopicPartition(topic, 0);
         TopicPartition p1 = new TopicPartition(topic, 1);
-        try (KafkaConsumer<String, String> c = clients.consumer("judge-" + protocol + "-1", Clients.props("group.id", group, "group.protocol", protocol))) {
+        try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-") + protocol + "-1", Clients.props("group.id", group, "group.protocol", protocol))) {
             c.subscribe(List.of(topic));
             out.step("poll", () -> Clients.records(pollUntil(c, 5)));
             out.step("assignment", () -> Clients.partitions(c.assignment()));
@@ -56,7 +56,7 @@ final class Consumers {
             });
             out.step("group metadata", () -> "group=" + c.groupMetadata().groupId() + " generation>0=" + (c.groupMetadata().generationId() > 0));
         }
-        try (KafkaConsumer<String, String> c = clients.consumer("judge-" + protocol + "-2", Clients.props("group.id", group, "group.protocol", protocol))) {
+        try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-") + protocol + "-2", Clients.props("group.id", group, "group.protocol", protocol))) {
             c.subscribe(List.of(topic));
             out.step("second member poll", () -> Clients.records(pollUntil(c, 1)));
             out.step("second member committed", () -> committed(c.committed(Set.of(p0, p1))));
@@ -65,11 +65,11 @@ final class Consumers {
 
     /** A group consumer with isolation.level=read_committed over committed and aborted transactions. */
     void readCommitted(Out out) throws Exception {
-        String topic = "judge-read-committed";
+        String topic = Names.of("judge-read-committed");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
         }
-        try (KafkaProducer<String, String> p = clients.producer("judge-rc-producer", Clients.props("transactional.id", "judge-rc"))) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-rc-producer"), Clients.props("transactional.id", Names.of("judge-rc")))) {
             p.initTransactions();
             Producers.transaction(out, p, topic, "commit", "r0", "r1");
             Producers.transaction(out, p, topic, "abort", "r2");
@@ -77,7 +77,7 @@ final class Consumers {
             p.beginTransaction();
             out.step("open send r4", () -> Producers.sent(p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, "k", "r4")).get()));
             TopicPartition tp = new TopicPartition(topic, 0);
-            try (KafkaConsumer<String, String> c = clients.consumer("judge-rc", Clients.props("group.id", "judge-rc", "isolation.level", "read_committed"))) {
+            try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-rc"), Clients.props("group.id", Names.of("judge-rc"), "isolation.level", "read_committed"))) {
                 c.subscribe(List.of(topic));
                 out.step("poll", () -> Clients.records(pollUntil(c, 3)));
                 out.step("position while open", () -> "p0=" + c.position(tp));

@@ -11,7 +11,7 @@ import java.util.Set;
  * normalized line per step (see Out). The same run against Apache Kafka and against kipgen's
  * broker must print the same lines, except the differences test/kafka/differences.json lists.
  *
- * Usage: Judge --target name=host:port [--target name=host:port ...] [scenario...]
+ * Usage: Judge [--tag prefix] --target name=host:port [--target name=host:port ...] [scenario...]
  * (no scenario: all of them, in the order below). Each target runs in its own thread — one JVM
  * for the whole comparison — and its lines are printed together when it is done, each as
  * `<target> <scenario> <step>: <result>`, after a `<target> done` line. Scenarios run in the
@@ -28,7 +28,9 @@ public final class Judge {
         Map<String, String> targets = new LinkedHashMap<>();
         List<String> names = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--target") && i + 1 < args.length) {
+            if (args[i].equals("--tag") && i + 1 < args.length) {
+                Names.tag(args[++i]);
+            } else if (args[i].equals("--target") && i + 1 < args.length) {
                 String[] t = args[++i].split("=", 2);
                 if (t.length != 2 || t[0].isEmpty() || t[1].isEmpty()) usage("--target wants name=host:port, got " + args[i]);
                 targets.put(t[0], t[1]);
@@ -46,7 +48,7 @@ public final class Judge {
         for (Map.Entry<String, String> target : targets.entrySet()) {
             List<String> out = new ArrayList<>();
             lines.put(target.getKey(), out);
-            Thread thread = new Thread(() -> runTarget(target.getKey(), target.getValue(), names, out), "judge-" + target.getKey());
+            Thread thread = new Thread(() -> runTarget(target.getKey(), target.getValue(), names, out), Names.of("judge-") + target.getKey());
             thread.start();
             threads.add(thread);
         }
@@ -61,7 +63,7 @@ public final class Judge {
     }
 
     private static void usage(String problem) {
-        System.err.println("Judge: " + problem + "\nusage: Judge --target name=host:port [--target ...] [scenario...]");
+        System.err.println("Judge: " + problem + "\nusage: Judge [--tag prefix] --target name=host:port [--target ...] [scenario...]");
         System.exit(2);
     }
 

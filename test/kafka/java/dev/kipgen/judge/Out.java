@@ -24,7 +24,7 @@ final class Out {
 
     void line(String step, String result) {
         if (step.contains(": ")) throw new IllegalArgumentException("a step name holds no \": \" (it separates the result): " + step);
-        lines.add(scenario + " " + step + ": " + result);
+        lines.add(Names.untagged(scenario + " " + step + ": " + result));
     }
 
     /** Runs a step that may fail: prints `ok` (or what it returns) or the exception's class. */

@@ -20,11 +20,11 @@ final class Producers {
 
     /** An idempotent producer: offsets per partition, then the records read back. */
     void idempotent(Out out) throws Exception {
-        String topic = "judge-idempotent";
+        String topic = Names.of("judge-idempotent");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 2);
         }
-        try (KafkaProducer<String, String> p = clients.producer("judge-idempotent", Clients.props("enable.idempotence", "true", "acks", "all", "max.in.flight.requests.per.connection", "5"))) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-idempotent"), Clients.props("enable.idempotence", "true", "acks", "all", "max.in.flight.requests.per.connection", "5"))) {
             for (int i = 0; i < 3; i++) {
                 String v = "a" + i;
                 out.step("send " + v, () -> sent(p.send(new ProducerRecord<>(topic, 0, "k", v)).get()));
@@ -46,11 +46,11 @@ final class Producers {
      * commit, abort, commit; read back with read_committed and read_uncommitted.
      */
     void transactional(Out out) throws Exception {
-        String topic = "judge-transactional";
+        String topic = Names.of("judge-transactional");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
         }
-        try (KafkaProducer<String, String> p = clients.producer("judge-txn", Clients.props("transactional.id", "judge-txn"))) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-txn"), Clients.props("transactional.id", Names.of("judge-txn")))) {
             out.step("init", () -> {
                 p.initTransactions();
                 return null;
@@ -66,7 +66,7 @@ final class Producers {
         out.step("read read_committed", () -> clients.readAll(topic, 1, "read_committed"));
         out.step("read read_uncommitted", () -> clients.readAll(topic, 1, "read_uncommitted"));
         // A second producer with the same id fences the first and finds nothing open.
-        try (KafkaProducer<String, String> p = clients.producer("judge-txn-2", Clients.props("transactional.id", "judge-txn"))) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-txn-2"), Clients.props("transactional.id", Names.of("judge-txn")))) {
             out.step("init again", () -> {
                 p.initTransactions();
                 return null;
@@ -81,13 +81,13 @@ final class Producers {
      * transaction and fences it; what the first one then gets from send and commit.
      */
     void fencing(Out out) throws Exception {
-        String topic = "judge-fencing";
+        String topic = Names.of("judge-fencing");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
         }
-        var config = Clients.props("transactional.id", "judge-fence");
-        KafkaProducer<String, String> first = clients.producer("judge-fence-1", config);
-        try (KafkaProducer<String, String> second = clients.producer("judge-fence-2", config)) {
+        var config = Clients.props("transactional.id", Names.of("judge-fence"));
+        KafkaProducer<String, String> first = clients.producer(Names.of("judge-fence-1"), config);
+        try (KafkaProducer<String, String> second = clients.producer(Names.of("judge-fence-2"), config)) {
             out.step("first init", () -> {
                 first.initTransactions();
                 first.beginTransaction();
@@ -119,17 +119,17 @@ final class Producers {
      * sendOffsetsToTransaction are the group's only when the transaction commits.
      */
     void offsetsInTransaction(Out out) throws Exception {
-        String in = "judge-eos-in";
-        String outTopic = "judge-eos-out";
-        String group = "judge-eos";
+        String in = Names.of("judge-eos-in");
+        String outTopic = Names.of("judge-eos-out");
+        String group = Names.of("judge-eos");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, in, 1);
             Clients.createTopic(admin, outTopic, 1);
         }
         clients.fill(in, 0, "i0", "i1", "i2");
         org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(in, 0);
-        try (KafkaProducer<String, String> p = clients.producer("judge-eos", Clients.props("transactional.id", "judge-eos"));
-                var c = clients.consumer("judge-eos", Clients.props("group.id", group, "isolation.level", "read_committed"))) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-eos"), Clients.props("transactional.id", Names.of("judge-eos")));
+                var c = clients.consumer(Names.of("judge-eos"), Clients.props("group.id", group, "isolation.level", "read_committed"))) {
             p.initTransactions();
             c.subscribe(java.util.List.of(in));
             var records = Consumers.pollUntil(c, 3);
@@ -175,16 +175,16 @@ final class Producers {
      * a plain initTransactions() aborts a prepared transaction.
      */
     void twoPhase(Out out) throws Exception {
-        String topic = "judge-2pc";
+        String topic = Names.of("judge-2pc");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
         }
-        String id = "judge-2pc";
+        String id = Names.of("judge-2pc");
         var twoPc = Clients.props("transactional.id", id, "transaction.two.phase.commit.enable", "true");
 
         // Round 1: prepared, recovered, completed with the matching state: committed.
         TwoPhase.State prepared = prepare(out, "round1", twoPc, topic, "t0");
-        try (KafkaProducer<String, String> p = clients.producer("judge-2pc-r1b", twoPc)) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-2pc-r1b"), twoPc)) {
             out.step("round1 recover", () -> {
                 TwoPhase.initTransactions(p, true);
                 return "prepared=" + TwoPhase.isPrepared(p) + " same=" + (prepared != null && prepared.equals(TwoPhase.preparedState(p)));
@@ -195,7 +195,7 @@ final class Producers {
 
         // Round 2: completed with a state that is not the prepared one: aborted.
         prepare(out, "round2", twoPc, topic, "t1");
-        try (KafkaProducer<String, String> p = clients.producer("judge-2pc-r2b", twoPc)) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-2pc-r2b"), twoPc)) {
             out.step("round2 recover", () -> {
                 TwoPhase.initTransactions(p, true);
                 return "prepared=" + TwoPhase.isPrepared(p);
@@ -206,7 +206,7 @@ final class Producers {
 
         // Round 3: a prepared transaction met by initTransactions(false) is aborted.
         prepare(out, "round3", twoPc, topic, "t2");
-        try (KafkaProducer<String, String> p = clients.producer("judge-2pc-r3b", twoPc)) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-2pc-r3b"), twoPc)) {
             out.step("round3 init without keep", () -> {
                 TwoPhase.initTransactions(p, false);
                 return "prepared=" + TwoPhase.isPrepared(p);
@@ -216,7 +216,7 @@ final class Producers {
         out.step("round3 read", () -> clients.readAll(topic, 1, "read_committed"));
 
         // Recovering with keepPreparedTxn when nothing is prepared.
-        try (KafkaProducer<String, String> p = clients.producer("judge-2pc-r4", twoPc)) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-2pc-r4"), twoPc)) {
             out.step("idle recover", () -> {
                 TwoPhase.initTransactions(p, true);
                 return "prepared=" + TwoPhase.isPrepared(p);
@@ -224,7 +224,7 @@ final class Producers {
         }
         // keepPreparedTxn without 2PC is refused by the client before it asks the broker; without the
         // 2PC flag a producer of this id is a plain transactional producer.
-        try (KafkaProducer<String, String> p = clients.producer("judge-2pc-plain", Clients.props("transactional.id", "judge-2pc-plain"))) {
+        try (KafkaProducer<String, String> p = clients.producer(Names.of("judge-2pc-plain"), Clients.props("transactional.id", Names.of("judge-2pc-plain")))) {
             out.step("plain prepare", () -> {
                 p.initTransactions();
                 p.beginTransaction();
@@ -238,7 +238,7 @@ final class Producers {
     /** Begins, sends and prepares in a producer that is then closed without completing. */
     private TwoPhase.State prepare(Out out, String round, java.util.Properties config, String topic, String value) {
         TwoPhase.State[] state = new TwoPhase.State[1];
-        KafkaProducer<String, String> p = clients.producer("judge-2pc-" + round + "a", config);
+        KafkaProducer<String, String> p = clients.producer(Names.of("judge-2pc-") + round + "a", config);
         try {
             out.step(round + " init", () -> {
                 TwoPhase.initTransactions(p, false);

@@ -50,10 +50,10 @@ final class ShareConsumers {
 
     /** Implicit mode: every record a poll returned is accepted by the next poll or commitSync. */
     void implicit(Out out) throws Exception {
-        String topic = "judge-share-implicit";
-        String group = "judge-share-implicit";
+        String topic = Names.of("judge-share-implicit");
+        String group = Names.of("judge-share-implicit");
         setUp(out, topic, group, "s0", "s1", "s2", "s3");
-        try (KafkaShareConsumer<String, String> c = consumer("judge-share-implicit-1", group, "implicit")) {
+        try (KafkaShareConsumer<String, String> c = consumer(Names.of("judge-share-implicit-1"), group, "implicit")) {
             c.subscribe(List.of(topic));
             out.step("subscription", () -> String.join(",", c.subscription()));
             out.step("poll", () -> shared(pollUntil(c, 4)));
@@ -61,7 +61,7 @@ final class ShareConsumers {
             out.step("poll again", () -> shared(pollFor(c, Duration.ofSeconds(2))));
         }
         clients.fill(topic, 0, "s4");
-        try (KafkaShareConsumer<String, String> c = consumer("judge-share-implicit-2", group, "implicit")) {
+        try (KafkaShareConsumer<String, String> c = consumer(Names.of("judge-share-implicit-2"), group, "implicit")) {
             c.subscribe(List.of(topic));
             out.step("second consumer poll", () -> shared(pollUntil(c, 1)));
         }
@@ -72,10 +72,10 @@ final class ShareConsumers {
      * back with delivery count 2; acknowledging a record twice is an error of the client.
      */
     void explicit(Out out) throws Exception {
-        String topic = "judge-share-explicit";
-        String group = "judge-share-explicit";
+        String topic = Names.of("judge-share-explicit");
+        String group = Names.of("judge-share-explicit");
         setUp(out, topic, group, "e0", "e1", "e2");
-        try (KafkaShareConsumer<String, String> c = consumer("judge-share-explicit-1", group, "explicit")) {
+        try (KafkaShareConsumer<String, String> c = consumer(Names.of("judge-share-explicit-1"), group, "explicit")) {
             c.subscribe(List.of(topic));
             List<ConsumerRecord<String, String>> first = pollUntil(c, 3);
             out.step("poll", () -> shared(first));
@@ -110,8 +110,8 @@ final class ShareConsumers {
      * transactions: only committed records, up to the open transaction, then its records once it commits.
      */
     void readCommitted(Out out) throws Exception {
-        String topic = "judge-share-rc";
-        String group = "judge-share-rc";
+        String topic = Names.of("judge-share-rc");
+        String group = Names.of("judge-share-rc");
         try (Admin admin = clients.admin()) {
             Clients.createTopic(admin, topic, 1);
             ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
@@ -122,8 +122,8 @@ final class ShareConsumers {
                 return null;
             });
         }
-        try (var p = clients.producer("judge-share-rc-producer", Clients.props("transactional.id", "judge-share-rc"));
-                KafkaShareConsumer<String, String> c = consumer("judge-share-rc-1", group, "implicit")) {
+        try (var p = clients.producer(Names.of("judge-share-rc-producer"), Clients.props("transactional.id", Names.of("judge-share-rc")));
+                KafkaShareConsumer<String, String> c = consumer(Names.of("judge-share-rc-1"), group, "implicit")) {
             p.initTransactions();
             Producers.transaction(out, p, topic, "commit", "q0", "q1");
             Producers.transaction(out, p, topic, "abort", "q2");
