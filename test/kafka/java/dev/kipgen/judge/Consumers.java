@@ -63,6 +63,43 @@ final class Consumers {
         }
     }
 
+    /**
+     * Static membership (group.instance.id) in a classic group: closing the member does not make
+     * it leave, and a new consumer with the same instance id takes its place and assignment.
+     */
+    void staticMember(Out out) throws Exception {
+        String topic = Names.of("judge-static");
+        String group = Names.of("judge-static");
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, topic, 2);
+            // max.poll.interval.ms is the classic rebalance timeout: kipgen, which treats a returning static member as a new
+            // one (differences.json), waits that long for the closed member before it rebalances without it.
+            var config = Clients.props("group.id", group, "group.protocol", "classic", "group.instance.id", Names.of("judge-instance"), "session.timeout.ms", "45000", "max.poll.interval.ms", "10000");
+            try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-static-1"), config)) {
+                c.subscribe(List.of(topic));
+                out.step("first assignment", () -> Clients.partitions(assigned(c)));
+            }
+            out.step("after close", () -> {
+                var d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                return d.groupState() + " members=" + d.members().stream().map(m -> m.groupInstanceId().orElse("none")).sorted().collect(java.util.stream.Collectors.joining(","));
+            });
+            try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-static-2"), config)) {
+                c.subscribe(List.of(topic));
+                out.step("replacement assignment", () -> Clients.partitions(assigned(c)));
+                out.step("described", () -> {
+                    var d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                    return d.groupState() + " members=" + d.members().stream().map(m -> m.groupInstanceId().orElse("none") + "/" + m.clientId()).sorted().collect(java.util.stream.Collectors.joining(","));
+                });
+            }
+        }
+    }
+
+    static Set<TopicPartition> assigned(KafkaConsumer<String, String> c) {
+        long deadline = System.nanoTime() + Clients.PATIENCE.toNanos();
+        while (c.assignment().isEmpty() && System.nanoTime() < deadline) c.poll(Duration.ofMillis(200));
+        return c.assignment();
+    }
+
     /** A group consumer with isolation.level=read_committed over committed and aborted transactions. */
     void readCommitted(Out out) throws Exception {
         String topic = Names.of("judge-read-committed");

@@ -101,9 +101,11 @@ public final class Judge {
         s.put("consumer.classic", out -> consumers.group(out, "classic"));
         s.put("consumer.consumer", out -> consumers.group(out, "consumer"));
         s.put("consumer.read_committed", consumers::readCommitted);
+        s.put("consumer.static", consumers::staticMember);
         s.put("share.implicit", share::implicit);
         s.put("share.explicit", share::explicit);
         s.put("share.read_committed", share::readCommitted);
+        s.put("share.delivery_limit", share::deliveryLimit);
         s.put("admin.topics", admins::topics);
         s.put("admin.configs", admins::configs);
         s.put("admin.acls", admins::acls);

@@ -140,6 +140,30 @@ final class ShareConsumers {
         }
     }
 
+    /**
+     * Releasing one record again and again: each redelivery counts up, and after
+     * share.delivery.count.limit (5, Kafka's default) deliveries the released record is archived.
+     * Also the acquisition lock time the broker tells the client.
+     */
+    void deliveryLimit(Out out) throws Exception {
+        String topic = Names.of("judge-share-limit");
+        String group = Names.of("judge-share-limit");
+        setUp(out, topic, group, "d0");
+        try (KafkaShareConsumer<String, String> c = consumer(Names.of("judge-share-limit-1"), group, "explicit")) {
+            c.subscribe(List.of(topic));
+            for (int round = 1; round <= 5; round++) {
+                List<ConsumerRecord<String, String>> got = pollUntil(c, 1);
+                out.step("round " + round + " poll", () -> shared(got));
+                if (round == 1) out.step("acquisition lock timeout", () -> c.acquisitionLockTimeoutMs().map(String::valueOf).orElse("absent"));
+                out.step("round " + round + " release", () -> {
+                    for (ConsumerRecord<String, String> rec : got) c.acknowledge(rec, AcknowledgeType.RELEASE);
+                    return commitResult(c.commitSync());
+                });
+            }
+            out.step("after the limit", () -> shared(pollFor(c, Duration.ofSeconds(2))));
+        }
+    }
+
     static List<ConsumerRecord<String, String>> pollUntil(KafkaShareConsumer<String, String> c, int n) {
         List<ConsumerRecord<String, String>> got = new ArrayList<>();
         long deadline = System.nanoTime() + Clients.PATIENCE.toNanos();
