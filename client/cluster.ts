@@ -677,6 +677,27 @@ export class ClusterClient {
     }, options.backoffFor);
   }
 
+  /**
+   * Why a (connected) node lacks an API, for an UnsupportedVersionError:
+   * the API by name and key, the versions kipgen speaks, and what the node's
+   * ApiVersions offers instead, e.g. "node 1 (…) does not support
+   * TxnShareAcknowledge (API 96; kipgen sends v0–1): it advertises API keys
+   * 0–92 (87 APIs) and no version of 96". A broker reports no software
+   * version, so its API key range is what tells an operator how old it is.
+   */
+  describeMissingApi(nodeId: number, codec: ApiMessageCodec<unknown>, note = ''): string {
+    const node = this.nodes.get(nodeId);
+    const name = codec.name.replace(/Request$/, '');
+    const { lowest, highest } = codec.validVersions;
+    const ours = `kipgen sends v${lowest}${highest === lowest ? '' : `–${highest}`}`;
+    const head = `${this.describeNode(nodeId)} does not support ${name} (API ${codec.apiKey}${note ? `, ${note}` : ''}; ${ours})`;
+    if (node === undefined || node.versions.size === 0) return `${head}: its ApiVersions is not known`;
+    const keys = [...node.versions.keys()];
+    const range = node.versions.get(codec.apiKey);
+    const offers = range === undefined ? `no version of ${codec.apiKey}` : `${name} v${range[0]}–${range[1]} only`;
+    return `${head}: it advertises API keys ${Math.min(...keys)}–${Math.max(...keys)} (${keys.length} APIs) and ${offers}`;
+  }
+
   describeNode(nodeId: number): string {
     const node = this.nodes.get(nodeId);
     return node ? `node ${nodeId} (${node.host}:${node.port})` : `node ${nodeId}`;

@@ -13,7 +13,7 @@ import {
   type RecordHeader,
   type RecordInput,
 } from '../runtime/record-batch.js';
-import { ClusterClient, groupBy, type CommonClientConfig } from './cluster.js';
+import { ClusterClient, CoordinatorType, groupBy, type CommonClientConfig } from './cluster.js';
 import {
   ApiError,
   ClientClosedError,
@@ -264,6 +264,10 @@ export class KafkaProducer {
         await producer.initTransactions({ keepPreparedTxn: true });
       } catch (error) {
         if (!(error instanceof UnsupportedVersionError)) throw error;
+        const deadline = Date.now() + (config.maxBlockMs ?? 60_000);
+        if (await producer.hasTwoPhaseCommitWithoutKeep(state, deadline)) {
+          return await KafkaProducer.completeWithEndTxn(producer, config, state, result, deadline);
+        }
         // Under the classic protocol a producer keeps its epoch from one transaction to the next, so the saved
         // id and epoch name this transaction and every later one of the producer: EndTxn for them could commit
         // a transaction the restored checkpoint never saw. Kafka's producer has no recovery without 2PC on
@@ -290,6 +294,66 @@ export class KafkaProducer {
     } finally {
       await producer.close();
     }
+  }
+
+  /**
+   * Does the transaction coordinator run Transactions V2 with two-phase
+   * commit (InitProducerId v6), so that a failed keepPreparedTxn means only
+   * that it lacks keepPreparedTxn? Apache Kafka 4.4 is such a broker: its
+   * TransactionCoordinator.handleInitProducerId answers keepPreparedTxn with
+   * UNSUPPORTED_VERSION ("the feature hasn't been implemented yet").
+   */
+  private async hasTwoPhaseCommitWithoutKeep(state: PreparedTxnState, deadline: number): Promise<boolean> {
+    const tc = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, state.transactionalId, deadline);
+    return (await this.cluster.finalizedFeature(tc, 'transaction.version', deadline)) >= 2 && (await this.cluster.supports(tc, InitProducerIdRequest.apiKey, 6, deadline));
+  }
+
+  /**
+   * completeTransaction on a Transactions V2 broker without keepPreparedTxn:
+   * EndTxn for exactly the saved producer id and epoch. Under TV2 every
+   * transaction has its own epoch, and Kafka's TransactionCoordinator.endTransaction
+   * (the TV2 state table above it) accepts an EndTxn(COMMIT) only for the
+   * ONGOING transaction at that epoch, or as a retry of its commit (NONE, one
+   * epoch later); a later transaction (another epoch) answers PRODUCER_FENCED,
+   * an aborted one INVALID_TXN_STATE. So the saved state commits its own
+   * transaction and never a newer one, as keepPreparedTxn + completeTransaction
+   * would. Where Kafka's producer throws (it has no such path), kipgen
+   * recovers; the results are coarser than with keepPreparedTxn: 'committed'
+   * also when the saved transaction had committed before, and 'aborted' when
+   * the coordinator had moved past it — then a two-phase-commit
+   * InitProducerId (without keepPreparedTxn) aborts whatever is open.
+   */
+  private static async completeWithEndTxn(
+    producer: KafkaProducer,
+    config: CompleteTransactionConfig,
+    state: PreparedTxnState,
+    result: 'commit' | 'abort',
+    deadline: number,
+  ): Promise<'committed' | 'aborted' | 'none'> {
+    if (result === 'commit') {
+      try {
+        await endTransaction(producer.cluster, state, true, deadline, true);
+        return 'committed';
+      } catch (error) {
+        const code = error instanceof ApiError ? error.code : undefined;
+        // The saved transaction ended aborted (its timeout, an operator), or nothing was open at its epoch.
+        if (code === Errors.INVALID_TXN_STATE) return 'none';
+        if (code !== Errors.PRODUCER_FENCED && code !== Errors.INVALID_PRODUCER_EPOCH && code !== Errors.INVALID_PRODUCER_ID_MAPPING) throw error;
+      }
+    }
+    const aborter = new KafkaProducer({
+      ...config,
+      transactionalId: state.transactionalId,
+      transactionTwoPhaseCommitEnable: true,
+      clientId: config.clientId ?? `producer-${state.transactionalId}-recovery`,
+      metricsRegistry: null,
+    });
+    try {
+      await aborter.initTransactions();
+    } finally {
+      await aborter.close();
+    }
+    return 'aborted';
   }
 
   // -------------------------------------------------------------------------
@@ -324,6 +388,14 @@ export class KafkaProducer {
    */
   async initTransactions(options: { keepPreparedTxn?: boolean } = {}): Promise<void> {
     await this.requireTxn('initTransactions()').initTransactions(options);
+  }
+
+  /**
+   * @internal For TransactionalShareAcknowledger: UnsupportedVersionError
+   * unless the transaction coordinator has KIP-1289's APIs (95, 96).
+   */
+  async checkShareAckSupport(): Promise<void> {
+    await this.requireTxn('checkShareAckSupport()').checkShareAckSupport();
   }
 
   /**

@@ -221,9 +221,7 @@ export class KafkaShareConsumer {
     if (this.mode !== 'transactional') return;
     const has96 = await this.cluster.supports(nodeId, TxnShareAcknowledgeRequest.apiKey, 0, deadline);
     if (has96) return;
-    const what =
-      `broker ${this.cluster.describeNode(nodeId)} does not support TxnShareAcknowledge (API 96, KIP-1289), ` +
-      `which acknowledgementMode 'transactional' needs`;
+    const what = `broker ${this.cluster.describeMissingApi(nodeId, TxnShareAcknowledgeRequest, 'KIP-1289')}; acknowledgementMode 'transactional' needs it`;
     if (!this.allowFallback) {
       const error = new UnsupportedVersionError(
         `${what}. Upgrade the broker, or set allowExplicitFallback: true to use explicit acknowledgements without exactly-once guarantees.`,
@@ -244,12 +242,15 @@ export class KafkaShareConsumer {
   private async heartbeatLoop(): Promise<void> {
     let failures = 0;
     while (!this.closed && !this.leaving) {
-      let wait = this.heartbeatIntervalMs;
+      let wait: number;
       try {
         if (this.subscription.length > 0 || this.memberEpoch > 0) {
           await this.heartbeat();
           failures = 0;
         }
+        // Read after the response: it may have set a new interval, which times the very next heartbeat
+        // (Kafka's AbstractHeartbeatRequestManager resets its timer to the response's heartbeatIntervalMs).
+        wait = this.heartbeatIntervalMs;
       } catch (error) {
         failures++;
         if (error instanceof KafkaError && !error.retriable && !(error instanceof NetworkError)) {

@@ -718,6 +718,25 @@ export class TransactionManager {
     return out;
   }
 
+  /**
+   * Fails with UnsupportedVersionError unless the transaction coordinator has
+   * AddShareAcksToTxn (95) and TxnShareAcknowledge (96): for callers whose only
+   * use of the transaction is share acknowledgements, before InitProducerId
+   * fences anything.
+   */
+  async checkShareAckSupport(): Promise<void> {
+    const deadline = Date.now() + this.options.maxBlockMs;
+    const tc = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
+    for (const codec of [AddShareAcksToTxnRequest, TxnShareAcknowledgeRequest]) {
+      if (!(await this.cluster.supports(tc, codec.apiKey, 0, deadline))) {
+        throw new UnsupportedVersionError(
+          `the transaction coordinator ${this.cluster.describeMissingApi(tc, codec, 'KIP-1289')}. ` +
+            'Transactional share acknowledgements need a broker with KIP-1289.',
+        );
+      }
+    }
+  }
+
   private async addShareAcksToTxn(groupId: string, partitions: ShareAckPartition[], deadline: number): Promise<void> {
     const topics = [...groupBy(partitions, (p) => p.topic)].map(([name, list]) => ({
       name,
@@ -726,8 +745,8 @@ export class TransactionManager {
     const tc = await this.cluster.findCoordinator(CoordinatorType.TRANSACTION, this.transactionalId, deadline);
     if (!(await this.cluster.supports(tc, AddShareAcksToTxnRequest.apiKey, 0, deadline))) {
       throw new UnsupportedVersionError(
-        `the transaction coordinator ${this.cluster.describeNode(tc)} does not support AddShareAcksToTxn (API 95, KIP-1289); ` +
-          'transactional share acknowledgements need a broker with KIP-1289. Abort this transaction.',
+        `the transaction coordinator ${this.cluster.describeMissingApi(tc, AddShareAcksToTxnRequest, 'KIP-1289')}. ` +
+          'Transactional share acknowledgements need a broker with KIP-1289; nothing was acknowledged. Abort this transaction.',
       );
     }
     const response = await this.addToTransaction(
@@ -792,7 +811,7 @@ export class TransactionManager {
           try {
             if (!(await this.cluster.supports(nodeId, TxnShareAcknowledgeRequest.apiKey, 0, deadline))) {
               throw new UnsupportedVersionError(
-                `the share coordinator ${this.cluster.describeNode(nodeId)} does not support TxnShareAcknowledge (API 96, KIP-1289); abort this transaction`,
+                `the share coordinator ${this.cluster.describeMissingApi(nodeId, TxnShareAcknowledgeRequest, 'KIP-1289')}; abort this transaction`,
               );
             }
             const useV1 = group.memberId !== '';

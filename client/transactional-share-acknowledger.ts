@@ -59,9 +59,16 @@ export class TransactionalShareAcknowledger {
     return KafkaProducer.completeTransaction(this.config, prepared, result);
   }
 
-  /** Initializes the internal transactional producer (fencing older instances). Call once. */
-  initTransactions(): Promise<void> {
-    return this.producer.initTransactions();
+  /**
+   * Initializes the internal transactional producer (fencing older instances).
+   * Call once. A broker without KIP-1289 (AddShareAcksToTxn 95,
+   * TxnShareAcknowledge 96, e.g. Apache Kafka 4.4) fails it with
+   * UnsupportedVersionError first — before any instance is fenced and before
+   * the application has consumed a record it could not acknowledge.
+   */
+  async initTransactions(): Promise<void> {
+    await this.producer.checkShareAckSupport();
+    await this.producer.initTransactions();
   }
 
   /**

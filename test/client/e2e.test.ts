@@ -282,7 +282,7 @@ describe('KIP-1289 end to end', () => {
     const error = await strict.poll(500).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsupportedVersionError);
     expect((error as Error).message).toMatch(
-      /does not support TxnShareAcknowledge \(API 96, KIP-1289\).*allowExplicitFallback/,
+      /does not support TxnShareAcknowledge \(API 96, KIP-1289; kipgen sends v0–1\): it advertises API keys .*allowExplicitFallback/,
     );
 
     const warnings: string[] = [];
@@ -306,6 +306,14 @@ describe('KIP-1289 end to end', () => {
       p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), lenient.groupMetadata()),
     ).rejects.toBeInstanceOf(UnsupportedVersionError);
     await p.abortTransaction();
+
+    // A TransactionalShareAcknowledger, whose only use is share acks, refuses at initTransactions, before fencing anyone.
+    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'old-acker', maxBlockMs: 5_000, ...quiet });
+    cleanups.push(() => acker.close(1_000));
+    const initError = await acker.initTransactions().catch((e: unknown) => e);
+    expect(initError).toBeInstanceOf(UnsupportedVersionError);
+    expect((initError as Error).message).toMatch(/does not support AddShareAcksToTxn \(API 95, KIP-1289; kipgen sends v0\): it advertises API keys 0–\d+/);
+    expect(acker.transactionState).toBe('UNINITIALIZED');
   });
 
   it('implicit and explicit modes acknowledge on their own', async () => {

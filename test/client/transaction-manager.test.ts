@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   IllegalStateError,
   KafkaProducer,
+  PreparedTxnState,
   ProducerFencedError,
   ShareAcknowledgements,
   ShareGroupMetadata,
@@ -9,6 +10,7 @@ import {
   TransactionAbortedError,
 } from '../../client/index.js';
 import { createPartitionProduceResponse, createTopicProduceResponse } from '../../generated/ProduceResponse.js';
+import { apis } from '../../generated/index.js';
 import { respond } from './support/fake-server.js';
 import { FakeKafka, TOPIC_ID } from './support/fake-kafka.js';
 
@@ -289,7 +291,7 @@ describe('TransactionManager state machine', () => {
     await p.initTransactions();
     p.beginTransaction();
     await expect(p.sendShareAcksToTransaction(acks(), group)).rejects.toThrow(
-      /does not support AddShareAcksToTxn \(API 95, KIP-1289\)/,
+      /does not support AddShareAcksToTxn \(API 95, KIP-1289; kipgen sends v0\): it advertises API keys/,
     );
     expect(p.transactionState).toBe('ABORTABLE_ERROR');
     await p.abortTransaction();
@@ -392,6 +394,48 @@ describe('TransactionManager state machine', () => {
       producerEpoch: 1,
       committed: true,
       transactionalId: 'tx-1',
+    });
+  });
+
+  describe('completeTransaction on a Transactions V2 broker without keepPreparedTxn (Apache Kafka 4.4)', () => {
+    /**
+     * Kafka 4.4 as the fake: transaction.version 2 finalized, InitProducerId v6, and keepPreparedTxn
+     * answered with UNSUPPORTED_VERSION (TransactionCoordinator.handleInitProducerId); EndTxn answers `endTxn`.
+     */
+    async function kafka44(endTxn: number): Promise<void> {
+      await setup();
+      fake.on(18, () =>
+        respond({
+          apiKeys: [...apis.values()].map((a) => ({ apiKey: a.apiKey, minVersion: a.request.validVersions.lowest, maxVersion: a.request.validVersions.highest })),
+          finalizedFeaturesEpoch: 1n,
+          finalizedFeatures: [{ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 }],
+        }),
+      );
+      fake.on(22, (r) => (r.body.keepPreparedTxn ? respond({ errorCode: 35, producerId: -1n, producerEpoch: -1 }) : undefined));
+      fake.on(26, () => respond({ errorCode: endTxn, producerId: 1000n, producerEpoch: 8 }));
+    }
+    const config = () => ({ bootstrapServers: fake.bootstrap, logger: null, maxBlockMs: 2_000, retryBackoffMs: 10 });
+
+    it('commits with EndTxn(COMMIT) v5+ for exactly the saved producer id and epoch', async () => {
+      await kafka44(0);
+      expect(await KafkaProducer.completeTransaction(config(), PreparedTxnState.fromString('1000:7:tx-9'), 'commit')).toBe('committed');
+      const end = fake.requests(26);
+      expect(end).toHaveLength(1);
+      expect(end[0]!.apiVersion).toBeGreaterThanOrEqual(5);
+      expect(end[0]!.body).toMatchObject({ transactionalId: 'tx-9', producerId: 1000n, producerEpoch: 7, committed: true });
+    });
+
+    it('PRODUCER_FENCED (the coordinator is past the saved transaction: a later one may be open) aborts whatever is open with a 2PC InitProducerId', async () => {
+      await kafka44(90);
+      expect(await KafkaProducer.completeTransaction(config(), PreparedTxnState.fromString('1000:7:tx-9'), 'commit')).toBe('aborted');
+      const inits = fake.requests(22).map((r) => r.body);
+      expect(inits.at(-1)).toMatchObject({ transactionalId: 'tx-9', enable2Pc: true, keepPreparedTxn: false });
+    });
+
+    it('INVALID_TXN_STATE (the saved transaction ended aborted) ends nothing: none', async () => {
+      await kafka44(48);
+      expect(await KafkaProducer.completeTransaction(config(), PreparedTxnState.fromString('1000:7:tx-9'), 'commit')).toBe('none');
+      expect(fake.requests(22).map((r) => r.body.keepPreparedTxn)).toEqual([true]);
     });
   });
 

@@ -11,7 +11,6 @@ import {
   SaslAuthenticationError,
   TopicAuthorizationError,
   TransactionalIdAuthorizationError,
-  type SaslMechanismName,
 } from '../../client/index.js';
 import { Cleanups, createAcls, createTopic, kafka, readWithKafkaConsumer, shareGroup, unique } from './support/cluster.js';
 
@@ -25,7 +24,7 @@ const READ = 3;
 const WRITE = 4;
 const DESCRIBE = 8;
 
-function secure(user: { username: string; password: string }, mechanism: SaslMechanismName) {
+function secure(user: { username: string; password: string }, mechanism: 'PLAIN' | 'SCRAM-SHA-512') {
   const k = kafka();
   return {
     bootstrapServers: k.saslSsl.bootstrap,

@@ -246,7 +246,21 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function startKafka(options: StartKafkaOptions = {}): Promise<KafkaCluster> {
   const prerequisites = kafkaPrerequisites();
   if (!prerequisites.ok) throw new Error(prerequisites.missing);
-  const classpath = prerequisites.classpath;
+  // A port found free can be taken by another process before Kafka binds it (other brokers start on this
+  // machine too): then Kafka exits with "Address already in use", and one more try with new ports is enough.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, prerequisites.classpath);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof PortTakenError)) throw error;
+    }
+  }
+}
+
+/** Kafka could not bind a listener port that was free a moment before. */
+class PortTakenError extends Error {}
+
+async function startOnce(options: StartKafkaOptions, classpath: string): Promise<KafkaCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-kafka-'));
   let child: ChildProcess | undefined;
   let exited: Promise<void> | undefined;
@@ -311,6 +325,10 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       'unstable.api.versions.enable': true,
       // Lets a test shorten a group's lock (share.record.lock.duration.ms) to seconds; the default stays 30 s.
       'group.share.min.record.lock.duration.ms': 1000,
+      // A new member gets its partitions at its second heartbeat (the assignment is computed in the background,
+      // group.share.assignment.interval.ms = 1 s): at Kafka's 5 s interval every share test would wait 5 s for it.
+      'group.share.heartbeat.interval.ms': 1000,
+      'group.share.min.heartbeat.interval.ms': 1000,
       'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
       // ANONYMOUS: the PLAINTEXT and CONTROLLER listeners (the node talks to itself through them).
       'super.users': `User:ANONYMOUS;User:${superUser.username}`,
@@ -364,6 +382,9 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
     while (ready === undefined) {
       if (gone) {
         const out = tail(path.join(dir, 'kafka.out'), 10).trim();
+        if (/Socket server failed to bind to .*Address already in use/.test(tail(logFile, 200))) {
+          throw new PortTakenError(`Kafka 4.4 could not bind a listener port: ${tail(logFile, 5)}`);
+        }
         throw new Error(`Kafka 4.4 exited during start-up (exit ${guard.exitCode}); the end of its log:\n${tail(logFile, 25)}${out ? `\nstdout/stderr:\n${out}` : ''}`);
       }
       if (Date.now() > deadline) {
