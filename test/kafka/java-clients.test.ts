@@ -35,6 +35,7 @@ const SCENARIOS = [
   'consumer.consumer',
   'consumer.read_committed',
   'consumer.static',
+  'consumer.regex',
   'share.implicit',
   'share.explicit',
   'share.read_committed',

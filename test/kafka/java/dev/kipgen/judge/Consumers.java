@@ -94,6 +94,25 @@ final class Consumers {
         }
     }
 
+    /**
+     * Subscribing by pattern: the classic protocol matches topics in the client (java.util.regex
+     * against metadata), the consumer protocol on the broker (KIP-848's SubscribedTopicRegex, RE2J).
+     */
+    void regex(Out out) throws Exception {
+        try (Admin admin = clients.admin()) {
+            Clients.createTopic(admin, Names.of("judge-regex-a"), 1);
+            Clients.createTopic(admin, Names.of("judge-regex-b"), 1);
+        }
+        try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-regex-classic"), Clients.props("group.id", Names.of("judge-regex-classic"), "group.protocol", "classic"))) {
+            c.subscribe(java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(Names.of("judge-regex-")) + "[ab]"));
+            out.step("classic pattern assignment", () -> Clients.partitions(assigned(c)));
+        }
+        try (KafkaConsumer<String, String> c = clients.consumer(Names.of("judge-regex-consumer"), Clients.props("group.id", Names.of("judge-regex-consumer"), "group.protocol", "consumer"))) {
+            c.subscribe(new org.apache.kafka.clients.consumer.SubscriptionPattern(Names.of("judge-regex-") + "[ab]"));
+            out.step("consumer SubscriptionPattern assignment", () -> Clients.partitions(assigned(c)));
+        }
+    }
+
     static Set<TopicPartition> assigned(KafkaConsumer<String, String> c) {
         long deadline = System.nanoTime() + Clients.PATIENCE.toNanos();
         while (c.assignment().isEmpty() && System.nanoTime() < deadline) c.poll(Duration.ofMillis(200));

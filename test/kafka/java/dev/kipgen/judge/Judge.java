@@ -102,6 +102,7 @@ public final class Judge {
         s.put("consumer.consumer", out -> consumers.group(out, "consumer"));
         s.put("consumer.read_committed", consumers::readCommitted);
         s.put("consumer.static", consumers::staticMember);
+        s.put("consumer.regex", consumers::regex);
         s.put("share.implicit", share::implicit);
         s.put("share.explicit", share::explicit);
         s.put("share.read_committed", share::readCommitted);
