@@ -233,9 +233,11 @@ export function classicGroupHandlers(
         } else if (consumerGroups.get(groupId)?.members.size) {
           errorCode = ErrorCode.NON_EMPTY_GROUP;
         } else {
-          consumerGroups.delete(groupId);
+          // An Empty consumer group goes even when it has no offsets (and so no classic side): Kafka deletes it.
+          const wasConsumerGroup = consumerGroups.delete(groupId) === ErrorCode.NONE;
           try {
             errorCode = await groups.delete(groupId);
+            if (wasConsumerGroup && errorCode === ErrorCode.GROUP_ID_NOT_FOUND) errorCode = ErrorCode.NONE;
           } catch (caught) {
             errorCode = errorCodeOf(caught);
             errorMessage = (caught as Error).message;
@@ -261,6 +263,7 @@ export function classicGroupHandlers(
       rackId: req.rackId,
       rebalanceTimeoutMs: req.rebalanceTimeoutMs,
       subscribedTopicNames: req.subscribedTopicNames,
+      subscribedTopicRegex: req.subscribedTopicRegex ?? null,
       serverAssignor: req.serverAssignor,
       topicPartitions: req.topicPartitions,
       clientId: ctx.header.clientId ?? '',
@@ -295,8 +298,8 @@ export function classicGroupHandlers(
           memberEpoch: m.memberEpoch,
           clientId: m.clientId,
           clientHost: m.clientHost,
-          subscribedTopicNames: m.subscribed,
-          subscribedTopicRegex: null,
+          subscribedTopicNames: m.names,
+          subscribedTopicRegex: m.regex,
           assignment: named(m.sent),
           targetAssignment: named(g.target.get(m.memberId) ?? new Map()),
           memberType: 1,
