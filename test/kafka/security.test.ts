@@ -23,6 +23,7 @@ const TRANSACTIONAL_ID = 5;
 const READ = 3;
 const WRITE = 4;
 const DESCRIBE = 8;
+const TWO_PHASE_COMMIT = 15;
 
 function secure(user: { username: string; password: string }, mechanism: 'PLAIN' | 'SCRAM-SHA-512') {
   const k = kafka();
@@ -97,6 +98,32 @@ describe('SASL over TLS against Kafka 4.4', () => {
       );
     }
     expect(error).toBeInstanceOf(GroupAuthorizationError);
+  });
+
+  it('two-phase commit needs TWO_PHASE_COMMIT on the transactional id (KafkaApis, InitProducerId with enable2Pc): without it TransactionalIdAuthorizationError, with it a prepared transaction commits', async () => {
+    const k = kafka();
+    const bob = k.saslSsl.users[1]!;
+    const topic = unique('2pc-acl');
+    const txn = unique('2pc-acl-txn');
+    await createTopic(k, topic);
+    await createAcls(k, [
+      { principal: `User:${bob.username}`, resourceType: TOPIC, resourceName: topic, operation: WRITE },
+      { principal: `User:${bob.username}`, resourceType: TOPIC, resourceName: topic, operation: DESCRIBE },
+      { principal: `User:${bob.username}`, resourceType: TRANSACTIONAL_ID, resourceName: txn, operation: WRITE },
+      { principal: `User:${bob.username}`, resourceType: TRANSACTIONAL_ID, resourceName: txn, operation: DESCRIBE },
+    ]);
+    const denied = producer({ ...secure(bob, 'PLAIN'), transactionalId: txn, transactionTwoPhaseCommitEnable: true });
+    await expect(denied.initTransactions()).rejects.toBeInstanceOf(TransactionalIdAuthorizationError);
+
+    await createAcls(k, [{ principal: `User:${bob.username}`, resourceType: TRANSACTIONAL_ID, resourceName: txn, operation: TWO_PHASE_COMMIT }]);
+    const p = producer({ ...secure(bob, 'PLAIN'), transactionalId: txn, transactionTwoPhaseCommitEnable: true });
+    await p.initTransactions();
+    p.beginTransaction();
+    void p.send({ topic, value: 'two-phase' });
+    const state = await p.prepareTransaction();
+    expect(await p.completeTransaction(state)).toBe('committed');
+    const read = await readWithKafkaConsumer(k, topic, { isolationLevel: 'read_committed', expected: 1 });
+    expect(read.map((r) => r.value)).toEqual(['two-phase']);
   });
 
   it('with WRITE on the topic and the transactional id, a SCRAM user commits a transaction that Kafka reads as committed', async () => {

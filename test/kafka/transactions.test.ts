@@ -190,3 +190,20 @@ describe('KIP-939 two-phase commit against Kafka 4.4', () => {
     expect(await committedValues(topic)).toEqual(['kept']);
   });
 });
+
+describe('records against Kafka 4.4', () => {
+  it("keys, headers (a null header value too), explicit timestamps, null and empty values arrive in Kafka's consumer as sent", async () => {
+    const topic = unique('records');
+    await createTopic(kafka(), topic);
+    const p = producer();
+    await p.send({ topic, key: 'k1', value: 'v1', headers: { a: '1', b: null, c: 'x y' }, timestamp: 1_700_000_000_123n });
+    await p.send({ topic, key: 'k2', value: null });
+    await p.send({ topic, value: '' });
+    const read = await readWithKafkaConsumer(kafka(), topic, { isolationLevel: 'read_uncommitted', expected: 3 });
+    expect(read.map(({ timestamp, headers, key, value }) => ({ timestamp, headers, key, value }))).toEqual([
+      { timestamp: 'CreateTime:1700000000123', headers: 'a:1,b:null,c:x y', key: 'k1', value: 'v1' },
+      { timestamp: expect.stringMatching(/^CreateTime:\d+$/), headers: 'NO_HEADERS', key: 'k2', value: 'null' },
+      { timestamp: expect.stringMatching(/^CreateTime:\d+$/), headers: 'NO_HEADERS', key: 'null', value: '' },
+    ]);
+  });
+});

@@ -169,8 +169,13 @@ export async function createAcls(info: KafkaInfo, grants: AclGrant[]): Promise<v
 }
 
 export interface ConsoleRecord {
+  /** `CreateTime:<ms>` or `LogAppendTime:<ms>`, as Kafka's DefaultMessageFormatter prints it. */
+  timestamp: string;
   partition: number;
   offset: bigint;
+  /** `name:value,…` (a null value prints `null`), or `NO_HEADERS`. */
+  headers: string;
+  /** A null key or value prints as `null`. */
   key: string;
   value: string;
 }
@@ -204,6 +209,10 @@ export async function readWithKafkaConsumer(
     '--timeout-ms',
     String(options.idleMs ?? 4_000),
     '--formatter-property',
+    'print.timestamp=true',
+    '--formatter-property',
+    'print.headers=true',
+    '--formatter-property',
     'print.partition=true',
     '--formatter-property',
     'print.offset=true',
@@ -229,10 +238,10 @@ export async function readWithKafkaConsumer(
   const records: ConsoleRecord[] = [];
   for (const line of stdout.split('\n')) {
     if (line.length === 0) continue;
-    // Partition:0\tOffset:3\tkey\tvalue
-    const m = /^Partition:(\d+)\tOffset:(\d+)\t([^\t]*)\t(.*)$/.exec(line);
+    // CreateTime:1700000000123\tPartition:0\tOffset:3\ta:1,b:null\tkey\tvalue
+    const m = /^((?:CreateTime|LogAppendTime|NoTimestampType):-?\d+)\tPartition:(\d+)\tOffset:(\d+)\t([^\t]*)\t([^\t]*)\t(.*)$/.exec(line);
     if (m === null) throw new Error(`ConsoleConsumer printed an unexpected line: ${JSON.stringify(line)} (stderr: ${stderr.trim()})`);
-    records.push({ partition: Number(m[1]), offset: BigInt(m[2]!), key: m[3]!, value: m[4]! });
+    records.push({ timestamp: m[1]!, partition: Number(m[2]), offset: BigInt(m[3]!), headers: m[4]!, key: m[5]!, value: m[6]! });
   }
   if (status !== 0 && !/Processed a total of/.test(stderr)) {
     throw new Error(`Kafka's ConsoleConsumer failed (exit ${status}): ${stderr.trim().split('\n').slice(-5).join(' | ')}`);
