@@ -83,6 +83,8 @@ export interface TopicInfo {
    * batch it appends with the append time (Kafka's LogValidator).
    */
   readonly messageTimestampType: TimestampType;
+  /** The topic's max.message.bytes: the largest record batch Produce accepts (MESSAGE_TOO_LARGE above it). */
+  readonly maxMessageBytes: number;
 }
 
 /** Kafka's topic-level compression.type values. */

@@ -197,13 +197,13 @@ export class Cluster implements ClusterView {
     this.persist();
   }
 
-  /** Registers a topic, its codec and timestamp type taken from its configuration (compression.type and the codec's level, message.timestamp.type). */
-  private add(base: Omit<TopicInfo, 'compressionType' | 'compressionLevel' | 'messageTimestampType'>): TopicInfo {
+  /** Registers a topic, its codec, timestamp type and batch limit taken from its configuration (compression.type and the codec's level, message.timestamp.type, max.message.bytes). */
+  private add(base: Omit<TopicInfo, 'compressionType' | 'compressionLevel' | 'messageTimestampType' | 'maxMessageBytes'>): TopicInfo {
     const configs = this.configs.get(base.name) ?? {};
     // Only the identity is taken from `base`, which may be the TopicInfo registered before: what the configuration
     // decides is derived again, so that a setting removed (a codec's level) does not survive from the old entry.
     const identity = { name: base.name, topicId: base.topicId, partitions: base.partitions, internal: base.internal };
-    const topic: TopicInfo = { ...identity, ...topicCompression(configs), messageTimestampType: topicTimestampType(configs) };
+    const topic: TopicInfo = { ...identity, ...topicCompression(configs), messageTimestampType: topicTimestampType(configs), maxMessageBytes: topicMaxMessageBytes(configs) };
     this.byName.set(topic.name, topic);
     this.byId.set(topic.topicId, topic);
     return topic;
@@ -312,4 +312,15 @@ function topicCompression(configs: Readonly<Record<string, string>>): Pick<Topic
  */
 function topicTimestampType(configs: Readonly<Record<string, string>>): TimestampType {
   return configs['message.timestamp.type'] === 'LogAppendTime' ? 'LogAppendTime' : 'CreateTime';
+}
+
+/**
+ * max.message.bytes (config-defs.ts checks it is an int32 ≥ 0); unset is
+ * Kafka's default, 1048588 (its broker's message.max.bytes; kipgen has no
+ * broker-level setting to fall back to).
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+function topicMaxMessageBytes(configs: Readonly<Record<string, string>>): number {
+  const set = configs['max.message.bytes'];
+  return set === undefined ? DEFAULT_MAX_MESSAGE_BYTES : Number(set);
 }

@@ -137,7 +137,9 @@ export function classicGroupHandlers(
     if (offsets.length > 0) {
       try {
         await store.commit(req.groupId, offsets);
-        groups.ensure(req.groupId);
+        // A commit makes an Empty classic group of a group id no group has yet, as Kafka's OffsetMetadataManager
+        // does for simple commits (getOrMaybeCreateGroup); a KIP-848 consumer group stays one, even once empty.
+        if (consumerGroups.get(req.groupId) === undefined) groups.ensure(req.groupId);
       } catch (caught) {
         if (!(caught instanceof BrokerError)) log(`OffsetCommit for group ${req.groupId} failed: ${(caught as Error).stack}`);
         writeError = errorCodeOf(caught);
@@ -231,9 +233,11 @@ export function classicGroupHandlers(
         } else if (consumerGroups.get(groupId)?.members.size) {
           errorCode = ErrorCode.NON_EMPTY_GROUP;
         } else {
-          consumerGroups.delete(groupId);
+          // An Empty consumer group goes even when it has no offsets (and so no classic side): Kafka deletes it.
+          const wasConsumerGroup = consumerGroups.delete(groupId) === ErrorCode.NONE;
           try {
             errorCode = await groups.delete(groupId);
+            if (wasConsumerGroup && errorCode === ErrorCode.GROUP_ID_NOT_FOUND) errorCode = ErrorCode.NONE;
           } catch (caught) {
             errorCode = errorCodeOf(caught);
             errorMessage = (caught as Error).message;
@@ -259,6 +263,7 @@ export function classicGroupHandlers(
       rackId: req.rackId,
       rebalanceTimeoutMs: req.rebalanceTimeoutMs,
       subscribedTopicNames: req.subscribedTopicNames,
+      subscribedTopicRegex: req.subscribedTopicRegex ?? null,
       serverAssignor: req.serverAssignor,
       topicPartitions: req.topicPartitions,
       clientId: ctx.header.clientId ?? '',
@@ -293,8 +298,8 @@ export function classicGroupHandlers(
           memberEpoch: m.memberEpoch,
           clientId: m.clientId,
           clientHost: m.clientHost,
-          subscribedTopicNames: m.subscribed,
-          subscribedTopicRegex: null,
+          subscribedTopicNames: m.names,
+          subscribedTopicRegex: m.regex,
           assignment: named(m.sent),
           targetAssignment: named(g.target.get(m.memberId) ?? new Map()),
           memberType: 1,

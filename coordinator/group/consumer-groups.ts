@@ -40,6 +40,11 @@ interface Member {
   clientId: string;
   clientHost: string;
   rebalanceTimeoutMs: number;
+  /** The SubscribedTopicNames the member last sent. */
+  names: string[];
+  /** Its SubscribedTopicRegex (KIP-848), or null. */
+  regex: string | null;
+  /** What it is subscribed to: the names and the topics the regex matches, sorted. */
   subscribed: string[];
   /** What the member last reported owning. */
   owned: Assignment;
@@ -74,6 +79,8 @@ export interface HeartbeatInput {
   rackId: string | null;
   rebalanceTimeoutMs: number;
   subscribedTopicNames: string[] | null;
+  /** null: unchanged; '': no regex any more. */
+  subscribedTopicRegex: string | null;
   serverAssignor: string | null;
   topicPartitions: { topicId: string; partitions: number[] }[] | null;
   clientId: string;
@@ -115,6 +122,10 @@ export class ConsumerGroups {
     const { heartbeatIntervalMs } = this.timing(req.groupId);
     const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs, assignment: null });
     if (req.serverAssignor !== null && !ASSIGNORS.includes(req.serverAssignor)) return fail(ErrorCode.UNSUPPORTED_ASSIGNOR, `assignor ${req.serverAssignor} is not one of ${ASSIGNORS.join(', ')}`);
+    if (req.subscribedTopicRegex) {
+      const problem = regexProblem(req.subscribedTopicRegex);
+      if (problem !== null) return fail(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex ${JSON.stringify(req.subscribedTopicRegex)} is not a valid regular expression: ${problem}`);
+    }
     let group = this.groups.get(req.groupId);
 
     if (req.memberEpoch === -1 || req.memberEpoch === -2) {
@@ -126,7 +137,9 @@ export class ConsumerGroups {
 
     let member: Member | undefined;
     if (req.memberEpoch === 0) {
-      if (req.subscribedTopicNames === null || req.subscribedTopicNames.length === 0) return fail(ErrorCode.INVALID_REQUEST, 'SubscribedTopicNames must be set when joining');
+      if ((req.subscribedTopicNames === null || req.subscribedTopicNames.length === 0) && !req.subscribedTopicRegex) {
+        return fail(ErrorCode.INVALID_REQUEST, 'SubscribedTopicNames or SubscribedTopicRegex must be set when joining');
+      }
       const memberId = req.brokerMakesMemberId && req.memberId === '' ? randomBytes(16).toString('base64url') : req.memberId;
       if (memberId === '') return fail(ErrorCode.INVALID_REQUEST, 'MemberId must be set (v1: the client generates it)');
       if (group === undefined) this.groups.set(req.groupId, (group = new ConsumerGroup(req.groupId)));
@@ -141,11 +154,14 @@ export class ConsumerGroups {
           clientId: req.clientId,
           clientHost: req.clientHost,
           rebalanceTimeoutMs: req.rebalanceTimeoutMs,
-          subscribed: [...req.subscribedTopicNames].sort(),
+          names: [...(req.subscribedTopicNames ?? [])].sort(),
+          regex: req.subscribedTopicRegex || null,
+          subscribed: [],
           owned: new Map(),
           sent: new Map(),
           sessionTimer: null,
         };
+        member.subscribed = this.resolve(member);
         group.members.set(memberId, member);
         group.groupEpoch++;
         this.log(`consumer group ${group.groupId}: member ${memberId} joined; group epoch ${group.groupEpoch}`);
@@ -162,8 +178,13 @@ export class ConsumerGroups {
     group = group!;
     this.touch(group, member);
     if (req.topicPartitions !== null) member.owned = toAssignment(req.topicPartitions);
-    if (req.subscribedTopicNames !== null && !sameList(req.subscribedTopicNames, member.subscribed)) {
-      member.subscribed = [...req.subscribedTopicNames].sort();
+    if (req.subscribedTopicNames !== null) member.names = [...req.subscribedTopicNames].sort();
+    if (req.subscribedTopicRegex !== null) member.regex = req.subscribedTopicRegex || null;
+    // Resolved again at every heartbeat, so a topic created since that the regex matches is picked up (Kafka's
+    // coordinator refreshes regex subscriptions in the background; GroupMetadataManager.maybeUpdateRegularExpressions).
+    const subscribed = this.resolve(member);
+    if (!sameList(subscribed, member.subscribed)) {
+      member.subscribed = subscribed;
       group.groupEpoch++;
     }
     if (req.serverAssignor !== null && req.serverAssignor !== group.assignor) {
@@ -208,6 +229,16 @@ export class ConsumerGroups {
   }
 
   // ---------------------------------------------------------------------------
+
+  /** The member's names and the non-internal topics its regex matches as a whole (Kafka: RE2J's Pattern.matches), sorted. */
+  private resolve(member: Member): string[] {
+    const out = new Set(member.names);
+    if (member.regex !== null) {
+      const re = new RegExp(`^(?:${member.regex})$`);
+      for (const t of this.cluster.topics()) if (!t.internal && re.test(t.name)) out.add(t.name);
+    }
+    return [...out].sort();
+  }
 
   private touch(group: ConsumerGroup, member: Member): void {
     if (member.sessionTimer) clearTimeout(member.sessionTimer);
@@ -342,4 +373,18 @@ function sameList(a: string[], b: string[]): boolean {
 }
 function sameMembers(a: Member[], b: Member[]): boolean {
   return a.length === b.length && a.every((m, i) => m === b[i]);
+}
+
+/**
+ * Why a SubscribedTopicRegex does not compile, or null. Kafka compiles it with
+ * RE2J; JavaScript's syntax is a superset for the patterns RE2J takes
+ * (deviation: JS also takes lookaround and backreferences, RE2J refuses them).
+ */
+function regexProblem(regex: string): string | null {
+  try {
+    new RegExp(regex);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }

@@ -57,12 +57,17 @@ export function metadataHandler(cluster: Cluster, autoCreate?: AutoCreate): Hand
     // request (always before v4) and the broker allow it. kipgen's creation is
     // done before the answer, so the topic is returned ready at once instead
     // of with Kafka's transient LEADER_NOT_AVAILABLE.
+    // By id when the entry has a non-zero topic id, whatever its name, as Kafka's KafkaApis.handleTopicMetadataRequest
+    // decides: Kafka's Java client (MetadataRequest.Builder.forTopicIds) sends "" as the name beside the id.
+    const byIdEntry = (w: { name?: string | null; topicId?: string }): boolean =>
+      w.name === null || w.name === undefined || (w.topicId !== undefined && w.topicId !== ZERO_UUID);
     const autoErrors = new Map<string, { error: number; message: string }>();
     if (autoCreate !== undefined && req.topics !== null && (v < 4 || req.allowAutoTopicCreation)) {
-      for (const w of req.topics as { name: string | null }[]) {
-        if (w.name === null || w.name === undefined || cluster.topicByName(w.name) !== undefined) continue;
-        const failed = await autoCreate(w.name, ctx);
-        if (failed !== null) autoErrors.set(w.name, failed);
+      for (const w of req.topics as { name: string | null; topicId?: string }[]) {
+        const name = w.name;
+        if (byIdEntry(w) || name === null || cluster.topicByName(name) !== undefined) continue;
+        const failed = await autoCreate(name, ctx);
+        if (failed !== null) autoErrors.set(name, failed);
       }
     }
     // v0: an empty list means every topic; v1+: null means every topic.
@@ -71,13 +76,13 @@ export function metadataHandler(cluster: Cluster, autoCreate?: AutoCreate): Hand
       ? cluster.topics().map((t) => ({ name: t.name, topicId: t.topicId }))
       : req.topics;
     const topics = wanted.map((w) => {
-      const byId = w.name === null || w.name === undefined;
+      const byId = byIdEntry(w);
       const info = byId ? cluster.topicById(w.topicId) : cluster.topicByName(w.name!);
       if (info === undefined) {
         return {
           errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : (autoErrors.get(w.name!)?.error ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-          // The name is nullable only from v12.
-          name: w.name ?? (v >= 12 ? null : ''),
+          // The name is nullable only from v12 (Kafka answers an unknown id with a null name).
+          name: byId ? (v >= 12 ? null : '') : w.name,
           topicId: w.topicId ?? ZERO_UUID,
           isInternal: false,
           partitions: [],

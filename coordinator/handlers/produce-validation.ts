@@ -57,11 +57,16 @@ const ZSTD_MIN_PRODUCE_VERSION = 7;
 export function validateProducedBatch(
   records: Uint8Array | null,
   produceVersion: number,
-  topic: Pick<TopicInfo, 'compressionType' | 'compressionLevel'>,
+  topic: Pick<TopicInfo, 'compressionType' | 'compressionLevel' | 'maxMessageBytes'>,
   maxRecords = Infinity,
 ): ValidatedBatch {
   const header = checkFraming(records);
   const bytes = records!;
+  // Kafka's UnifiedLog.analyzeAndValidateRecords: a batch, as the producer sent it, larger than the topic's
+  // max.message.bytes is refused with RecordTooLargeException (MESSAGE_TOO_LARGE), before any recompression.
+  if (header.sizeInBytes > topic.maxMessageBytes) {
+    throw new BrokerError(ErrorCode.MESSAGE_TOO_LARGE, `the record batch is ${header.sizeInBytes} bytes, more than the topic's max.message.bytes (${topic.maxMessageBytes})`);
+  }
   // Every record is decoded below, some 150 bytes of objects each: a compressed
   // batch of minimal records (8 bytes each, 64 MiB inflated) would be 8 million
   // of them. Kafka's LogValidator streams records and needs no bound; this is

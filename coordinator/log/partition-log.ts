@@ -27,6 +27,12 @@ import { ErrorCode, BrokerError } from '../errors.js';
 import { ProducerState, type Duplicate } from './producer-state.js';
 import { Segment, SEGMENT_SUFFIX, syncDirectory } from './segment.js';
 
+/**
+ * The leader epoch of every partition: one replica each and no leader elections, so it stays 0, the epoch
+ * Metadata and ListOffsets report (Kafka's first leader of a new partition has epoch 0 too).
+ */
+export const LEADER_EPOCH = 0;
+
 export interface PartitionLogOptions {
   /** Roll to a new segment when the active one would grow past this. */
   segmentBytes: number;
@@ -194,7 +200,11 @@ export class PartitionLog implements PartitionReader {
     // Own copy: the request buffer is a view of a socket chunk and the offset is rewritten in place.
     const bytes = Buffer.from(batch);
     const baseOffset = this.nextOffset;
-    setBatchBaseOffset(bytes, 0, baseOffset);
+    // Kafka's LogValidator stamps every batch a leader appends, control batches included, with the leader's
+    // epoch (batch.setPartitionLeaderEpoch in assignOffsetsNonCompressed and the in-place compressed path); a
+    // consumer takes the epoch of the last batch it read into its position and its OffsetCommit
+    // (committedLeaderEpoch), so a -1 left by the producer would reach the group's commits.
+    setBatchBaseOffset(bytes, 0, baseOffset, LEADER_EPOCH);
     const logAppendTime = this.stampsLogAppendTime() ? BigInt(nowMs) : NO_TIMESTAMP;
     const header = logAppendTime === NO_TIMESTAMP ? withBaseOffset(sent, baseOffset) : stampLogAppendTime(bytes, logAppendTime);
     let segment = this.segments[this.segments.length - 1]!;
@@ -340,11 +350,11 @@ export class PartitionLog implements PartitionReader {
 }
 
 /**
- * The header of a batch whose base offset was just set, without reading it
- * again: only the base offset changed, and the CRC does not cover it.
+ * The header of a batch whose base offset and leader epoch were just set, without
+ * reading it again: only they changed, and the CRC covers neither.
  */
 function withBaseOffset(sent: RecordBatchHeader, baseOffset: bigint): RecordBatchHeader {
-  return { ...sent, baseOffset, lastOffset: BigInt.asIntN(64, baseOffset + BigInt(sent.lastOffsetDelta)) };
+  return { ...sent, baseOffset, partitionLeaderEpoch: LEADER_EPOCH, lastOffset: BigInt.asIntN(64, baseOffset + BigInt(sent.lastOffsetDelta)) };
 }
 
 /**

@@ -239,6 +239,23 @@ describe('DescribeCluster and Metadata auto-creation', () => {
     expect((await c.call(60, { endpointType: 2 }, 1)).errorCode).toBe(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE);
   });
 
+  it('Metadata by topic id: a non-zero id decides, whatever the name ("" is what Kafka\'s Java client sends with it); an unknown id is UNKNOWN_TOPIC_ID and creates nothing', async () => {
+    // Kafka's KafkaApis.handleTopicMetadataRequest looks topics up by id when the request has non-zero ids;
+    // MetadataRequest.Builder.forTopicIds leaves each name at its default, "" (found by the Kafka judge,
+    // test/kafka: a KafkaConsumer subscribed with a SubscriptionPattern got "" as its topics' name).
+    const [known] = await metadata(c, ['by-id-known'], true);
+    expect(known.errorCode).toBe(0);
+    const byId = await c.call(3, { topics: [{ name: '', topicId: known.topicId }, { name: null, topicId: known.topicId }], allowAutoTopicCreation: true }, 12);
+    expect(byId.topics.map((t: any) => [t.errorCode, t.name, t.topicId, t.partitions.length])).toEqual([
+      [0, 'by-id-known', known.topicId, known.partitions.length],
+      [0, 'by-id-known', known.topicId, known.partitions.length],
+    ]);
+    const unknownId = 'AAAAAAAAAAAAAAAAAAAAAQ';
+    const unknown = await c.call(3, { topics: [{ name: '', topicId: unknownId }], allowAutoTopicCreation: true }, 12);
+    expect(unknown.topics[0]).toMatchObject({ errorCode: ErrorCode.UNKNOWN_TOPIC_ID, topicId: unknownId });
+    expect((await metadata(c, null, true)).map((t) => t.name)).not.toContain('');
+  });
+
   it('creates a topic Metadata names when the request and the broker allow it, with num.partitions', async () => {
     expect((await metadata(c, ['auto-no'], false))[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     const [created] = await metadata(c, ['auto-yes'], true);

@@ -66,16 +66,20 @@ async function rawPartition(topic: string): Promise<Buffer> {
 }
 
 describe('Produce with every codec', () => {
-  it('accepts each codec, serves the batch byte for byte as sent (only the base offset assigned), and its records decode', async () => {
+  it('accepts each codec, serves the batch byte for byte as sent (only the base offset and the leader epoch assigned), and its records decode', async () => {
     for (const codec of CODECS) {
       const sent = Buffer.from(encodeRecordBatch({ baseTimestamp: now, compression: codec, records: records(30) }));
       expect(await produce(c, codec, 0, sent)).toMatchObject({ errorCode: 0, baseOffset: 0n });
       const second = Buffer.from(encodeRecordBatch({ baseTimestamp: now, compression: codec, records: records(5) }));
       expect(await produce(c, codec, 0, second)).toMatchObject({ errorCode: 0, baseOffset: 30n });
       const served = await rawPartition(codec);
-      // The first batch's bytes are the sent ones; the second differs only in its base offset (bytes 0-7).
-      expect(served.subarray(0, sent.length).equals(sent)).toBe(true);
-      expect(served.subarray(sent.length + 8).equals(second.subarray(8))).toBe(true);
+      // The batches' bytes are the sent ones but for the base offset (bytes 0-7) and the partition leader
+      // epoch (bytes 12-15: -1 as sent, the leader's 0 as stored; outside the CRC).
+      const asSent = (stored: Buffer, batch: Buffer) =>
+        stored.subarray(8, 12).equals(batch.subarray(8, 12)) && stored.readInt32BE(12) === 0 && stored.subarray(16, batch.length).equals(batch.subarray(16));
+      expect(served.readBigInt64BE(0)).toBe(0n);
+      expect(asSent(served.subarray(0, sent.length), sent)).toBe(true);
+      expect(asSent(served.subarray(sent.length), second)).toBe(true);
       expect(served.readBigInt64BE(sent.length)).toBe(30n);
       const fetched = await fetchAll(c, codec, 0, 'read_committed');
       expect(fetched.records.map((r) => r.offset)).toEqual(Array.from({ length: 35 }, (_, i) => BigInt(i)));

@@ -186,6 +186,9 @@ describe('ShareGroupHeartbeat and ShareGroupDescribe', () => {
     expect(group.groupState).toBe('Stable');
     expect(group.members.map((m: any) => m.memberId).sort()).toEqual(['member-a', 'member-b', 'member-c']);
     expect(group.members.find((m: any) => m.memberId === 'member-a').assignment.topicPartitions[0].topicName).toBe('groups');
+    // Kafka's form of the member's host (its InetAddress.toString(): a slash, the address, no port), as for the other
+    // group kinds (found by the Kafka judge, test/kafka: it printed 127.0.0.1:<port>).
+    expect(group.members.map((m: any) => m.clientHost)).toEqual(['/127.0.0.1', '/127.0.0.1', '/127.0.0.1']);
     expect(group.authorizedOperations).toBe(-2147483648);
     expect(none.errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
 

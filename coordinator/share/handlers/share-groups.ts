@@ -31,7 +31,8 @@ export function shareGroupHeartbeatHandler(rt: ShareRuntime): Handler {
         rackId: request.rackId,
         subscribedTopicNames: request.subscribedTopicNames,
         clientId: ctx.header.clientId ?? '',
-        clientHost: ctx.peer,
+        // Kafka's form (ShareGroupHeartbeat's clientAddress.toString()): a slash, then the address, no port.
+        clientHost: `/${ctx.clientHost ?? ''}`,
       });
       if (result.left) await dropMember(rt, request.groupId, request.memberId);
       return ShareGroupHeartbeatResponse.create({
