@@ -253,13 +253,7 @@ export class KafkaProducer {
   ): Promise<SavedTransactionOutcome> {
     if (result !== 'commit' && result !== 'abort') throw new ConfigError(`completeTransaction: result must be 'commit' or 'abort', got ${JSON.stringify(result)}`);
     const state = typeof saved === 'string' ? PreparedTxnState.fromString(saved) : PreparedTxnState.from(saved);
-    const producer = new KafkaProducer({
-      ...config,
-      transactionalId: state.transactionalId,
-      transactionTwoPhaseCommitEnable: true,
-      clientId: config.clientId ?? `producer-${state.transactionalId}-recovery`,
-      metricsRegistry: null,
-    });
+    const producer = KafkaProducer.recoveryProducer(config, state);
     try {
       try {
         return await producer.txn!.recoverPrepared(state, result === 'commit');
@@ -302,6 +296,17 @@ export class KafkaProducer {
     return (await this.cluster.finalizedFeature(tc, 'transaction.version', deadline)) >= 2 && (await this.cluster.supports(tc, InitProducerIdRequest.apiKey, 6, deadline));
   }
 
+  /** A short-lived two-phase-commit producer of the saved transactional id, for completeTransaction. */
+  private static recoveryProducer(config: CompleteTransactionConfig, state: PreparedTxnState): KafkaProducer {
+    return new KafkaProducer({
+      ...config,
+      transactionalId: state.transactionalId,
+      transactionTwoPhaseCommitEnable: true,
+      clientId: config.clientId ?? `producer-${state.transactionalId}-recovery`,
+      metricsRegistry: null,
+    });
+  }
+
   /**
    * The end of completeTransaction on a Transactions V2 broker with two-phase
    * commit but without keepPreparedTxn (Apache Kafka 4.4), once
@@ -316,13 +321,7 @@ export class KafkaProducer {
    * broker (its keepPreparedTxn fails): this is kipgen's.
    */
   private static async abortWhateverIsOpen(config: CompleteTransactionConfig, state: PreparedTxnState): Promise<'unknown'> {
-    const aborter = new KafkaProducer({
-      ...config,
-      transactionalId: state.transactionalId,
-      transactionTwoPhaseCommitEnable: true,
-      clientId: config.clientId ?? `producer-${state.transactionalId}-recovery`,
-      metricsRegistry: null,
-    });
+    const aborter = KafkaProducer.recoveryProducer(config, state);
     try {
       await aborter.initTransactions();
     } finally {
