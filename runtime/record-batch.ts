@@ -1,6 +1,6 @@
-import { crc32c as nativeCrc32c } from '@node-rs/crc32';
 import { COMPRESSION_TYPES, checkCompressionLevel, compress, decompress, type CompressionType } from './compression/index.js';
 import { CompressionUnavailableError, DecodeError, EncodeError, decodeErrorAt } from './errors.js';
+import { crc32c } from './crc32c.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 import { sizeOfVarint, sizeOfVarlong, utf8Length } from './sizes.js';
@@ -192,14 +192,6 @@ export interface DecodedRecords {
    * with a batch cut short by the broker's size limit; it is skipped, not an error.
    */
   partialTailBytes: number;
-}
-
-// ---------------------------------------------------------------------------
-// CRC-32C
-
-/** CRC-32C (Castagnoli) of `data`, unsigned; the checksum of v2 record batches. */
-export function crc32c(data: Uint8Array): number {
-  return nativeCrc32c(data) >>> 0;
 }
 
 // ---------------------------------------------------------------------------

@@ -136,9 +136,28 @@ describe('the published packages, installed from their tarballs', () => {
       metadataTopics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'orders' }],
       // The codec libraries are optional dependencies: installed from the registry with the package, loaded on first use.
       codecs: ['gzip:500', 'snappy:500', 'lz4:500', 'zstd:500'],
+      crc32c: 'native',
     });
     const deps = [...closure('@kipgen/codecs')].sort();
     expect(deps.filter((d) => /ts-morph|prettier|handlebars|ajv|commander|prom-client|@kipgen\/(client|broker)/.test(d))).toEqual([]);
+  });
+
+  it('@kipgen/codecs installed with --omit=optional (no codec libraries, no native CRC-32C) imports and works', () => {
+    // What the codecs README advises for a lean install. It also drops @node-rs/crc32's
+    // platform binary (an optional dependency of that package), so CRC-32C falls back to JavaScript.
+    const lean = join(scratch, 'lean');
+    mkdirSync(lean);
+    writeFileSync(join(lean, 'package.json'), JSON.stringify({ name: 'lean', private: true, type: 'module' }));
+    sh(NPM, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--omit=optional', tarballs.codecs!], lean, 300_000);
+    expect(existsSync(join(lean, 'node_modules', '@node-rs', 'crc32', 'package.json'))).toBe(true);
+    cpSync(join(ROOT, 'test', 'package', 'app', 'codec-lean.mjs'), join(lean, 'codec-lean.mjs'));
+    const run = node(['codec-lean.mjs'], lean);
+    expect(run.status, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { crc32c: { kind: string; description: string }; roundTrip: unknown; codecs: string[] };
+    expect(out.crc32c.kind).toBe('javascript');
+    expect(out.crc32c.description).toMatch(/^CRC-32C: JavaScript fallback, slower \(@node-rs\/crc32's native binding did not load: /);
+    expect(out.roundTrip).toEqual({ transactionalId: 'tx', producerId: '7', producerEpoch: -1, committed: false });
+    expect(out.codecs).toEqual(['none:300', 'gzip:300', 'snappy:needs snappy-wasm', 'lz4:needs lz4-napi', 'zstd:needs @toondepauw/node-zstd']);
   });
 
   it('@kipgen/client + @kipgen/broker: the KIP-1289 consume-transform-produce loop against startBroker', () => {

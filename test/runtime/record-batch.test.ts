@@ -3,10 +3,10 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DecodeError, EncodeError } from '../../runtime/errors.js';
+import { crc32c } from '../../runtime/crc32c.js';
 import {
   RECORD_BATCH_OVERHEAD,
   controlRecordBatch,
-  crc32c,
   decodeRecordBatch,
   decodeRecordBatches,
   encodeRecordBatch,
