@@ -6,7 +6,7 @@
 import { Command } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { startBroker } from './broker.js';
-import { loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
+import { DEFAULT_DATA_DIR, loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
 import { dumpLog } from './log/dump.js';
 import { userConfig } from './auth/credentials.js';
 
@@ -42,7 +42,10 @@ export function registerBrokerCommand(program: Command): void {
       }
       if (options.kip1289 === false) input.kip1289 = false;
       if (options.logRequests === true) input.logRequests = true;
-      const broker = await startBroker(input);
+      // The CLI keeps its data (./.kipgen-data unless told otherwise) and logs to stderr;
+      // startBroker as a library is throwaway and quiet by default.
+      input.dataDir ??= DEFAULT_DATA_DIR;
+      const broker = await startBroker(input, { log: (line) => process.stderr.write(`${line}\n`) });
       // stdout carries one machine-readable line, for scripts and tests that spawn the broker.
       process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port, listeners: Object.fromEntries(broker.ports) })}\n`);
       const stop = (signal: string): void => {

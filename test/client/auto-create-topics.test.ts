@@ -16,7 +16,7 @@ describe('a producer sending to a topic the cluster does not have', () => {
 
   async function start(autoCreateTopics: boolean): Promise<string> {
     dataDir = mkdtempSync(join(tmpdir(), 'kipgen-auto-create-'));
-    broker = await startBroker({ port: 0, dataDir, autoCreateTopics, log: () => {} }, { shareCoordinator: null });
+    broker = await startBroker({ port: 0, dataDir, autoCreateTopics }, { shareCoordinator: null });
     return `127.0.0.1:${broker.port}`;
   }
   function producer(config: ConstructorParameters<typeof KafkaProducer>[0]): KafkaProducer {
