@@ -6,13 +6,13 @@ import { Reader } from './reader.js';
 import { Writer, writeChunks } from './writer.js';
 
 /** What a generated module supplies; encode and decode are derived from it. */
-export interface CodecParts<T> {
+export interface CodecParts<T, I = Partial<T>> {
   name: string;
   type: SpecType;
   apiKey: number | null;
   validVersions: VersionRange;
   flexibleVersions: VersionRange | null;
-  create(fields?: Partial<T>): T;
+  create(fields?: I): T;
   size(message: T, version: number): number;
   write(writer: Writer, message: T, version: number): void;
   read(reader: Reader, version: number): T;
@@ -21,7 +21,7 @@ export interface CodecParts<T> {
 }
 
 /** Builds a codec from generated parts, adding version checks, encode and decode. */
-export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
+export function defineCodec<T, I = Partial<T>>(parts: CodecParts<T, I>): MessageCodec<T, I> {
   const { name, validVersions } = parts;
   const check = (version: number): void => {
     if (!Number.isInteger(version) || version < validVersions.lowest || version > validVersions.highest) {
@@ -96,8 +96,8 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
 }
 
 /** A request or response codec, which also knows its header version. */
-export function defineApiCodec<T>(
-  parts: CodecParts<T> & { apiKey: number; headerVersion(version: number): number },
-): ApiMessageCodec<T> {
+export function defineApiCodec<T, I = Partial<T>>(
+  parts: CodecParts<T, I> & { apiKey: number; headerVersion(version: number): number },
+): ApiMessageCodec<T, I> {
   return { ...defineCodec(parts), apiKey: parts.apiKey, headerVersion: parts.headerVersion };
 }
