@@ -1,6 +1,6 @@
 import type { ApiMessageCodec, MessageCodec, SpecType, VersionRange } from './codec.js';
 import { explainEncodeFailure } from './encode-diagnosis.js';
-import { decodeErrorAt, UnsupportedVersionError } from './errors.js';
+import { DecodeError, decodeErrorAt, UnsupportedVersionError } from './errors.js';
 import type { JsonObject } from './json.js';
 import { Reader } from './reader.js';
 import { Writer, writeChunks } from './writer.js';
@@ -73,7 +73,7 @@ export function defineCodec<T, I = Partial<T>>(parts: CodecParts<T, I>): Message
         else reader.expectEnd();
         return message;
       } catch (error) {
-        throw decodeErrorAt(error, name);
+        throw withVersionHint(decodeErrorAt(error, name), name, version);
       }
     },
     read(reader, version) {
@@ -81,7 +81,7 @@ export function defineCodec<T, I = Partial<T>>(parts: CodecParts<T, I>): Message
       try {
         return parts.read(reader, version);
       } catch (error) {
-        throw decodeErrorAt(error, name);
+        throw withVersionHint(decodeErrorAt(error, name), name, version);
       }
     },
     toJson(message, version) {
@@ -93,6 +93,12 @@ export function defineCodec<T, I = Partial<T>>(parts: CodecParts<T, I>): Message
       return parts.fromJson(json, version);
     },
   };
+}
+
+/** Built only on the error path: says, for a count no message holds, what the likely mistake is. */
+function withVersionHint(error: DecodeError, name: string, version: number): DecodeError {
+  if (!error.implausibleCount) return error;
+  return error.withHint(`a count this large suggests the bytes are not a ${name} v${version}: another version, or another message`);
 }
 
 /** A request or response codec, which also knows its header version. */

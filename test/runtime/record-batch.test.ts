@@ -724,6 +724,19 @@ describe('corruption and malformed input', () => {
     expect(decodeRecordBatches(new Uint8Array(0))).toEqual({ batches: [], partialTailBytes: 0 });
   });
 
+  it("with partialTail: 'error' (a Produce request's records), a batch cut short is a DecodeError naming what is missing", () => {
+    const whole = sample();
+    const two = Buffer.concat([whole, whole]);
+    expect(decodeRecordBatches(two, { partialTail: 'error' }).batches).toHaveLength(2);
+    expectDecodeError(
+      () => decodeRecordBatches(whole.subarray(0, 70), { partialTail: 'error' }),
+      new RegExp(`^batches\\[0\\]: batch at offset 0 is cut short: 70 of the ${whole.length} bytes it declares \\(partialTail: 'error' wants whole batches, as in a Produce request; only a Fetch response may end with part of a batch\\)$`),
+    );
+    expectDecodeError(() => decodeRecordBatches(two.subarray(0, whole.length + 5), { partialTail: 'error' }), /^batches\[1\]: batch at offset \d+ is cut short: 5 bytes, too few for a batch header/);
+    // The default stays Fetch's: skipped and counted.
+    expect(decodeRecordBatches(whole.subarray(0, 70)).partialTailBytes).toBe(70);
+  });
+
   it('refuses a batch length below the header size, even in a partial tail', () => {
     const bytes = sample();
     bytes.writeInt32BE(48, 8);
