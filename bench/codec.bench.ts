@@ -12,6 +12,8 @@
 //   5. TxnShareAcknowledgeRequest (KIP-1289, apiKey 96), 1,000 ack batches (ours only)
 //   6. Compression: compress and decompress 1 MiB of records per codec (gzip, snappy, lz4,
 //      zstd), the runtime's codecs against @platformatic/kafka's (see compression.ts)
+//   7. CRC-32C of the same 1 MiB: the JavaScript fallback (runtime/crc32c.ts, used when the
+//      native binding is not installed) against the native @node-rs/crc32
 // Each peer runs at the highest version it supports; ours runs at that same version.
 // Ours is the JavaScript tsc makes of runtime/ and generated/ (what the packages ship), compiled
 // into node_modules/.cache at the start of the run and removed at its end (our-build.ts).

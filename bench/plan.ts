@@ -9,6 +9,7 @@ import { bytesDiff, valueDiff } from './normalize.js';
 import { metadataV6CheckedFloor, metadataV6DetailedFloor, metadataV6Floor, metadataV6PerStructFloor, oneBufferFloor } from './floor.js';
 import { RECORD_BATCH_LABELS, loadOurs, oursCases } from './ours.js';
 import type { OursBuild } from './our-build.js';
+import { oursRoot } from './our-build.js';
 import { CODECS, OURS_LIBRARY, PLATFORMATIC_LIBRARY, compressionWorkload, oursCodecs, platformaticCodecs, type Codecs } from './compression.js';
 import {
   fetchWorkload,
@@ -447,6 +448,35 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       participants: [
         P('ours', 'ours', `ours (${OURS_LIBRARY[codec]})`, decompressor(oursSide), 'yes (the same frame)'),
         P('platformatic', 'peer', `platformatic (${PLATFORMATIC_LIBRARY[codec]})`, decompressor(peerCodecs)),
+      ],
+    });
+  }
+  // 7. CRC-32C of the same 1 MiB of records: the JavaScript fallback (used when
+  // @node-rs/crc32's native binding is not installed, e.g. `npm install --omit=optional`)
+  // against the native binding, which is the row it is measured against.
+  {
+    const records = () => W.compression().records;
+    const crcOf = (kind: 'native' | 'javascript') => async (): Promise<Participant> => {
+      const crc: typeof import('../runtime/crc32c.js') = await import(new URL('runtime/crc32c.js', oursRoot().url).href);
+      const fn = kind === 'native' ? crc.crc32c : crc.crc32cJavaScript;
+      if (kind === 'native' && crc.crc32cImplementation().kind !== 'native') throw new NotApplicable(crc.crc32cImplementation().description);
+      const input = records();
+      return {
+        version: 2,
+        async: false,
+        op: () => fn(input),
+        check: async () => (fn(input) === crc.crc32cJavaScript(input) ? null : `crc ${fn(input)} differs from the table-driven ${crc.crc32cJavaScript(input)}`),
+      };
+    };
+    add({
+      workload: '7 CRC-32C, 1 MiB of records',
+      api: 'crc32c',
+      version: 2,
+      op: 'encode',
+      bytesPerOp: records().length,
+      participants: [
+        P('ours', 'ours', 'ours, JavaScript fallback (slicing-by-8)', crcOf('javascript'), 'yes (the same bytes)'),
+        P('ours', 'peer', 'native (@node-rs/crc32)', crcOf('native')),
       ],
     });
   }

@@ -177,6 +177,8 @@ export class ClusterClient {
   private readonly coordinators = new Map<string, number>();
   /** Topics the last Metadata answered with a non-retriable error (TOPIC_AUTHORIZATION_FAILED, ...). */
   private readonly topicErrors = new Map<string, number>();
+  /** Topics the last Metadata said do not exist (UNKNOWN_TOPIC_OR_PARTITION): for the message of a wait that times out. */
+  private readonly absentTopics = new Set<string>();
   private readonly closer = new AbortController();
   private metadataFetchedAt = 0;
   private closed = false;
@@ -465,10 +467,16 @@ export class ClusterClient {
     return pool[Math.floor(Math.random() * pool.length)]!;
   }
 
-  /** Fetches metadata for `topics` (all topics when null), retrying within the deadline. */
+  /**
+   * Fetches metadata for `topics` (all topics when null), retrying within the
+   * deadline. `allowAutoTopicCreation` asks the broker to create missing topics
+   * (Kafka's producer does, per allow.auto.create.topics; the broker decides,
+   * per its auto.create.topics.enable).
+   */
   async refreshMetadata(
     topics: readonly string[] | null,
     deadline = Date.now() + this.config.requestTimeoutMs,
+    allowAutoTopicCreation = false,
   ): Promise<void> {
     await this.retry('Metadata', deadline, async () => {
       const nodeId = this.anyNode();
@@ -479,7 +487,7 @@ export class ClusterClient {
         (version) =>
           MetadataRequest.create({
             topics: topics === null ? null : topics.map((name) => ({ topicId: ZERO_UUID, name })),
-            allowAutoTopicCreation: false,
+            allowAutoTopicCreation,
           }),
         { deadline },
       );
@@ -515,6 +523,8 @@ export class ClusterClient {
       if (topic.name !== null) {
         if (topic.errorCode !== 0 && !isRetriableCode(topic.errorCode)) this.topicErrors.set(topic.name, topic.errorCode);
         else this.topicErrors.delete(topic.name);
+        if (topic.errorCode === Errors.UNKNOWN_TOPIC_OR_PARTITION) this.absentTopics.add(topic.name);
+        else this.absentTopics.delete(topic.name);
       }
       if (topic.errorCode !== 0 || topic.name === null) continue;
       const metadata: TopicMetadata = {
@@ -537,12 +547,15 @@ export class ClusterClient {
     this.metadataFetchedAt = Date.now();
   }
 
-  /** Metadata of one topic, fetched if unknown or stale; waits (retrying) while the topic or its leaders are unknown. */
-  async topic(name: string, deadline = Date.now() + this.config.requestTimeoutMs): Promise<TopicMetadata> {
+  /**
+   * Metadata of one topic, fetched if unknown or stale; waits (retrying) while
+   * the topic or its leaders are unknown. `allowAutoTopicCreation`: see refreshMetadata.
+   */
+  async topic(name: string, deadline = Date.now() + this.config.requestTimeoutMs, allowAutoTopicCreation = false): Promise<TopicMetadata> {
     const cached = this.topicsByName.get(name);
     if (cached && Date.now() - this.metadataFetchedAt < this.config.metadataMaxAgeMs) return cached;
     return this.retry(`Metadata for topic ${name}`, deadline, async () => {
-      await this.refreshMetadata([name], deadline);
+      await this.refreshMetadata([name], deadline, allowAutoTopicCreation);
       const topic = this.topicsByName.get(name);
       const refused = this.topicErrors.get(name);
       // Not retried: waiting does not grant an ACL.
@@ -555,6 +568,11 @@ export class ClusterClient {
       }
       return topic;
     });
+  }
+
+  /** Whether the last Metadata that named `topic` said it does not exist. */
+  saidAbsent(topic: string): boolean {
+    return this.absentTopics.has(topic);
   }
 
   /** A cached topic by id (no I/O). */

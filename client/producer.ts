@@ -58,6 +58,12 @@ export interface ProducerConfig extends CommonClientConfig {
   deliveryTimeoutMs?: number;
   /** max.block.ms: deadline of metadata waits and of transactional calls. Default 60 000. */
   maxBlockMs?: number;
+  /**
+   * allow.auto.create.topics: a send to a topic the cluster does not have asks
+   * the broker to create it (with the broker's defaults), as Kafka's producer
+   * does; the broker's auto.create.topics.enable has the last word. Default true.
+   */
+  allowAutoCreateTopics?: boolean;
   /** transaction.timeout.ms. Default 60 000. Not applied with two-phase commit (KIP-939). */
   transactionTimeoutMs?: number;
   /**
@@ -154,6 +160,7 @@ export class KafkaProducer {
     maxRequestSize: number;
     deliveryTimeoutMs: number;
     maxBlockMs: number;
+    allowAutoCreateTopics: boolean;
     transactionTimeoutMs: number;
     compression: CompressionType;
     compressionLevel: number | undefined;
@@ -198,6 +205,7 @@ export class KafkaProducer {
       maxRequestSize: config.maxRequestSize ?? 1024 * 1024,
       deliveryTimeoutMs: config.deliveryTimeoutMs ?? 120_000,
       maxBlockMs: config.maxBlockMs ?? 60_000,
+      allowAutoCreateTopics: config.allowAutoCreateTopics ?? true,
       transactionTimeoutMs: config.transactionTimeoutMs ?? 60_000,
       compression: config.compressionType ?? config.compression ?? 'none',
       compressionLevel: config.compressionLevel,
@@ -520,7 +528,7 @@ export class KafkaProducer {
       this.appendTail = this.appendTail
         .then(async () => {
           // A metadata failure fails the record, and through send() its transaction.
-          const topic = await this.cluster.topic(record.topic, Date.now() + this.cfg.maxBlockMs);
+          const topic = await this.cluster.topic(record.topic, Date.now() + this.cfg.maxBlockMs, this.cfg.allowAutoCreateTopics);
           this.checkOpen();
           if (this.txn) {
             // Only into the transaction the record was sent in (which may be committing: commit waits for
@@ -538,10 +546,7 @@ export class KafkaProducer {
         .catch((error: unknown) => {
           const e =
             error instanceof KafkaTimeoutError
-              ? new KafkaTimeoutError(
-                  `topic ${record.topic} not present in metadata after ${this.cfg.maxBlockMs} ms (max.block.ms)`,
-                  error,
-                )
+              ? new KafkaTimeoutError(`topic ${record.topic} not present in metadata after ${this.cfg.maxBlockMs} ms (max.block.ms)${this.whyAbsent(record.topic)}`, error)
               : error;
           this.failTransactionOf(generation, e);
           reject(e as Error);
@@ -953,6 +958,14 @@ export class KafkaProducer {
    * Closes the producer: an open transaction is aborted (as Kafka does), other
    * queued records are sent first (within `timeoutMs`), then connections close.
    */
+  /** Why a metadata wait for `topic` found nothing, when the broker said the topic does not exist. */
+  private whyAbsent(topic: string): string {
+    if (!this.cluster.saidAbsent(topic)) return '';
+    return this.cfg.allowAutoCreateTopics
+      ? `: the broker answers that the topic does not exist and did not create it when asked (its auto.create.topics.enable is off, or it refused): create the topic first`
+      : `: the broker answers that the topic does not exist, and this producer does not ask it to create topics (allowAutoCreateTopics: false): create the topic first`;
+  }
+
   async close(timeoutMs = this.cfg.maxBlockMs): Promise<void> {
     if (this.closed || this.closing) return;
     this.closing = true;

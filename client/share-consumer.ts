@@ -16,6 +16,7 @@ import {
 import { NetworkError } from '../connection/connection.js';
 import { decodeRecordBatches } from '../runtime/record-batch.js';
 import { ClusterClient, CoordinatorType, groupBy, randomUuid, sleep, type CommonClientConfig } from './cluster.js';
+import { startAtLogEndNote } from './share-start-note.js';
 import {
   ClientClosedError,
   ConfigError,
@@ -130,6 +131,8 @@ export class KafkaShareConsumer {
   private started: Promise<void> | null = null;
   private polling = false;
   private closed = false;
+  /** Whether the first fetch with an assignment has been looked at (share-start-note.ts). */
+  private firstFetchSeen = false;
 
   constructor(config: ShareConsumerConfig) {
     if (!config.groupId) throw new ConfigError('a share consumer needs a groupId');
@@ -658,7 +661,26 @@ export class KafkaShareConsumer {
     for (const nodeId of this.sessions.keys()) if (!byNode.has(nodeId)) byNode.set(nodeId, []);
     const maxWait = Math.max(0, Math.min(this.cfg.fetchMaxWaitMs, deadline - Date.now()));
     const results = await Promise.all([...byNode].map(([nodeId, refs]) => this.fetchFromNode(nodeId, refs, maxWait)));
-    return results.flat();
+    const records = results.flat();
+    if (!this.firstFetchSeen && this.assigned.length > 0) {
+      this.firstFetchSeen = true;
+      if (records.length === 0) this.noteStartAtLogEnd([...this.assigned]);
+    }
+    return records;
+  }
+
+  /**
+   * The first fetch brought nothing: if the group starts at the log end of
+   * partitions that hold records (share.auto.offset.reset=latest, Kafka's
+   * default), say so once, naming the config. In the background: poll() does not wait.
+   */
+  private noteStartAtLogEnd(refs: TopicPartitionRef[]): void {
+    startAtLogEndNote(this.cluster, this.groupId, refs, (ref) => this.leaderOf(ref)).then(
+      (line) => {
+        if (line !== undefined && !this.closed) this.cluster.logger.warn(`share consumer ${this.cluster.clientId}: ${line}`);
+      },
+      (error: Error) => this.cluster.logger.debug(`share consumer ${this.cluster.clientId}: checking where the group starts failed: ${error.message}`),
+    );
   }
 
   private async fetchFromNode(

@@ -6,7 +6,7 @@
 import { Command } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { startBroker } from './broker.js';
-import { loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
+import { DEFAULT_DATA_DIR, loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
 import { dumpLog } from './log/dump.js';
 import { userConfig } from './auth/credentials.js';
 
@@ -20,11 +20,17 @@ interface BrokerOptions {
   logRequests?: boolean;
 }
 
-export function registerBrokerCommand(program: Command): void {
+/**
+ * `brokerIsDefault`: the command the program runs when given none — for the
+ * kipgen-broker bin of @kipgen/broker (`kipgen-broker --port 9092`), whose
+ * `--help` then lists its commands under its own name. Never for `kipgen`.
+ */
+export function registerBrokerCommand(program: Command, options: { brokerIsDefault?: boolean } = {}): void {
   program
-    .command('broker')
+    .command('broker', { isDefault: options.brokerIsDefault === true })
     .description('run a node of a kipgen cluster: Kafka protocol on 127.0.0.1, transactions, KIP-1289')
-    .option('-c, --config <file>', 'JSON config file (see coordinator/README.md); flags override it')
+    // The help names a document every package ships: the README of @kipgen/broker ("Config file").
+    .option('-c, --config <file>', "JSON config file: startBroker's config fields (the @kipgen/broker README, \"Config file\"); flags override it")
     .option('--node-id <n>', 'this node id (must be in the config cluster)')
     .option('--port <p>', 'listener port (0: any free port, single node only)')
     .option('--data-dir <dir>', 'data directory (default ./.kipgen-data)')
@@ -42,7 +48,10 @@ export function registerBrokerCommand(program: Command): void {
       }
       if (options.kip1289 === false) input.kip1289 = false;
       if (options.logRequests === true) input.logRequests = true;
-      const broker = await startBroker(input);
+      // The CLI keeps its data (./.kipgen-data unless told otherwise) and logs to stderr;
+      // startBroker as a library is throwaway and quiet by default.
+      input.dataDir ??= DEFAULT_DATA_DIR;
+      const broker = await startBroker(input, { log: (line) => process.stderr.write(`${line}\n`) });
       // stdout carries one machine-readable line, for scripts and tests that spawn the broker.
       process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port, listeners: Object.fromEntries(broker.ports) })}\n`);
       const stop = (signal: string): void => {

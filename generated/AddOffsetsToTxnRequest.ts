@@ -28,15 +28,25 @@ export interface AddOffsetsToTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddOffsetsToTxnRequest with every field at its default, overridden by `fields`. */
-export function createAddOffsetsToTxnRequest(fields?: Partial<AddOffsetsToTxnRequest>): AddOffsetsToTxnRequest {
-  return {
-    transactionalId: '',
-    producerId: 0n,
-    producerEpoch: 0,
-    groupId: '',
-    ...fields,
+/** What createAddOffsetsToTxnRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface AddOffsetsToTxnRequestInit {
+  transactionalId?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  groupId?: string;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddOffsetsToTxnRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddOffsetsToTxnRequest(fields: AddOffsetsToTxnRequestInit = {}): AddOffsetsToTxnRequest {
+  const m: AddOffsetsToTxnRequest = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** producerId, producerEpoch: read after one bounds check. */
@@ -126,7 +136,7 @@ function addOffsetsToTxnRequestFromJson(json: unknown, version: number, path: st
 }
 
 /** The AddOffsetsToTxnRequest codec: request, API key 25, versions 0-4, flexible 3+. */
-export const AddOffsetsToTxnRequest = defineApiCodec<AddOffsetsToTxnRequest>({
+export const AddOffsetsToTxnRequest = defineApiCodec<AddOffsetsToTxnRequest, AddOffsetsToTxnRequestInit>({
   name: 'AddOffsetsToTxnRequest',
   type: 'request',
   apiKey: 25,

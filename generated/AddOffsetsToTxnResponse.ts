@@ -21,13 +21,21 @@ export interface AddOffsetsToTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddOffsetsToTxnResponse with every field at its default, overridden by `fields`. */
-export function createAddOffsetsToTxnResponse(fields?: Partial<AddOffsetsToTxnResponse>): AddOffsetsToTxnResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    ...fields,
+/** What createAddOffsetsToTxnResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface AddOffsetsToTxnResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddOffsetsToTxnResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddOffsetsToTxnResponse(fields: AddOffsetsToTxnResponseInit = {}): AddOffsetsToTxnResponse {
+  const m: AddOffsetsToTxnResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -96,7 +104,7 @@ function addOffsetsToTxnResponseFromJson(json: unknown, version: number, path: s
 }
 
 /** The AddOffsetsToTxnResponse codec: response, API key 25, versions 0-4, flexible 3+. */
-export const AddOffsetsToTxnResponse = defineApiCodec<AddOffsetsToTxnResponse>({
+export const AddOffsetsToTxnResponse = defineApiCodec<AddOffsetsToTxnResponse, AddOffsetsToTxnResponseInit>({
   name: 'AddOffsetsToTxnResponse',
   type: 'response',
   apiKey: 25,

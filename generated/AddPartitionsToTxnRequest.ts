@@ -38,18 +38,28 @@ export interface AddPartitionsToTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnRequest with every field at its default, overridden by `fields`. */
-export function createAddPartitionsToTxnRequest(
-  fields?: Partial<AddPartitionsToTxnRequest>,
-): AddPartitionsToTxnRequest {
-  return {
-    transactions: [],
-    v3AndBelowTransactionalId: '',
-    v3AndBelowProducerId: 0n,
-    v3AndBelowProducerEpoch: 0,
-    v3AndBelowTopics: [],
-    ...fields,
+/** What createAddPartitionsToTxnRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnRequestInit {
+  transactions?: AddPartitionsToTxnTransactionInit[];
+  v3AndBelowTransactionalId?: string;
+  v3AndBelowProducerId?: bigint;
+  v3AndBelowProducerEpoch?: number;
+  v3AndBelowTopics?: AddPartitionsToTxnTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddPartitionsToTxnRequest(fields: AddPartitionsToTxnRequestInit = {}): AddPartitionsToTxnRequest {
+  const m: AddPartitionsToTxnRequest = {
+    transactions: fields.transactions === undefined ? [] : fields.transactions.map(createAddPartitionsToTxnTransaction),
+    v3AndBelowTransactionalId: fields.v3AndBelowTransactionalId === undefined ? '' : fields.v3AndBelowTransactionalId,
+    v3AndBelowProducerId: fields.v3AndBelowProducerId === undefined ? 0n : fields.v3AndBelowProducerId,
+    v3AndBelowProducerEpoch: fields.v3AndBelowProducerEpoch === undefined ? 0 : fields.v3AndBelowProducerEpoch,
+    v3AndBelowTopics:
+      fields.v3AndBelowTopics === undefined ? [] : fields.v3AndBelowTopics.map(createAddPartitionsToTxnTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddPartitionsToTxnTopic. */
@@ -62,13 +72,21 @@ export interface AddPartitionsToTxnTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnTopic with every field at its default, overridden by `fields`. */
-export function createAddPartitionsToTxnTopic(fields?: Partial<AddPartitionsToTxnTopic>): AddPartitionsToTxnTopic {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+/** What createAddPartitionsToTxnTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnTopicInit {
+  name?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddPartitionsToTxnTopic(fields: AddPartitionsToTxnTopicInit = {}): AddPartitionsToTxnTopic {
+  const m: AddPartitionsToTxnTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddPartitionsToTxnTransaction. */
@@ -87,18 +105,29 @@ export interface AddPartitionsToTxnTransaction {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnTransaction with every field at its default, overridden by `fields`. */
+/** What createAddPartitionsToTxnTransaction takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnTransactionInit {
+  transactionalId?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  verifyOnly?: boolean;
+  topics?: AddPartitionsToTxnTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnTransaction with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAddPartitionsToTxnTransaction(
-  fields?: Partial<AddPartitionsToTxnTransaction>,
+  fields: AddPartitionsToTxnTransactionInit = {},
 ): AddPartitionsToTxnTransaction {
-  return {
-    transactionalId: '',
-    producerId: 0n,
-    producerEpoch: 0,
-    verifyOnly: false,
-    topics: [],
-    ...fields,
+  const m: AddPartitionsToTxnTransaction = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    verifyOnly: fields.verifyOnly === undefined ? false : fields.verifyOnly,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createAddPartitionsToTxnTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readAddPartitionsToTxnRequest(r: Reader, version: number): AddPartitionsToTxnRequest {
@@ -434,7 +463,7 @@ function addPartitionsToTxnTransactionFromJson(
 }
 
 /** The AddPartitionsToTxnRequest codec: request, API key 24, versions 0-5, flexible 3+. */
-export const AddPartitionsToTxnRequest = defineApiCodec<AddPartitionsToTxnRequest>({
+export const AddPartitionsToTxnRequest = defineApiCodec<AddPartitionsToTxnRequest, AddPartitionsToTxnRequestInit>({
   name: 'AddPartitionsToTxnRequest',
   type: 'request',
   apiKey: 24,

@@ -33,17 +33,31 @@ export interface AddPartitionsToTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnResponse with every field at its default, overridden by `fields`. */
+/** What createAddPartitionsToTxnResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  resultsByTransaction?: AddPartitionsToTxnResultInit[];
+  resultsByTopicV3AndBelow?: AddPartitionsToTxnTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAddPartitionsToTxnResponse(
-  fields?: Partial<AddPartitionsToTxnResponse>,
+  fields: AddPartitionsToTxnResponseInit = {},
 ): AddPartitionsToTxnResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    resultsByTransaction: [],
-    resultsByTopicV3AndBelow: [],
-    ...fields,
+  const m: AddPartitionsToTxnResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    resultsByTransaction:
+      fields.resultsByTransaction === undefined ? [] : fields.resultsByTransaction.map(createAddPartitionsToTxnResult),
+    resultsByTopicV3AndBelow:
+      fields.resultsByTopicV3AndBelow === undefined
+        ? []
+        : fields.resultsByTopicV3AndBelow.map(createAddPartitionsToTxnTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddPartitionsToTxnTopicResult. */
@@ -56,15 +70,26 @@ export interface AddPartitionsToTxnTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnTopicResult with every field at its default, overridden by `fields`. */
+/** What createAddPartitionsToTxnTopicResult takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnTopicResultInit {
+  name?: string;
+  resultsByPartition?: AddPartitionsToTxnPartitionResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnTopicResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAddPartitionsToTxnTopicResult(
-  fields?: Partial<AddPartitionsToTxnTopicResult>,
+  fields: AddPartitionsToTxnTopicResultInit = {},
 ): AddPartitionsToTxnTopicResult {
-  return {
-    name: '',
-    resultsByPartition: [],
-    ...fields,
+  const m: AddPartitionsToTxnTopicResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    resultsByPartition:
+      fields.resultsByPartition === undefined
+        ? []
+        : fields.resultsByPartition.map(createAddPartitionsToTxnPartitionResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddPartitionsToTxnPartitionResult. */
@@ -77,15 +102,23 @@ export interface AddPartitionsToTxnPartitionResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnPartitionResult with every field at its default, overridden by `fields`. */
+/** What createAddPartitionsToTxnPartitionResult takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnPartitionResultInit {
+  partitionIndex?: number;
+  partitionErrorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnPartitionResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAddPartitionsToTxnPartitionResult(
-  fields?: Partial<AddPartitionsToTxnPartitionResult>,
+  fields: AddPartitionsToTxnPartitionResultInit = {},
 ): AddPartitionsToTxnPartitionResult {
-  return {
-    partitionIndex: 0,
-    partitionErrorCode: 0,
-    ...fields,
+  const m: AddPartitionsToTxnPartitionResult = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    partitionErrorCode: fields.partitionErrorCode === undefined ? 0 : fields.partitionErrorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddPartitionsToTxnResult. */
@@ -98,13 +131,21 @@ export interface AddPartitionsToTxnResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddPartitionsToTxnResult with every field at its default, overridden by `fields`. */
-export function createAddPartitionsToTxnResult(fields?: Partial<AddPartitionsToTxnResult>): AddPartitionsToTxnResult {
-  return {
-    transactionalId: '',
-    topicResults: [],
-    ...fields,
+/** What createAddPartitionsToTxnResult takes: any field may be left out, at any depth, and gets its default. */
+export interface AddPartitionsToTxnResultInit {
+  transactionalId?: string;
+  topicResults?: AddPartitionsToTxnTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddPartitionsToTxnResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddPartitionsToTxnResult(fields: AddPartitionsToTxnResultInit = {}): AddPartitionsToTxnResult {
+  const m: AddPartitionsToTxnResult = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    topicResults: fields.topicResults === undefined ? [] : fields.topicResults.map(createAddPartitionsToTxnTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readAddPartitionsToTxnResponse(r: Reader, version: number): AddPartitionsToTxnResponse {
@@ -445,7 +486,7 @@ function addPartitionsToTxnResultFromJson(json: unknown, version: number, path: 
 }
 
 /** The AddPartitionsToTxnResponse codec: response, API key 24, versions 0-5, flexible 3+. */
-export const AddPartitionsToTxnResponse = defineApiCodec<AddPartitionsToTxnResponse>({
+export const AddPartitionsToTxnResponse = defineApiCodec<AddPartitionsToTxnResponse, AddPartitionsToTxnResponseInit>({
   name: 'AddPartitionsToTxnResponse',
   type: 'response',
   apiKey: 24,

@@ -36,16 +36,27 @@ export interface AddShareAcksToTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddShareAcksToTxnRequest with every field at its default, overridden by `fields`. */
-export function createAddShareAcksToTxnRequest(fields?: Partial<AddShareAcksToTxnRequest>): AddShareAcksToTxnRequest {
-  return {
-    transactionalId: '',
-    producerId: 0n,
-    producerEpoch: 0,
-    groupId: '',
-    topics: [],
-    ...fields,
+/** What createAddShareAcksToTxnRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface AddShareAcksToTxnRequestInit {
+  transactionalId?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  groupId?: string;
+  topics?: AddShareAcksToTxnTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddShareAcksToTxnRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddShareAcksToTxnRequest(fields: AddShareAcksToTxnRequestInit = {}): AddShareAcksToTxnRequest {
+  const m: AddShareAcksToTxnRequest = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createAddShareAcksToTxnTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddShareAcksToTxnTopic. */
@@ -58,13 +69,21 @@ export interface AddShareAcksToTxnTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddShareAcksToTxnTopic with every field at its default, overridden by `fields`. */
-export function createAddShareAcksToTxnTopic(fields?: Partial<AddShareAcksToTxnTopic>): AddShareAcksToTxnTopic {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+/** What createAddShareAcksToTxnTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface AddShareAcksToTxnTopicInit {
+  name?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddShareAcksToTxnTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddShareAcksToTxnTopic(fields: AddShareAcksToTxnTopicInit = {}): AddShareAcksToTxnTopic {
+  const m: AddShareAcksToTxnTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** producerId, producerEpoch: read after one bounds check. */
@@ -214,7 +233,7 @@ function addShareAcksToTxnTopicFromJson(json: unknown, version: number, path: st
 }
 
 /** The AddShareAcksToTxnRequest codec: request, API key 95, versions 0, flexible 0+. */
-export const AddShareAcksToTxnRequest = defineApiCodec<AddShareAcksToTxnRequest>({
+export const AddShareAcksToTxnRequest = defineApiCodec<AddShareAcksToTxnRequest, AddShareAcksToTxnRequestInit>({
   name: 'AddShareAcksToTxnRequest',
   type: 'request',
   apiKey: 95,

@@ -30,16 +30,23 @@ export interface AddShareAcksToTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddShareAcksToTxnResponse with every field at its default, overridden by `fields`. */
-export function createAddShareAcksToTxnResponse(
-  fields?: Partial<AddShareAcksToTxnResponse>,
-): AddShareAcksToTxnResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    results: [],
-    ...fields,
+/** What createAddShareAcksToTxnResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface AddShareAcksToTxnResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  results?: AddShareAcksToTxnTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddShareAcksToTxnResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAddShareAcksToTxnResponse(fields: AddShareAcksToTxnResponseInit = {}): AddShareAcksToTxnResponse {
+  const m: AddShareAcksToTxnResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    results: fields.results === undefined ? [] : fields.results.map(createAddShareAcksToTxnTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddShareAcksToTxnTopicResult. */
@@ -52,15 +59,23 @@ export interface AddShareAcksToTxnTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddShareAcksToTxnTopicResult with every field at its default, overridden by `fields`. */
+/** What createAddShareAcksToTxnTopicResult takes: any field may be left out, at any depth, and gets its default. */
+export interface AddShareAcksToTxnTopicResultInit {
+  name?: string;
+  partitions?: AddShareAcksToTxnPartitionResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddShareAcksToTxnTopicResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAddShareAcksToTxnTopicResult(
-  fields?: Partial<AddShareAcksToTxnTopicResult>,
+  fields: AddShareAcksToTxnTopicResultInit = {},
 ): AddShareAcksToTxnTopicResult {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+  const m: AddShareAcksToTxnTopicResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createAddShareAcksToTxnPartitionResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AddShareAcksToTxnPartitionResult. */
@@ -73,15 +88,23 @@ export interface AddShareAcksToTxnPartitionResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AddShareAcksToTxnPartitionResult with every field at its default, overridden by `fields`. */
+/** What createAddShareAcksToTxnPartitionResult takes: any field may be left out, at any depth, and gets its default. */
+export interface AddShareAcksToTxnPartitionResultInit {
+  partitionIndex?: number;
+  partitionErrorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AddShareAcksToTxnPartitionResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAddShareAcksToTxnPartitionResult(
-  fields?: Partial<AddShareAcksToTxnPartitionResult>,
+  fields: AddShareAcksToTxnPartitionResultInit = {},
 ): AddShareAcksToTxnPartitionResult {
-  return {
-    partitionIndex: 0,
-    partitionErrorCode: 0,
-    ...fields,
+  const m: AddShareAcksToTxnPartitionResult = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    partitionErrorCode: fields.partitionErrorCode === undefined ? 0 : fields.partitionErrorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -284,7 +307,7 @@ function addShareAcksToTxnPartitionResultFromJson(
 }
 
 /** The AddShareAcksToTxnResponse codec: response, API key 95, versions 0, flexible 0+. */
-export const AddShareAcksToTxnResponse = defineApiCodec<AddShareAcksToTxnResponse>({
+export const AddShareAcksToTxnResponse = defineApiCodec<AddShareAcksToTxnResponse, AddShareAcksToTxnResponseInit>({
   name: 'AddShareAcksToTxnResponse',
   type: 'response',
   apiKey: 95,

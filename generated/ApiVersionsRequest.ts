@@ -28,15 +28,25 @@ export interface ApiVersionsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An ApiVersionsRequest with every field at its default, overridden by `fields`. */
-export function createApiVersionsRequest(fields?: Partial<ApiVersionsRequest>): ApiVersionsRequest {
-  return {
-    clientSoftwareName: '',
-    clientSoftwareVersion: '',
-    clusterId: null,
-    nodeId: -1,
-    ...fields,
+/** What createApiVersionsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ApiVersionsRequestInit {
+  clientSoftwareName?: string;
+  clientSoftwareVersion?: string;
+  clusterId?: string | null;
+  nodeId?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An ApiVersionsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createApiVersionsRequest(fields: ApiVersionsRequestInit = {}): ApiVersionsRequest {
+  const m: ApiVersionsRequest = {
+    clientSoftwareName: fields.clientSoftwareName === undefined ? '' : fields.clientSoftwareName,
+    clientSoftwareVersion: fields.clientSoftwareVersion === undefined ? '' : fields.clientSoftwareVersion,
+    clusterId: fields.clusterId === undefined ? null : fields.clusterId,
+    nodeId: fields.nodeId === undefined ? -1 : fields.nodeId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readApiVersionsRequest(r: Reader, version: number): ApiVersionsRequest {
@@ -148,7 +158,7 @@ function apiVersionsRequestFromJson(json: unknown, version: number, path: string
 }
 
 /** The ApiVersionsRequest codec: request, API key 18, versions 0-5, flexible 3+. */
-export const ApiVersionsRequest = defineApiCodec<ApiVersionsRequest>({
+export const ApiVersionsRequest = defineApiCodec<ApiVersionsRequest, ApiVersionsRequestInit>({
   name: 'ApiVersionsRequest',
   type: 'request',
   apiKey: 18,

@@ -43,18 +43,33 @@ export interface ApiVersionsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An ApiVersionsResponse with every field at its default, overridden by `fields`. */
-export function createApiVersionsResponse(fields?: Partial<ApiVersionsResponse>): ApiVersionsResponse {
-  return {
-    errorCode: 0,
-    apiKeys: [],
-    throttleTimeMs: 0,
-    supportedFeatures: [],
-    finalizedFeaturesEpoch: -1n,
-    finalizedFeatures: [],
-    zkMigrationReady: false,
-    ...fields,
+/** What createApiVersionsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ApiVersionsResponseInit {
+  errorCode?: number;
+  apiKeys?: ApiVersionInit[];
+  throttleTimeMs?: number;
+  supportedFeatures?: SupportedFeatureKeyInit[];
+  finalizedFeaturesEpoch?: bigint;
+  finalizedFeatures?: FinalizedFeatureKeyInit[];
+  zkMigrationReady?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An ApiVersionsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createApiVersionsResponse(fields: ApiVersionsResponseInit = {}): ApiVersionsResponse {
+  const m: ApiVersionsResponse = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    apiKeys: fields.apiKeys === undefined ? [] : fields.apiKeys.map(createApiVersion),
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    supportedFeatures:
+      fields.supportedFeatures === undefined ? [] : fields.supportedFeatures.map(createSupportedFeatureKey),
+    finalizedFeaturesEpoch: fields.finalizedFeaturesEpoch === undefined ? -1n : fields.finalizedFeaturesEpoch,
+    finalizedFeatures:
+      fields.finalizedFeatures === undefined ? [] : fields.finalizedFeatures.map(createFinalizedFeatureKey),
+    zkMigrationReady: fields.zkMigrationReady === undefined ? false : fields.zkMigrationReady,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ApiVersion. */
@@ -69,14 +84,23 @@ export interface ApiVersion {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An ApiVersion with every field at its default, overridden by `fields`. */
-export function createApiVersion(fields?: Partial<ApiVersion>): ApiVersion {
-  return {
-    apiKey: 0,
-    minVersion: 0,
-    maxVersion: 0,
-    ...fields,
+/** What createApiVersion takes: any field may be left out, at any depth, and gets its default. */
+export interface ApiVersionInit {
+  apiKey?: number;
+  minVersion?: number;
+  maxVersion?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An ApiVersion with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createApiVersion(fields: ApiVersionInit = {}): ApiVersion {
+  const m: ApiVersion = {
+    apiKey: fields.apiKey === undefined ? 0 : fields.apiKey,
+    minVersion: fields.minVersion === undefined ? 0 : fields.minVersion,
+    maxVersion: fields.maxVersion === undefined ? 0 : fields.maxVersion,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of SupportedFeatureKey. */
@@ -91,14 +115,23 @@ export interface SupportedFeatureKey {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SupportedFeatureKey with every field at its default, overridden by `fields`. */
-export function createSupportedFeatureKey(fields?: Partial<SupportedFeatureKey>): SupportedFeatureKey {
-  return {
-    name: '',
-    minVersion: 0,
-    maxVersion: 0,
-    ...fields,
+/** What createSupportedFeatureKey takes: any field may be left out, at any depth, and gets its default. */
+export interface SupportedFeatureKeyInit {
+  name?: string;
+  minVersion?: number;
+  maxVersion?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SupportedFeatureKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSupportedFeatureKey(fields: SupportedFeatureKeyInit = {}): SupportedFeatureKey {
+  const m: SupportedFeatureKey = {
+    name: fields.name === undefined ? '' : fields.name,
+    minVersion: fields.minVersion === undefined ? 0 : fields.minVersion,
+    maxVersion: fields.maxVersion === undefined ? 0 : fields.maxVersion,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of FinalizedFeatureKey. */
@@ -113,14 +146,23 @@ export interface FinalizedFeatureKey {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FinalizedFeatureKey with every field at its default, overridden by `fields`. */
-export function createFinalizedFeatureKey(fields?: Partial<FinalizedFeatureKey>): FinalizedFeatureKey {
-  return {
-    name: '',
-    maxVersionLevel: 0,
-    minVersionLevel: 0,
-    ...fields,
+/** What createFinalizedFeatureKey takes: any field may be left out, at any depth, and gets its default. */
+export interface FinalizedFeatureKeyInit {
+  name?: string;
+  maxVersionLevel?: number;
+  minVersionLevel?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FinalizedFeatureKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFinalizedFeatureKey(fields: FinalizedFeatureKeyInit = {}): FinalizedFeatureKey {
+  const m: FinalizedFeatureKey = {
+    name: fields.name === undefined ? '' : fields.name,
+    maxVersionLevel: fields.maxVersionLevel === undefined ? 0 : fields.maxVersionLevel,
+    minVersionLevel: fields.minVersionLevel === undefined ? 0 : fields.minVersionLevel,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readApiVersionsResponse(r: Reader, version: number): ApiVersionsResponse {
@@ -533,7 +575,7 @@ function finalizedFeatureKeyFromJson(json: unknown, version: number, path: strin
 }
 
 /** The ApiVersionsResponse codec: response, API key 18, versions 0-5, flexible 3+. */
-export const ApiVersionsResponse = defineApiCodec<ApiVersionsResponse>({
+export const ApiVersionsResponse = defineApiCodec<ApiVersionsResponse, ApiVersionsResponseInit>({
   name: 'ApiVersionsResponse',
   type: 'response',
   apiKey: 18,

@@ -29,15 +29,24 @@ export interface ConsumerGroupDescribeRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ConsumerGroupDescribeRequest with every field at its default, overridden by `fields`. */
+/** What createConsumerGroupDescribeRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ConsumerGroupDescribeRequestInit {
+  groupIds?: string[];
+  includeAuthorizedOperations?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ConsumerGroupDescribeRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createConsumerGroupDescribeRequest(
-  fields?: Partial<ConsumerGroupDescribeRequest>,
+  fields: ConsumerGroupDescribeRequestInit = {},
 ): ConsumerGroupDescribeRequest {
-  return {
-    groupIds: [],
-    includeAuthorizedOperations: false,
-    ...fields,
+  const m: ConsumerGroupDescribeRequest = {
+    groupIds: fields.groupIds === undefined ? [] : fields.groupIds,
+    includeAuthorizedOperations:
+      fields.includeAuthorizedOperations === undefined ? false : fields.includeAuthorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readConsumerGroupDescribeRequest(r: Reader, version: number): ConsumerGroupDescribeRequest {
@@ -105,7 +114,10 @@ function consumerGroupDescribeRequestFromJson(
 }
 
 /** The ConsumerGroupDescribeRequest codec: request, API key 69, versions 0-1, flexible 0+. */
-export const ConsumerGroupDescribeRequest = defineApiCodec<ConsumerGroupDescribeRequest>({
+export const ConsumerGroupDescribeRequest = defineApiCodec<
+  ConsumerGroupDescribeRequest,
+  ConsumerGroupDescribeRequestInit
+>({
   name: 'ConsumerGroupDescribeRequest',
   type: 'request',
   apiKey: 69,

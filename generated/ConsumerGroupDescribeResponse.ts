@@ -34,15 +34,23 @@ export interface ConsumerGroupDescribeResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ConsumerGroupDescribeResponse with every field at its default, overridden by `fields`. */
+/** What createConsumerGroupDescribeResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ConsumerGroupDescribeResponseInit {
+  throttleTimeMs?: number;
+  groups?: DescribedGroupInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ConsumerGroupDescribeResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createConsumerGroupDescribeResponse(
-  fields?: Partial<ConsumerGroupDescribeResponse>,
+  fields: ConsumerGroupDescribeResponseInit = {},
 ): ConsumerGroupDescribeResponse {
-  return {
-    throttleTimeMs: 0,
-    groups: [],
-    ...fields,
+  const m: ConsumerGroupDescribeResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    groups: fields.groups === undefined ? [] : fields.groups.map(createDescribedGroup),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TopicPartitions. */
@@ -57,14 +65,23 @@ export interface TopicPartitions {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TopicPartitions with every field at its default, overridden by `fields`. */
-export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicPartitions {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    topicName: '',
-    partitions: [],
-    ...fields,
+/** What createTopicPartitions takes: any field may be left out, at any depth, and gets its default. */
+export interface TopicPartitionsInit {
+  topicId?: string;
+  topicName?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TopicPartitions with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTopicPartitions(fields: TopicPartitionsInit = {}): TopicPartitions {
+  const m: TopicPartitions = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    topicName: fields.topicName === undefined ? '' : fields.topicName,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of Assignment. */
@@ -75,12 +92,19 @@ export interface Assignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An Assignment with every field at its default, overridden by `fields`. */
-export function createAssignment(fields?: Partial<Assignment>): Assignment {
-  return {
-    topicPartitions: [],
-    ...fields,
+/** What createAssignment takes: any field may be left out, at any depth, and gets its default. */
+export interface AssignmentInit {
+  topicPartitions?: TopicPartitionsInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An Assignment with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAssignment(fields: AssignmentInit = {}): Assignment {
+  const m: Assignment = {
+    topicPartitions: fields.topicPartitions === undefined ? [] : fields.topicPartitions.map(createTopicPartitions),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribedGroup. */
@@ -107,20 +131,35 @@ export interface DescribedGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribedGroup with every field at its default, overridden by `fields`. */
-export function createDescribedGroup(fields?: Partial<DescribedGroup>): DescribedGroup {
-  return {
-    errorCode: 0,
-    errorMessage: null,
-    groupId: '',
-    groupState: '',
-    groupEpoch: 0,
-    assignmentEpoch: 0,
-    assignorName: '',
-    members: [],
-    authorizedOperations: -2147483648,
-    ...fields,
+/** What createDescribedGroup takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribedGroupInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  groupId?: string;
+  groupState?: string;
+  groupEpoch?: number;
+  assignmentEpoch?: number;
+  assignorName?: string;
+  members?: MemberInit[];
+  authorizedOperations?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribedGroup with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribedGroup(fields: DescribedGroupInit = {}): DescribedGroup {
+  const m: DescribedGroup = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    groupState: fields.groupState === undefined ? '' : fields.groupState,
+    groupEpoch: fields.groupEpoch === undefined ? 0 : fields.groupEpoch,
+    assignmentEpoch: fields.assignmentEpoch === undefined ? 0 : fields.assignmentEpoch,
+    assignorName: fields.assignorName === undefined ? '' : fields.assignorName,
+    members: fields.members === undefined ? [] : fields.members.map(createMember),
+    authorizedOperations: fields.authorizedOperations === undefined ? -2147483648 : fields.authorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of Member. */
@@ -151,22 +190,39 @@ export interface Member {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A Member with every field at its default, overridden by `fields`. */
-export function createMember(fields?: Partial<Member>): Member {
-  return {
-    memberId: '',
-    instanceId: null,
-    rackId: null,
-    memberEpoch: 0,
-    clientId: '',
-    clientHost: '',
-    subscribedTopicNames: [],
-    subscribedTopicRegex: null,
-    assignment: createAssignment(),
-    targetAssignment: createAssignment(),
-    memberType: -1,
-    ...fields,
+/** What createMember takes: any field may be left out, at any depth, and gets its default. */
+export interface MemberInit {
+  memberId?: string;
+  instanceId?: string | null;
+  rackId?: string | null;
+  memberEpoch?: number;
+  clientId?: string;
+  clientHost?: string;
+  subscribedTopicNames?: string[];
+  subscribedTopicRegex?: string | null;
+  assignment?: AssignmentInit;
+  targetAssignment?: AssignmentInit;
+  memberType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A Member with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMember(fields: MemberInit = {}): Member {
+  const m: Member = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    instanceId: fields.instanceId === undefined ? null : fields.instanceId,
+    rackId: fields.rackId === undefined ? null : fields.rackId,
+    memberEpoch: fields.memberEpoch === undefined ? 0 : fields.memberEpoch,
+    clientId: fields.clientId === undefined ? '' : fields.clientId,
+    clientHost: fields.clientHost === undefined ? '' : fields.clientHost,
+    subscribedTopicNames: fields.subscribedTopicNames === undefined ? [] : fields.subscribedTopicNames,
+    subscribedTopicRegex: fields.subscribedTopicRegex === undefined ? null : fields.subscribedTopicRegex,
+    assignment: createAssignment(fields.assignment),
+    targetAssignment: createAssignment(fields.targetAssignment),
+    memberType: fields.memberType === undefined ? -1 : fields.memberType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readConsumerGroupDescribeResponse(r: Reader, version: number): ConsumerGroupDescribeResponse {
@@ -652,7 +708,10 @@ function memberFromJson(json: unknown, version: number, path: string): Member {
 }
 
 /** The ConsumerGroupDescribeResponse codec: response, API key 69, versions 0-1, flexible 0+. */
-export const ConsumerGroupDescribeResponse = defineApiCodec<ConsumerGroupDescribeResponse>({
+export const ConsumerGroupDescribeResponse = defineApiCodec<
+  ConsumerGroupDescribeResponse,
+  ConsumerGroupDescribeResponseInit
+>({
   name: 'ConsumerGroupDescribeResponse',
   type: 'response',
   apiKey: 69,

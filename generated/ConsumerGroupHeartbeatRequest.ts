@@ -50,23 +50,44 @@ export interface ConsumerGroupHeartbeatRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ConsumerGroupHeartbeatRequest with every field at its default, overridden by `fields`. */
+/** What createConsumerGroupHeartbeatRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ConsumerGroupHeartbeatRequestInit {
+  groupId?: string;
+  memberId?: string;
+  memberEpoch?: number;
+  instanceId?: string | null;
+  rackId?: string | null;
+  rebalanceTimeoutMs?: number;
+  subscribedTopicNames?: string[] | null;
+  subscribedTopicRegex?: string | null;
+  serverAssignor?: string | null;
+  topicPartitions?: TopicPartitionsInit[] | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ConsumerGroupHeartbeatRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createConsumerGroupHeartbeatRequest(
-  fields?: Partial<ConsumerGroupHeartbeatRequest>,
+  fields: ConsumerGroupHeartbeatRequestInit = {},
 ): ConsumerGroupHeartbeatRequest {
-  return {
-    groupId: '',
-    memberId: '',
-    memberEpoch: 0,
-    instanceId: null,
-    rackId: null,
-    rebalanceTimeoutMs: -1,
-    subscribedTopicNames: null,
-    subscribedTopicRegex: null,
-    serverAssignor: null,
-    topicPartitions: null,
-    ...fields,
+  const m: ConsumerGroupHeartbeatRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    memberEpoch: fields.memberEpoch === undefined ? 0 : fields.memberEpoch,
+    instanceId: fields.instanceId === undefined ? null : fields.instanceId,
+    rackId: fields.rackId === undefined ? null : fields.rackId,
+    rebalanceTimeoutMs: fields.rebalanceTimeoutMs === undefined ? -1 : fields.rebalanceTimeoutMs,
+    subscribedTopicNames: fields.subscribedTopicNames === undefined ? null : fields.subscribedTopicNames,
+    subscribedTopicRegex: fields.subscribedTopicRegex === undefined ? null : fields.subscribedTopicRegex,
+    serverAssignor: fields.serverAssignor === undefined ? null : fields.serverAssignor,
+    topicPartitions:
+      fields.topicPartitions === undefined
+        ? null
+        : fields.topicPartitions === null
+          ? null
+          : fields.topicPartitions.map(createTopicPartitions),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TopicPartitions. */
@@ -79,13 +100,21 @@ export interface TopicPartitions {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TopicPartitions with every field at its default, overridden by `fields`. */
-export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicPartitions {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createTopicPartitions takes: any field may be left out, at any depth, and gets its default. */
+export interface TopicPartitionsInit {
+  topicId?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TopicPartitions with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTopicPartitions(fields: TopicPartitionsInit = {}): TopicPartitions {
+  const m: TopicPartitions = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readConsumerGroupHeartbeatRequest(r: Reader, version: number): ConsumerGroupHeartbeatRequest {
@@ -333,7 +362,10 @@ function topicPartitionsFromJson(json: unknown, version: number, path: string): 
 }
 
 /** The ConsumerGroupHeartbeatRequest codec: request, API key 68, versions 0-1, flexible 0+. */
-export const ConsumerGroupHeartbeatRequest = defineApiCodec<ConsumerGroupHeartbeatRequest>({
+export const ConsumerGroupHeartbeatRequest = defineApiCodec<
+  ConsumerGroupHeartbeatRequest,
+  ConsumerGroupHeartbeatRequestInit
+>({
   name: 'ConsumerGroupHeartbeatRequest',
   type: 'request',
   apiKey: 68,

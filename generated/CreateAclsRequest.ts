@@ -25,12 +25,19 @@ export interface CreateAclsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreateAclsRequest with every field at its default, overridden by `fields`. */
-export function createCreateAclsRequest(fields?: Partial<CreateAclsRequest>): CreateAclsRequest {
-  return {
-    creations: [],
-    ...fields,
+/** What createCreateAclsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface CreateAclsRequestInit {
+  creations?: AclCreationInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreateAclsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreateAclsRequest(fields: CreateAclsRequestInit = {}): CreateAclsRequest {
+  const m: CreateAclsRequest = {
+    creations: fields.creations === undefined ? [] : fields.creations.map(createAclCreation),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AclCreation. */
@@ -53,18 +60,31 @@ export interface AclCreation {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AclCreation with every field at its default, overridden by `fields`. */
-export function createAclCreation(fields?: Partial<AclCreation>): AclCreation {
-  return {
-    resourceType: 0,
-    resourceName: '',
-    resourcePatternType: 3,
-    principal: '',
-    host: '',
-    operation: 0,
-    permissionType: 0,
-    ...fields,
+/** What createAclCreation takes: any field may be left out, at any depth, and gets its default. */
+export interface AclCreationInit {
+  resourceType?: number;
+  resourceName?: string;
+  resourcePatternType?: number;
+  principal?: string;
+  host?: string;
+  operation?: number;
+  permissionType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AclCreation with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAclCreation(fields: AclCreationInit = {}): AclCreation {
+  const m: AclCreation = {
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
+    resourcePatternType: fields.resourcePatternType === undefined ? 3 : fields.resourcePatternType,
+    principal: fields.principal === undefined ? '' : fields.principal,
+    host: fields.host === undefined ? '' : fields.host,
+    operation: fields.operation === undefined ? 0 : fields.operation,
+    permissionType: fields.permissionType === undefined ? 0 : fields.permissionType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readCreateAclsRequest(r: Reader, version: number): CreateAclsRequest {
@@ -248,7 +268,7 @@ function aclCreationFromJson(json: unknown, version: number, path: string): AclC
 }
 
 /** The CreateAclsRequest codec: request, API key 30, versions 1-3, flexible 2+. */
-export const CreateAclsRequest = defineApiCodec<CreateAclsRequest>({
+export const CreateAclsRequest = defineApiCodec<CreateAclsRequest, CreateAclsRequestInit>({
   name: 'CreateAclsRequest',
   type: 'request',
   apiKey: 30,

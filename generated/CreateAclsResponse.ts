@@ -26,13 +26,21 @@ export interface CreateAclsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreateAclsResponse with every field at its default, overridden by `fields`. */
-export function createCreateAclsResponse(fields?: Partial<CreateAclsResponse>): CreateAclsResponse {
-  return {
-    throttleTimeMs: 0,
-    results: [],
-    ...fields,
+/** What createCreateAclsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface CreateAclsResponseInit {
+  throttleTimeMs?: number;
+  results?: AclCreationResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreateAclsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreateAclsResponse(fields: CreateAclsResponseInit = {}): CreateAclsResponse {
+  const m: CreateAclsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    results: fields.results === undefined ? [] : fields.results.map(createAclCreationResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AclCreationResult. */
@@ -45,13 +53,21 @@ export interface AclCreationResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AclCreationResult with every field at its default, overridden by `fields`. */
-export function createAclCreationResult(fields?: Partial<AclCreationResult>): AclCreationResult {
-  return {
-    errorCode: 0,
-    errorMessage: '',
-    ...fields,
+/** What createAclCreationResult takes: any field may be left out, at any depth, and gets its default. */
+export interface AclCreationResultInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AclCreationResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAclCreationResult(fields: AclCreationResultInit = {}): AclCreationResult {
+  const m: AclCreationResult = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readCreateAclsResponse(r: Reader, version: number): CreateAclsResponse {
@@ -185,7 +201,7 @@ function aclCreationResultFromJson(json: unknown, version: number, path: string)
 }
 
 /** The CreateAclsResponse codec: response, API key 30, versions 1-3, flexible 2+. */
-export const CreateAclsResponse = defineApiCodec<CreateAclsResponse>({
+export const CreateAclsResponse = defineApiCodec<CreateAclsResponse, CreateAclsResponseInit>({
   name: 'CreateAclsResponse',
   type: 'response',
   apiKey: 30,

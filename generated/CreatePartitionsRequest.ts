@@ -33,14 +33,23 @@ export interface CreatePartitionsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatePartitionsRequest with every field at its default, overridden by `fields`. */
-export function createCreatePartitionsRequest(fields?: Partial<CreatePartitionsRequest>): CreatePartitionsRequest {
-  return {
-    topics: [],
-    timeoutMs: 0,
-    validateOnly: false,
-    ...fields,
+/** What createCreatePartitionsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatePartitionsRequestInit {
+  topics?: CreatePartitionsTopicInit[];
+  timeoutMs?: number;
+  validateOnly?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatePartitionsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatePartitionsRequest(fields: CreatePartitionsRequestInit = {}): CreatePartitionsRequest {
+  const m: CreatePartitionsRequest = {
+    topics: fields.topics === undefined ? [] : fields.topics.map(createCreatePartitionsTopic),
+    timeoutMs: fields.timeoutMs === undefined ? 0 : fields.timeoutMs,
+    validateOnly: fields.validateOnly === undefined ? false : fields.validateOnly,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatePartitionsTopic. */
@@ -55,14 +64,28 @@ export interface CreatePartitionsTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatePartitionsTopic with every field at its default, overridden by `fields`. */
-export function createCreatePartitionsTopic(fields?: Partial<CreatePartitionsTopic>): CreatePartitionsTopic {
-  return {
-    name: '',
-    count: 0,
-    assignments: [],
-    ...fields,
+/** What createCreatePartitionsTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatePartitionsTopicInit {
+  name?: string;
+  count?: number;
+  assignments?: CreatePartitionsAssignmentInit[] | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatePartitionsTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatePartitionsTopic(fields: CreatePartitionsTopicInit = {}): CreatePartitionsTopic {
+  const m: CreatePartitionsTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    count: fields.count === undefined ? 0 : fields.count,
+    assignments:
+      fields.assignments === undefined
+        ? []
+        : fields.assignments === null
+          ? null
+          : fields.assignments.map(createCreatePartitionsAssignment),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatePartitionsAssignment. */
@@ -73,14 +96,21 @@ export interface CreatePartitionsAssignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatePartitionsAssignment with every field at its default, overridden by `fields`. */
+/** What createCreatePartitionsAssignment takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatePartitionsAssignmentInit {
+  brokerIds?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatePartitionsAssignment with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createCreatePartitionsAssignment(
-  fields?: Partial<CreatePartitionsAssignment>,
+  fields: CreatePartitionsAssignmentInit = {},
 ): CreatePartitionsAssignment {
-  return {
-    brokerIds: [],
-    ...fields,
+  const m: CreatePartitionsAssignment = {
+    brokerIds: fields.brokerIds === undefined ? [] : fields.brokerIds,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** timeoutMs, validateOnly: read after one bounds check. */
@@ -303,7 +333,7 @@ function createPartitionsAssignmentFromJson(json: unknown, version: number, path
 }
 
 /** The CreatePartitionsRequest codec: request, API key 37, versions 0-3, flexible 2+. */
-export const CreatePartitionsRequest = defineApiCodec<CreatePartitionsRequest>({
+export const CreatePartitionsRequest = defineApiCodec<CreatePartitionsRequest, CreatePartitionsRequestInit>({
   name: 'CreatePartitionsRequest',
   type: 'request',
   apiKey: 37,

@@ -27,13 +27,21 @@ export interface CreatePartitionsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatePartitionsResponse with every field at its default, overridden by `fields`. */
-export function createCreatePartitionsResponse(fields?: Partial<CreatePartitionsResponse>): CreatePartitionsResponse {
-  return {
-    throttleTimeMs: 0,
-    results: [],
-    ...fields,
+/** What createCreatePartitionsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatePartitionsResponseInit {
+  throttleTimeMs?: number;
+  results?: CreatePartitionsTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatePartitionsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatePartitionsResponse(fields: CreatePartitionsResponseInit = {}): CreatePartitionsResponse {
+  const m: CreatePartitionsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    results: fields.results === undefined ? [] : fields.results.map(createCreatePartitionsTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatePartitionsTopicResult. */
@@ -48,16 +56,25 @@ export interface CreatePartitionsTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatePartitionsTopicResult with every field at its default, overridden by `fields`. */
+/** What createCreatePartitionsTopicResult takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatePartitionsTopicResultInit {
+  name?: string;
+  errorCode?: number;
+  errorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatePartitionsTopicResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createCreatePartitionsTopicResult(
-  fields?: Partial<CreatePartitionsTopicResult>,
+  fields: CreatePartitionsTopicResultInit = {},
 ): CreatePartitionsTopicResult {
-  return {
-    name: '',
-    errorCode: 0,
-    errorMessage: null,
-    ...fields,
+  const m: CreatePartitionsTopicResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readCreatePartitionsResponse(r: Reader, version: number): CreatePartitionsResponse {
@@ -210,7 +227,7 @@ function createPartitionsTopicResultFromJson(
 }
 
 /** The CreatePartitionsResponse codec: response, API key 37, versions 0-3, flexible 2+. */
-export const CreatePartitionsResponse = defineApiCodec<CreatePartitionsResponse>({
+export const CreatePartitionsResponse = defineApiCodec<CreatePartitionsResponse, CreatePartitionsResponseInit>({
   name: 'CreatePartitionsResponse',
   type: 'response',
   apiKey: 37,

@@ -32,14 +32,23 @@ export interface CreateTopicsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreateTopicsRequest with every field at its default, overridden by `fields`. */
-export function createCreateTopicsRequest(fields?: Partial<CreateTopicsRequest>): CreateTopicsRequest {
-  return {
-    topics: [],
-    timeoutMs: 60000,
-    validateOnly: false,
-    ...fields,
+/** What createCreateTopicsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface CreateTopicsRequestInit {
+  topics?: CreatableTopicInit[];
+  timeoutMs?: number;
+  validateOnly?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreateTopicsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreateTopicsRequest(fields: CreateTopicsRequestInit = {}): CreateTopicsRequest {
+  const m: CreateTopicsRequest = {
+    topics: fields.topics === undefined ? [] : fields.topics.map(createCreatableTopic),
+    timeoutMs: fields.timeoutMs === undefined ? 60000 : fields.timeoutMs,
+    validateOnly: fields.validateOnly === undefined ? false : fields.validateOnly,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatableTopic. */
@@ -58,16 +67,27 @@ export interface CreatableTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatableTopic with every field at its default, overridden by `fields`. */
-export function createCreatableTopic(fields?: Partial<CreatableTopic>): CreatableTopic {
-  return {
-    name: '',
-    numPartitions: 0,
-    replicationFactor: 0,
-    assignments: [],
-    configs: [],
-    ...fields,
+/** What createCreatableTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatableTopicInit {
+  name?: string;
+  numPartitions?: number;
+  replicationFactor?: number;
+  assignments?: CreatableReplicaAssignmentInit[];
+  configs?: CreatableTopicConfigInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatableTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatableTopic(fields: CreatableTopicInit = {}): CreatableTopic {
+  const m: CreatableTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    numPartitions: fields.numPartitions === undefined ? 0 : fields.numPartitions,
+    replicationFactor: fields.replicationFactor === undefined ? 0 : fields.replicationFactor,
+    assignments: fields.assignments === undefined ? [] : fields.assignments.map(createCreatableReplicaAssignment),
+    configs: fields.configs === undefined ? [] : fields.configs.map(createCreatableTopicConfig),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatableReplicaAssignment. */
@@ -80,15 +100,23 @@ export interface CreatableReplicaAssignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatableReplicaAssignment with every field at its default, overridden by `fields`. */
+/** What createCreatableReplicaAssignment takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatableReplicaAssignmentInit {
+  partitionIndex?: number;
+  brokerIds?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatableReplicaAssignment with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createCreatableReplicaAssignment(
-  fields?: Partial<CreatableReplicaAssignment>,
+  fields: CreatableReplicaAssignmentInit = {},
 ): CreatableReplicaAssignment {
-  return {
-    partitionIndex: 0,
-    brokerIds: [],
-    ...fields,
+  const m: CreatableReplicaAssignment = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    brokerIds: fields.brokerIds === undefined ? [] : fields.brokerIds,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatableTopicConfig. */
@@ -101,13 +129,21 @@ export interface CreatableTopicConfig {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatableTopicConfig with every field at its default, overridden by `fields`. */
-export function createCreatableTopicConfig(fields?: Partial<CreatableTopicConfig>): CreatableTopicConfig {
-  return {
-    name: '',
-    value: '',
-    ...fields,
+/** What createCreatableTopicConfig takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatableTopicConfigInit {
+  name?: string;
+  value?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatableTopicConfig with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatableTopicConfig(fields: CreatableTopicConfigInit = {}): CreatableTopicConfig {
+  const m: CreatableTopicConfig = {
+    name: fields.name === undefined ? '' : fields.name,
+    value: fields.value === undefined ? '' : fields.value,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** timeoutMs, validateOnly: read after one bounds check. */
@@ -424,7 +460,7 @@ function creatableTopicConfigFromJson(json: unknown, version: number, path: stri
 }
 
 /** The CreateTopicsRequest codec: request, API key 19, versions 2-7, flexible 5+. */
-export const CreateTopicsRequest = defineApiCodec<CreateTopicsRequest>({
+export const CreateTopicsRequest = defineApiCodec<CreateTopicsRequest, CreateTopicsRequestInit>({
   name: 'CreateTopicsRequest',
   type: 'request',
   apiKey: 19,

@@ -36,13 +36,21 @@ export interface CreateTopicsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreateTopicsResponse with every field at its default, overridden by `fields`. */
-export function createCreateTopicsResponse(fields?: Partial<CreateTopicsResponse>): CreateTopicsResponse {
-  return {
-    throttleTimeMs: 0,
-    topics: [],
-    ...fields,
+/** What createCreateTopicsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface CreateTopicsResponseInit {
+  throttleTimeMs?: number;
+  topics?: CreatableTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreateTopicsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreateTopicsResponse(fields: CreateTopicsResponseInit = {}): CreateTopicsResponse {
+  const m: CreateTopicsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createCreatableTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatableTopicResult. */
@@ -67,19 +75,38 @@ export interface CreatableTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatableTopicResult with every field at its default, overridden by `fields`. */
-export function createCreatableTopicResult(fields?: Partial<CreatableTopicResult>): CreatableTopicResult {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    errorCode: 0,
-    errorMessage: '',
-    topicConfigErrorCode: 0,
-    numPartitions: -1,
-    replicationFactor: -1,
-    configs: [],
-    ...fields,
+/** What createCreatableTopicResult takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatableTopicResultInit {
+  name?: string;
+  topicId?: string;
+  errorCode?: number;
+  errorMessage?: string | null;
+  topicConfigErrorCode?: number;
+  numPartitions?: number;
+  replicationFactor?: number;
+  configs?: CreatableTopicConfigsInit[] | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatableTopicResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatableTopicResult(fields: CreatableTopicResultInit = {}): CreatableTopicResult {
+  const m: CreatableTopicResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    topicConfigErrorCode: fields.topicConfigErrorCode === undefined ? 0 : fields.topicConfigErrorCode,
+    numPartitions: fields.numPartitions === undefined ? -1 : fields.numPartitions,
+    replicationFactor: fields.replicationFactor === undefined ? -1 : fields.replicationFactor,
+    configs:
+      fields.configs === undefined
+        ? []
+        : fields.configs === null
+          ? null
+          : fields.configs.map(createCreatableTopicConfigs),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of CreatableTopicConfigs. */
@@ -98,16 +125,27 @@ export interface CreatableTopicConfigs {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A CreatableTopicConfigs with every field at its default, overridden by `fields`. */
-export function createCreatableTopicConfigs(fields?: Partial<CreatableTopicConfigs>): CreatableTopicConfigs {
-  return {
-    name: '',
-    value: '',
-    readOnly: false,
-    configSource: -1,
-    isSensitive: false,
-    ...fields,
+/** What createCreatableTopicConfigs takes: any field may be left out, at any depth, and gets its default. */
+export interface CreatableTopicConfigsInit {
+  name?: string;
+  value?: string | null;
+  readOnly?: boolean;
+  configSource?: number;
+  isSensitive?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A CreatableTopicConfigs with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCreatableTopicConfigs(fields: CreatableTopicConfigsInit = {}): CreatableTopicConfigs {
+  const m: CreatableTopicConfigs = {
+    name: fields.name === undefined ? '' : fields.name,
+    value: fields.value === undefined ? '' : fields.value,
+    readOnly: fields.readOnly === undefined ? false : fields.readOnly,
+    configSource: fields.configSource === undefined ? -1 : fields.configSource,
+    isSensitive: fields.isSensitive === undefined ? false : fields.isSensitive,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readCreateTopicsResponse(r: Reader, version: number): CreateTopicsResponse {
@@ -454,7 +492,7 @@ function creatableTopicConfigsFromJson(json: unknown, version: number, path: str
 }
 
 /** The CreateTopicsResponse codec: response, API key 19, versions 2-7, flexible 5+. */
-export const CreateTopicsResponse = defineApiCodec<CreateTopicsResponse>({
+export const CreateTopicsResponse = defineApiCodec<CreateTopicsResponse, CreateTopicsResponseInit>({
   name: 'CreateTopicsResponse',
   type: 'response',
   apiKey: 19,

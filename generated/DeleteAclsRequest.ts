@@ -25,12 +25,19 @@ export interface DeleteAclsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteAclsRequest with every field at its default, overridden by `fields`. */
-export function createDeleteAclsRequest(fields?: Partial<DeleteAclsRequest>): DeleteAclsRequest {
-  return {
-    filters: [],
-    ...fields,
+/** What createDeleteAclsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteAclsRequestInit {
+  filters?: DeleteAclsFilterInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteAclsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteAclsRequest(fields: DeleteAclsRequestInit = {}): DeleteAclsRequest {
+  const m: DeleteAclsRequest = {
+    filters: fields.filters === undefined ? [] : fields.filters.map(createDeleteAclsFilter),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DeleteAclsFilter. */
@@ -53,18 +60,31 @@ export interface DeleteAclsFilter {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteAclsFilter with every field at its default, overridden by `fields`. */
-export function createDeleteAclsFilter(fields?: Partial<DeleteAclsFilter>): DeleteAclsFilter {
-  return {
-    resourceTypeFilter: 0,
-    resourceNameFilter: '',
-    patternTypeFilter: 3,
-    principalFilter: '',
-    hostFilter: '',
-    operation: 0,
-    permissionType: 0,
-    ...fields,
+/** What createDeleteAclsFilter takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteAclsFilterInit {
+  resourceTypeFilter?: number;
+  resourceNameFilter?: string | null;
+  patternTypeFilter?: number;
+  principalFilter?: string | null;
+  hostFilter?: string | null;
+  operation?: number;
+  permissionType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteAclsFilter with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteAclsFilter(fields: DeleteAclsFilterInit = {}): DeleteAclsFilter {
+  const m: DeleteAclsFilter = {
+    resourceTypeFilter: fields.resourceTypeFilter === undefined ? 0 : fields.resourceTypeFilter,
+    resourceNameFilter: fields.resourceNameFilter === undefined ? '' : fields.resourceNameFilter,
+    patternTypeFilter: fields.patternTypeFilter === undefined ? 3 : fields.patternTypeFilter,
+    principalFilter: fields.principalFilter === undefined ? '' : fields.principalFilter,
+    hostFilter: fields.hostFilter === undefined ? '' : fields.hostFilter,
+    operation: fields.operation === undefined ? 0 : fields.operation,
+    permissionType: fields.permissionType === undefined ? 0 : fields.permissionType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDeleteAclsRequest(r: Reader, version: number): DeleteAclsRequest {
@@ -250,7 +270,7 @@ function deleteAclsFilterFromJson(json: unknown, version: number, path: string):
 }
 
 /** The DeleteAclsRequest codec: request, API key 31, versions 1-3, flexible 2+. */
-export const DeleteAclsRequest = defineApiCodec<DeleteAclsRequest>({
+export const DeleteAclsRequest = defineApiCodec<DeleteAclsRequest, DeleteAclsRequestInit>({
   name: 'DeleteAclsRequest',
   type: 'request',
   apiKey: 31,

@@ -28,13 +28,21 @@ export interface DeleteAclsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteAclsResponse with every field at its default, overridden by `fields`. */
-export function createDeleteAclsResponse(fields?: Partial<DeleteAclsResponse>): DeleteAclsResponse {
-  return {
-    throttleTimeMs: 0,
-    filterResults: [],
-    ...fields,
+/** What createDeleteAclsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteAclsResponseInit {
+  throttleTimeMs?: number;
+  filterResults?: DeleteAclsFilterResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteAclsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteAclsResponse(fields: DeleteAclsResponseInit = {}): DeleteAclsResponse {
+  const m: DeleteAclsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    filterResults: fields.filterResults === undefined ? [] : fields.filterResults.map(createDeleteAclsFilterResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DeleteAclsFilterResult. */
@@ -49,14 +57,23 @@ export interface DeleteAclsFilterResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteAclsFilterResult with every field at its default, overridden by `fields`. */
-export function createDeleteAclsFilterResult(fields?: Partial<DeleteAclsFilterResult>): DeleteAclsFilterResult {
-  return {
-    errorCode: 0,
-    errorMessage: '',
-    matchingAcls: [],
-    ...fields,
+/** What createDeleteAclsFilterResult takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteAclsFilterResultInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  matchingAcls?: DeleteAclsMatchingAclInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteAclsFilterResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteAclsFilterResult(fields: DeleteAclsFilterResultInit = {}): DeleteAclsFilterResult {
+  const m: DeleteAclsFilterResult = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    matchingAcls: fields.matchingAcls === undefined ? [] : fields.matchingAcls.map(createDeleteAclsMatchingAcl),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DeleteAclsMatchingAcl. */
@@ -83,20 +100,35 @@ export interface DeleteAclsMatchingAcl {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteAclsMatchingAcl with every field at its default, overridden by `fields`. */
-export function createDeleteAclsMatchingAcl(fields?: Partial<DeleteAclsMatchingAcl>): DeleteAclsMatchingAcl {
-  return {
-    errorCode: 0,
-    errorMessage: '',
-    resourceType: 0,
-    resourceName: '',
-    patternType: 3,
-    principal: '',
-    host: '',
-    operation: 0,
-    permissionType: 0,
-    ...fields,
+/** What createDeleteAclsMatchingAcl takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteAclsMatchingAclInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  resourceType?: number;
+  resourceName?: string;
+  patternType?: number;
+  principal?: string;
+  host?: string;
+  operation?: number;
+  permissionType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteAclsMatchingAcl with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteAclsMatchingAcl(fields: DeleteAclsMatchingAclInit = {}): DeleteAclsMatchingAcl {
+  const m: DeleteAclsMatchingAcl = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
+    patternType: fields.patternType === undefined ? 3 : fields.patternType,
+    principal: fields.principal === undefined ? '' : fields.principal,
+    host: fields.host === undefined ? '' : fields.host,
+    operation: fields.operation === undefined ? 0 : fields.operation,
+    permissionType: fields.permissionType === undefined ? 0 : fields.permissionType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDeleteAclsResponse(r: Reader, version: number): DeleteAclsResponse {
@@ -398,7 +430,7 @@ function deleteAclsMatchingAclFromJson(json: unknown, version: number, path: str
 }
 
 /** The DeleteAclsResponse codec: response, API key 31, versions 1-3, flexible 2+. */
-export const DeleteAclsResponse = defineApiCodec<DeleteAclsResponse>({
+export const DeleteAclsResponse = defineApiCodec<DeleteAclsResponse, DeleteAclsResponseInit>({
   name: 'DeleteAclsResponse',
   type: 'response',
   apiKey: 31,

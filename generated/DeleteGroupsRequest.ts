@@ -28,12 +28,19 @@ export interface DeleteGroupsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteGroupsRequest with every field at its default, overridden by `fields`. */
-export function createDeleteGroupsRequest(fields?: Partial<DeleteGroupsRequest>): DeleteGroupsRequest {
-  return {
-    groupsNames: [],
-    ...fields,
+/** What createDeleteGroupsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteGroupsRequestInit {
+  groupsNames?: string[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteGroupsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteGroupsRequest(fields: DeleteGroupsRequestInit = {}): DeleteGroupsRequest {
+  const m: DeleteGroupsRequest = {
+    groupsNames: fields.groupsNames === undefined ? [] : fields.groupsNames,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDeleteGroupsRequest(r: Reader, version: number): DeleteGroupsRequest {
@@ -98,7 +105,7 @@ function deleteGroupsRequestFromJson(json: unknown, version: number, path: strin
 }
 
 /** The DeleteGroupsRequest codec: request, API key 42, versions 0-3, flexible 2+. */
-export const DeleteGroupsRequest = defineApiCodec<DeleteGroupsRequest>({
+export const DeleteGroupsRequest = defineApiCodec<DeleteGroupsRequest, DeleteGroupsRequestInit>({
   name: 'DeleteGroupsRequest',
   type: 'request',
   apiKey: 42,

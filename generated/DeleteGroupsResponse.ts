@@ -28,13 +28,21 @@ export interface DeleteGroupsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteGroupsResponse with every field at its default, overridden by `fields`. */
-export function createDeleteGroupsResponse(fields?: Partial<DeleteGroupsResponse>): DeleteGroupsResponse {
-  return {
-    throttleTimeMs: 0,
-    results: [],
-    ...fields,
+/** What createDeleteGroupsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteGroupsResponseInit {
+  throttleTimeMs?: number;
+  results?: DeletableGroupResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteGroupsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteGroupsResponse(fields: DeleteGroupsResponseInit = {}): DeleteGroupsResponse {
+  const m: DeleteGroupsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    results: fields.results === undefined ? [] : fields.results.map(createDeletableGroupResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DeletableGroupResult. */
@@ -49,14 +57,23 @@ export interface DeletableGroupResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeletableGroupResult with every field at its default, overridden by `fields`. */
-export function createDeletableGroupResult(fields?: Partial<DeletableGroupResult>): DeletableGroupResult {
-  return {
-    groupId: '',
-    errorCode: 0,
-    errorMessage: null,
-    ...fields,
+/** What createDeletableGroupResult takes: any field may be left out, at any depth, and gets its default. */
+export interface DeletableGroupResultInit {
+  groupId?: string;
+  errorCode?: number;
+  errorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeletableGroupResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeletableGroupResult(fields: DeletableGroupResultInit = {}): DeletableGroupResult {
+  const m: DeletableGroupResult = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDeleteGroupsResponse(r: Reader, version: number): DeleteGroupsResponse {
@@ -206,7 +223,7 @@ function deletableGroupResultFromJson(json: unknown, version: number, path: stri
 }
 
 /** The DeleteGroupsResponse codec: response, API key 42, versions 0-3, flexible 2+. */
-export const DeleteGroupsResponse = defineApiCodec<DeleteGroupsResponse>({
+export const DeleteGroupsResponse = defineApiCodec<DeleteGroupsResponse, DeleteGroupsResponseInit>({
   name: 'DeleteGroupsResponse',
   type: 'response',
   apiKey: 42,

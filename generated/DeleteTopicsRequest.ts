@@ -37,14 +37,23 @@ export interface DeleteTopicsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteTopicsRequest with every field at its default, overridden by `fields`. */
-export function createDeleteTopicsRequest(fields?: Partial<DeleteTopicsRequest>): DeleteTopicsRequest {
-  return {
-    topics: [],
-    topicNames: [],
-    timeoutMs: 0,
-    ...fields,
+/** What createDeleteTopicsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteTopicsRequestInit {
+  topics?: DeleteTopicStateInit[];
+  topicNames?: string[];
+  timeoutMs?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteTopicsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteTopicsRequest(fields: DeleteTopicsRequestInit = {}): DeleteTopicsRequest {
+  const m: DeleteTopicsRequest = {
+    topics: fields.topics === undefined ? [] : fields.topics.map(createDeleteTopicState),
+    topicNames: fields.topicNames === undefined ? [] : fields.topicNames,
+    timeoutMs: fields.timeoutMs === undefined ? 0 : fields.timeoutMs,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DeleteTopicState. */
@@ -57,13 +66,21 @@ export interface DeleteTopicState {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteTopicState with every field at its default, overridden by `fields`. */
-export function createDeleteTopicState(fields?: Partial<DeleteTopicState>): DeleteTopicState {
-  return {
-    name: null,
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    ...fields,
+/** What createDeleteTopicState takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteTopicStateInit {
+  name?: string | null;
+  topicId?: string;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteTopicState with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteTopicState(fields: DeleteTopicStateInit = {}): DeleteTopicState {
+  const m: DeleteTopicState = {
+    name: fields.name === undefined ? null : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDeleteTopicsRequest(r: Reader, version: number): DeleteTopicsRequest {
@@ -222,7 +239,7 @@ function deleteTopicStateFromJson(json: unknown, version: number, path: string):
 }
 
 /** The DeleteTopicsRequest codec: request, API key 20, versions 1-6, flexible 4+. */
-export const DeleteTopicsRequest = defineApiCodec<DeleteTopicsRequest>({
+export const DeleteTopicsRequest = defineApiCodec<DeleteTopicsRequest, DeleteTopicsRequestInit>({
   name: 'DeleteTopicsRequest',
   type: 'request',
   apiKey: 20,

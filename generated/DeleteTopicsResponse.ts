@@ -29,13 +29,21 @@ export interface DeleteTopicsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeleteTopicsResponse with every field at its default, overridden by `fields`. */
-export function createDeleteTopicsResponse(fields?: Partial<DeleteTopicsResponse>): DeleteTopicsResponse {
-  return {
-    throttleTimeMs: 0,
-    responses: [],
-    ...fields,
+/** What createDeleteTopicsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DeleteTopicsResponseInit {
+  throttleTimeMs?: number;
+  responses?: DeletableTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeleteTopicsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeleteTopicsResponse(fields: DeleteTopicsResponseInit = {}): DeleteTopicsResponse {
+  const m: DeleteTopicsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    responses: fields.responses === undefined ? [] : fields.responses.map(createDeletableTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DeletableTopicResult. */
@@ -52,15 +60,25 @@ export interface DeletableTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DeletableTopicResult with every field at its default, overridden by `fields`. */
-export function createDeletableTopicResult(fields?: Partial<DeletableTopicResult>): DeletableTopicResult {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    errorCode: 0,
-    errorMessage: null,
-    ...fields,
+/** What createDeletableTopicResult takes: any field may be left out, at any depth, and gets its default. */
+export interface DeletableTopicResultInit {
+  name?: string | null;
+  topicId?: string;
+  errorCode?: number;
+  errorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DeletableTopicResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDeletableTopicResult(fields: DeletableTopicResultInit = {}): DeletableTopicResult {
+  const m: DeletableTopicResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDeleteTopicsResponse(r: Reader, version: number): DeleteTopicsResponse {
@@ -226,7 +244,7 @@ function deletableTopicResultFromJson(json: unknown, version: number, path: stri
 }
 
 /** The DeleteTopicsResponse codec: response, API key 20, versions 1-6, flexible 4+. */
-export const DeleteTopicsResponse = defineApiCodec<DeleteTopicsResponse>({
+export const DeleteTopicsResponse = defineApiCodec<DeleteTopicsResponse, DeleteTopicsResponseInit>({
   name: 'DeleteTopicsResponse',
   type: 'response',
   apiKey: 20,

@@ -33,18 +33,31 @@ export interface DescribeAclsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeAclsRequest with every field at its default, overridden by `fields`. */
-export function createDescribeAclsRequest(fields?: Partial<DescribeAclsRequest>): DescribeAclsRequest {
-  return {
-    resourceTypeFilter: 0,
-    resourceNameFilter: '',
-    patternTypeFilter: 3,
-    principalFilter: '',
-    hostFilter: '',
-    operation: 0,
-    permissionType: 0,
-    ...fields,
+/** What createDescribeAclsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeAclsRequestInit {
+  resourceTypeFilter?: number;
+  resourceNameFilter?: string | null;
+  patternTypeFilter?: number;
+  principalFilter?: string | null;
+  hostFilter?: string | null;
+  operation?: number;
+  permissionType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeAclsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeAclsRequest(fields: DescribeAclsRequestInit = {}): DescribeAclsRequest {
+  const m: DescribeAclsRequest = {
+    resourceTypeFilter: fields.resourceTypeFilter === undefined ? 0 : fields.resourceTypeFilter,
+    resourceNameFilter: fields.resourceNameFilter === undefined ? '' : fields.resourceNameFilter,
+    patternTypeFilter: fields.patternTypeFilter === undefined ? 3 : fields.patternTypeFilter,
+    principalFilter: fields.principalFilter === undefined ? '' : fields.principalFilter,
+    hostFilter: fields.hostFilter === undefined ? '' : fields.hostFilter,
+    operation: fields.operation === undefined ? 0 : fields.operation,
+    permissionType: fields.permissionType === undefined ? 0 : fields.permissionType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** operation, permissionType: read after one bounds check. */
@@ -174,7 +187,7 @@ function describeAclsRequestFromJson(json: unknown, version: number, path: strin
 }
 
 /** The DescribeAclsRequest codec: request, API key 29, versions 1-3, flexible 2+. */
-export const DescribeAclsRequest = defineApiCodec<DescribeAclsRequest>({
+export const DescribeAclsRequest = defineApiCodec<DescribeAclsRequest, DescribeAclsRequestInit>({
   name: 'DescribeAclsRequest',
   type: 'request',
   apiKey: 29,

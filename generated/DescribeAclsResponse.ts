@@ -32,15 +32,25 @@ export interface DescribeAclsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeAclsResponse with every field at its default, overridden by `fields`. */
-export function createDescribeAclsResponse(fields?: Partial<DescribeAclsResponse>): DescribeAclsResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    errorMessage: '',
-    resources: [],
-    ...fields,
+/** What createDescribeAclsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeAclsResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  resources?: DescribeAclsResourceInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeAclsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeAclsResponse(fields: DescribeAclsResponseInit = {}): DescribeAclsResponse {
+  const m: DescribeAclsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    resources: fields.resources === undefined ? [] : fields.resources.map(createDescribeAclsResource),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribeAclsResource. */
@@ -57,15 +67,25 @@ export interface DescribeAclsResource {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeAclsResource with every field at its default, overridden by `fields`. */
-export function createDescribeAclsResource(fields?: Partial<DescribeAclsResource>): DescribeAclsResource {
-  return {
-    resourceType: 0,
-    resourceName: '',
-    patternType: 3,
-    acls: [],
-    ...fields,
+/** What createDescribeAclsResource takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeAclsResourceInit {
+  resourceType?: number;
+  resourceName?: string;
+  patternType?: number;
+  acls?: AclDescriptionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeAclsResource with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeAclsResource(fields: DescribeAclsResourceInit = {}): DescribeAclsResource {
+  const m: DescribeAclsResource = {
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
+    patternType: fields.patternType === undefined ? 3 : fields.patternType,
+    acls: fields.acls === undefined ? [] : fields.acls.map(createAclDescription),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AclDescription. */
@@ -82,15 +102,25 @@ export interface AclDescription {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AclDescription with every field at its default, overridden by `fields`. */
-export function createAclDescription(fields?: Partial<AclDescription>): AclDescription {
-  return {
-    principal: '',
-    host: '',
-    operation: 0,
-    permissionType: 0,
-    ...fields,
+/** What createAclDescription takes: any field may be left out, at any depth, and gets its default. */
+export interface AclDescriptionInit {
+  principal?: string;
+  host?: string;
+  operation?: number;
+  permissionType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AclDescription with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAclDescription(fields: AclDescriptionInit = {}): AclDescription {
+  const m: AclDescription = {
+    principal: fields.principal === undefined ? '' : fields.principal,
+    host: fields.host === undefined ? '' : fields.host,
+    operation: fields.operation === undefined ? 0 : fields.operation,
+    permissionType: fields.permissionType === undefined ? 0 : fields.permissionType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -353,7 +383,7 @@ function aclDescriptionFromJson(json: unknown, version: number, path: string): A
 }
 
 /** The DescribeAclsResponse codec: response, API key 29, versions 1-3, flexible 2+. */
-export const DescribeAclsResponse = defineApiCodec<DescribeAclsResponse>({
+export const DescribeAclsResponse = defineApiCodec<DescribeAclsResponse, DescribeAclsResponseInit>({
   name: 'DescribeAclsResponse',
   type: 'response',
   apiKey: 29,

@@ -24,14 +24,24 @@ export interface DescribeClusterRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeClusterRequest with every field at its default, overridden by `fields`. */
-export function createDescribeClusterRequest(fields?: Partial<DescribeClusterRequest>): DescribeClusterRequest {
-  return {
-    includeClusterAuthorizedOperations: false,
-    endpointType: 1,
-    includeFencedBrokers: false,
-    ...fields,
+/** What createDescribeClusterRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeClusterRequestInit {
+  includeClusterAuthorizedOperations?: boolean;
+  endpointType?: number;
+  includeFencedBrokers?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeClusterRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeClusterRequest(fields: DescribeClusterRequestInit = {}): DescribeClusterRequest {
+  const m: DescribeClusterRequest = {
+    includeClusterAuthorizedOperations:
+      fields.includeClusterAuthorizedOperations === undefined ? false : fields.includeClusterAuthorizedOperations,
+    endpointType: fields.endpointType === undefined ? 1 : fields.endpointType,
+    includeFencedBrokers: fields.includeFencedBrokers === undefined ? false : fields.includeFencedBrokers,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDescribeClusterRequest(r: Reader, version: number): DescribeClusterRequest {
@@ -127,7 +137,7 @@ function describeClusterRequestFromJson(json: unknown, version: number, path: st
 }
 
 /** The DescribeClusterRequest codec: request, API key 60, versions 0-2, flexible 0+. */
-export const DescribeClusterRequest = defineApiCodec<DescribeClusterRequest>({
+export const DescribeClusterRequest = defineApiCodec<DescribeClusterRequest, DescribeClusterRequestInit>({
   name: 'DescribeClusterRequest',
   type: 'request',
   apiKey: 60,

@@ -43,19 +43,34 @@ export interface DescribeClusterResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeClusterResponse with every field at its default, overridden by `fields`. */
-export function createDescribeClusterResponse(fields?: Partial<DescribeClusterResponse>): DescribeClusterResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    errorMessage: null,
-    endpointType: 1,
-    clusterId: '',
-    controllerId: -1,
-    brokers: [],
-    clusterAuthorizedOperations: -2147483648,
-    ...fields,
+/** What createDescribeClusterResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeClusterResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  endpointType?: number;
+  clusterId?: string;
+  controllerId?: number;
+  brokers?: DescribeClusterBrokerInit[];
+  clusterAuthorizedOperations?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeClusterResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeClusterResponse(fields: DescribeClusterResponseInit = {}): DescribeClusterResponse {
+  const m: DescribeClusterResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    endpointType: fields.endpointType === undefined ? 1 : fields.endpointType,
+    clusterId: fields.clusterId === undefined ? '' : fields.clusterId,
+    controllerId: fields.controllerId === undefined ? -1 : fields.controllerId,
+    brokers: fields.brokers === undefined ? [] : fields.brokers.map(createDescribeClusterBroker),
+    clusterAuthorizedOperations:
+      fields.clusterAuthorizedOperations === undefined ? -2147483648 : fields.clusterAuthorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribeClusterBroker. */
@@ -74,16 +89,27 @@ export interface DescribeClusterBroker {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeClusterBroker with every field at its default, overridden by `fields`. */
-export function createDescribeClusterBroker(fields?: Partial<DescribeClusterBroker>): DescribeClusterBroker {
-  return {
-    brokerId: 0,
-    host: '',
-    port: 0,
-    rack: null,
-    isFenced: false,
-    ...fields,
+/** What createDescribeClusterBroker takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeClusterBrokerInit {
+  brokerId?: number;
+  host?: string;
+  port?: number;
+  rack?: string | null;
+  isFenced?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeClusterBroker with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeClusterBroker(fields: DescribeClusterBrokerInit = {}): DescribeClusterBroker {
+  const m: DescribeClusterBroker = {
+    brokerId: fields.brokerId === undefined ? 0 : fields.brokerId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    rack: fields.rack === undefined ? null : fields.rack,
+    isFenced: fields.isFenced === undefined ? false : fields.isFenced,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -327,7 +353,7 @@ function describeClusterBrokerFromJson(json: unknown, version: number, path: str
 }
 
 /** The DescribeClusterResponse codec: response, API key 60, versions 0-2, flexible 0+. */
-export const DescribeClusterResponse = defineApiCodec<DescribeClusterResponse>({
+export const DescribeClusterResponse = defineApiCodec<DescribeClusterResponse, DescribeClusterResponseInit>({
   name: 'DescribeClusterResponse',
   type: 'response',
   apiKey: 60,

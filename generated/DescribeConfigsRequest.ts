@@ -38,14 +38,23 @@ export interface DescribeConfigsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeConfigsRequest with every field at its default, overridden by `fields`. */
-export function createDescribeConfigsRequest(fields?: Partial<DescribeConfigsRequest>): DescribeConfigsRequest {
-  return {
-    resources: [],
-    includeSynonyms: false,
-    includeDocumentation: false,
-    ...fields,
+/** What createDescribeConfigsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeConfigsRequestInit {
+  resources?: DescribeConfigsResourceInit[];
+  includeSynonyms?: boolean;
+  includeDocumentation?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeConfigsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeConfigsRequest(fields: DescribeConfigsRequestInit = {}): DescribeConfigsRequest {
+  const m: DescribeConfigsRequest = {
+    resources: fields.resources === undefined ? [] : fields.resources.map(createDescribeConfigsResource),
+    includeSynonyms: fields.includeSynonyms === undefined ? false : fields.includeSynonyms,
+    includeDocumentation: fields.includeDocumentation === undefined ? false : fields.includeDocumentation,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribeConfigsResource. */
@@ -60,14 +69,23 @@ export interface DescribeConfigsResource {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeConfigsResource with every field at its default, overridden by `fields`. */
-export function createDescribeConfigsResource(fields?: Partial<DescribeConfigsResource>): DescribeConfigsResource {
-  return {
-    resourceType: 0,
-    resourceName: '',
-    configurationKeys: [],
-    ...fields,
+/** What createDescribeConfigsResource takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeConfigsResourceInit {
+  resourceType?: number;
+  resourceName?: string;
+  configurationKeys?: string[] | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeConfigsResource with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeConfigsResource(fields: DescribeConfigsResourceInit = {}): DescribeConfigsResource {
+  const m: DescribeConfigsResource = {
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
+    configurationKeys: fields.configurationKeys === undefined ? [] : fields.configurationKeys,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDescribeConfigsRequest(r: Reader, version: number): DescribeConfigsRequest {
@@ -253,7 +271,7 @@ function describeConfigsResourceFromJson(json: unknown, version: number, path: s
 }
 
 /** The DescribeConfigsRequest codec: request, API key 32, versions 1-4, flexible 4+. */
-export const DescribeConfigsRequest = defineApiCodec<DescribeConfigsRequest>({
+export const DescribeConfigsRequest = defineApiCodec<DescribeConfigsRequest, DescribeConfigsRequestInit>({
   name: 'DescribeConfigsRequest',
   type: 'request',
   apiKey: 32,

@@ -29,13 +29,21 @@ export interface DescribeConfigsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeConfigsResponse with every field at its default, overridden by `fields`. */
-export function createDescribeConfigsResponse(fields?: Partial<DescribeConfigsResponse>): DescribeConfigsResponse {
-  return {
-    throttleTimeMs: 0,
-    results: [],
-    ...fields,
+/** What createDescribeConfigsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeConfigsResponseInit {
+  throttleTimeMs?: number;
+  results?: DescribeConfigsResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeConfigsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeConfigsResponse(fields: DescribeConfigsResponseInit = {}): DescribeConfigsResponse {
+  const m: DescribeConfigsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    results: fields.results === undefined ? [] : fields.results.map(createDescribeConfigsResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribeConfigsResult. */
@@ -54,16 +62,27 @@ export interface DescribeConfigsResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeConfigsResult with every field at its default, overridden by `fields`. */
-export function createDescribeConfigsResult(fields?: Partial<DescribeConfigsResult>): DescribeConfigsResult {
-  return {
-    errorCode: 0,
-    errorMessage: '',
-    resourceType: 0,
-    resourceName: '',
-    configs: [],
-    ...fields,
+/** What createDescribeConfigsResult takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeConfigsResultInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  resourceType?: number;
+  resourceName?: string;
+  configs?: DescribeConfigsResourceResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeConfigsResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeConfigsResult(fields: DescribeConfigsResultInit = {}): DescribeConfigsResult {
+  const m: DescribeConfigsResult = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
+    configs: fields.configs === undefined ? [] : fields.configs.map(createDescribeConfigsResourceResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribeConfigsResourceResult. */
@@ -88,21 +107,35 @@ export interface DescribeConfigsResourceResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeConfigsResourceResult with every field at its default, overridden by `fields`. */
+/** What createDescribeConfigsResourceResult takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeConfigsResourceResultInit {
+  name?: string;
+  value?: string | null;
+  readOnly?: boolean;
+  configSource?: number;
+  isSensitive?: boolean;
+  synonyms?: DescribeConfigsSynonymInit[];
+  configType?: number;
+  documentation?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeConfigsResourceResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createDescribeConfigsResourceResult(
-  fields?: Partial<DescribeConfigsResourceResult>,
+  fields: DescribeConfigsResourceResultInit = {},
 ): DescribeConfigsResourceResult {
-  return {
-    name: '',
-    value: '',
-    readOnly: false,
-    configSource: -1,
-    isSensitive: false,
-    synonyms: [],
-    configType: 0,
-    documentation: '',
-    ...fields,
+  const m: DescribeConfigsResourceResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    value: fields.value === undefined ? '' : fields.value,
+    readOnly: fields.readOnly === undefined ? false : fields.readOnly,
+    configSource: fields.configSource === undefined ? -1 : fields.configSource,
+    isSensitive: fields.isSensitive === undefined ? false : fields.isSensitive,
+    synonyms: fields.synonyms === undefined ? [] : fields.synonyms.map(createDescribeConfigsSynonym),
+    configType: fields.configType === undefined ? 0 : fields.configType,
+    documentation: fields.documentation === undefined ? '' : fields.documentation,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribeConfigsSynonym. */
@@ -117,14 +150,23 @@ export interface DescribeConfigsSynonym {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeConfigsSynonym with every field at its default, overridden by `fields`. */
-export function createDescribeConfigsSynonym(fields?: Partial<DescribeConfigsSynonym>): DescribeConfigsSynonym {
-  return {
-    name: '',
-    value: '',
-    source: 0,
-    ...fields,
+/** What createDescribeConfigsSynonym takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeConfigsSynonymInit {
+  name?: string;
+  value?: string | null;
+  source?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeConfigsSynonym with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeConfigsSynonym(fields: DescribeConfigsSynonymInit = {}): DescribeConfigsSynonym {
+  const m: DescribeConfigsSynonym = {
+    name: fields.name === undefined ? '' : fields.name,
+    value: fields.value === undefined ? '' : fields.value,
+    source: fields.source === undefined ? 0 : fields.source,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDescribeConfigsResponse(r: Reader, version: number): DescribeConfigsResponse {
@@ -525,7 +567,7 @@ function describeConfigsSynonymFromJson(json: unknown, version: number, path: st
 }
 
 /** The DescribeConfigsResponse codec: response, API key 32, versions 1-4, flexible 4+. */
-export const DescribeConfigsResponse = defineApiCodec<DescribeConfigsResponse>({
+export const DescribeConfigsResponse = defineApiCodec<DescribeConfigsResponse, DescribeConfigsResponseInit>({
   name: 'DescribeConfigsResponse',
   type: 'response',
   apiKey: 32,

@@ -32,13 +32,22 @@ export interface DescribeGroupsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeGroupsRequest with every field at its default, overridden by `fields`. */
-export function createDescribeGroupsRequest(fields?: Partial<DescribeGroupsRequest>): DescribeGroupsRequest {
-  return {
-    groups: [],
-    includeAuthorizedOperations: false,
-    ...fields,
+/** What createDescribeGroupsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeGroupsRequestInit {
+  groups?: string[];
+  includeAuthorizedOperations?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeGroupsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeGroupsRequest(fields: DescribeGroupsRequestInit = {}): DescribeGroupsRequest {
+  const m: DescribeGroupsRequest = {
+    groups: fields.groups === undefined ? [] : fields.groups,
+    includeAuthorizedOperations:
+      fields.includeAuthorizedOperations === undefined ? false : fields.includeAuthorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDescribeGroupsRequest(r: Reader, version: number): DescribeGroupsRequest {
@@ -132,7 +141,7 @@ function describeGroupsRequestFromJson(json: unknown, version: number, path: str
 }
 
 /** The DescribeGroupsRequest codec: request, API key 15, versions 0-6, flexible 5+. */
-export const DescribeGroupsRequest = defineApiCodec<DescribeGroupsRequest>({
+export const DescribeGroupsRequest = defineApiCodec<DescribeGroupsRequest, DescribeGroupsRequestInit>({
   name: 'DescribeGroupsRequest',
   type: 'request',
   apiKey: 15,

@@ -33,13 +33,21 @@ export interface DescribeGroupsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribeGroupsResponse with every field at its default, overridden by `fields`. */
-export function createDescribeGroupsResponse(fields?: Partial<DescribeGroupsResponse>): DescribeGroupsResponse {
-  return {
-    throttleTimeMs: 0,
-    groups: [],
-    ...fields,
+/** What createDescribeGroupsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribeGroupsResponseInit {
+  throttleTimeMs?: number;
+  groups?: DescribedGroupInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribeGroupsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribeGroupsResponse(fields: DescribeGroupsResponseInit = {}): DescribeGroupsResponse {
+  const m: DescribeGroupsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    groups: fields.groups === undefined ? [] : fields.groups.map(createDescribedGroup),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribedGroup. */
@@ -64,19 +72,33 @@ export interface DescribedGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribedGroup with every field at its default, overridden by `fields`. */
-export function createDescribedGroup(fields?: Partial<DescribedGroup>): DescribedGroup {
-  return {
-    errorCode: 0,
-    errorMessage: null,
-    groupId: '',
-    groupState: '',
-    protocolType: '',
-    protocolData: '',
-    members: [],
-    authorizedOperations: -2147483648,
-    ...fields,
+/** What createDescribedGroup takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribedGroupInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  groupId?: string;
+  groupState?: string;
+  protocolType?: string;
+  protocolData?: string;
+  members?: DescribedGroupMemberInit[];
+  authorizedOperations?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribedGroup with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribedGroup(fields: DescribedGroupInit = {}): DescribedGroup {
+  const m: DescribedGroup = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    groupState: fields.groupState === undefined ? '' : fields.groupState,
+    protocolType: fields.protocolType === undefined ? '' : fields.protocolType,
+    protocolData: fields.protocolData === undefined ? '' : fields.protocolData,
+    members: fields.members === undefined ? [] : fields.members.map(createDescribedGroupMember),
+    authorizedOperations: fields.authorizedOperations === undefined ? -2147483648 : fields.authorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribedGroupMember. */
@@ -97,17 +119,29 @@ export interface DescribedGroupMember {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribedGroupMember with every field at its default, overridden by `fields`. */
-export function createDescribedGroupMember(fields?: Partial<DescribedGroupMember>): DescribedGroupMember {
-  return {
-    memberId: '',
-    groupInstanceId: null,
-    clientId: '',
-    clientHost: '',
-    memberMetadata: EMPTY_BYTES,
-    memberAssignment: EMPTY_BYTES,
-    ...fields,
+/** What createDescribedGroupMember takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribedGroupMemberInit {
+  memberId?: string;
+  groupInstanceId?: string | null;
+  clientId?: string;
+  clientHost?: string;
+  memberMetadata?: Uint8Array;
+  memberAssignment?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribedGroupMember with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribedGroupMember(fields: DescribedGroupMemberInit = {}): DescribedGroupMember {
+  const m: DescribedGroupMember = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    clientId: fields.clientId === undefined ? '' : fields.clientId,
+    clientHost: fields.clientHost === undefined ? '' : fields.clientHost,
+    memberMetadata: fields.memberMetadata === undefined ? EMPTY_BYTES : fields.memberMetadata,
+    memberAssignment: fields.memberAssignment === undefined ? EMPTY_BYTES : fields.memberAssignment,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readDescribeGroupsResponse(r: Reader, version: number): DescribeGroupsResponse {
@@ -460,7 +494,7 @@ function describedGroupMemberFromJson(json: unknown, version: number, path: stri
 }
 
 /** The DescribeGroupsResponse codec: response, API key 15, versions 0-6, flexible 5+. */
-export const DescribeGroupsResponse = defineApiCodec<DescribeGroupsResponse>({
+export const DescribeGroupsResponse = defineApiCodec<DescribeGroupsResponse, DescribeGroupsResponseInit>({
   name: 'DescribeGroupsResponse',
   type: 'response',
   apiKey: 15,

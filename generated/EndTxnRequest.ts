@@ -29,15 +29,25 @@ export interface EndTxnRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An EndTxnRequest with every field at its default, overridden by `fields`. */
-export function createEndTxnRequest(fields?: Partial<EndTxnRequest>): EndTxnRequest {
-  return {
-    transactionalId: '',
-    producerId: 0n,
-    producerEpoch: 0,
-    committed: false,
-    ...fields,
+/** What createEndTxnRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface EndTxnRequestInit {
+  transactionalId?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  committed?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An EndTxnRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createEndTxnRequest(fields: EndTxnRequestInit = {}): EndTxnRequest {
+  const m: EndTxnRequest = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    committed: fields.committed === undefined ? false : fields.committed,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** producerId, producerEpoch, committed: read after one bounds check. */
@@ -125,7 +135,7 @@ function endTxnRequestFromJson(json: unknown, version: number, path: string): En
 }
 
 /** The EndTxnRequest codec: request, API key 26, versions 0-5, flexible 3+. */
-export const EndTxnRequest = defineApiCodec<EndTxnRequest>({
+export const EndTxnRequest = defineApiCodec<EndTxnRequest, EndTxnRequestInit>({
   name: 'EndTxnRequest',
   type: 'request',
   apiKey: 26,

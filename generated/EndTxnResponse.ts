@@ -26,15 +26,25 @@ export interface EndTxnResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An EndTxnResponse with every field at its default, overridden by `fields`. */
-export function createEndTxnResponse(fields?: Partial<EndTxnResponse>): EndTxnResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    producerId: -1n,
-    producerEpoch: -1,
-    ...fields,
+/** What createEndTxnResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface EndTxnResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  producerId?: bigint;
+  producerEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An EndTxnResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createEndTxnResponse(fields: EndTxnResponseInit = {}): EndTxnResponse {
+  const m: EndTxnResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    producerId: fields.producerId === undefined ? -1n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? -1 : fields.producerEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -135,7 +145,7 @@ function endTxnResponseFromJson(json: unknown, version: number, path: string): E
 }
 
 /** The EndTxnResponse codec: response, API key 26, versions 0-5, flexible 3+. */
-export const EndTxnResponse = defineApiCodec<EndTxnResponse>({
+export const EndTxnResponse = defineApiCodec<EndTxnResponse, EndTxnResponseInit>({
   name: 'EndTxnResponse',
   type: 'response',
   apiKey: 26,

@@ -56,23 +56,42 @@ export interface FetchRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchRequest with every field at its default, overridden by `fields`. */
-export function createFetchRequest(fields?: Partial<FetchRequest>): FetchRequest {
-  return {
-    clusterId: null,
-    replicaId: -1,
-    replicaState: createReplicaState(),
-    maxWaitMs: 0,
-    minBytes: 0,
-    maxBytes: 2147483647,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [],
-    forgottenTopicsData: [],
-    rackId: '',
-    ...fields,
+/** What createFetchRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchRequestInit {
+  clusterId?: string | null;
+  replicaId?: number;
+  replicaState?: ReplicaStateInit;
+  maxWaitMs?: number;
+  minBytes?: number;
+  maxBytes?: number;
+  isolationLevel?: number;
+  sessionId?: number;
+  sessionEpoch?: number;
+  topics?: FetchTopicInit[];
+  forgottenTopicsData?: ForgottenTopicInit[];
+  rackId?: string;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchRequest(fields: FetchRequestInit = {}): FetchRequest {
+  const m: FetchRequest = {
+    clusterId: fields.clusterId === undefined ? null : fields.clusterId,
+    replicaId: fields.replicaId === undefined ? -1 : fields.replicaId,
+    replicaState: createReplicaState(fields.replicaState),
+    maxWaitMs: fields.maxWaitMs === undefined ? 0 : fields.maxWaitMs,
+    minBytes: fields.minBytes === undefined ? 0 : fields.minBytes,
+    maxBytes: fields.maxBytes === undefined ? 2147483647 : fields.maxBytes,
+    isolationLevel: fields.isolationLevel === undefined ? 0 : fields.isolationLevel,
+    sessionId: fields.sessionId === undefined ? 0 : fields.sessionId,
+    sessionEpoch: fields.sessionEpoch === undefined ? -1 : fields.sessionEpoch,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createFetchTopic),
+    forgottenTopicsData:
+      fields.forgottenTopicsData === undefined ? [] : fields.forgottenTopicsData.map(createForgottenTopic),
+    rackId: fields.rackId === undefined ? '' : fields.rackId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ReplicaState. */
@@ -85,13 +104,21 @@ export interface ReplicaState {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ReplicaState with every field at its default, overridden by `fields`. */
-export function createReplicaState(fields?: Partial<ReplicaState>): ReplicaState {
-  return {
-    replicaId: -1,
-    replicaEpoch: -1n,
-    ...fields,
+/** What createReplicaState takes: any field may be left out, at any depth, and gets its default. */
+export interface ReplicaStateInit {
+  replicaId?: number;
+  replicaEpoch?: bigint;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ReplicaState with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createReplicaState(fields: ReplicaStateInit = {}): ReplicaState {
+  const m: ReplicaState = {
+    replicaId: fields.replicaId === undefined ? -1 : fields.replicaId,
+    replicaEpoch: fields.replicaEpoch === undefined ? -1n : fields.replicaEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** True when `m` equals the default ReplicaState: every field at its default, and no unknown tagged field kept. */
@@ -111,14 +138,23 @@ export interface FetchTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchTopic with every field at its default, overridden by `fields`. */
-export function createFetchTopic(fields?: Partial<FetchTopic>): FetchTopic {
-  return {
-    topic: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createFetchTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchTopicInit {
+  topic?: string;
+  topicId?: string;
+  partitions?: FetchPartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchTopic(fields: FetchTopicInit = {}): FetchTopic {
+  const m: FetchTopic = {
+    topic: fields.topic === undefined ? '' : fields.topic,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createFetchPartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of FetchPartition. */
@@ -143,19 +179,33 @@ export interface FetchPartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchPartition with every field at its default, overridden by `fields`. */
-export function createFetchPartition(fields?: Partial<FetchPartition>): FetchPartition {
-  return {
-    partition: 0,
-    currentLeaderEpoch: -1,
-    fetchOffset: 0n,
-    lastFetchedEpoch: -1,
-    logStartOffset: -1n,
-    partitionMaxBytes: 0,
-    replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    highWatermark: 9223372036854775807n,
-    ...fields,
+/** What createFetchPartition takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchPartitionInit {
+  partition?: number;
+  currentLeaderEpoch?: number;
+  fetchOffset?: bigint;
+  lastFetchedEpoch?: number;
+  logStartOffset?: bigint;
+  partitionMaxBytes?: number;
+  replicaDirectoryId?: string;
+  highWatermark?: bigint;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchPartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchPartition(fields: FetchPartitionInit = {}): FetchPartition {
+  const m: FetchPartition = {
+    partition: fields.partition === undefined ? 0 : fields.partition,
+    currentLeaderEpoch: fields.currentLeaderEpoch === undefined ? -1 : fields.currentLeaderEpoch,
+    fetchOffset: fields.fetchOffset === undefined ? 0n : fields.fetchOffset,
+    lastFetchedEpoch: fields.lastFetchedEpoch === undefined ? -1 : fields.lastFetchedEpoch,
+    logStartOffset: fields.logStartOffset === undefined ? -1n : fields.logStartOffset,
+    partitionMaxBytes: fields.partitionMaxBytes === undefined ? 0 : fields.partitionMaxBytes,
+    replicaDirectoryId: fields.replicaDirectoryId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.replicaDirectoryId,
+    highWatermark: fields.highWatermark === undefined ? 9223372036854775807n : fields.highWatermark,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ForgottenTopic. */
@@ -170,14 +220,23 @@ export interface ForgottenTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ForgottenTopic with every field at its default, overridden by `fields`. */
-export function createForgottenTopic(fields?: Partial<ForgottenTopic>): ForgottenTopic {
-  return {
-    topic: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createForgottenTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface ForgottenTopicInit {
+  topic?: string;
+  topicId?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ForgottenTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createForgottenTopic(fields: ForgottenTopicInit = {}): ForgottenTopic {
+  const m: ForgottenTopic = {
+    topic: fields.topic === undefined ? '' : fields.topic,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** maxWaitMs, minBytes, maxBytes, isolationLevel: read after one bounds check. */
@@ -882,7 +941,7 @@ function forgottenTopicFromJson(json: unknown, version: number, path: string): F
 }
 
 /** The FetchRequest codec: request, API key 1, versions 4-18, flexible 12+. */
-export const FetchRequest = defineApiCodec<FetchRequest>({
+export const FetchRequest = defineApiCodec<FetchRequest, FetchRequestInit>({
   name: 'FetchRequest',
   type: 'request',
   apiKey: 1,

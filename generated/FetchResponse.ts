@@ -46,16 +46,27 @@ export interface FetchResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchResponse with every field at its default, overridden by `fields`. */
-export function createFetchResponse(fields?: Partial<FetchResponse>): FetchResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    sessionId: 0,
-    responses: [],
-    nodeEndpoints: [],
-    ...fields,
+/** What createFetchResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  sessionId?: number;
+  responses?: FetchableTopicResponseInit[];
+  nodeEndpoints?: NodeEndpointInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchResponse(fields: FetchResponseInit = {}): FetchResponse {
+  const m: FetchResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    sessionId: fields.sessionId === undefined ? 0 : fields.sessionId,
+    responses: fields.responses === undefined ? [] : fields.responses.map(createFetchableTopicResponse),
+    nodeEndpoints: fields.nodeEndpoints === undefined ? [] : fields.nodeEndpoints.map(createNodeEndpoint),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of FetchableTopicResponse. */
@@ -70,14 +81,23 @@ export interface FetchableTopicResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchableTopicResponse with every field at its default, overridden by `fields`. */
-export function createFetchableTopicResponse(fields?: Partial<FetchableTopicResponse>): FetchableTopicResponse {
-  return {
-    topic: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createFetchableTopicResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchableTopicResponseInit {
+  topic?: string;
+  topicId?: string;
+  partitions?: PartitionDataInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchableTopicResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchableTopicResponse(fields: FetchableTopicResponseInit = {}): FetchableTopicResponse {
+  const m: FetchableTopicResponse = {
+    topic: fields.topic === undefined ? '' : fields.topic,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createPartitionData),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of PartitionData. */
@@ -108,22 +128,44 @@ export interface PartitionData {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A PartitionData with every field at its default, overridden by `fields`. */
-export function createPartitionData(fields?: Partial<PartitionData>): PartitionData {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    highWatermark: 0n,
-    lastStableOffset: -1n,
-    logStartOffset: -1n,
-    divergingEpoch: createEpochEndOffset(),
-    currentLeader: createLeaderIdAndEpoch(),
-    snapshotId: createSnapshotId(),
-    abortedTransactions: [],
-    preferredReadReplica: -1,
-    records: null,
-    ...fields,
+/** What createPartitionData takes: any field may be left out, at any depth, and gets its default. */
+export interface PartitionDataInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  highWatermark?: bigint;
+  lastStableOffset?: bigint;
+  logStartOffset?: bigint;
+  divergingEpoch?: EpochEndOffsetInit;
+  currentLeader?: LeaderIdAndEpochInit;
+  snapshotId?: SnapshotIdInit;
+  abortedTransactions?: AbortedTransactionInit[] | null;
+  preferredReadReplica?: number;
+  records?: Uint8Array | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A PartitionData with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createPartitionData(fields: PartitionDataInit = {}): PartitionData {
+  const m: PartitionData = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    highWatermark: fields.highWatermark === undefined ? 0n : fields.highWatermark,
+    lastStableOffset: fields.lastStableOffset === undefined ? -1n : fields.lastStableOffset,
+    logStartOffset: fields.logStartOffset === undefined ? -1n : fields.logStartOffset,
+    divergingEpoch: createEpochEndOffset(fields.divergingEpoch),
+    currentLeader: createLeaderIdAndEpoch(fields.currentLeader),
+    snapshotId: createSnapshotId(fields.snapshotId),
+    abortedTransactions:
+      fields.abortedTransactions === undefined
+        ? []
+        : fields.abortedTransactions === null
+          ? null
+          : fields.abortedTransactions.map(createAbortedTransaction),
+    preferredReadReplica: fields.preferredReadReplica === undefined ? -1 : fields.preferredReadReplica,
+    records: fields.records === undefined ? null : fields.records,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of EpochEndOffset. */
@@ -136,13 +178,21 @@ export interface EpochEndOffset {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An EpochEndOffset with every field at its default, overridden by `fields`. */
-export function createEpochEndOffset(fields?: Partial<EpochEndOffset>): EpochEndOffset {
-  return {
-    epoch: -1,
-    endOffset: -1n,
-    ...fields,
+/** What createEpochEndOffset takes: any field may be left out, at any depth, and gets its default. */
+export interface EpochEndOffsetInit {
+  epoch?: number;
+  endOffset?: bigint;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An EpochEndOffset with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createEpochEndOffset(fields: EpochEndOffsetInit = {}): EpochEndOffset {
+  const m: EpochEndOffset = {
+    epoch: fields.epoch === undefined ? -1 : fields.epoch,
+    endOffset: fields.endOffset === undefined ? -1n : fields.endOffset,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** True when `m` equals the default EpochEndOffset: every field at its default, and no unknown tagged field kept. */
@@ -160,13 +210,21 @@ export interface LeaderIdAndEpoch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A LeaderIdAndEpoch with every field at its default, overridden by `fields`. */
-export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): LeaderIdAndEpoch {
-  return {
-    leaderId: -1,
-    leaderEpoch: -1,
-    ...fields,
+/** What createLeaderIdAndEpoch takes: any field may be left out, at any depth, and gets its default. */
+export interface LeaderIdAndEpochInit {
+  leaderId?: number;
+  leaderEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A LeaderIdAndEpoch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createLeaderIdAndEpoch(fields: LeaderIdAndEpochInit = {}): LeaderIdAndEpoch {
+  const m: LeaderIdAndEpoch = {
+    leaderId: fields.leaderId === undefined ? -1 : fields.leaderId,
+    leaderEpoch: fields.leaderEpoch === undefined ? -1 : fields.leaderEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
@@ -184,13 +242,21 @@ export interface SnapshotId {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SnapshotId with every field at its default, overridden by `fields`. */
-export function createSnapshotId(fields?: Partial<SnapshotId>): SnapshotId {
-  return {
-    endOffset: -1n,
-    epoch: -1,
-    ...fields,
+/** What createSnapshotId takes: any field may be left out, at any depth, and gets its default. */
+export interface SnapshotIdInit {
+  endOffset?: bigint;
+  epoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SnapshotId with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSnapshotId(fields: SnapshotIdInit = {}): SnapshotId {
+  const m: SnapshotId = {
+    endOffset: fields.endOffset === undefined ? -1n : fields.endOffset,
+    epoch: fields.epoch === undefined ? -1 : fields.epoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** True when `m` equals the default SnapshotId: every field at its default, and no unknown tagged field kept. */
@@ -208,13 +274,21 @@ export interface AbortedTransaction {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AbortedTransaction with every field at its default, overridden by `fields`. */
-export function createAbortedTransaction(fields?: Partial<AbortedTransaction>): AbortedTransaction {
-  return {
-    producerId: 0n,
-    firstOffset: 0n,
-    ...fields,
+/** What createAbortedTransaction takes: any field may be left out, at any depth, and gets its default. */
+export interface AbortedTransactionInit {
+  producerId?: bigint;
+  firstOffset?: bigint;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AbortedTransaction with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAbortedTransaction(fields: AbortedTransactionInit = {}): AbortedTransaction {
+  const m: AbortedTransaction = {
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of NodeEndpoint. */
@@ -231,15 +305,25 @@ export interface NodeEndpoint {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A NodeEndpoint with every field at its default, overridden by `fields`. */
-export function createNodeEndpoint(fields?: Partial<NodeEndpoint>): NodeEndpoint {
-  return {
-    nodeId: 0,
-    host: '',
-    port: 0,
-    rack: null,
-    ...fields,
+/** What createNodeEndpoint takes: any field may be left out, at any depth, and gets its default. */
+export interface NodeEndpointInit {
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  rack?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A NodeEndpoint with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createNodeEndpoint(fields: NodeEndpointInit = {}): NodeEndpoint {
+  const m: NodeEndpoint = {
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    rack: fields.rack === undefined ? null : fields.rack,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readFetchResponse(r: Reader, version: number): FetchResponse {
@@ -1065,7 +1149,7 @@ function nodeEndpointFromJson(json: unknown, version: number, path: string): Nod
 }
 
 /** The FetchResponse codec: response, API key 1, versions 4-18, flexible 12+. */
-export const FetchResponse = defineApiCodec<FetchResponse>({
+export const FetchResponse = defineApiCodec<FetchResponse, FetchResponseInit>({
   name: 'FetchResponse',
   type: 'response',
   apiKey: 1,

@@ -33,14 +33,23 @@ export interface FindCoordinatorRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FindCoordinatorRequest with every field at its default, overridden by `fields`. */
-export function createFindCoordinatorRequest(fields?: Partial<FindCoordinatorRequest>): FindCoordinatorRequest {
-  return {
-    key: '',
-    keyType: 0,
-    coordinatorKeys: [],
-    ...fields,
+/** What createFindCoordinatorRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface FindCoordinatorRequestInit {
+  key?: string;
+  keyType?: number;
+  coordinatorKeys?: string[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FindCoordinatorRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFindCoordinatorRequest(fields: FindCoordinatorRequestInit = {}): FindCoordinatorRequest {
+  const m: FindCoordinatorRequest = {
+    key: fields.key === undefined ? '' : fields.key,
+    keyType: fields.keyType === undefined ? 0 : fields.keyType,
+    coordinatorKeys: fields.coordinatorKeys === undefined ? [] : fields.coordinatorKeys,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readFindCoordinatorRequest(r: Reader, version: number): FindCoordinatorRequest {
@@ -157,7 +166,7 @@ function findCoordinatorRequestFromJson(json: unknown, version: number, path: st
 }
 
 /** The FindCoordinatorRequest codec: request, API key 10, versions 0-6, flexible 3+. */
-export const FindCoordinatorRequest = defineApiCodec<FindCoordinatorRequest>({
+export const FindCoordinatorRequest = defineApiCodec<FindCoordinatorRequest, FindCoordinatorRequestInit>({
   name: 'FindCoordinatorRequest',
   type: 'request',
   apiKey: 10,

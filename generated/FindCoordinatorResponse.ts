@@ -40,18 +40,31 @@ export interface FindCoordinatorResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FindCoordinatorResponse with every field at its default, overridden by `fields`. */
-export function createFindCoordinatorResponse(fields?: Partial<FindCoordinatorResponse>): FindCoordinatorResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    errorMessage: '',
-    nodeId: 0,
-    host: '',
-    port: 0,
-    coordinators: [],
-    ...fields,
+/** What createFindCoordinatorResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface FindCoordinatorResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  coordinators?: CoordinatorInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FindCoordinatorResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFindCoordinatorResponse(fields: FindCoordinatorResponseInit = {}): FindCoordinatorResponse {
+  const m: FindCoordinatorResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    coordinators: fields.coordinators === undefined ? [] : fields.coordinators.map(createCoordinator),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of Coordinator. */
@@ -72,17 +85,29 @@ export interface Coordinator {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A Coordinator with every field at its default, overridden by `fields`. */
-export function createCoordinator(fields?: Partial<Coordinator>): Coordinator {
-  return {
-    key: '',
-    nodeId: 0,
-    host: '',
-    port: 0,
-    errorCode: 0,
-    errorMessage: '',
-    ...fields,
+/** What createCoordinator takes: any field may be left out, at any depth, and gets its default. */
+export interface CoordinatorInit {
+  key?: string;
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A Coordinator with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createCoordinator(fields: CoordinatorInit = {}): Coordinator {
+  const m: Coordinator = {
+    key: fields.key === undefined ? '' : fields.key,
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readFindCoordinatorResponse(r: Reader, version: number): FindCoordinatorResponse {
@@ -372,7 +397,7 @@ function coordinatorFromJson(json: unknown, version: number, path: string): Coor
 }
 
 /** The FindCoordinatorResponse codec: response, API key 10, versions 0-6, flexible 3+. */
-export const FindCoordinatorResponse = defineApiCodec<FindCoordinatorResponse>({
+export const FindCoordinatorResponse = defineApiCodec<FindCoordinatorResponse, FindCoordinatorResponseInit>({
   name: 'FindCoordinatorResponse',
   type: 'response',
   apiKey: 10,

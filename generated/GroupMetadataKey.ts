@@ -16,11 +16,15 @@ export interface GroupMetadataKey {
   group: string;
 }
 
-/** A GroupMetadataKey with every field at its default, overridden by `fields`. */
-export function createGroupMetadataKey(fields?: Partial<GroupMetadataKey>): GroupMetadataKey {
+/** What createGroupMetadataKey takes: any field may be left out, at any depth, and gets its default. */
+export interface GroupMetadataKeyInit {
+  group?: string;
+}
+
+/** A GroupMetadataKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createGroupMetadataKey(fields: GroupMetadataKeyInit = {}): GroupMetadataKey {
   return {
-    group: '',
-    ...fields,
+    group: fields.group === undefined ? '' : fields.group,
   };
 }
 
@@ -63,7 +67,7 @@ function groupMetadataKeyFromJson(json: unknown, version: number, path: string):
 }
 
 /** The GroupMetadataKey codec: coordinator-key, record type 2, versions 0, flexible none. */
-export const GroupMetadataKey = defineCodec<GroupMetadataKey>({
+export const GroupMetadataKey = defineCodec<GroupMetadataKey, GroupMetadataKeyInit>({
   name: 'GroupMetadataKey',
   type: 'coordinator-key',
   apiKey: 2,

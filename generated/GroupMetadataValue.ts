@@ -40,17 +40,29 @@ export interface GroupMetadataValue {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A GroupMetadataValue with every field at its default, overridden by `fields`. */
-export function createGroupMetadataValue(fields?: Partial<GroupMetadataValue>): GroupMetadataValue {
-  return {
-    protocolType: '',
-    generation: 0,
-    protocol: '',
-    leader: '',
-    currentStateTimestamp: -1n,
-    members: [],
-    ...fields,
+/** What createGroupMetadataValue takes: any field may be left out, at any depth, and gets its default. */
+export interface GroupMetadataValueInit {
+  protocolType?: string;
+  generation?: number;
+  protocol?: string | null;
+  leader?: string | null;
+  currentStateTimestamp?: bigint;
+  members?: MemberMetadataInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A GroupMetadataValue with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createGroupMetadataValue(fields: GroupMetadataValueInit = {}): GroupMetadataValue {
+  const m: GroupMetadataValue = {
+    protocolType: fields.protocolType === undefined ? '' : fields.protocolType,
+    generation: fields.generation === undefined ? 0 : fields.generation,
+    protocol: fields.protocol === undefined ? '' : fields.protocol,
+    leader: fields.leader === undefined ? '' : fields.leader,
+    currentStateTimestamp: fields.currentStateTimestamp === undefined ? -1n : fields.currentStateTimestamp,
+    members: fields.members === undefined ? [] : fields.members.map(createMemberMetadata),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MemberMetadata. */
@@ -75,19 +87,33 @@ export interface MemberMetadata {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MemberMetadata with every field at its default, overridden by `fields`. */
-export function createMemberMetadata(fields?: Partial<MemberMetadata>): MemberMetadata {
-  return {
-    memberId: '',
-    groupInstanceId: null,
-    clientId: '',
-    clientHost: '',
-    rebalanceTimeout: -1,
-    sessionTimeout: 0,
-    subscription: EMPTY_BYTES,
-    assignment: EMPTY_BYTES,
-    ...fields,
+/** What createMemberMetadata takes: any field may be left out, at any depth, and gets its default. */
+export interface MemberMetadataInit {
+  memberId?: string;
+  groupInstanceId?: string | null;
+  clientId?: string;
+  clientHost?: string;
+  rebalanceTimeout?: number;
+  sessionTimeout?: number;
+  subscription?: Uint8Array;
+  assignment?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MemberMetadata with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMemberMetadata(fields: MemberMetadataInit = {}): MemberMetadata {
+  const m: MemberMetadata = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    clientId: fields.clientId === undefined ? '' : fields.clientId,
+    clientHost: fields.clientHost === undefined ? '' : fields.clientHost,
+    rebalanceTimeout: fields.rebalanceTimeout === undefined ? -1 : fields.rebalanceTimeout,
+    sessionTimeout: fields.sessionTimeout === undefined ? 0 : fields.sessionTimeout,
+    subscription: fields.subscription === undefined ? EMPTY_BYTES : fields.subscription,
+    assignment: fields.assignment === undefined ? EMPTY_BYTES : fields.assignment,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readGroupMetadataValue(r: Reader, version: number): GroupMetadataValue {
@@ -349,7 +375,7 @@ function memberMetadataFromJson(json: unknown, version: number, path: string): M
 }
 
 /** The GroupMetadataValue codec: coordinator-value, record type 2, versions 0-4, flexible 4+. */
-export const GroupMetadataValue = defineCodec<GroupMetadataValue>({
+export const GroupMetadataValue = defineCodec<GroupMetadataValue, GroupMetadataValueInit>({
   name: 'GroupMetadataValue',
   type: 'coordinator-value',
   apiKey: 2,

@@ -28,15 +28,25 @@ export interface HeartbeatRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A HeartbeatRequest with every field at its default, overridden by `fields`. */
-export function createHeartbeatRequest(fields?: Partial<HeartbeatRequest>): HeartbeatRequest {
-  return {
-    groupId: '',
-    generationId: 0,
-    memberId: '',
-    groupInstanceId: null,
-    ...fields,
+/** What createHeartbeatRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface HeartbeatRequestInit {
+  groupId?: string;
+  generationId?: number;
+  memberId?: string;
+  groupInstanceId?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A HeartbeatRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createHeartbeatRequest(fields: HeartbeatRequestInit = {}): HeartbeatRequest {
+  const m: HeartbeatRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    generationId: fields.generationId === undefined ? 0 : fields.generationId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readHeartbeatRequest(r: Reader, version: number): HeartbeatRequest {
@@ -137,7 +147,7 @@ function heartbeatRequestFromJson(json: unknown, version: number, path: string):
 }
 
 /** The HeartbeatRequest codec: request, API key 12, versions 0-4, flexible 4+. */
-export const HeartbeatRequest = defineApiCodec<HeartbeatRequest>({
+export const HeartbeatRequest = defineApiCodec<HeartbeatRequest, HeartbeatRequestInit>({
   name: 'HeartbeatRequest',
   type: 'request',
   apiKey: 12,

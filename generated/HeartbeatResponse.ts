@@ -20,13 +20,21 @@ export interface HeartbeatResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A HeartbeatResponse with every field at its default, overridden by `fields`. */
-export function createHeartbeatResponse(fields?: Partial<HeartbeatResponse>): HeartbeatResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    ...fields,
+/** What createHeartbeatResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface HeartbeatResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A HeartbeatResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createHeartbeatResponse(fields: HeartbeatResponseInit = {}): HeartbeatResponse {
+  const m: HeartbeatResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readHeartbeatResponse(r: Reader, version: number): HeartbeatResponse {
@@ -100,7 +108,7 @@ function heartbeatResponseFromJson(json: unknown, version: number, path: string)
 }
 
 /** The HeartbeatResponse codec: response, API key 12, versions 0-4, flexible 4+. */
-export const HeartbeatResponse = defineApiCodec<HeartbeatResponse>({
+export const HeartbeatResponse = defineApiCodec<HeartbeatResponse, HeartbeatResponseInit>({
   name: 'HeartbeatResponse',
   type: 'response',
   apiKey: 12,

@@ -28,15 +28,23 @@ export interface IncrementalAlterConfigsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An IncrementalAlterConfigsRequest with every field at its default, overridden by `fields`. */
+/** What createIncrementalAlterConfigsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface IncrementalAlterConfigsRequestInit {
+  resources?: AlterConfigsResourceInit[];
+  validateOnly?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An IncrementalAlterConfigsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createIncrementalAlterConfigsRequest(
-  fields?: Partial<IncrementalAlterConfigsRequest>,
+  fields: IncrementalAlterConfigsRequestInit = {},
 ): IncrementalAlterConfigsRequest {
-  return {
-    resources: [],
-    validateOnly: false,
-    ...fields,
+  const m: IncrementalAlterConfigsRequest = {
+    resources: fields.resources === undefined ? [] : fields.resources.map(createAlterConfigsResource),
+    validateOnly: fields.validateOnly === undefined ? false : fields.validateOnly,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AlterConfigsResource. */
@@ -51,14 +59,23 @@ export interface AlterConfigsResource {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AlterConfigsResource with every field at its default, overridden by `fields`. */
-export function createAlterConfigsResource(fields?: Partial<AlterConfigsResource>): AlterConfigsResource {
-  return {
-    resourceType: 0,
-    resourceName: '',
-    configs: [],
-    ...fields,
+/** What createAlterConfigsResource takes: any field may be left out, at any depth, and gets its default. */
+export interface AlterConfigsResourceInit {
+  resourceType?: number;
+  resourceName?: string;
+  configs?: AlterableConfigInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AlterConfigsResource with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAlterConfigsResource(fields: AlterConfigsResourceInit = {}): AlterConfigsResource {
+  const m: AlterConfigsResource = {
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
+    configs: fields.configs === undefined ? [] : fields.configs.map(createAlterableConfig),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AlterableConfig. */
@@ -73,14 +90,23 @@ export interface AlterableConfig {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AlterableConfig with every field at its default, overridden by `fields`. */
-export function createAlterableConfig(fields?: Partial<AlterableConfig>): AlterableConfig {
-  return {
-    name: '',
-    configOperation: 0,
-    value: '',
-    ...fields,
+/** What createAlterableConfig takes: any field may be left out, at any depth, and gets its default. */
+export interface AlterableConfigInit {
+  name?: string;
+  configOperation?: number;
+  value?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AlterableConfig with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAlterableConfig(fields: AlterableConfigInit = {}): AlterableConfig {
+  const m: AlterableConfig = {
+    name: fields.name === undefined ? '' : fields.name,
+    configOperation: fields.configOperation === undefined ? 0 : fields.configOperation,
+    value: fields.value === undefined ? '' : fields.value,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readIncrementalAlterConfigsRequest(r: Reader, version: number): IncrementalAlterConfigsRequest {
@@ -304,7 +330,10 @@ function alterableConfigFromJson(json: unknown, version: number, path: string): 
 }
 
 /** The IncrementalAlterConfigsRequest codec: request, API key 44, versions 0-1, flexible 1+. */
-export const IncrementalAlterConfigsRequest = defineApiCodec<IncrementalAlterConfigsRequest>({
+export const IncrementalAlterConfigsRequest = defineApiCodec<
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsRequestInit
+>({
   name: 'IncrementalAlterConfigsRequest',
   type: 'request',
   apiKey: 44,

@@ -27,15 +27,23 @@ export interface IncrementalAlterConfigsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An IncrementalAlterConfigsResponse with every field at its default, overridden by `fields`. */
+/** What createIncrementalAlterConfigsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface IncrementalAlterConfigsResponseInit {
+  throttleTimeMs?: number;
+  responses?: AlterConfigsResourceResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An IncrementalAlterConfigsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createIncrementalAlterConfigsResponse(
-  fields?: Partial<IncrementalAlterConfigsResponse>,
+  fields: IncrementalAlterConfigsResponseInit = {},
 ): IncrementalAlterConfigsResponse {
-  return {
-    throttleTimeMs: 0,
-    responses: [],
-    ...fields,
+  const m: IncrementalAlterConfigsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    responses: fields.responses === undefined ? [] : fields.responses.map(createAlterConfigsResourceResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AlterConfigsResourceResponse. */
@@ -52,17 +60,27 @@ export interface AlterConfigsResourceResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AlterConfigsResourceResponse with every field at its default, overridden by `fields`. */
+/** What createAlterConfigsResourceResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface AlterConfigsResourceResponseInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  resourceType?: number;
+  resourceName?: string;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AlterConfigsResourceResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createAlterConfigsResourceResponse(
-  fields?: Partial<AlterConfigsResourceResponse>,
+  fields: AlterConfigsResourceResponseInit = {},
 ): AlterConfigsResourceResponse {
-  return {
-    errorCode: 0,
-    errorMessage: '',
-    resourceType: 0,
-    resourceName: '',
-    ...fields,
+  const m: AlterConfigsResourceResponse = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    resourceType: fields.resourceType === undefined ? 0 : fields.resourceType,
+    resourceName: fields.resourceName === undefined ? '' : fields.resourceName,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readIncrementalAlterConfigsResponse(r: Reader, version: number): IncrementalAlterConfigsResponse {
@@ -229,7 +247,10 @@ function alterConfigsResourceResponseFromJson(
 }
 
 /** The IncrementalAlterConfigsResponse codec: response, API key 44, versions 0-1, flexible 1+. */
-export const IncrementalAlterConfigsResponse = defineApiCodec<IncrementalAlterConfigsResponse>({
+export const IncrementalAlterConfigsResponse = defineApiCodec<
+  IncrementalAlterConfigsResponse,
+  IncrementalAlterConfigsResponseInit
+>({
   name: 'IncrementalAlterConfigsResponse',
   type: 'response',
   apiKey: 44,

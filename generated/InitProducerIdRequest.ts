@@ -33,17 +33,29 @@ export interface InitProducerIdRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An InitProducerIdRequest with every field at its default, overridden by `fields`. */
-export function createInitProducerIdRequest(fields?: Partial<InitProducerIdRequest>): InitProducerIdRequest {
-  return {
-    transactionalId: '',
-    transactionTimeoutMs: 0,
-    producerId: -1n,
-    producerEpoch: -1,
-    enable2Pc: false,
-    keepPreparedTxn: false,
-    ...fields,
+/** What createInitProducerIdRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface InitProducerIdRequestInit {
+  transactionalId?: string | null;
+  transactionTimeoutMs?: number;
+  producerId?: bigint;
+  producerEpoch?: number;
+  enable2Pc?: boolean;
+  keepPreparedTxn?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An InitProducerIdRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createInitProducerIdRequest(fields: InitProducerIdRequestInit = {}): InitProducerIdRequest {
+  const m: InitProducerIdRequest = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    transactionTimeoutMs: fields.transactionTimeoutMs === undefined ? 0 : fields.transactionTimeoutMs,
+    producerId: fields.producerId === undefined ? -1n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? -1 : fields.producerEpoch,
+    enable2Pc: fields.enable2Pc === undefined ? false : fields.enable2Pc,
+    keepPreparedTxn: fields.keepPreparedTxn === undefined ? false : fields.keepPreparedTxn,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readInitProducerIdRequest(r: Reader, version: number): InitProducerIdRequest {
@@ -207,7 +219,7 @@ function initProducerIdRequestFromJson(json: unknown, version: number, path: str
 }
 
 /** The InitProducerIdRequest codec: request, API key 22, versions 0-6, flexible 2+, latest version unstable. */
-export const InitProducerIdRequest = defineApiCodec<InitProducerIdRequest>({
+export const InitProducerIdRequest = defineApiCodec<InitProducerIdRequest, InitProducerIdRequestInit>({
   name: 'InitProducerIdRequest',
   type: 'request',
   apiKey: 22,

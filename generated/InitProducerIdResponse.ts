@@ -31,17 +31,29 @@ export interface InitProducerIdResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An InitProducerIdResponse with every field at its default, overridden by `fields`. */
-export function createInitProducerIdResponse(fields?: Partial<InitProducerIdResponse>): InitProducerIdResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    producerId: -1n,
-    producerEpoch: 0,
-    ongoingTxnProducerId: -1n,
-    ongoingTxnProducerEpoch: -1,
-    ...fields,
+/** What createInitProducerIdResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface InitProducerIdResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  producerId?: bigint;
+  producerEpoch?: number;
+  ongoingTxnProducerId?: bigint;
+  ongoingTxnProducerEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An InitProducerIdResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createInitProducerIdResponse(fields: InitProducerIdResponseInit = {}): InitProducerIdResponse {
+  const m: InitProducerIdResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    producerId: fields.producerId === undefined ? -1n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    ongoingTxnProducerId: fields.ongoingTxnProducerId === undefined ? -1n : fields.ongoingTxnProducerId,
+    ongoingTxnProducerEpoch: fields.ongoingTxnProducerEpoch === undefined ? -1 : fields.ongoingTxnProducerEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode, producerId, producerEpoch: read after one bounds check. */
@@ -182,7 +194,7 @@ function initProducerIdResponseFromJson(json: unknown, version: number, path: st
 }
 
 /** The InitProducerIdResponse codec: response, API key 22, versions 0-6, flexible 2+. */
-export const InitProducerIdResponse = defineApiCodec<InitProducerIdResponse>({
+export const InitProducerIdResponse = defineApiCodec<InitProducerIdResponse, InitProducerIdResponseInit>({
   name: 'InitProducerIdResponse',
   type: 'response',
   apiKey: 22,

@@ -45,19 +45,33 @@ export interface JoinGroupRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A JoinGroupRequest with every field at its default, overridden by `fields`. */
-export function createJoinGroupRequest(fields?: Partial<JoinGroupRequest>): JoinGroupRequest {
-  return {
-    groupId: '',
-    sessionTimeoutMs: 0,
-    rebalanceTimeoutMs: -1,
-    memberId: '',
-    groupInstanceId: null,
-    protocolType: '',
-    protocols: [],
-    reason: null,
-    ...fields,
+/** What createJoinGroupRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface JoinGroupRequestInit {
+  groupId?: string;
+  sessionTimeoutMs?: number;
+  rebalanceTimeoutMs?: number;
+  memberId?: string;
+  groupInstanceId?: string | null;
+  protocolType?: string;
+  protocols?: JoinGroupRequestProtocolInit[];
+  reason?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A JoinGroupRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createJoinGroupRequest(fields: JoinGroupRequestInit = {}): JoinGroupRequest {
+  const m: JoinGroupRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    sessionTimeoutMs: fields.sessionTimeoutMs === undefined ? 0 : fields.sessionTimeoutMs,
+    rebalanceTimeoutMs: fields.rebalanceTimeoutMs === undefined ? -1 : fields.rebalanceTimeoutMs,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    protocolType: fields.protocolType === undefined ? '' : fields.protocolType,
+    protocols: fields.protocols === undefined ? [] : fields.protocols.map(createJoinGroupRequestProtocol),
+    reason: fields.reason === undefined ? null : fields.reason,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of JoinGroupRequestProtocol. */
@@ -70,13 +84,21 @@ export interface JoinGroupRequestProtocol {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A JoinGroupRequestProtocol with every field at its default, overridden by `fields`. */
-export function createJoinGroupRequestProtocol(fields?: Partial<JoinGroupRequestProtocol>): JoinGroupRequestProtocol {
-  return {
-    name: '',
-    metadata: EMPTY_BYTES,
-    ...fields,
+/** What createJoinGroupRequestProtocol takes: any field may be left out, at any depth, and gets its default. */
+export interface JoinGroupRequestProtocolInit {
+  name?: string;
+  metadata?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A JoinGroupRequestProtocol with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createJoinGroupRequestProtocol(fields: JoinGroupRequestProtocolInit = {}): JoinGroupRequestProtocol {
+  const m: JoinGroupRequestProtocol = {
+    name: fields.name === undefined ? '' : fields.name,
+    metadata: fields.metadata === undefined ? EMPTY_BYTES : fields.metadata,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readJoinGroupRequest(r: Reader, version: number): JoinGroupRequest {
@@ -309,7 +331,7 @@ function joinGroupRequestProtocolFromJson(json: unknown, version: number, path: 
 }
 
 /** The JoinGroupRequest codec: request, API key 11, versions 0-9, flexible 6+. */
-export const JoinGroupRequest = defineApiCodec<JoinGroupRequest>({
+export const JoinGroupRequest = defineApiCodec<JoinGroupRequest, JoinGroupRequestInit>({
   name: 'JoinGroupRequest',
   type: 'request',
   apiKey: 11,

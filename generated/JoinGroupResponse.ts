@@ -49,20 +49,35 @@ export interface JoinGroupResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A JoinGroupResponse with every field at its default, overridden by `fields`. */
-export function createJoinGroupResponse(fields?: Partial<JoinGroupResponse>): JoinGroupResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    generationId: -1,
-    protocolType: null,
-    protocolName: '',
-    leader: '',
-    skipAssignment: false,
-    memberId: '',
-    members: [],
-    ...fields,
+/** What createJoinGroupResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface JoinGroupResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  generationId?: number;
+  protocolType?: string | null;
+  protocolName?: string | null;
+  leader?: string;
+  skipAssignment?: boolean;
+  memberId?: string;
+  members?: JoinGroupResponseMemberInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A JoinGroupResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createJoinGroupResponse(fields: JoinGroupResponseInit = {}): JoinGroupResponse {
+  const m: JoinGroupResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    generationId: fields.generationId === undefined ? -1 : fields.generationId,
+    protocolType: fields.protocolType === undefined ? null : fields.protocolType,
+    protocolName: fields.protocolName === undefined ? '' : fields.protocolName,
+    leader: fields.leader === undefined ? '' : fields.leader,
+    skipAssignment: fields.skipAssignment === undefined ? false : fields.skipAssignment,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    members: fields.members === undefined ? [] : fields.members.map(createJoinGroupResponseMember),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of JoinGroupResponseMember. */
@@ -77,14 +92,23 @@ export interface JoinGroupResponseMember {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A JoinGroupResponseMember with every field at its default, overridden by `fields`. */
-export function createJoinGroupResponseMember(fields?: Partial<JoinGroupResponseMember>): JoinGroupResponseMember {
-  return {
-    memberId: '',
-    groupInstanceId: null,
-    metadata: EMPTY_BYTES,
-    ...fields,
+/** What createJoinGroupResponseMember takes: any field may be left out, at any depth, and gets its default. */
+export interface JoinGroupResponseMemberInit {
+  memberId?: string;
+  groupInstanceId?: string | null;
+  metadata?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A JoinGroupResponseMember with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createJoinGroupResponseMember(fields: JoinGroupResponseMemberInit = {}): JoinGroupResponseMember {
+  const m: JoinGroupResponseMember = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    metadata: fields.metadata === undefined ? EMPTY_BYTES : fields.metadata,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** errorCode, generationId: read after one bounds check. */
@@ -346,7 +370,7 @@ function joinGroupResponseMemberFromJson(json: unknown, version: number, path: s
 }
 
 /** The JoinGroupResponse codec: response, API key 11, versions 0-9, flexible 6+. */
-export const JoinGroupResponse = defineApiCodec<JoinGroupResponse>({
+export const JoinGroupResponse = defineApiCodec<JoinGroupResponse, JoinGroupResponseInit>({
   name: 'JoinGroupResponse',
   type: 'response',
   apiKey: 11,

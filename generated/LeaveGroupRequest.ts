@@ -31,14 +31,23 @@ export interface LeaveGroupRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A LeaveGroupRequest with every field at its default, overridden by `fields`. */
-export function createLeaveGroupRequest(fields?: Partial<LeaveGroupRequest>): LeaveGroupRequest {
-  return {
-    groupId: '',
-    memberId: '',
-    members: [],
-    ...fields,
+/** What createLeaveGroupRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface LeaveGroupRequestInit {
+  groupId?: string;
+  memberId?: string;
+  members?: MemberIdentityInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A LeaveGroupRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createLeaveGroupRequest(fields: LeaveGroupRequestInit = {}): LeaveGroupRequest {
+  const m: LeaveGroupRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    members: fields.members === undefined ? [] : fields.members.map(createMemberIdentity),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MemberIdentity. */
@@ -53,14 +62,23 @@ export interface MemberIdentity {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MemberIdentity with every field at its default, overridden by `fields`. */
-export function createMemberIdentity(fields?: Partial<MemberIdentity>): MemberIdentity {
-  return {
-    memberId: '',
-    groupInstanceId: null,
-    reason: null,
-    ...fields,
+/** What createMemberIdentity takes: any field may be left out, at any depth, and gets its default. */
+export interface MemberIdentityInit {
+  memberId?: string;
+  groupInstanceId?: string | null;
+  reason?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MemberIdentity with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMemberIdentity(fields: MemberIdentityInit = {}): MemberIdentity {
+  const m: MemberIdentity = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    reason: fields.reason === undefined ? null : fields.reason,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readLeaveGroupRequest(r: Reader, version: number): LeaveGroupRequest {
@@ -246,7 +264,7 @@ function memberIdentityFromJson(json: unknown, version: number, path: string): M
 }
 
 /** The LeaveGroupRequest codec: request, API key 13, versions 0-5, flexible 4+. */
-export const LeaveGroupRequest = defineApiCodec<LeaveGroupRequest>({
+export const LeaveGroupRequest = defineApiCodec<LeaveGroupRequest, LeaveGroupRequestInit>({
   name: 'LeaveGroupRequest',
   type: 'request',
   apiKey: 13,

@@ -30,14 +30,23 @@ export interface LeaveGroupResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A LeaveGroupResponse with every field at its default, overridden by `fields`. */
-export function createLeaveGroupResponse(fields?: Partial<LeaveGroupResponse>): LeaveGroupResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    members: [],
-    ...fields,
+/** What createLeaveGroupResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface LeaveGroupResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  members?: MemberResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A LeaveGroupResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createLeaveGroupResponse(fields: LeaveGroupResponseInit = {}): LeaveGroupResponse {
+  const m: LeaveGroupResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    members: fields.members === undefined ? [] : fields.members.map(createMemberResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MemberResponse. */
@@ -52,14 +61,23 @@ export interface MemberResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MemberResponse with every field at its default, overridden by `fields`. */
-export function createMemberResponse(fields?: Partial<MemberResponse>): MemberResponse {
-  return {
-    memberId: '',
-    groupInstanceId: '',
-    errorCode: 0,
-    ...fields,
+/** What createMemberResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface MemberResponseInit {
+  memberId?: string;
+  groupInstanceId?: string | null;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MemberResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMemberResponse(fields: MemberResponseInit = {}): MemberResponse {
+  const m: MemberResponse = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? '' : fields.groupInstanceId,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readLeaveGroupResponse(r: Reader, version: number): LeaveGroupResponse {
@@ -233,7 +251,7 @@ function memberResponseFromJson(json: unknown, version: number, path: string): M
 }
 
 /** The LeaveGroupResponse codec: response, API key 13, versions 0-5, flexible 4+. */
-export const LeaveGroupResponse = defineApiCodec<LeaveGroupResponse>({
+export const LeaveGroupResponse = defineApiCodec<LeaveGroupResponse, LeaveGroupResponseInit>({
   name: 'LeaveGroupResponse',
   type: 'response',
   apiKey: 13,

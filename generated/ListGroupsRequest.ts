@@ -29,13 +29,21 @@ export interface ListGroupsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListGroupsRequest with every field at its default, overridden by `fields`. */
-export function createListGroupsRequest(fields?: Partial<ListGroupsRequest>): ListGroupsRequest {
-  return {
-    statesFilter: [],
-    typesFilter: [],
-    ...fields,
+/** What createListGroupsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ListGroupsRequestInit {
+  statesFilter?: string[];
+  typesFilter?: string[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListGroupsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListGroupsRequest(fields: ListGroupsRequestInit = {}): ListGroupsRequest {
+  const m: ListGroupsRequest = {
+    statesFilter: fields.statesFilter === undefined ? [] : fields.statesFilter,
+    typesFilter: fields.typesFilter === undefined ? [] : fields.typesFilter,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readListGroupsRequest(r: Reader, version: number): ListGroupsRequest {
@@ -133,7 +141,7 @@ function listGroupsRequestFromJson(json: unknown, version: number, path: string)
 }
 
 /** The ListGroupsRequest codec: request, API key 16, versions 0-5, flexible 3+. */
-export const ListGroupsRequest = defineApiCodec<ListGroupsRequest>({
+export const ListGroupsRequest = defineApiCodec<ListGroupsRequest, ListGroupsRequestInit>({
   name: 'ListGroupsRequest',
   type: 'request',
   apiKey: 16,

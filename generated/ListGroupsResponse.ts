@@ -29,14 +29,23 @@ export interface ListGroupsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListGroupsResponse with every field at its default, overridden by `fields`. */
-export function createListGroupsResponse(fields?: Partial<ListGroupsResponse>): ListGroupsResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    groups: [],
-    ...fields,
+/** What createListGroupsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ListGroupsResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  groups?: ListedGroupInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListGroupsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListGroupsResponse(fields: ListGroupsResponseInit = {}): ListGroupsResponse {
+  const m: ListGroupsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    groups: fields.groups === undefined ? [] : fields.groups.map(createListedGroup),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ListedGroup. */
@@ -53,15 +62,25 @@ export interface ListedGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListedGroup with every field at its default, overridden by `fields`. */
-export function createListedGroup(fields?: Partial<ListedGroup>): ListedGroup {
-  return {
-    groupId: '',
-    protocolType: '',
-    groupState: '',
-    groupType: '',
-    ...fields,
+/** What createListedGroup takes: any field may be left out, at any depth, and gets its default. */
+export interface ListedGroupInit {
+  groupId?: string;
+  protocolType?: string;
+  groupState?: string;
+  groupType?: string;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListedGroup with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListedGroup(fields: ListedGroupInit = {}): ListedGroup {
+  const m: ListedGroup = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    protocolType: fields.protocolType === undefined ? '' : fields.protocolType,
+    groupState: fields.groupState === undefined ? '' : fields.groupState,
+    groupType: fields.groupType === undefined ? '' : fields.groupType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readListGroupsResponse(r: Reader, version: number): ListGroupsResponse {
@@ -243,7 +262,7 @@ function listedGroupFromJson(json: unknown, version: number, path: string): List
 }
 
 /** The ListGroupsResponse codec: response, API key 16, versions 0-5, flexible 3+. */
-export const ListGroupsResponse = defineApiCodec<ListGroupsResponse>({
+export const ListGroupsResponse = defineApiCodec<ListGroupsResponse, ListGroupsResponseInit>({
   name: 'ListGroupsResponse',
   type: 'response',
   apiKey: 16,

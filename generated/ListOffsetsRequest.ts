@@ -32,15 +32,25 @@ export interface ListOffsetsRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListOffsetsRequest with every field at its default, overridden by `fields`. */
-export function createListOffsetsRequest(fields?: Partial<ListOffsetsRequest>): ListOffsetsRequest {
-  return {
-    replicaId: 0,
-    isolationLevel: 0,
-    topics: [],
-    timeoutMs: 0,
-    ...fields,
+/** What createListOffsetsRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ListOffsetsRequestInit {
+  replicaId?: number;
+  isolationLevel?: number;
+  topics?: ListOffsetsTopicInit[];
+  timeoutMs?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListOffsetsRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListOffsetsRequest(fields: ListOffsetsRequestInit = {}): ListOffsetsRequest {
+  const m: ListOffsetsRequest = {
+    replicaId: fields.replicaId === undefined ? 0 : fields.replicaId,
+    isolationLevel: fields.isolationLevel === undefined ? 0 : fields.isolationLevel,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createListOffsetsTopic),
+    timeoutMs: fields.timeoutMs === undefined ? 0 : fields.timeoutMs,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ListOffsetsTopic. */
@@ -53,13 +63,21 @@ export interface ListOffsetsTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListOffsetsTopic with every field at its default, overridden by `fields`. */
-export function createListOffsetsTopic(fields?: Partial<ListOffsetsTopic>): ListOffsetsTopic {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+/** What createListOffsetsTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface ListOffsetsTopicInit {
+  name?: string;
+  partitions?: ListOffsetsPartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListOffsetsTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListOffsetsTopic(fields: ListOffsetsTopicInit = {}): ListOffsetsTopic {
+  const m: ListOffsetsTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createListOffsetsPartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ListOffsetsPartition. */
@@ -74,14 +92,23 @@ export interface ListOffsetsPartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListOffsetsPartition with every field at its default, overridden by `fields`. */
-export function createListOffsetsPartition(fields?: Partial<ListOffsetsPartition>): ListOffsetsPartition {
-  return {
-    partitionIndex: 0,
-    currentLeaderEpoch: -1,
-    timestamp: 0n,
-    ...fields,
+/** What createListOffsetsPartition takes: any field may be left out, at any depth, and gets its default. */
+export interface ListOffsetsPartitionInit {
+  partitionIndex?: number;
+  currentLeaderEpoch?: number;
+  timestamp?: bigint;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListOffsetsPartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListOffsetsPartition(fields: ListOffsetsPartitionInit = {}): ListOffsetsPartition {
+  const m: ListOffsetsPartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    currentLeaderEpoch: fields.currentLeaderEpoch === undefined ? -1 : fields.currentLeaderEpoch,
+    timestamp: fields.timestamp === undefined ? 0n : fields.timestamp,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readListOffsetsRequest(r: Reader, version: number): ListOffsetsRequest {
@@ -335,7 +362,7 @@ function listOffsetsPartitionFromJson(json: unknown, version: number, path: stri
 }
 
 /** The ListOffsetsRequest codec: request, API key 2, versions 1-11, flexible 6+. */
-export const ListOffsetsRequest = defineApiCodec<ListOffsetsRequest>({
+export const ListOffsetsRequest = defineApiCodec<ListOffsetsRequest, ListOffsetsRequestInit>({
   name: 'ListOffsetsRequest',
   type: 'request',
   apiKey: 2,

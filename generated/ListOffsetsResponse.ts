@@ -29,13 +29,21 @@ export interface ListOffsetsResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListOffsetsResponse with every field at its default, overridden by `fields`. */
-export function createListOffsetsResponse(fields?: Partial<ListOffsetsResponse>): ListOffsetsResponse {
-  return {
-    throttleTimeMs: 0,
-    topics: [],
-    ...fields,
+/** What createListOffsetsResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ListOffsetsResponseInit {
+  throttleTimeMs?: number;
+  topics?: ListOffsetsTopicResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListOffsetsResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListOffsetsResponse(fields: ListOffsetsResponseInit = {}): ListOffsetsResponse {
+  const m: ListOffsetsResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createListOffsetsTopicResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ListOffsetsTopicResponse. */
@@ -48,13 +56,21 @@ export interface ListOffsetsTopicResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListOffsetsTopicResponse with every field at its default, overridden by `fields`. */
-export function createListOffsetsTopicResponse(fields?: Partial<ListOffsetsTopicResponse>): ListOffsetsTopicResponse {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+/** What createListOffsetsTopicResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ListOffsetsTopicResponseInit {
+  name?: string;
+  partitions?: ListOffsetsPartitionResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListOffsetsTopicResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createListOffsetsTopicResponse(fields: ListOffsetsTopicResponseInit = {}): ListOffsetsTopicResponse {
+  const m: ListOffsetsTopicResponse = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createListOffsetsPartitionResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ListOffsetsPartitionResponse. */
@@ -73,18 +89,29 @@ export interface ListOffsetsPartitionResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ListOffsetsPartitionResponse with every field at its default, overridden by `fields`. */
+/** What createListOffsetsPartitionResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ListOffsetsPartitionResponseInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  timestamp?: bigint;
+  offset?: bigint;
+  leaderEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ListOffsetsPartitionResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createListOffsetsPartitionResponse(
-  fields?: Partial<ListOffsetsPartitionResponse>,
+  fields: ListOffsetsPartitionResponseInit = {},
 ): ListOffsetsPartitionResponse {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    timestamp: -1n,
-    offset: -1n,
-    leaderEpoch: -1,
-    ...fields,
+  const m: ListOffsetsPartitionResponse = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    timestamp: fields.timestamp === undefined ? -1n : fields.timestamp,
+    offset: fields.offset === undefined ? -1n : fields.offset,
+    leaderEpoch: fields.leaderEpoch === undefined ? -1 : fields.leaderEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readListOffsetsResponse(r: Reader, version: number): ListOffsetsResponse {
@@ -348,7 +375,7 @@ function listOffsetsPartitionResponseFromJson(
 }
 
 /** The ListOffsetsResponse codec: response, API key 2, versions 1-11, flexible 6+. */
-export const ListOffsetsResponse = defineApiCodec<ListOffsetsResponse>({
+export const ListOffsetsResponse = defineApiCodec<ListOffsetsResponse, ListOffsetsResponseInit>({
   name: 'ListOffsetsResponse',
   type: 'response',
   apiKey: 2,

@@ -35,15 +35,28 @@ export interface MetadataRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MetadataRequest with every field at its default, overridden by `fields`. */
-export function createMetadataRequest(fields?: Partial<MetadataRequest>): MetadataRequest {
-  return {
-    topics: [],
-    allowAutoTopicCreation: true,
-    includeClusterAuthorizedOperations: false,
-    includeTopicAuthorizedOperations: false,
-    ...fields,
+/** What createMetadataRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface MetadataRequestInit {
+  topics?: MetadataRequestTopicInit[] | null;
+  allowAutoTopicCreation?: boolean;
+  includeClusterAuthorizedOperations?: boolean;
+  includeTopicAuthorizedOperations?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MetadataRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMetadataRequest(fields: MetadataRequestInit = {}): MetadataRequest {
+  const m: MetadataRequest = {
+    topics:
+      fields.topics === undefined ? [] : fields.topics === null ? null : fields.topics.map(createMetadataRequestTopic),
+    allowAutoTopicCreation: fields.allowAutoTopicCreation === undefined ? true : fields.allowAutoTopicCreation,
+    includeClusterAuthorizedOperations:
+      fields.includeClusterAuthorizedOperations === undefined ? false : fields.includeClusterAuthorizedOperations,
+    includeTopicAuthorizedOperations:
+      fields.includeTopicAuthorizedOperations === undefined ? false : fields.includeTopicAuthorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MetadataRequestTopic. */
@@ -56,13 +69,21 @@ export interface MetadataRequestTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MetadataRequestTopic with every field at its default, overridden by `fields`. */
-export function createMetadataRequestTopic(fields?: Partial<MetadataRequestTopic>): MetadataRequestTopic {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    name: '',
-    ...fields,
+/** What createMetadataRequestTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface MetadataRequestTopicInit {
+  topicId?: string;
+  name?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MetadataRequestTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMetadataRequestTopic(fields: MetadataRequestTopicInit = {}): MetadataRequestTopic {
+  const m: MetadataRequestTopic = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    name: fields.name === undefined ? '' : fields.name,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readMetadataRequest(r: Reader, version: number): MetadataRequest {
@@ -286,7 +307,7 @@ function metadataRequestTopicFromJson(json: unknown, version: number, path: stri
 }
 
 /** The MetadataRequest codec: request, API key 3, versions 0-13, flexible 9+. */
-export const MetadataRequest = defineApiCodec<MetadataRequest>({
+export const MetadataRequest = defineApiCodec<MetadataRequest, MetadataRequestInit>({
   name: 'MetadataRequest',
   type: 'request',
   apiKey: 3,

@@ -42,18 +42,32 @@ export interface MetadataResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MetadataResponse with every field at its default, overridden by `fields`. */
-export function createMetadataResponse(fields?: Partial<MetadataResponse>): MetadataResponse {
-  return {
-    throttleTimeMs: 0,
-    brokers: [],
-    clusterId: null,
-    controllerId: -1,
-    topics: [],
-    clusterAuthorizedOperations: -2147483648,
-    errorCode: 0,
-    ...fields,
+/** What createMetadataResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface MetadataResponseInit {
+  throttleTimeMs?: number;
+  brokers?: MetadataResponseBrokerInit[];
+  clusterId?: string | null;
+  controllerId?: number;
+  topics?: MetadataResponseTopicInit[];
+  clusterAuthorizedOperations?: number;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MetadataResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMetadataResponse(fields: MetadataResponseInit = {}): MetadataResponse {
+  const m: MetadataResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    brokers: fields.brokers === undefined ? [] : fields.brokers.map(createMetadataResponseBroker),
+    clusterId: fields.clusterId === undefined ? null : fields.clusterId,
+    controllerId: fields.controllerId === undefined ? -1 : fields.controllerId,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createMetadataResponseTopic),
+    clusterAuthorizedOperations:
+      fields.clusterAuthorizedOperations === undefined ? -2147483648 : fields.clusterAuthorizedOperations,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MetadataResponseBroker. */
@@ -70,15 +84,25 @@ export interface MetadataResponseBroker {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MetadataResponseBroker with every field at its default, overridden by `fields`. */
-export function createMetadataResponseBroker(fields?: Partial<MetadataResponseBroker>): MetadataResponseBroker {
-  return {
-    nodeId: 0,
-    host: '',
-    port: 0,
-    rack: null,
-    ...fields,
+/** What createMetadataResponseBroker takes: any field may be left out, at any depth, and gets its default. */
+export interface MetadataResponseBrokerInit {
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  rack?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MetadataResponseBroker with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMetadataResponseBroker(fields: MetadataResponseBrokerInit = {}): MetadataResponseBroker {
+  const m: MetadataResponseBroker = {
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    rack: fields.rack === undefined ? null : fields.rack,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MetadataResponseTopic. */
@@ -99,17 +123,30 @@ export interface MetadataResponseTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MetadataResponseTopic with every field at its default, overridden by `fields`. */
-export function createMetadataResponseTopic(fields?: Partial<MetadataResponseTopic>): MetadataResponseTopic {
-  return {
-    errorCode: 0,
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    isInternal: false,
-    partitions: [],
-    topicAuthorizedOperations: -2147483648,
-    ...fields,
+/** What createMetadataResponseTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface MetadataResponseTopicInit {
+  errorCode?: number;
+  name?: string | null;
+  topicId?: string;
+  isInternal?: boolean;
+  partitions?: MetadataResponsePartitionInit[];
+  topicAuthorizedOperations?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MetadataResponseTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMetadataResponseTopic(fields: MetadataResponseTopicInit = {}): MetadataResponseTopic {
+  const m: MetadataResponseTopic = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    isInternal: fields.isInternal === undefined ? false : fields.isInternal,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createMetadataResponsePartition),
+    topicAuthorizedOperations:
+      fields.topicAuthorizedOperations === undefined ? -2147483648 : fields.topicAuthorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of MetadataResponsePartition. */
@@ -132,20 +169,31 @@ export interface MetadataResponsePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A MetadataResponsePartition with every field at its default, overridden by `fields`. */
-export function createMetadataResponsePartition(
-  fields?: Partial<MetadataResponsePartition>,
-): MetadataResponsePartition {
-  return {
-    errorCode: 0,
-    partitionIndex: 0,
-    leaderId: 0,
-    leaderEpoch: -1,
-    replicaNodes: [],
-    isrNodes: [],
-    offlineReplicas: [],
-    ...fields,
+/** What createMetadataResponsePartition takes: any field may be left out, at any depth, and gets its default. */
+export interface MetadataResponsePartitionInit {
+  errorCode?: number;
+  partitionIndex?: number;
+  leaderId?: number;
+  leaderEpoch?: number;
+  replicaNodes?: number[];
+  isrNodes?: number[];
+  offlineReplicas?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A MetadataResponsePartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMetadataResponsePartition(fields: MetadataResponsePartitionInit = {}): MetadataResponsePartition {
+  const m: MetadataResponsePartition = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    leaderId: fields.leaderId === undefined ? 0 : fields.leaderId,
+    leaderEpoch: fields.leaderEpoch === undefined ? -1 : fields.leaderEpoch,
+    replicaNodes: fields.replicaNodes === undefined ? [] : fields.replicaNodes,
+    isrNodes: fields.isrNodes === undefined ? [] : fields.isrNodes,
+    offlineReplicas: fields.offlineReplicas === undefined ? [] : fields.offlineReplicas,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readMetadataResponse(r: Reader, version: number): MetadataResponse {
@@ -696,7 +744,7 @@ function metadataResponsePartitionFromJson(json: unknown, version: number, path:
 }
 
 /** The MetadataResponse codec: response, API key 3, versions 0-13, flexible 9+. */
-export const MetadataResponse = defineApiCodec<MetadataResponse>({
+export const MetadataResponse = defineApiCodec<MetadataResponse, MetadataResponseInit>({
   name: 'MetadataResponse',
   type: 'response',
   apiKey: 3,

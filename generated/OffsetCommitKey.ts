@@ -21,13 +21,19 @@ export interface OffsetCommitKey {
   partition: number;
 }
 
-/** An OffsetCommitKey with every field at its default, overridden by `fields`. */
-export function createOffsetCommitKey(fields?: Partial<OffsetCommitKey>): OffsetCommitKey {
+/** What createOffsetCommitKey takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitKeyInit {
+  group?: string;
+  topic?: string;
+  partition?: number;
+}
+
+/** An OffsetCommitKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetCommitKey(fields: OffsetCommitKeyInit = {}): OffsetCommitKey {
   return {
-    group: '',
-    topic: '',
-    partition: 0,
-    ...fields,
+    group: fields.group === undefined ? '' : fields.group,
+    topic: fields.topic === undefined ? '' : fields.topic,
+    partition: fields.partition === undefined ? 0 : fields.partition,
   };
 }
 
@@ -90,7 +96,7 @@ function offsetCommitKeyFromJson(json: unknown, version: number, path: string): 
 }
 
 /** The OffsetCommitKey codec: coordinator-key, record type 1, versions 0, flexible none. */
-export const OffsetCommitKey = defineCodec<OffsetCommitKey>({
+export const OffsetCommitKey = defineCodec<OffsetCommitKey, OffsetCommitKeyInit>({
   name: 'OffsetCommitKey',
   type: 'coordinator-key',
   apiKey: 1,

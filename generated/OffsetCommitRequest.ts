@@ -39,17 +39,29 @@ export interface OffsetCommitRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitRequest with every field at its default, overridden by `fields`. */
-export function createOffsetCommitRequest(fields?: Partial<OffsetCommitRequest>): OffsetCommitRequest {
-  return {
-    groupId: '',
-    generationIdOrMemberEpoch: -1,
-    memberId: '',
-    groupInstanceId: null,
-    retentionTimeMs: -1n,
-    topics: [],
-    ...fields,
+/** What createOffsetCommitRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitRequestInit {
+  groupId?: string;
+  generationIdOrMemberEpoch?: number;
+  memberId?: string;
+  groupInstanceId?: string | null;
+  retentionTimeMs?: bigint;
+  topics?: OffsetCommitRequestTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetCommitRequest(fields: OffsetCommitRequestInit = {}): OffsetCommitRequest {
+  const m: OffsetCommitRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    generationIdOrMemberEpoch: fields.generationIdOrMemberEpoch === undefined ? -1 : fields.generationIdOrMemberEpoch,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    retentionTimeMs: fields.retentionTimeMs === undefined ? -1n : fields.retentionTimeMs,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createOffsetCommitRequestTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetCommitRequestTopic. */
@@ -64,14 +76,23 @@ export interface OffsetCommitRequestTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitRequestTopic with every field at its default, overridden by `fields`. */
-export function createOffsetCommitRequestTopic(fields?: Partial<OffsetCommitRequestTopic>): OffsetCommitRequestTopic {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createOffsetCommitRequestTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitRequestTopicInit {
+  name?: string;
+  topicId?: string;
+  partitions?: OffsetCommitRequestPartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitRequestTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetCommitRequestTopic(fields: OffsetCommitRequestTopicInit = {}): OffsetCommitRequestTopic {
+  const m: OffsetCommitRequestTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createOffsetCommitRequestPartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetCommitRequestPartition. */
@@ -88,17 +109,27 @@ export interface OffsetCommitRequestPartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitRequestPartition with every field at its default, overridden by `fields`. */
+/** What createOffsetCommitRequestPartition takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitRequestPartitionInit {
+  partitionIndex?: number;
+  committedOffset?: bigint;
+  committedLeaderEpoch?: number;
+  committedMetadata?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitRequestPartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createOffsetCommitRequestPartition(
-  fields?: Partial<OffsetCommitRequestPartition>,
+  fields: OffsetCommitRequestPartitionInit = {},
 ): OffsetCommitRequestPartition {
-  return {
-    partitionIndex: 0,
-    committedOffset: 0n,
-    committedLeaderEpoch: -1,
-    committedMetadata: '',
-    ...fields,
+  const m: OffsetCommitRequestPartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    committedOffset: fields.committedOffset === undefined ? 0n : fields.committedOffset,
+    committedLeaderEpoch: fields.committedLeaderEpoch === undefined ? -1 : fields.committedLeaderEpoch,
+    committedMetadata: fields.committedMetadata === undefined ? '' : fields.committedMetadata,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readOffsetCommitRequest(r: Reader, version: number): OffsetCommitRequest {
@@ -437,7 +468,7 @@ function offsetCommitRequestPartitionFromJson(
 }
 
 /** The OffsetCommitRequest codec: request, API key 8, versions 2-10, flexible 8+. */
-export const OffsetCommitRequest = defineApiCodec<OffsetCommitRequest>({
+export const OffsetCommitRequest = defineApiCodec<OffsetCommitRequest, OffsetCommitRequestInit>({
   name: 'OffsetCommitRequest',
   type: 'request',
   apiKey: 8,

@@ -28,13 +28,21 @@ export interface OffsetCommitResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitResponse with every field at its default, overridden by `fields`. */
-export function createOffsetCommitResponse(fields?: Partial<OffsetCommitResponse>): OffsetCommitResponse {
-  return {
-    throttleTimeMs: 0,
-    topics: [],
-    ...fields,
+/** What createOffsetCommitResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitResponseInit {
+  throttleTimeMs?: number;
+  topics?: OffsetCommitResponseTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetCommitResponse(fields: OffsetCommitResponseInit = {}): OffsetCommitResponse {
+  const m: OffsetCommitResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createOffsetCommitResponseTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetCommitResponseTopic. */
@@ -49,16 +57,23 @@ export interface OffsetCommitResponseTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitResponseTopic with every field at its default, overridden by `fields`. */
-export function createOffsetCommitResponseTopic(
-  fields?: Partial<OffsetCommitResponseTopic>,
-): OffsetCommitResponseTopic {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createOffsetCommitResponseTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitResponseTopicInit {
+  name?: string;
+  topicId?: string;
+  partitions?: OffsetCommitResponsePartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitResponseTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetCommitResponseTopic(fields: OffsetCommitResponseTopicInit = {}): OffsetCommitResponseTopic {
+  const m: OffsetCommitResponseTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createOffsetCommitResponsePartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetCommitResponsePartition. */
@@ -71,15 +86,23 @@ export interface OffsetCommitResponsePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitResponsePartition with every field at its default, overridden by `fields`. */
+/** What createOffsetCommitResponsePartition takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitResponsePartitionInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitResponsePartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createOffsetCommitResponsePartition(
-  fields?: Partial<OffsetCommitResponsePartition>,
+  fields: OffsetCommitResponsePartitionInit = {},
 ): OffsetCommitResponsePartition {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    ...fields,
+  const m: OffsetCommitResponsePartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readOffsetCommitResponse(r: Reader, version: number): OffsetCommitResponse {
@@ -322,7 +345,7 @@ function offsetCommitResponsePartitionFromJson(
 }
 
 /** The OffsetCommitResponse codec: response, API key 8, versions 2-10, flexible 8+. */
-export const OffsetCommitResponse = defineApiCodec<OffsetCommitResponse>({
+export const OffsetCommitResponse = defineApiCodec<OffsetCommitResponse, OffsetCommitResponseInit>({
   name: 'OffsetCommitResponse',
   type: 'response',
   apiKey: 8,

@@ -33,17 +33,29 @@ export interface OffsetCommitValue {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetCommitValue with every field at its default, overridden by `fields`. */
-export function createOffsetCommitValue(fields?: Partial<OffsetCommitValue>): OffsetCommitValue {
-  return {
-    offset: 0n,
-    leaderEpoch: -1,
-    metadata: '',
-    commitTimestamp: 0n,
-    expireTimestamp: -1n,
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    ...fields,
+/** What createOffsetCommitValue takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetCommitValueInit {
+  offset?: bigint;
+  leaderEpoch?: number;
+  metadata?: string;
+  commitTimestamp?: bigint;
+  expireTimestamp?: bigint;
+  topicId?: string;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetCommitValue with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetCommitValue(fields: OffsetCommitValueInit = {}): OffsetCommitValue {
+  const m: OffsetCommitValue = {
+    offset: fields.offset === undefined ? 0n : fields.offset,
+    leaderEpoch: fields.leaderEpoch === undefined ? -1 : fields.leaderEpoch,
+    metadata: fields.metadata === undefined ? '' : fields.metadata,
+    commitTimestamp: fields.commitTimestamp === undefined ? 0n : fields.commitTimestamp,
+    expireTimestamp: fields.expireTimestamp === undefined ? -1n : fields.expireTimestamp,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readOffsetCommitValue(r: Reader, version: number): OffsetCommitValue {
@@ -192,7 +204,7 @@ function offsetCommitValueFromJson(json: unknown, version: number, path: string)
 }
 
 /** The OffsetCommitValue codec: coordinator-value, record type 1, versions 0-4, flexible 4+. */
-export const OffsetCommitValue = defineCodec<OffsetCommitValue>({
+export const OffsetCommitValue = defineCodec<OffsetCommitValue, OffsetCommitValueInit>({
   name: 'OffsetCommitValue',
   type: 'coordinator-value',
   apiKey: 1,

@@ -38,15 +38,30 @@ export interface OffsetFetchRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchRequest with every field at its default, overridden by `fields`. */
-export function createOffsetFetchRequest(fields?: Partial<OffsetFetchRequest>): OffsetFetchRequest {
-  return {
-    groupId: '',
-    topics: [],
-    groups: [],
-    requireStable: false,
-    ...fields,
+/** What createOffsetFetchRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchRequestInit {
+  groupId?: string;
+  topics?: OffsetFetchRequestTopicInit[] | null;
+  groups?: OffsetFetchRequestGroupInit[];
+  requireStable?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchRequest(fields: OffsetFetchRequestInit = {}): OffsetFetchRequest {
+  const m: OffsetFetchRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    topics:
+      fields.topics === undefined
+        ? []
+        : fields.topics === null
+          ? null
+          : fields.topics.map(createOffsetFetchRequestTopic),
+    groups: fields.groups === undefined ? [] : fields.groups.map(createOffsetFetchRequestGroup),
+    requireStable: fields.requireStable === undefined ? false : fields.requireStable,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchRequestTopic. */
@@ -59,13 +74,21 @@ export interface OffsetFetchRequestTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchRequestTopic with every field at its default, overridden by `fields`. */
-export function createOffsetFetchRequestTopic(fields?: Partial<OffsetFetchRequestTopic>): OffsetFetchRequestTopic {
-  return {
-    name: '',
-    partitionIndexes: [],
-    ...fields,
+/** What createOffsetFetchRequestTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchRequestTopicInit {
+  name?: string;
+  partitionIndexes?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchRequestTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchRequestTopic(fields: OffsetFetchRequestTopicInit = {}): OffsetFetchRequestTopic {
+  const m: OffsetFetchRequestTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitionIndexes: fields.partitionIndexes === undefined ? [] : fields.partitionIndexes,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchRequestGroup. */
@@ -82,15 +105,30 @@ export interface OffsetFetchRequestGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchRequestGroup with every field at its default, overridden by `fields`. */
-export function createOffsetFetchRequestGroup(fields?: Partial<OffsetFetchRequestGroup>): OffsetFetchRequestGroup {
-  return {
-    groupId: '',
-    memberId: null,
-    memberEpoch: -1,
-    topics: [],
-    ...fields,
+/** What createOffsetFetchRequestGroup takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchRequestGroupInit {
+  groupId?: string;
+  memberId?: string | null;
+  memberEpoch?: number;
+  topics?: OffsetFetchRequestTopicsInit[] | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchRequestGroup with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchRequestGroup(fields: OffsetFetchRequestGroupInit = {}): OffsetFetchRequestGroup {
+  const m: OffsetFetchRequestGroup = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    memberId: fields.memberId === undefined ? null : fields.memberId,
+    memberEpoch: fields.memberEpoch === undefined ? -1 : fields.memberEpoch,
+    topics:
+      fields.topics === undefined
+        ? []
+        : fields.topics === null
+          ? null
+          : fields.topics.map(createOffsetFetchRequestTopics),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchRequestTopics. */
@@ -105,14 +143,23 @@ export interface OffsetFetchRequestTopics {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchRequestTopics with every field at its default, overridden by `fields`. */
-export function createOffsetFetchRequestTopics(fields?: Partial<OffsetFetchRequestTopics>): OffsetFetchRequestTopics {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitionIndexes: [],
-    ...fields,
+/** What createOffsetFetchRequestTopics takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchRequestTopicsInit {
+  name?: string;
+  topicId?: string;
+  partitionIndexes?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchRequestTopics with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchRequestTopics(fields: OffsetFetchRequestTopicsInit = {}): OffsetFetchRequestTopics {
+  const m: OffsetFetchRequestTopics = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitionIndexes: fields.partitionIndexes === undefined ? [] : fields.partitionIndexes,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readOffsetFetchRequest(r: Reader, version: number): OffsetFetchRequest {
@@ -506,7 +553,7 @@ function offsetFetchRequestTopicsFromJson(json: unknown, version: number, path: 
 }
 
 /** The OffsetFetchRequest codec: request, API key 9, versions 1-10, flexible 6+. */
-export const OffsetFetchRequest = defineApiCodec<OffsetFetchRequest>({
+export const OffsetFetchRequest = defineApiCodec<OffsetFetchRequest, OffsetFetchRequestInit>({
   name: 'OffsetFetchRequest',
   type: 'request',
   apiKey: 9,

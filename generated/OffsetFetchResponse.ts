@@ -36,15 +36,25 @@ export interface OffsetFetchResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchResponse with every field at its default, overridden by `fields`. */
-export function createOffsetFetchResponse(fields?: Partial<OffsetFetchResponse>): OffsetFetchResponse {
-  return {
-    throttleTimeMs: 0,
-    topics: [],
-    errorCode: 0,
-    groups: [],
-    ...fields,
+/** What createOffsetFetchResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchResponseInit {
+  throttleTimeMs?: number;
+  topics?: OffsetFetchResponseTopicInit[];
+  errorCode?: number;
+  groups?: OffsetFetchResponseGroupInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchResponse(fields: OffsetFetchResponseInit = {}): OffsetFetchResponse {
+  const m: OffsetFetchResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createOffsetFetchResponseTopic),
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    groups: fields.groups === undefined ? [] : fields.groups.map(createOffsetFetchResponseGroup),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchResponseTopic. */
@@ -57,13 +67,21 @@ export interface OffsetFetchResponseTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchResponseTopic with every field at its default, overridden by `fields`. */
-export function createOffsetFetchResponseTopic(fields?: Partial<OffsetFetchResponseTopic>): OffsetFetchResponseTopic {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+/** What createOffsetFetchResponseTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchResponseTopicInit {
+  name?: string;
+  partitions?: OffsetFetchResponsePartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchResponseTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchResponseTopic(fields: OffsetFetchResponseTopicInit = {}): OffsetFetchResponseTopic {
+  const m: OffsetFetchResponseTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createOffsetFetchResponsePartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchResponsePartition. */
@@ -82,18 +100,29 @@ export interface OffsetFetchResponsePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchResponsePartition with every field at its default, overridden by `fields`. */
+/** What createOffsetFetchResponsePartition takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchResponsePartitionInit {
+  partitionIndex?: number;
+  committedOffset?: bigint;
+  committedLeaderEpoch?: number;
+  metadata?: string | null;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchResponsePartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createOffsetFetchResponsePartition(
-  fields?: Partial<OffsetFetchResponsePartition>,
+  fields: OffsetFetchResponsePartitionInit = {},
 ): OffsetFetchResponsePartition {
-  return {
-    partitionIndex: 0,
-    committedOffset: 0n,
-    committedLeaderEpoch: -1,
-    metadata: '',
-    errorCode: 0,
-    ...fields,
+  const m: OffsetFetchResponsePartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    committedOffset: fields.committedOffset === undefined ? 0n : fields.committedOffset,
+    committedLeaderEpoch: fields.committedLeaderEpoch === undefined ? -1 : fields.committedLeaderEpoch,
+    metadata: fields.metadata === undefined ? '' : fields.metadata,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchResponseGroup. */
@@ -108,14 +137,23 @@ export interface OffsetFetchResponseGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchResponseGroup with every field at its default, overridden by `fields`. */
-export function createOffsetFetchResponseGroup(fields?: Partial<OffsetFetchResponseGroup>): OffsetFetchResponseGroup {
-  return {
-    groupId: '',
-    topics: [],
-    errorCode: 0,
-    ...fields,
+/** What createOffsetFetchResponseGroup takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchResponseGroupInit {
+  groupId?: string;
+  topics?: OffsetFetchResponseTopicsInit[];
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchResponseGroup with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchResponseGroup(fields: OffsetFetchResponseGroupInit = {}): OffsetFetchResponseGroup {
+  const m: OffsetFetchResponseGroup = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createOffsetFetchResponseTopics),
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchResponseTopics. */
@@ -130,16 +168,23 @@ export interface OffsetFetchResponseTopics {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchResponseTopics with every field at its default, overridden by `fields`. */
-export function createOffsetFetchResponseTopics(
-  fields?: Partial<OffsetFetchResponseTopics>,
-): OffsetFetchResponseTopics {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createOffsetFetchResponseTopics takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchResponseTopicsInit {
+  name?: string;
+  topicId?: string;
+  partitions?: OffsetFetchResponsePartitionsInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchResponseTopics with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createOffsetFetchResponseTopics(fields: OffsetFetchResponseTopicsInit = {}): OffsetFetchResponseTopics {
+  const m: OffsetFetchResponseTopics = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createOffsetFetchResponsePartitions),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of OffsetFetchResponsePartitions. */
@@ -158,18 +203,29 @@ export interface OffsetFetchResponsePartitions {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An OffsetFetchResponsePartitions with every field at its default, overridden by `fields`. */
+/** What createOffsetFetchResponsePartitions takes: any field may be left out, at any depth, and gets its default. */
+export interface OffsetFetchResponsePartitionsInit {
+  partitionIndex?: number;
+  committedOffset?: bigint;
+  committedLeaderEpoch?: number;
+  metadata?: string | null;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An OffsetFetchResponsePartitions with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createOffsetFetchResponsePartitions(
-  fields?: Partial<OffsetFetchResponsePartitions>,
+  fields: OffsetFetchResponsePartitionsInit = {},
 ): OffsetFetchResponsePartitions {
-  return {
-    partitionIndex: 0,
-    committedOffset: 0n,
-    committedLeaderEpoch: -1,
-    metadata: '',
-    errorCode: 0,
-    ...fields,
+  const m: OffsetFetchResponsePartitions = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    committedOffset: fields.committedOffset === undefined ? 0n : fields.committedOffset,
+    committedLeaderEpoch: fields.committedLeaderEpoch === undefined ? -1 : fields.committedLeaderEpoch,
+    metadata: fields.metadata === undefined ? '' : fields.metadata,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readOffsetFetchResponse(r: Reader, version: number): OffsetFetchResponse {
@@ -735,7 +791,7 @@ function offsetFetchResponsePartitionsFromJson(
 }
 
 /** The OffsetFetchResponse codec: response, API key 9, versions 1-10, flexible 6+. */
-export const OffsetFetchResponse = defineApiCodec<OffsetFetchResponse>({
+export const OffsetFetchResponse = defineApiCodec<OffsetFetchResponse, OffsetFetchResponseInit>({
   name: 'OffsetFetchResponse',
   type: 'response',
   apiKey: 9,

@@ -36,15 +36,25 @@ export interface ProduceRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ProduceRequest with every field at its default, overridden by `fields`. */
-export function createProduceRequest(fields?: Partial<ProduceRequest>): ProduceRequest {
-  return {
-    transactionalId: null,
-    acks: 0,
-    timeoutMs: 0,
-    topicData: [],
-    ...fields,
+/** What createProduceRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ProduceRequestInit {
+  transactionalId?: string | null;
+  acks?: number;
+  timeoutMs?: number;
+  topicData?: TopicProduceDataInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ProduceRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createProduceRequest(fields: ProduceRequestInit = {}): ProduceRequest {
+  const m: ProduceRequest = {
+    transactionalId: fields.transactionalId === undefined ? null : fields.transactionalId,
+    acks: fields.acks === undefined ? 0 : fields.acks,
+    timeoutMs: fields.timeoutMs === undefined ? 0 : fields.timeoutMs,
+    topicData: fields.topicData === undefined ? [] : fields.topicData.map(createTopicProduceData),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TopicProduceData. */
@@ -59,14 +69,23 @@ export interface TopicProduceData {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TopicProduceData with every field at its default, overridden by `fields`. */
-export function createTopicProduceData(fields?: Partial<TopicProduceData>): TopicProduceData {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitionData: [],
-    ...fields,
+/** What createTopicProduceData takes: any field may be left out, at any depth, and gets its default. */
+export interface TopicProduceDataInit {
+  name?: string;
+  topicId?: string;
+  partitionData?: PartitionProduceDataInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TopicProduceData with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTopicProduceData(fields: TopicProduceDataInit = {}): TopicProduceData {
+  const m: TopicProduceData = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitionData: fields.partitionData === undefined ? [] : fields.partitionData.map(createPartitionProduceData),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of PartitionProduceData. */
@@ -79,13 +98,21 @@ export interface PartitionProduceData {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A PartitionProduceData with every field at its default, overridden by `fields`. */
-export function createPartitionProduceData(fields?: Partial<PartitionProduceData>): PartitionProduceData {
-  return {
-    index: 0,
-    records: null,
-    ...fields,
+/** What createPartitionProduceData takes: any field may be left out, at any depth, and gets its default. */
+export interface PartitionProduceDataInit {
+  index?: number;
+  records?: Uint8Array | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A PartitionProduceData with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createPartitionProduceData(fields: PartitionProduceDataInit = {}): PartitionProduceData {
+  const m: PartitionProduceData = {
+    index: fields.index === undefined ? 0 : fields.index,
+    records: fields.records === undefined ? null : fields.records,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** acks, timeoutMs: read after one bounds check. */
@@ -335,7 +362,7 @@ function partitionProduceDataFromJson(json: unknown, version: number, path: stri
 }
 
 /** The ProduceRequest codec: request, API key 0, versions 3-13, flexible 9+. */
-export const ProduceRequest = defineApiCodec<ProduceRequest>({
+export const ProduceRequest = defineApiCodec<ProduceRequest, ProduceRequestInit>({
   name: 'ProduceRequest',
   type: 'request',
   apiKey: 0,

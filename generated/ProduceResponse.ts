@@ -37,14 +37,23 @@ export interface ProduceResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ProduceResponse with every field at its default, overridden by `fields`. */
-export function createProduceResponse(fields?: Partial<ProduceResponse>): ProduceResponse {
-  return {
-    responses: [],
-    throttleTimeMs: 0,
-    nodeEndpoints: [],
-    ...fields,
+/** What createProduceResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ProduceResponseInit {
+  responses?: TopicProduceResponseInit[];
+  throttleTimeMs?: number;
+  nodeEndpoints?: NodeEndpointInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ProduceResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createProduceResponse(fields: ProduceResponseInit = {}): ProduceResponse {
+  const m: ProduceResponse = {
+    responses: fields.responses === undefined ? [] : fields.responses.map(createTopicProduceResponse),
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    nodeEndpoints: fields.nodeEndpoints === undefined ? [] : fields.nodeEndpoints.map(createNodeEndpoint),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TopicProduceResponse. */
@@ -59,14 +68,24 @@ export interface TopicProduceResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TopicProduceResponse with every field at its default, overridden by `fields`. */
-export function createTopicProduceResponse(fields?: Partial<TopicProduceResponse>): TopicProduceResponse {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitionResponses: [],
-    ...fields,
+/** What createTopicProduceResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface TopicProduceResponseInit {
+  name?: string;
+  topicId?: string;
+  partitionResponses?: PartitionProduceResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TopicProduceResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTopicProduceResponse(fields: TopicProduceResponseInit = {}): TopicProduceResponse {
+  const m: TopicProduceResponse = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitionResponses:
+      fields.partitionResponses === undefined ? [] : fields.partitionResponses.map(createPartitionProduceResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of PartitionProduceResponse. */
@@ -91,19 +110,33 @@ export interface PartitionProduceResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A PartitionProduceResponse with every field at its default, overridden by `fields`. */
-export function createPartitionProduceResponse(fields?: Partial<PartitionProduceResponse>): PartitionProduceResponse {
-  return {
-    index: 0,
-    errorCode: 0,
-    baseOffset: 0n,
-    logAppendTimeMs: -1n,
-    logStartOffset: -1n,
-    recordErrors: [],
-    errorMessage: null,
-    currentLeader: createLeaderIdAndEpoch(),
-    ...fields,
+/** What createPartitionProduceResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface PartitionProduceResponseInit {
+  index?: number;
+  errorCode?: number;
+  baseOffset?: bigint;
+  logAppendTimeMs?: bigint;
+  logStartOffset?: bigint;
+  recordErrors?: BatchIndexAndErrorMessageInit[];
+  errorMessage?: string | null;
+  currentLeader?: LeaderIdAndEpochInit;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A PartitionProduceResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createPartitionProduceResponse(fields: PartitionProduceResponseInit = {}): PartitionProduceResponse {
+  const m: PartitionProduceResponse = {
+    index: fields.index === undefined ? 0 : fields.index,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    baseOffset: fields.baseOffset === undefined ? 0n : fields.baseOffset,
+    logAppendTimeMs: fields.logAppendTimeMs === undefined ? -1n : fields.logAppendTimeMs,
+    logStartOffset: fields.logStartOffset === undefined ? -1n : fields.logStartOffset,
+    recordErrors: fields.recordErrors === undefined ? [] : fields.recordErrors.map(createBatchIndexAndErrorMessage),
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    currentLeader: createLeaderIdAndEpoch(fields.currentLeader),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of BatchIndexAndErrorMessage. */
@@ -116,15 +149,21 @@ export interface BatchIndexAndErrorMessage {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A BatchIndexAndErrorMessage with every field at its default, overridden by `fields`. */
-export function createBatchIndexAndErrorMessage(
-  fields?: Partial<BatchIndexAndErrorMessage>,
-): BatchIndexAndErrorMessage {
-  return {
-    batchIndex: 0,
-    batchIndexErrorMessage: null,
-    ...fields,
+/** What createBatchIndexAndErrorMessage takes: any field may be left out, at any depth, and gets its default. */
+export interface BatchIndexAndErrorMessageInit {
+  batchIndex?: number;
+  batchIndexErrorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A BatchIndexAndErrorMessage with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createBatchIndexAndErrorMessage(fields: BatchIndexAndErrorMessageInit = {}): BatchIndexAndErrorMessage {
+  const m: BatchIndexAndErrorMessage = {
+    batchIndex: fields.batchIndex === undefined ? 0 : fields.batchIndex,
+    batchIndexErrorMessage: fields.batchIndexErrorMessage === undefined ? null : fields.batchIndexErrorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of LeaderIdAndEpoch. */
@@ -137,13 +176,21 @@ export interface LeaderIdAndEpoch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A LeaderIdAndEpoch with every field at its default, overridden by `fields`. */
-export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): LeaderIdAndEpoch {
-  return {
-    leaderId: -1,
-    leaderEpoch: -1,
-    ...fields,
+/** What createLeaderIdAndEpoch takes: any field may be left out, at any depth, and gets its default. */
+export interface LeaderIdAndEpochInit {
+  leaderId?: number;
+  leaderEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A LeaderIdAndEpoch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createLeaderIdAndEpoch(fields: LeaderIdAndEpochInit = {}): LeaderIdAndEpoch {
+  const m: LeaderIdAndEpoch = {
+    leaderId: fields.leaderId === undefined ? -1 : fields.leaderId,
+    leaderEpoch: fields.leaderEpoch === undefined ? -1 : fields.leaderEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** True when `m` equals the default LeaderIdAndEpoch: every field at its default, and no unknown tagged field kept. */
@@ -165,15 +212,25 @@ export interface NodeEndpoint {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A NodeEndpoint with every field at its default, overridden by `fields`. */
-export function createNodeEndpoint(fields?: Partial<NodeEndpoint>): NodeEndpoint {
-  return {
-    nodeId: 0,
-    host: '',
-    port: 0,
-    rack: null,
-    ...fields,
+/** What createNodeEndpoint takes: any field may be left out, at any depth, and gets its default. */
+export interface NodeEndpointInit {
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  rack?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A NodeEndpoint with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createNodeEndpoint(fields: NodeEndpointInit = {}): NodeEndpoint {
+  const m: NodeEndpoint = {
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    rack: fields.rack === undefined ? null : fields.rack,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readProduceResponse(r: Reader, version: number): ProduceResponse {
@@ -772,7 +829,7 @@ function nodeEndpointFromJson(json: unknown, version: number, path: string): Nod
 }
 
 /** The ProduceResponse codec: response, API key 0, versions 3-13, flexible 9+. */
-export const ProduceResponse = defineApiCodec<ProduceResponse>({
+export const ProduceResponse = defineApiCodec<ProduceResponse, ProduceResponseInit>({
   name: 'ProduceResponse',
   type: 'response',
   apiKey: 0,

@@ -28,15 +28,25 @@ export interface RequestHeader {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A RequestHeader with every field at its default, overridden by `fields`. */
-export function createRequestHeader(fields?: Partial<RequestHeader>): RequestHeader {
-  return {
-    requestApiKey: 0,
-    requestApiVersion: 0,
-    correlationId: 0,
-    clientId: '',
-    ...fields,
+/** What createRequestHeader takes: any field may be left out, at any depth, and gets its default. */
+export interface RequestHeaderInit {
+  requestApiKey?: number;
+  requestApiVersion?: number;
+  correlationId?: number;
+  clientId?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A RequestHeader with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createRequestHeader(fields: RequestHeaderInit = {}): RequestHeader {
+  const m: RequestHeader = {
+    requestApiKey: fields.requestApiKey === undefined ? 0 : fields.requestApiKey,
+    requestApiVersion: fields.requestApiVersion === undefined ? 0 : fields.requestApiVersion,
+    correlationId: fields.correlationId === undefined ? 0 : fields.correlationId,
+    clientId: fields.clientId === undefined ? '' : fields.clientId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** requestApiKey, requestApiVersion, correlationId: read after one bounds check. */
@@ -123,7 +133,7 @@ function requestHeaderFromJson(json: unknown, version: number, path: string): Re
 }
 
 /** The RequestHeader codec: header, versions 1-2, flexible 2+. */
-export const RequestHeader = defineCodec<RequestHeader>({
+export const RequestHeader = defineCodec<RequestHeader, RequestHeaderInit>({
   name: 'RequestHeader',
   type: 'header',
   apiKey: null,

@@ -18,12 +18,19 @@ export interface ResponseHeader {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ResponseHeader with every field at its default, overridden by `fields`. */
-export function createResponseHeader(fields?: Partial<ResponseHeader>): ResponseHeader {
-  return {
-    correlationId: 0,
-    ...fields,
+/** What createResponseHeader takes: any field may be left out, at any depth, and gets its default. */
+export interface ResponseHeaderInit {
+  correlationId?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ResponseHeader with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createResponseHeader(fields: ResponseHeaderInit = {}): ResponseHeader {
+  const m: ResponseHeader = {
+    correlationId: fields.correlationId === undefined ? 0 : fields.correlationId,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readResponseHeader(r: Reader, version: number): ResponseHeader {
@@ -81,7 +88,7 @@ function responseHeaderFromJson(json: unknown, version: number, path: string): R
 }
 
 /** The ResponseHeader codec: header, versions 0-1, flexible 1+. */
-export const ResponseHeader = defineCodec<ResponseHeader>({
+export const ResponseHeader = defineCodec<ResponseHeader, ResponseHeaderInit>({
   name: 'ResponseHeader',
   type: 'header',
   apiKey: null,

@@ -21,12 +21,19 @@ export interface SaslAuthenticateRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SaslAuthenticateRequest with every field at its default, overridden by `fields`. */
-export function createSaslAuthenticateRequest(fields?: Partial<SaslAuthenticateRequest>): SaslAuthenticateRequest {
-  return {
-    authBytes: EMPTY_BYTES,
-    ...fields,
+/** What createSaslAuthenticateRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface SaslAuthenticateRequestInit {
+  authBytes?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SaslAuthenticateRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSaslAuthenticateRequest(fields: SaslAuthenticateRequestInit = {}): SaslAuthenticateRequest {
+  const m: SaslAuthenticateRequest = {
+    authBytes: fields.authBytes === undefined ? EMPTY_BYTES : fields.authBytes,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readSaslAuthenticateRequest(r: Reader, version: number): SaslAuthenticateRequest {
@@ -84,7 +91,7 @@ function saslAuthenticateRequestFromJson(json: unknown, version: number, path: s
 }
 
 /** The SaslAuthenticateRequest codec: request, API key 36, versions 0-2, flexible 2+. */
-export const SaslAuthenticateRequest = defineApiCodec<SaslAuthenticateRequest>({
+export const SaslAuthenticateRequest = defineApiCodec<SaslAuthenticateRequest, SaslAuthenticateRequestInit>({
   name: 'SaslAuthenticateRequest',
   type: 'request',
   apiKey: 36,

@@ -31,15 +31,25 @@ export interface SaslAuthenticateResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SaslAuthenticateResponse with every field at its default, overridden by `fields`. */
-export function createSaslAuthenticateResponse(fields?: Partial<SaslAuthenticateResponse>): SaslAuthenticateResponse {
-  return {
-    errorCode: 0,
-    errorMessage: '',
-    authBytes: EMPTY_BYTES,
-    sessionLifetimeMs: 0n,
-    ...fields,
+/** What createSaslAuthenticateResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface SaslAuthenticateResponseInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  authBytes?: Uint8Array;
+  sessionLifetimeMs?: bigint;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SaslAuthenticateResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSaslAuthenticateResponse(fields: SaslAuthenticateResponseInit = {}): SaslAuthenticateResponse {
+  const m: SaslAuthenticateResponse = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? '' : fields.errorMessage,
+    authBytes: fields.authBytes === undefined ? EMPTY_BYTES : fields.authBytes,
+    sessionLifetimeMs: fields.sessionLifetimeMs === undefined ? 0n : fields.sessionLifetimeMs,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readSaslAuthenticateResponse(r: Reader, version: number): SaslAuthenticateResponse {
@@ -133,7 +143,7 @@ function saslAuthenticateResponseFromJson(json: unknown, version: number, path: 
 }
 
 /** The SaslAuthenticateResponse codec: response, API key 36, versions 0-2, flexible 2+. */
-export const SaslAuthenticateResponse = defineApiCodec<SaslAuthenticateResponse>({
+export const SaslAuthenticateResponse = defineApiCodec<SaslAuthenticateResponse, SaslAuthenticateResponseInit>({
   name: 'SaslAuthenticateResponse',
   type: 'response',
   apiKey: 36,

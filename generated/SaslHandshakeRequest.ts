@@ -16,11 +16,15 @@ export interface SaslHandshakeRequest {
   mechanism: string;
 }
 
-/** A SaslHandshakeRequest with every field at its default, overridden by `fields`. */
-export function createSaslHandshakeRequest(fields?: Partial<SaslHandshakeRequest>): SaslHandshakeRequest {
+/** What createSaslHandshakeRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface SaslHandshakeRequestInit {
+  mechanism?: string;
+}
+
+/** A SaslHandshakeRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSaslHandshakeRequest(fields: SaslHandshakeRequestInit = {}): SaslHandshakeRequest {
   return {
-    mechanism: '',
-    ...fields,
+    mechanism: fields.mechanism === undefined ? '' : fields.mechanism,
   };
 }
 
@@ -63,7 +67,7 @@ function saslHandshakeRequestFromJson(json: unknown, version: number, path: stri
 }
 
 /** The SaslHandshakeRequest codec: request, API key 17, versions 0-1, flexible none. */
-export const SaslHandshakeRequest = defineApiCodec<SaslHandshakeRequest>({
+export const SaslHandshakeRequest = defineApiCodec<SaslHandshakeRequest, SaslHandshakeRequestInit>({
   name: 'SaslHandshakeRequest',
   type: 'request',
   apiKey: 17,

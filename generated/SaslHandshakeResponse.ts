@@ -25,12 +25,17 @@ export interface SaslHandshakeResponse {
   mechanisms: string[];
 }
 
-/** A SaslHandshakeResponse with every field at its default, overridden by `fields`. */
-export function createSaslHandshakeResponse(fields?: Partial<SaslHandshakeResponse>): SaslHandshakeResponse {
+/** What createSaslHandshakeResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface SaslHandshakeResponseInit {
+  errorCode?: number;
+  mechanisms?: string[];
+}
+
+/** A SaslHandshakeResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSaslHandshakeResponse(fields: SaslHandshakeResponseInit = {}): SaslHandshakeResponse {
   return {
-    errorCode: 0,
-    mechanisms: [],
-    ...fields,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    mechanisms: fields.mechanisms === undefined ? [] : fields.mechanisms,
   };
 }
 
@@ -85,7 +90,7 @@ function saslHandshakeResponseFromJson(json: unknown, version: number, path: str
 }
 
 /** The SaslHandshakeResponse codec: response, API key 17, versions 0-1, flexible none. */
-export const SaslHandshakeResponse = defineApiCodec<SaslHandshakeResponse>({
+export const SaslHandshakeResponse = defineApiCodec<SaslHandshakeResponse, SaslHandshakeResponseInit>({
   name: 'SaslHandshakeResponse',
   type: 'response',
   apiKey: 17,

@@ -39,16 +39,27 @@ export interface ShareAcknowledgeRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareAcknowledgeRequest with every field at its default, overridden by `fields`. */
-export function createShareAcknowledgeRequest(fields?: Partial<ShareAcknowledgeRequest>): ShareAcknowledgeRequest {
-  return {
-    groupId: null,
-    memberId: '',
-    shareSessionEpoch: 0,
-    isRenewAck: false,
-    topics: [],
-    ...fields,
+/** What createShareAcknowledgeRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareAcknowledgeRequestInit {
+  groupId?: string | null;
+  memberId?: string | null;
+  shareSessionEpoch?: number;
+  isRenewAck?: boolean;
+  topics?: AcknowledgeTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareAcknowledgeRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareAcknowledgeRequest(fields: ShareAcknowledgeRequestInit = {}): ShareAcknowledgeRequest {
+  const m: ShareAcknowledgeRequest = {
+    groupId: fields.groupId === undefined ? null : fields.groupId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    shareSessionEpoch: fields.shareSessionEpoch === undefined ? 0 : fields.shareSessionEpoch,
+    isRenewAck: fields.isRenewAck === undefined ? false : fields.isRenewAck,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createAcknowledgeTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AcknowledgeTopic. */
@@ -61,13 +72,21 @@ export interface AcknowledgeTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AcknowledgeTopic with every field at its default, overridden by `fields`. */
-export function createAcknowledgeTopic(fields?: Partial<AcknowledgeTopic>): AcknowledgeTopic {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createAcknowledgeTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface AcknowledgeTopicInit {
+  topicId?: string;
+  partitions?: AcknowledgePartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AcknowledgeTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAcknowledgeTopic(fields: AcknowledgeTopicInit = {}): AcknowledgeTopic {
+  const m: AcknowledgeTopic = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createAcknowledgePartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AcknowledgePartition. */
@@ -80,13 +99,22 @@ export interface AcknowledgePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AcknowledgePartition with every field at its default, overridden by `fields`. */
-export function createAcknowledgePartition(fields?: Partial<AcknowledgePartition>): AcknowledgePartition {
-  return {
-    partitionIndex: 0,
-    acknowledgementBatches: [],
-    ...fields,
+/** What createAcknowledgePartition takes: any field may be left out, at any depth, and gets its default. */
+export interface AcknowledgePartitionInit {
+  partitionIndex?: number;
+  acknowledgementBatches?: AcknowledgementBatchInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AcknowledgePartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAcknowledgePartition(fields: AcknowledgePartitionInit = {}): AcknowledgePartition {
+  const m: AcknowledgePartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    acknowledgementBatches:
+      fields.acknowledgementBatches === undefined ? [] : fields.acknowledgementBatches.map(createAcknowledgementBatch),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AcknowledgementBatch. */
@@ -101,14 +129,23 @@ export interface AcknowledgementBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AcknowledgementBatch with every field at its default, overridden by `fields`. */
-export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch>): AcknowledgementBatch {
-  return {
-    firstOffset: 0n,
-    lastOffset: 0n,
-    acknowledgeTypes: [],
-    ...fields,
+/** What createAcknowledgementBatch takes: any field may be left out, at any depth, and gets its default. */
+export interface AcknowledgementBatchInit {
+  firstOffset?: bigint;
+  lastOffset?: bigint;
+  acknowledgeTypes?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AcknowledgementBatch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAcknowledgementBatch(fields: AcknowledgementBatchInit = {}): AcknowledgementBatch {
+  const m: AcknowledgementBatch = {
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
+    lastOffset: fields.lastOffset === undefined ? 0n : fields.lastOffset,
+    acknowledgeTypes: fields.acknowledgeTypes === undefined ? [] : fields.acknowledgeTypes,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowledgeRequest {
@@ -398,7 +435,7 @@ function acknowledgementBatchFromJson(json: unknown, version: number, path: stri
 }
 
 /** The ShareAcknowledgeRequest codec: request, API key 79, versions 1-2, flexible 0+. */
-export const ShareAcknowledgeRequest = defineApiCodec<ShareAcknowledgeRequest>({
+export const ShareAcknowledgeRequest = defineApiCodec<ShareAcknowledgeRequest, ShareAcknowledgeRequestInit>({
   name: 'ShareAcknowledgeRequest',
   type: 'request',
   apiKey: 79,

@@ -38,17 +38,29 @@ export interface ShareAcknowledgeResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareAcknowledgeResponse with every field at its default, overridden by `fields`. */
-export function createShareAcknowledgeResponse(fields?: Partial<ShareAcknowledgeResponse>): ShareAcknowledgeResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    errorMessage: null,
-    acquisitionLockTimeoutMs: 0,
-    responses: [],
-    nodeEndpoints: [],
-    ...fields,
+/** What createShareAcknowledgeResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareAcknowledgeResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  acquisitionLockTimeoutMs?: number;
+  responses?: ShareAcknowledgeTopicResponseInit[];
+  nodeEndpoints?: NodeEndpointInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareAcknowledgeResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareAcknowledgeResponse(fields: ShareAcknowledgeResponseInit = {}): ShareAcknowledgeResponse {
+  const m: ShareAcknowledgeResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    acquisitionLockTimeoutMs: fields.acquisitionLockTimeoutMs === undefined ? 0 : fields.acquisitionLockTimeoutMs,
+    responses: fields.responses === undefined ? [] : fields.responses.map(createShareAcknowledgeTopicResponse),
+    nodeEndpoints: fields.nodeEndpoints === undefined ? [] : fields.nodeEndpoints.map(createNodeEndpoint),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ShareAcknowledgeTopicResponse. */
@@ -61,15 +73,23 @@ export interface ShareAcknowledgeTopicResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareAcknowledgeTopicResponse with every field at its default, overridden by `fields`. */
+/** What createShareAcknowledgeTopicResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareAcknowledgeTopicResponseInit {
+  topicId?: string;
+  partitions?: PartitionDataInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareAcknowledgeTopicResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createShareAcknowledgeTopicResponse(
-  fields?: Partial<ShareAcknowledgeTopicResponse>,
+  fields: ShareAcknowledgeTopicResponseInit = {},
 ): ShareAcknowledgeTopicResponse {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+  const m: ShareAcknowledgeTopicResponse = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createPartitionData),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of PartitionData. */
@@ -86,15 +106,25 @@ export interface PartitionData {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A PartitionData with every field at its default, overridden by `fields`. */
-export function createPartitionData(fields?: Partial<PartitionData>): PartitionData {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    errorMessage: null,
-    currentLeader: createLeaderIdAndEpoch(),
-    ...fields,
+/** What createPartitionData takes: any field may be left out, at any depth, and gets its default. */
+export interface PartitionDataInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  currentLeader?: LeaderIdAndEpochInit;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A PartitionData with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createPartitionData(fields: PartitionDataInit = {}): PartitionData {
+  const m: PartitionData = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    currentLeader: createLeaderIdAndEpoch(fields.currentLeader),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of LeaderIdAndEpoch. */
@@ -107,13 +137,21 @@ export interface LeaderIdAndEpoch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A LeaderIdAndEpoch with every field at its default, overridden by `fields`. */
-export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): LeaderIdAndEpoch {
-  return {
-    leaderId: 0,
-    leaderEpoch: 0,
-    ...fields,
+/** What createLeaderIdAndEpoch takes: any field may be left out, at any depth, and gets its default. */
+export interface LeaderIdAndEpochInit {
+  leaderId?: number;
+  leaderEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A LeaderIdAndEpoch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createLeaderIdAndEpoch(fields: LeaderIdAndEpochInit = {}): LeaderIdAndEpoch {
+  const m: LeaderIdAndEpoch = {
+    leaderId: fields.leaderId === undefined ? 0 : fields.leaderId,
+    leaderEpoch: fields.leaderEpoch === undefined ? 0 : fields.leaderEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of NodeEndpoint. */
@@ -130,15 +168,25 @@ export interface NodeEndpoint {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A NodeEndpoint with every field at its default, overridden by `fields`. */
-export function createNodeEndpoint(fields?: Partial<NodeEndpoint>): NodeEndpoint {
-  return {
-    nodeId: 0,
-    host: '',
-    port: 0,
-    rack: null,
-    ...fields,
+/** What createNodeEndpoint takes: any field may be left out, at any depth, and gets its default. */
+export interface NodeEndpointInit {
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  rack?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A NodeEndpoint with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createNodeEndpoint(fields: NodeEndpointInit = {}): NodeEndpoint {
+  const m: NodeEndpoint = {
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    rack: fields.rack === undefined ? null : fields.rack,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -532,7 +580,7 @@ function nodeEndpointFromJson(json: unknown, version: number, path: string): Nod
 }
 
 /** The ShareAcknowledgeResponse codec: response, API key 79, versions 1-2, flexible 0+. */
-export const ShareAcknowledgeResponse = defineApiCodec<ShareAcknowledgeResponse>({
+export const ShareAcknowledgeResponse = defineApiCodec<ShareAcknowledgeResponse, ShareAcknowledgeResponseInit>({
   name: 'ShareAcknowledgeResponse',
   type: 'response',
   apiKey: 79,

@@ -53,23 +53,42 @@ export interface ShareFetchRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareFetchRequest with every field at its default, overridden by `fields`. */
-export function createShareFetchRequest(fields?: Partial<ShareFetchRequest>): ShareFetchRequest {
-  return {
-    groupId: null,
-    memberId: '',
-    shareSessionEpoch: 0,
-    maxWaitMs: 0,
-    minBytes: 0,
-    maxBytes: 2147483647,
-    maxRecords: 0,
-    batchSize: 0,
-    shareAcquireMode: 0,
-    isRenewAck: false,
-    topics: [],
-    forgottenTopicsData: [],
-    ...fields,
+/** What createShareFetchRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareFetchRequestInit {
+  groupId?: string | null;
+  memberId?: string | null;
+  shareSessionEpoch?: number;
+  maxWaitMs?: number;
+  minBytes?: number;
+  maxBytes?: number;
+  maxRecords?: number;
+  batchSize?: number;
+  shareAcquireMode?: number;
+  isRenewAck?: boolean;
+  topics?: FetchTopicInit[];
+  forgottenTopicsData?: ForgottenTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareFetchRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareFetchRequest(fields: ShareFetchRequestInit = {}): ShareFetchRequest {
+  const m: ShareFetchRequest = {
+    groupId: fields.groupId === undefined ? null : fields.groupId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    shareSessionEpoch: fields.shareSessionEpoch === undefined ? 0 : fields.shareSessionEpoch,
+    maxWaitMs: fields.maxWaitMs === undefined ? 0 : fields.maxWaitMs,
+    minBytes: fields.minBytes === undefined ? 0 : fields.minBytes,
+    maxBytes: fields.maxBytes === undefined ? 2147483647 : fields.maxBytes,
+    maxRecords: fields.maxRecords === undefined ? 0 : fields.maxRecords,
+    batchSize: fields.batchSize === undefined ? 0 : fields.batchSize,
+    shareAcquireMode: fields.shareAcquireMode === undefined ? 0 : fields.shareAcquireMode,
+    isRenewAck: fields.isRenewAck === undefined ? false : fields.isRenewAck,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createFetchTopic),
+    forgottenTopicsData:
+      fields.forgottenTopicsData === undefined ? [] : fields.forgottenTopicsData.map(createForgottenTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of FetchTopic. */
@@ -82,13 +101,21 @@ export interface FetchTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchTopic with every field at its default, overridden by `fields`. */
-export function createFetchTopic(fields?: Partial<FetchTopic>): FetchTopic {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createFetchTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchTopicInit {
+  topicId?: string;
+  partitions?: FetchPartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchTopic(fields: FetchTopicInit = {}): FetchTopic {
+  const m: FetchTopic = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createFetchPartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of FetchPartition. */
@@ -103,14 +130,24 @@ export interface FetchPartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A FetchPartition with every field at its default, overridden by `fields`. */
-export function createFetchPartition(fields?: Partial<FetchPartition>): FetchPartition {
-  return {
-    partitionIndex: 0,
-    partitionMaxBytes: 0,
-    acknowledgementBatches: [],
-    ...fields,
+/** What createFetchPartition takes: any field may be left out, at any depth, and gets its default. */
+export interface FetchPartitionInit {
+  partitionIndex?: number;
+  partitionMaxBytes?: number;
+  acknowledgementBatches?: AcknowledgementBatchInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A FetchPartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createFetchPartition(fields: FetchPartitionInit = {}): FetchPartition {
+  const m: FetchPartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    partitionMaxBytes: fields.partitionMaxBytes === undefined ? 0 : fields.partitionMaxBytes,
+    acknowledgementBatches:
+      fields.acknowledgementBatches === undefined ? [] : fields.acknowledgementBatches.map(createAcknowledgementBatch),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AcknowledgementBatch. */
@@ -125,14 +162,23 @@ export interface AcknowledgementBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AcknowledgementBatch with every field at its default, overridden by `fields`. */
-export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch>): AcknowledgementBatch {
-  return {
-    firstOffset: 0n,
-    lastOffset: 0n,
-    acknowledgeTypes: [],
-    ...fields,
+/** What createAcknowledgementBatch takes: any field may be left out, at any depth, and gets its default. */
+export interface AcknowledgementBatchInit {
+  firstOffset?: bigint;
+  lastOffset?: bigint;
+  acknowledgeTypes?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AcknowledgementBatch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAcknowledgementBatch(fields: AcknowledgementBatchInit = {}): AcknowledgementBatch {
+  const m: AcknowledgementBatch = {
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
+    lastOffset: fields.lastOffset === undefined ? 0n : fields.lastOffset,
+    acknowledgeTypes: fields.acknowledgeTypes === undefined ? [] : fields.acknowledgeTypes,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ForgottenTopic. */
@@ -145,13 +191,21 @@ export interface ForgottenTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ForgottenTopic with every field at its default, overridden by `fields`. */
-export function createForgottenTopic(fields?: Partial<ForgottenTopic>): ForgottenTopic {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createForgottenTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface ForgottenTopicInit {
+  topicId?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ForgottenTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createForgottenTopic(fields: ForgottenTopicInit = {}): ForgottenTopic {
+  const m: ForgottenTopic = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** shareSessionEpoch, maxWaitMs, minBytes, maxBytes, maxRecords, batchSize: read after one bounds check. */
@@ -600,7 +654,7 @@ function forgottenTopicFromJson(json: unknown, version: number, path: string): F
 }
 
 /** The ShareFetchRequest codec: request, API key 78, versions 1-2, flexible 0+. */
-export const ShareFetchRequest = defineApiCodec<ShareFetchRequest>({
+export const ShareFetchRequest = defineApiCodec<ShareFetchRequest, ShareFetchRequestInit>({
   name: 'ShareFetchRequest',
   type: 'request',
   apiKey: 78,

@@ -42,17 +42,29 @@ export interface ShareFetchResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareFetchResponse with every field at its default, overridden by `fields`. */
-export function createShareFetchResponse(fields?: Partial<ShareFetchResponse>): ShareFetchResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    errorMessage: null,
-    acquisitionLockTimeoutMs: 0,
-    responses: [],
-    nodeEndpoints: [],
-    ...fields,
+/** What createShareFetchResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareFetchResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  acquisitionLockTimeoutMs?: number;
+  responses?: ShareFetchableTopicResponseInit[];
+  nodeEndpoints?: NodeEndpointInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareFetchResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareFetchResponse(fields: ShareFetchResponseInit = {}): ShareFetchResponse {
+  const m: ShareFetchResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    acquisitionLockTimeoutMs: fields.acquisitionLockTimeoutMs === undefined ? 0 : fields.acquisitionLockTimeoutMs,
+    responses: fields.responses === undefined ? [] : fields.responses.map(createShareFetchableTopicResponse),
+    nodeEndpoints: fields.nodeEndpoints === undefined ? [] : fields.nodeEndpoints.map(createNodeEndpoint),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of ShareFetchableTopicResponse. */
@@ -65,15 +77,23 @@ export interface ShareFetchableTopicResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareFetchableTopicResponse with every field at its default, overridden by `fields`. */
+/** What createShareFetchableTopicResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareFetchableTopicResponseInit {
+  topicId?: string;
+  partitions?: PartitionDataInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareFetchableTopicResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createShareFetchableTopicResponse(
-  fields?: Partial<ShareFetchableTopicResponse>,
+  fields: ShareFetchableTopicResponseInit = {},
 ): ShareFetchableTopicResponse {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+  const m: ShareFetchableTopicResponse = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createPartitionData),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of PartitionData. */
@@ -98,19 +118,33 @@ export interface PartitionData {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A PartitionData with every field at its default, overridden by `fields`. */
-export function createPartitionData(fields?: Partial<PartitionData>): PartitionData {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    errorMessage: null,
-    acknowledgeErrorCode: 0,
-    acknowledgeErrorMessage: null,
-    currentLeader: createLeaderIdAndEpoch(),
-    records: null,
-    acquiredRecords: [],
-    ...fields,
+/** What createPartitionData takes: any field may be left out, at any depth, and gets its default. */
+export interface PartitionDataInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  acknowledgeErrorCode?: number;
+  acknowledgeErrorMessage?: string | null;
+  currentLeader?: LeaderIdAndEpochInit;
+  records?: Uint8Array | null;
+  acquiredRecords?: AcquiredRecordsInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A PartitionData with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createPartitionData(fields: PartitionDataInit = {}): PartitionData {
+  const m: PartitionData = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    acknowledgeErrorCode: fields.acknowledgeErrorCode === undefined ? 0 : fields.acknowledgeErrorCode,
+    acknowledgeErrorMessage: fields.acknowledgeErrorMessage === undefined ? null : fields.acknowledgeErrorMessage,
+    currentLeader: createLeaderIdAndEpoch(fields.currentLeader),
+    records: fields.records === undefined ? null : fields.records,
+    acquiredRecords: fields.acquiredRecords === undefined ? [] : fields.acquiredRecords.map(createAcquiredRecords),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of LeaderIdAndEpoch. */
@@ -123,13 +157,21 @@ export interface LeaderIdAndEpoch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A LeaderIdAndEpoch with every field at its default, overridden by `fields`. */
-export function createLeaderIdAndEpoch(fields?: Partial<LeaderIdAndEpoch>): LeaderIdAndEpoch {
-  return {
-    leaderId: 0,
-    leaderEpoch: 0,
-    ...fields,
+/** What createLeaderIdAndEpoch takes: any field may be left out, at any depth, and gets its default. */
+export interface LeaderIdAndEpochInit {
+  leaderId?: number;
+  leaderEpoch?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A LeaderIdAndEpoch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createLeaderIdAndEpoch(fields: LeaderIdAndEpochInit = {}): LeaderIdAndEpoch {
+  const m: LeaderIdAndEpoch = {
+    leaderId: fields.leaderId === undefined ? 0 : fields.leaderId,
+    leaderEpoch: fields.leaderEpoch === undefined ? 0 : fields.leaderEpoch,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AcquiredRecords. */
@@ -144,14 +186,23 @@ export interface AcquiredRecords {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AcquiredRecords with every field at its default, overridden by `fields`. */
-export function createAcquiredRecords(fields?: Partial<AcquiredRecords>): AcquiredRecords {
-  return {
-    firstOffset: 0n,
-    lastOffset: 0n,
-    deliveryCount: 0,
-    ...fields,
+/** What createAcquiredRecords takes: any field may be left out, at any depth, and gets its default. */
+export interface AcquiredRecordsInit {
+  firstOffset?: bigint;
+  lastOffset?: bigint;
+  deliveryCount?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AcquiredRecords with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAcquiredRecords(fields: AcquiredRecordsInit = {}): AcquiredRecords {
+  const m: AcquiredRecords = {
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
+    lastOffset: fields.lastOffset === undefined ? 0n : fields.lastOffset,
+    deliveryCount: fields.deliveryCount === undefined ? 0 : fields.deliveryCount,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of NodeEndpoint. */
@@ -168,15 +219,25 @@ export interface NodeEndpoint {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A NodeEndpoint with every field at its default, overridden by `fields`. */
-export function createNodeEndpoint(fields?: Partial<NodeEndpoint>): NodeEndpoint {
-  return {
-    nodeId: 0,
-    host: '',
-    port: 0,
-    rack: null,
-    ...fields,
+/** What createNodeEndpoint takes: any field may be left out, at any depth, and gets its default. */
+export interface NodeEndpointInit {
+  nodeId?: number;
+  host?: string;
+  port?: number;
+  rack?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A NodeEndpoint with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createNodeEndpoint(fields: NodeEndpointInit = {}): NodeEndpoint {
+  const m: NodeEndpoint = {
+    nodeId: fields.nodeId === undefined ? 0 : fields.nodeId,
+    host: fields.host === undefined ? '' : fields.host,
+    port: fields.port === undefined ? 0 : fields.port,
+    rack: fields.rack === undefined ? null : fields.rack,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -682,7 +743,7 @@ function nodeEndpointFromJson(json: unknown, version: number, path: string): Nod
 }
 
 /** The ShareFetchResponse codec: response, API key 78, versions 1-2, flexible 0+. */
-export const ShareFetchResponse = defineApiCodec<ShareFetchResponse>({
+export const ShareFetchResponse = defineApiCodec<ShareFetchResponse, ShareFetchResponseInit>({
   name: 'ShareFetchResponse',
   type: 'response',
   apiKey: 78,

@@ -29,15 +29,22 @@ export interface ShareGroupDescribeRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareGroupDescribeRequest with every field at its default, overridden by `fields`. */
-export function createShareGroupDescribeRequest(
-  fields?: Partial<ShareGroupDescribeRequest>,
-): ShareGroupDescribeRequest {
-  return {
-    groupIds: [],
-    includeAuthorizedOperations: false,
-    ...fields,
+/** What createShareGroupDescribeRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareGroupDescribeRequestInit {
+  groupIds?: string[];
+  includeAuthorizedOperations?: boolean;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareGroupDescribeRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareGroupDescribeRequest(fields: ShareGroupDescribeRequestInit = {}): ShareGroupDescribeRequest {
+  const m: ShareGroupDescribeRequest = {
+    groupIds: fields.groupIds === undefined ? [] : fields.groupIds,
+    includeAuthorizedOperations:
+      fields.includeAuthorizedOperations === undefined ? false : fields.includeAuthorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDescribeRequest {
@@ -101,7 +108,7 @@ function shareGroupDescribeRequestFromJson(json: unknown, version: number, path:
 }
 
 /** The ShareGroupDescribeRequest codec: request, API key 77, versions 1, flexible 0+. */
-export const ShareGroupDescribeRequest = defineApiCodec<ShareGroupDescribeRequest>({
+export const ShareGroupDescribeRequest = defineApiCodec<ShareGroupDescribeRequest, ShareGroupDescribeRequestInit>({
   name: 'ShareGroupDescribeRequest',
   type: 'request',
   apiKey: 77,

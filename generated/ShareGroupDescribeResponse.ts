@@ -34,15 +34,23 @@ export interface ShareGroupDescribeResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareGroupDescribeResponse with every field at its default, overridden by `fields`. */
+/** What createShareGroupDescribeResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareGroupDescribeResponseInit {
+  throttleTimeMs?: number;
+  groups?: DescribedGroupInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareGroupDescribeResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createShareGroupDescribeResponse(
-  fields?: Partial<ShareGroupDescribeResponse>,
+  fields: ShareGroupDescribeResponseInit = {},
 ): ShareGroupDescribeResponse {
-  return {
-    throttleTimeMs: 0,
-    groups: [],
-    ...fields,
+  const m: ShareGroupDescribeResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    groups: fields.groups === undefined ? [] : fields.groups.map(createDescribedGroup),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TopicPartitions. */
@@ -57,14 +65,23 @@ export interface TopicPartitions {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TopicPartitions with every field at its default, overridden by `fields`. */
-export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicPartitions {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    topicName: '',
-    partitions: [],
-    ...fields,
+/** What createTopicPartitions takes: any field may be left out, at any depth, and gets its default. */
+export interface TopicPartitionsInit {
+  topicId?: string;
+  topicName?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TopicPartitions with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTopicPartitions(fields: TopicPartitionsInit = {}): TopicPartitions {
+  const m: TopicPartitions = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    topicName: fields.topicName === undefined ? '' : fields.topicName,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of Assignment. */
@@ -75,12 +92,19 @@ export interface Assignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An Assignment with every field at its default, overridden by `fields`. */
-export function createAssignment(fields?: Partial<Assignment>): Assignment {
-  return {
-    topicPartitions: [],
-    ...fields,
+/** What createAssignment takes: any field may be left out, at any depth, and gets its default. */
+export interface AssignmentInit {
+  topicPartitions?: TopicPartitionsInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An Assignment with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAssignment(fields: AssignmentInit = {}): Assignment {
+  const m: Assignment = {
+    topicPartitions: fields.topicPartitions === undefined ? [] : fields.topicPartitions.map(createTopicPartitions),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of DescribedGroup. */
@@ -107,20 +131,35 @@ export interface DescribedGroup {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A DescribedGroup with every field at its default, overridden by `fields`. */
-export function createDescribedGroup(fields?: Partial<DescribedGroup>): DescribedGroup {
-  return {
-    errorCode: 0,
-    errorMessage: null,
-    groupId: '',
-    groupState: '',
-    groupEpoch: 0,
-    assignmentEpoch: 0,
-    assignorName: '',
-    members: [],
-    authorizedOperations: -2147483648,
-    ...fields,
+/** What createDescribedGroup takes: any field may be left out, at any depth, and gets its default. */
+export interface DescribedGroupInit {
+  errorCode?: number;
+  errorMessage?: string | null;
+  groupId?: string;
+  groupState?: string;
+  groupEpoch?: number;
+  assignmentEpoch?: number;
+  assignorName?: string;
+  members?: MemberInit[];
+  authorizedOperations?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A DescribedGroup with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createDescribedGroup(fields: DescribedGroupInit = {}): DescribedGroup {
+  const m: DescribedGroup = {
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    groupState: fields.groupState === undefined ? '' : fields.groupState,
+    groupEpoch: fields.groupEpoch === undefined ? 0 : fields.groupEpoch,
+    assignmentEpoch: fields.assignmentEpoch === undefined ? 0 : fields.assignmentEpoch,
+    assignorName: fields.assignorName === undefined ? '' : fields.assignorName,
+    members: fields.members === undefined ? [] : fields.members.map(createMember),
+    authorizedOperations: fields.authorizedOperations === undefined ? -2147483648 : fields.authorizedOperations,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of Member. */
@@ -143,18 +182,31 @@ export interface Member {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A Member with every field at its default, overridden by `fields`. */
-export function createMember(fields?: Partial<Member>): Member {
-  return {
-    memberId: '',
-    rackId: null,
-    memberEpoch: 0,
-    clientId: '',
-    clientHost: '',
-    subscribedTopicNames: [],
-    assignment: createAssignment(),
-    ...fields,
+/** What createMember takes: any field may be left out, at any depth, and gets its default. */
+export interface MemberInit {
+  memberId?: string;
+  rackId?: string | null;
+  memberEpoch?: number;
+  clientId?: string;
+  clientHost?: string;
+  subscribedTopicNames?: string[];
+  assignment?: AssignmentInit;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A Member with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createMember(fields: MemberInit = {}): Member {
+  const m: Member = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    rackId: fields.rackId === undefined ? null : fields.rackId,
+    memberEpoch: fields.memberEpoch === undefined ? 0 : fields.memberEpoch,
+    clientId: fields.clientId === undefined ? '' : fields.clientId,
+    clientHost: fields.clientHost === undefined ? '' : fields.clientHost,
+    subscribedTopicNames: fields.subscribedTopicNames === undefined ? [] : fields.subscribedTopicNames,
+    assignment: createAssignment(fields.assignment),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readShareGroupDescribeResponse(r: Reader, version: number): ShareGroupDescribeResponse {
@@ -575,7 +627,7 @@ function memberFromJson(json: unknown, version: number, path: string): Member {
 }
 
 /** The ShareGroupDescribeResponse codec: response, API key 77, versions 1, flexible 0+. */
-export const ShareGroupDescribeResponse = defineApiCodec<ShareGroupDescribeResponse>({
+export const ShareGroupDescribeResponse = defineApiCodec<ShareGroupDescribeResponse, ShareGroupDescribeResponseInit>({
   name: 'ShareGroupDescribeResponse',
   type: 'response',
   apiKey: 77,

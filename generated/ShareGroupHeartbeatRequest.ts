@@ -37,18 +37,29 @@ export interface ShareGroupHeartbeatRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareGroupHeartbeatRequest with every field at its default, overridden by `fields`. */
+/** What createShareGroupHeartbeatRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareGroupHeartbeatRequestInit {
+  groupId?: string;
+  memberId?: string;
+  memberEpoch?: number;
+  rackId?: string | null;
+  subscribedTopicNames?: string[] | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareGroupHeartbeatRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createShareGroupHeartbeatRequest(
-  fields?: Partial<ShareGroupHeartbeatRequest>,
+  fields: ShareGroupHeartbeatRequestInit = {},
 ): ShareGroupHeartbeatRequest {
-  return {
-    groupId: '',
-    memberId: '',
-    memberEpoch: 0,
-    rackId: null,
-    subscribedTopicNames: null,
-    ...fields,
+  const m: ShareGroupHeartbeatRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    memberEpoch: fields.memberEpoch === undefined ? 0 : fields.memberEpoch,
+    rackId: fields.rackId === undefined ? null : fields.rackId,
+    subscribedTopicNames: fields.subscribedTopicNames === undefined ? null : fields.subscribedTopicNames,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readShareGroupHeartbeatRequest(r: Reader, version: number): ShareGroupHeartbeatRequest {
@@ -147,7 +158,7 @@ function shareGroupHeartbeatRequestFromJson(json: unknown, version: number, path
 }
 
 /** The ShareGroupHeartbeatRequest codec: request, API key 76, versions 1, flexible 0+. */
-export const ShareGroupHeartbeatRequest = defineApiCodec<ShareGroupHeartbeatRequest>({
+export const ShareGroupHeartbeatRequest = defineApiCodec<ShareGroupHeartbeatRequest, ShareGroupHeartbeatRequestInit>({
   name: 'ShareGroupHeartbeatRequest',
   type: 'request',
   apiKey: 76,

@@ -41,20 +41,34 @@ export interface ShareGroupHeartbeatResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareGroupHeartbeatResponse with every field at its default, overridden by `fields`. */
+/** What createShareGroupHeartbeatResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareGroupHeartbeatResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  memberId?: string | null;
+  memberEpoch?: number;
+  heartbeatIntervalMs?: number;
+  assignment?: AssignmentInit | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareGroupHeartbeatResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createShareGroupHeartbeatResponse(
-  fields?: Partial<ShareGroupHeartbeatResponse>,
+  fields: ShareGroupHeartbeatResponseInit = {},
 ): ShareGroupHeartbeatResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    errorMessage: null,
-    memberId: null,
-    memberEpoch: 0,
-    heartbeatIntervalMs: 0,
-    assignment: null,
-    ...fields,
+  const m: ShareGroupHeartbeatResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
+    memberId: fields.memberId === undefined ? null : fields.memberId,
+    memberEpoch: fields.memberEpoch === undefined ? 0 : fields.memberEpoch,
+    heartbeatIntervalMs: fields.heartbeatIntervalMs === undefined ? 0 : fields.heartbeatIntervalMs,
+    assignment:
+      fields.assignment === undefined ? null : fields.assignment === null ? null : createAssignment(fields.assignment),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TopicPartitions. */
@@ -67,13 +81,21 @@ export interface TopicPartitions {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TopicPartitions with every field at its default, overridden by `fields`. */
-export function createTopicPartitions(fields?: Partial<TopicPartitions>): TopicPartitions {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createTopicPartitions takes: any field may be left out, at any depth, and gets its default. */
+export interface TopicPartitionsInit {
+  topicId?: string;
+  partitions?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TopicPartitions with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTopicPartitions(fields: TopicPartitionsInit = {}): TopicPartitions {
+  const m: TopicPartitions = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of Assignment. */
@@ -84,12 +106,19 @@ export interface Assignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An Assignment with every field at its default, overridden by `fields`. */
-export function createAssignment(fields?: Partial<Assignment>): Assignment {
-  return {
-    topicPartitions: [],
-    ...fields,
+/** What createAssignment takes: any field may be left out, at any depth, and gets its default. */
+export interface AssignmentInit {
+  topicPartitions?: TopicPartitionsInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An Assignment with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAssignment(fields: AssignmentInit = {}): Assignment {
+  const m: Assignment = {
+    topicPartitions: fields.topicPartitions === undefined ? [] : fields.topicPartitions.map(createTopicPartitions),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -318,19 +347,21 @@ function assignmentFromJson(json: unknown, version: number, path: string): Assig
 }
 
 /** The ShareGroupHeartbeatResponse codec: response, API key 76, versions 1, flexible 0+. */
-export const ShareGroupHeartbeatResponse = defineApiCodec<ShareGroupHeartbeatResponse>({
-  name: 'ShareGroupHeartbeatResponse',
-  type: 'response',
-  apiKey: 76,
-  validVersions: { lowest: 1, highest: 1 },
-  flexibleVersions: { lowest: 0, highest: 32767 },
-  headerVersion(version: number): number {
-    return 1;
+export const ShareGroupHeartbeatResponse = defineApiCodec<ShareGroupHeartbeatResponse, ShareGroupHeartbeatResponseInit>(
+  {
+    name: 'ShareGroupHeartbeatResponse',
+    type: 'response',
+    apiKey: 76,
+    validVersions: { lowest: 1, highest: 1 },
+    flexibleVersions: { lowest: 0, highest: 32767 },
+    headerVersion(version: number): number {
+      return 1;
+    },
+    create: createShareGroupHeartbeatResponse,
+    size: sizeOfShareGroupHeartbeatResponse,
+    write: writeShareGroupHeartbeatResponse,
+    read: readShareGroupHeartbeatResponse,
+    toJson: shareGroupHeartbeatResponseToJson,
+    fromJson: (json: unknown, version: number) => shareGroupHeartbeatResponseFromJson(json, version, ''),
   },
-  create: createShareGroupHeartbeatResponse,
-  size: sizeOfShareGroupHeartbeatResponse,
-  write: writeShareGroupHeartbeatResponse,
-  read: readShareGroupHeartbeatResponse,
-  toJson: shareGroupHeartbeatResponseToJson,
-  fromJson: (json: unknown, version: number) => shareGroupHeartbeatResponseFromJson(json, version, ''),
-});
+);

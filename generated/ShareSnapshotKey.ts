@@ -23,13 +23,19 @@ export interface ShareSnapshotKey {
   partition: number;
 }
 
-/** A ShareSnapshotKey with every field at its default, overridden by `fields`. */
-export function createShareSnapshotKey(fields?: Partial<ShareSnapshotKey>): ShareSnapshotKey {
+/** What createShareSnapshotKey takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareSnapshotKeyInit {
+  groupId?: string;
+  topicId?: string;
+  partition?: number;
+}
+
+/** A ShareSnapshotKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareSnapshotKey(fields: ShareSnapshotKeyInit = {}): ShareSnapshotKey {
   return {
-    groupId: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partition: 0,
-    ...fields,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partition: fields.partition === undefined ? 0 : fields.partition,
   };
 }
 
@@ -94,7 +100,7 @@ function shareSnapshotKeyFromJson(json: unknown, version: number, path: string):
 }
 
 /** The ShareSnapshotKey codec: coordinator-key, record type 0, versions 0, flexible none. */
-export const ShareSnapshotKey = defineCodec<ShareSnapshotKey>({
+export const ShareSnapshotKey = defineCodec<ShareSnapshotKey, ShareSnapshotKeyInit>({
   name: 'ShareSnapshotKey',
   type: 'coordinator-key',
   apiKey: 0,

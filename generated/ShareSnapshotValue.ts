@@ -42,19 +42,33 @@ export interface ShareSnapshotValue {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareSnapshotValue with every field at its default, overridden by `fields`. */
-export function createShareSnapshotValue(fields?: Partial<ShareSnapshotValue>): ShareSnapshotValue {
-  return {
-    snapshotEpoch: 0,
-    stateEpoch: 0,
-    leaderEpoch: 0,
-    startOffset: 0n,
-    deliveryCompleteCount: -1,
-    createTimestamp: 0n,
-    writeTimestamp: 0n,
-    stateBatches: [],
-    ...fields,
+/** What createShareSnapshotValue takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareSnapshotValueInit {
+  snapshotEpoch?: number;
+  stateEpoch?: number;
+  leaderEpoch?: number;
+  startOffset?: bigint;
+  deliveryCompleteCount?: number;
+  createTimestamp?: bigint;
+  writeTimestamp?: bigint;
+  stateBatches?: StateBatchInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareSnapshotValue with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareSnapshotValue(fields: ShareSnapshotValueInit = {}): ShareSnapshotValue {
+  const m: ShareSnapshotValue = {
+    snapshotEpoch: fields.snapshotEpoch === undefined ? 0 : fields.snapshotEpoch,
+    stateEpoch: fields.stateEpoch === undefined ? 0 : fields.stateEpoch,
+    leaderEpoch: fields.leaderEpoch === undefined ? 0 : fields.leaderEpoch,
+    startOffset: fields.startOffset === undefined ? 0n : fields.startOffset,
+    deliveryCompleteCount: fields.deliveryCompleteCount === undefined ? -1 : fields.deliveryCompleteCount,
+    createTimestamp: fields.createTimestamp === undefined ? 0n : fields.createTimestamp,
+    writeTimestamp: fields.writeTimestamp === undefined ? 0n : fields.writeTimestamp,
+    stateBatches: fields.stateBatches === undefined ? [] : fields.stateBatches.map(createStateBatch),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of StateBatch. */
@@ -71,15 +85,25 @@ export interface StateBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A StateBatch with every field at its default, overridden by `fields`. */
-export function createStateBatch(fields?: Partial<StateBatch>): StateBatch {
-  return {
-    firstOffset: 0n,
-    lastOffset: 0n,
-    deliveryState: 0,
-    deliveryCount: 0,
-    ...fields,
+/** What createStateBatch takes: any field may be left out, at any depth, and gets its default. */
+export interface StateBatchInit {
+  firstOffset?: bigint;
+  lastOffset?: bigint;
+  deliveryState?: number;
+  deliveryCount?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A StateBatch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createStateBatch(fields: StateBatchInit = {}): StateBatch {
+  const m: StateBatch = {
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
+    lastOffset: fields.lastOffset === undefined ? 0n : fields.lastOffset,
+    deliveryState: fields.deliveryState === undefined ? 0 : fields.deliveryState,
+    deliveryCount: fields.deliveryCount === undefined ? 0 : fields.deliveryCount,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** snapshotEpoch, stateEpoch, leaderEpoch, startOffset: read after one bounds check. */
@@ -313,7 +337,7 @@ function stateBatchFromJson(json: unknown, version: number, path: string): State
 }
 
 /** The ShareSnapshotValue codec: coordinator-value, record type 0, versions 0, flexible 0+. */
-export const ShareSnapshotValue = defineCodec<ShareSnapshotValue>({
+export const ShareSnapshotValue = defineCodec<ShareSnapshotValue, ShareSnapshotValueInit>({
   name: 'ShareSnapshotValue',
   type: 'coordinator-value',
   apiKey: 0,

@@ -23,13 +23,19 @@ export interface ShareUpdateKey {
   partition: number;
 }
 
-/** A ShareUpdateKey with every field at its default, overridden by `fields`. */
-export function createShareUpdateKey(fields?: Partial<ShareUpdateKey>): ShareUpdateKey {
+/** What createShareUpdateKey takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareUpdateKeyInit {
+  groupId?: string;
+  topicId?: string;
+  partition?: number;
+}
+
+/** A ShareUpdateKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareUpdateKey(fields: ShareUpdateKeyInit = {}): ShareUpdateKey {
   return {
-    groupId: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partition: 0,
-    ...fields,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partition: fields.partition === undefined ? 0 : fields.partition,
   };
 }
 
@@ -94,7 +100,7 @@ function shareUpdateKeyFromJson(json: unknown, version: number, path: string): S
 }
 
 /** The ShareUpdateKey codec: coordinator-key, record type 1, versions 0, flexible none. */
-export const ShareUpdateKey = defineCodec<ShareUpdateKey>({
+export const ShareUpdateKey = defineCodec<ShareUpdateKey, ShareUpdateKeyInit>({
   name: 'ShareUpdateKey',
   type: 'coordinator-key',
   apiKey: 1,

@@ -36,16 +36,27 @@ export interface ShareUpdateValue {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A ShareUpdateValue with every field at its default, overridden by `fields`. */
-export function createShareUpdateValue(fields?: Partial<ShareUpdateValue>): ShareUpdateValue {
-  return {
-    snapshotEpoch: 0,
-    leaderEpoch: 0,
-    startOffset: 0n,
-    deliveryCompleteCount: -1,
-    stateBatches: [],
-    ...fields,
+/** What createShareUpdateValue takes: any field may be left out, at any depth, and gets its default. */
+export interface ShareUpdateValueInit {
+  snapshotEpoch?: number;
+  leaderEpoch?: number;
+  startOffset?: bigint;
+  deliveryCompleteCount?: number;
+  stateBatches?: StateBatchInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A ShareUpdateValue with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createShareUpdateValue(fields: ShareUpdateValueInit = {}): ShareUpdateValue {
+  const m: ShareUpdateValue = {
+    snapshotEpoch: fields.snapshotEpoch === undefined ? 0 : fields.snapshotEpoch,
+    leaderEpoch: fields.leaderEpoch === undefined ? 0 : fields.leaderEpoch,
+    startOffset: fields.startOffset === undefined ? 0n : fields.startOffset,
+    deliveryCompleteCount: fields.deliveryCompleteCount === undefined ? -1 : fields.deliveryCompleteCount,
+    stateBatches: fields.stateBatches === undefined ? [] : fields.stateBatches.map(createStateBatch),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of StateBatch. */
@@ -62,15 +73,25 @@ export interface StateBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A StateBatch with every field at its default, overridden by `fields`. */
-export function createStateBatch(fields?: Partial<StateBatch>): StateBatch {
-  return {
-    firstOffset: 0n,
-    lastOffset: 0n,
-    deliveryState: 0,
-    deliveryCount: 0,
-    ...fields,
+/** What createStateBatch takes: any field may be left out, at any depth, and gets its default. */
+export interface StateBatchInit {
+  firstOffset?: bigint;
+  lastOffset?: bigint;
+  deliveryState?: number;
+  deliveryCount?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A StateBatch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createStateBatch(fields: StateBatchInit = {}): StateBatch {
+  const m: StateBatch = {
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
+    lastOffset: fields.lastOffset === undefined ? 0n : fields.lastOffset,
+    deliveryState: fields.deliveryState === undefined ? 0 : fields.deliveryState,
+    deliveryCount: fields.deliveryCount === undefined ? 0 : fields.deliveryCount,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** snapshotEpoch, leaderEpoch, startOffset: read after one bounds check. */
@@ -261,7 +282,7 @@ function stateBatchFromJson(json: unknown, version: number, path: string): State
 }
 
 /** The ShareUpdateValue codec: coordinator-value, record type 1, versions 0, flexible 0+. */
-export const ShareUpdateValue = defineCodec<ShareUpdateValue>({
+export const ShareUpdateValue = defineCodec<ShareUpdateValue, ShareUpdateValueInit>({
   name: 'ShareUpdateValue',
   type: 'coordinator-value',
   apiKey: 1,

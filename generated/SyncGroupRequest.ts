@@ -43,18 +43,31 @@ export interface SyncGroupRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SyncGroupRequest with every field at its default, overridden by `fields`. */
-export function createSyncGroupRequest(fields?: Partial<SyncGroupRequest>): SyncGroupRequest {
-  return {
-    groupId: '',
-    generationId: 0,
-    memberId: '',
-    groupInstanceId: null,
-    protocolType: null,
-    protocolName: null,
-    assignments: [],
-    ...fields,
+/** What createSyncGroupRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface SyncGroupRequestInit {
+  groupId?: string;
+  generationId?: number;
+  memberId?: string;
+  groupInstanceId?: string | null;
+  protocolType?: string | null;
+  protocolName?: string | null;
+  assignments?: SyncGroupRequestAssignmentInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SyncGroupRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSyncGroupRequest(fields: SyncGroupRequestInit = {}): SyncGroupRequest {
+  const m: SyncGroupRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    generationId: fields.generationId === undefined ? 0 : fields.generationId,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    protocolType: fields.protocolType === undefined ? null : fields.protocolType,
+    protocolName: fields.protocolName === undefined ? null : fields.protocolName,
+    assignments: fields.assignments === undefined ? [] : fields.assignments.map(createSyncGroupRequestAssignment),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of SyncGroupRequestAssignment. */
@@ -67,15 +80,23 @@ export interface SyncGroupRequestAssignment {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SyncGroupRequestAssignment with every field at its default, overridden by `fields`. */
+/** What createSyncGroupRequestAssignment takes: any field may be left out, at any depth, and gets its default. */
+export interface SyncGroupRequestAssignmentInit {
+  memberId?: string;
+  assignment?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SyncGroupRequestAssignment with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createSyncGroupRequestAssignment(
-  fields?: Partial<SyncGroupRequestAssignment>,
+  fields: SyncGroupRequestAssignmentInit = {},
 ): SyncGroupRequestAssignment {
-  return {
-    memberId: '',
-    assignment: EMPTY_BYTES,
-    ...fields,
+  const m: SyncGroupRequestAssignment = {
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    assignment: fields.assignment === undefined ? EMPTY_BYTES : fields.assignment,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readSyncGroupRequest(r: Reader, version: number): SyncGroupRequest {
@@ -297,7 +318,7 @@ function syncGroupRequestAssignmentFromJson(json: unknown, version: number, path
 }
 
 /** The SyncGroupRequest codec: request, API key 14, versions 0-5, flexible 4+. */
-export const SyncGroupRequest = defineApiCodec<SyncGroupRequest>({
+export const SyncGroupRequest = defineApiCodec<SyncGroupRequest, SyncGroupRequestInit>({
   name: 'SyncGroupRequest',
   type: 'request',
   apiKey: 14,

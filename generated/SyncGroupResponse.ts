@@ -33,16 +33,27 @@ export interface SyncGroupResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A SyncGroupResponse with every field at its default, overridden by `fields`. */
-export function createSyncGroupResponse(fields?: Partial<SyncGroupResponse>): SyncGroupResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    protocolType: null,
-    protocolName: null,
-    assignment: EMPTY_BYTES,
-    ...fields,
+/** What createSyncGroupResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface SyncGroupResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  protocolType?: string | null;
+  protocolName?: string | null;
+  assignment?: Uint8Array;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A SyncGroupResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createSyncGroupResponse(fields: SyncGroupResponseInit = {}): SyncGroupResponse {
+  const m: SyncGroupResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    protocolType: fields.protocolType === undefined ? null : fields.protocolType,
+    protocolName: fields.protocolName === undefined ? null : fields.protocolName,
+    assignment: fields.assignment === undefined ? EMPTY_BYTES : fields.assignment,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readSyncGroupResponse(r: Reader, version: number): SyncGroupResponse {
@@ -158,7 +169,7 @@ function syncGroupResponseFromJson(json: unknown, version: number, path: string)
 }
 
 /** The SyncGroupResponse codec: response, API key 14, versions 0-5, flexible 4+. */
-export const SyncGroupResponse = defineApiCodec<SyncGroupResponse>({
+export const SyncGroupResponse = defineApiCodec<SyncGroupResponse, SyncGroupResponseInit>({
   name: 'SyncGroupResponse',
   type: 'response',
   apiKey: 14,

@@ -16,11 +16,15 @@ export interface TransactionLogKey {
   transactionalId: string;
 }
 
-/** A TransactionLogKey with every field at its default, overridden by `fields`. */
-export function createTransactionLogKey(fields?: Partial<TransactionLogKey>): TransactionLogKey {
+/** What createTransactionLogKey takes: any field may be left out, at any depth, and gets its default. */
+export interface TransactionLogKeyInit {
+  transactionalId?: string;
+}
+
+/** A TransactionLogKey with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTransactionLogKey(fields: TransactionLogKeyInit = {}): TransactionLogKey {
   return {
-    transactionalId: '',
-    ...fields,
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
   };
 }
 
@@ -63,7 +67,7 @@ function transactionLogKeyFromJson(json: unknown, version: number, path: string)
 }
 
 /** The TransactionLogKey codec: coordinator-key, record type 0, versions 0, flexible none. */
-export const TransactionLogKey = defineCodec<TransactionLogKey>({
+export const TransactionLogKey = defineCodec<TransactionLogKey, TransactionLogKeyInit>({
   name: 'TransactionLogKey',
   type: 'coordinator-key',
   apiKey: 0,

@@ -51,22 +51,46 @@ export interface TransactionLogValue {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TransactionLogValue with every field at its default, overridden by `fields`. */
-export function createTransactionLogValue(fields?: Partial<TransactionLogValue>): TransactionLogValue {
-  return {
-    producerId: 0n,
-    previousProducerId: -1n,
-    nextProducerId: -1n,
-    producerEpoch: 0,
-    nextProducerEpoch: -1,
-    transactionTimeoutMs: 0,
-    transactionStatus: 0,
-    transactionPartitions: [],
-    transactionLastUpdateTimestampMs: 0n,
-    transactionStartTimestampMs: 0n,
-    clientTransactionVersion: 0,
-    ...fields,
+/** What createTransactionLogValue takes: any field may be left out, at any depth, and gets its default. */
+export interface TransactionLogValueInit {
+  producerId?: bigint;
+  previousProducerId?: bigint;
+  nextProducerId?: bigint;
+  producerEpoch?: number;
+  nextProducerEpoch?: number;
+  transactionTimeoutMs?: number;
+  transactionStatus?: number;
+  transactionPartitions?: PartitionsSchemaInit[] | null;
+  transactionLastUpdateTimestampMs?: bigint;
+  transactionStartTimestampMs?: bigint;
+  clientTransactionVersion?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TransactionLogValue with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTransactionLogValue(fields: TransactionLogValueInit = {}): TransactionLogValue {
+  const m: TransactionLogValue = {
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    previousProducerId: fields.previousProducerId === undefined ? -1n : fields.previousProducerId,
+    nextProducerId: fields.nextProducerId === undefined ? -1n : fields.nextProducerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    nextProducerEpoch: fields.nextProducerEpoch === undefined ? -1 : fields.nextProducerEpoch,
+    transactionTimeoutMs: fields.transactionTimeoutMs === undefined ? 0 : fields.transactionTimeoutMs,
+    transactionStatus: fields.transactionStatus === undefined ? 0 : fields.transactionStatus,
+    transactionPartitions:
+      fields.transactionPartitions === undefined
+        ? []
+        : fields.transactionPartitions === null
+          ? null
+          : fields.transactionPartitions.map(createPartitionsSchema),
+    transactionLastUpdateTimestampMs:
+      fields.transactionLastUpdateTimestampMs === undefined ? 0n : fields.transactionLastUpdateTimestampMs,
+    transactionStartTimestampMs:
+      fields.transactionStartTimestampMs === undefined ? 0n : fields.transactionStartTimestampMs,
+    clientTransactionVersion: fields.clientTransactionVersion === undefined ? 0 : fields.clientTransactionVersion,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of PartitionsSchema. */
@@ -79,13 +103,21 @@ export interface PartitionsSchema {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A PartitionsSchema with every field at its default, overridden by `fields`. */
-export function createPartitionsSchema(fields?: Partial<PartitionsSchema>): PartitionsSchema {
-  return {
-    topic: '',
-    partitionIds: [],
-    ...fields,
+/** What createPartitionsSchema takes: any field may be left out, at any depth, and gets its default. */
+export interface PartitionsSchemaInit {
+  topic?: string;
+  partitionIds?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A PartitionsSchema with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createPartitionsSchema(fields: PartitionsSchemaInit = {}): PartitionsSchema {
+  const m: PartitionsSchema = {
+    topic: fields.topic === undefined ? '' : fields.topic,
+    partitionIds: fields.partitionIds === undefined ? [] : fields.partitionIds,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** transactionTimeoutMs, transactionStatus: read after one bounds check. */
@@ -445,7 +477,7 @@ function partitionsSchemaFromJson(json: unknown, version: number, path: string):
 }
 
 /** The TransactionLogValue codec: coordinator-value, record type 0, versions 0-1, flexible 1+. */
-export const TransactionLogValue = defineCodec<TransactionLogValue>({
+export const TransactionLogValue = defineCodec<TransactionLogValue, TransactionLogValueInit>({
   name: 'TransactionLogValue',
   type: 'coordinator-value',
   apiKey: 0,

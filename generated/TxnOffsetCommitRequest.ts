@@ -44,19 +44,33 @@ export interface TxnOffsetCommitRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnOffsetCommitRequest with every field at its default, overridden by `fields`. */
-export function createTxnOffsetCommitRequest(fields?: Partial<TxnOffsetCommitRequest>): TxnOffsetCommitRequest {
-  return {
-    transactionalId: '',
-    groupId: '',
-    producerId: 0n,
-    producerEpoch: 0,
-    generationIdOrMemberEpoch: -1,
-    memberId: '',
-    groupInstanceId: null,
-    topics: [],
-    ...fields,
+/** What createTxnOffsetCommitRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnOffsetCommitRequestInit {
+  transactionalId?: string;
+  groupId?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  generationIdOrMemberEpoch?: number;
+  memberId?: string;
+  groupInstanceId?: string | null;
+  topics?: TxnOffsetCommitRequestTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnOffsetCommitRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTxnOffsetCommitRequest(fields: TxnOffsetCommitRequestInit = {}): TxnOffsetCommitRequest {
+  const m: TxnOffsetCommitRequest = {
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    generationIdOrMemberEpoch: fields.generationIdOrMemberEpoch === undefined ? -1 : fields.generationIdOrMemberEpoch,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    groupInstanceId: fields.groupInstanceId === undefined ? null : fields.groupInstanceId,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createTxnOffsetCommitRequestTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnOffsetCommitRequestTopic. */
@@ -71,16 +85,25 @@ export interface TxnOffsetCommitRequestTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnOffsetCommitRequestTopic with every field at its default, overridden by `fields`. */
+/** What createTxnOffsetCommitRequestTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnOffsetCommitRequestTopicInit {
+  name?: string;
+  topicId?: string;
+  partitions?: TxnOffsetCommitRequestPartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnOffsetCommitRequestTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnOffsetCommitRequestTopic(
-  fields?: Partial<TxnOffsetCommitRequestTopic>,
+  fields: TxnOffsetCommitRequestTopicInit = {},
 ): TxnOffsetCommitRequestTopic {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+  const m: TxnOffsetCommitRequestTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createTxnOffsetCommitRequestPartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnOffsetCommitRequestPartition. */
@@ -97,17 +120,27 @@ export interface TxnOffsetCommitRequestPartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnOffsetCommitRequestPartition with every field at its default, overridden by `fields`. */
+/** What createTxnOffsetCommitRequestPartition takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnOffsetCommitRequestPartitionInit {
+  partitionIndex?: number;
+  committedOffset?: bigint;
+  committedLeaderEpoch?: number;
+  committedMetadata?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnOffsetCommitRequestPartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnOffsetCommitRequestPartition(
-  fields?: Partial<TxnOffsetCommitRequestPartition>,
+  fields: TxnOffsetCommitRequestPartitionInit = {},
 ): TxnOffsetCommitRequestPartition {
-  return {
-    partitionIndex: 0,
-    committedOffset: 0n,
-    committedLeaderEpoch: -1,
-    committedMetadata: '',
-    ...fields,
+  const m: TxnOffsetCommitRequestPartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    committedOffset: fields.committedOffset === undefined ? 0n : fields.committedOffset,
+    committedLeaderEpoch: fields.committedLeaderEpoch === undefined ? -1 : fields.committedLeaderEpoch,
+    committedMetadata: fields.committedMetadata === undefined ? '' : fields.committedMetadata,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** producerId, producerEpoch: read after one bounds check. */
@@ -496,7 +529,7 @@ function txnOffsetCommitRequestPartitionFromJson(
 }
 
 /** The TxnOffsetCommitRequest codec: request, API key 28, versions 0-6, flexible 3+. */
-export const TxnOffsetCommitRequest = defineApiCodec<TxnOffsetCommitRequest>({
+export const TxnOffsetCommitRequest = defineApiCodec<TxnOffsetCommitRequest, TxnOffsetCommitRequestInit>({
   name: 'TxnOffsetCommitRequest',
   type: 'request',
   apiKey: 28,

@@ -28,13 +28,21 @@ export interface TxnOffsetCommitResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnOffsetCommitResponse with every field at its default, overridden by `fields`. */
-export function createTxnOffsetCommitResponse(fields?: Partial<TxnOffsetCommitResponse>): TxnOffsetCommitResponse {
-  return {
-    throttleTimeMs: 0,
-    topics: [],
-    ...fields,
+/** What createTxnOffsetCommitResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnOffsetCommitResponseInit {
+  throttleTimeMs?: number;
+  topics?: TxnOffsetCommitResponseTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnOffsetCommitResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTxnOffsetCommitResponse(fields: TxnOffsetCommitResponseInit = {}): TxnOffsetCommitResponse {
+  const m: TxnOffsetCommitResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createTxnOffsetCommitResponseTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnOffsetCommitResponseTopic. */
@@ -49,16 +57,25 @@ export interface TxnOffsetCommitResponseTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnOffsetCommitResponseTopic with every field at its default, overridden by `fields`. */
+/** What createTxnOffsetCommitResponseTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnOffsetCommitResponseTopicInit {
+  name?: string;
+  topicId?: string;
+  partitions?: TxnOffsetCommitResponsePartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnOffsetCommitResponseTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnOffsetCommitResponseTopic(
-  fields?: Partial<TxnOffsetCommitResponseTopic>,
+  fields: TxnOffsetCommitResponseTopicInit = {},
 ): TxnOffsetCommitResponseTopic {
-  return {
-    name: '',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+  const m: TxnOffsetCommitResponseTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createTxnOffsetCommitResponsePartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnOffsetCommitResponsePartition. */
@@ -71,15 +88,23 @@ export interface TxnOffsetCommitResponsePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnOffsetCommitResponsePartition with every field at its default, overridden by `fields`. */
+/** What createTxnOffsetCommitResponsePartition takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnOffsetCommitResponsePartitionInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnOffsetCommitResponsePartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnOffsetCommitResponsePartition(
-  fields?: Partial<TxnOffsetCommitResponsePartition>,
+  fields: TxnOffsetCommitResponsePartitionInit = {},
 ): TxnOffsetCommitResponsePartition {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    ...fields,
+  const m: TxnOffsetCommitResponsePartition = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommitResponse {
@@ -320,7 +345,7 @@ function txnOffsetCommitResponsePartitionFromJson(
 }
 
 /** The TxnOffsetCommitResponse codec: response, API key 28, versions 0-6, flexible 3+. */
-export const TxnOffsetCommitResponse = defineApiCodec<TxnOffsetCommitResponse>({
+export const TxnOffsetCommitResponse = defineApiCodec<TxnOffsetCommitResponse, TxnOffsetCommitResponseInit>({
   name: 'TxnOffsetCommitResponse',
   type: 'response',
   apiKey: 28,

@@ -41,20 +41,33 @@ export interface TxnShareAcknowledgeRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnShareAcknowledgeRequest with every field at its default, overridden by `fields`. */
+/** What createTxnShareAcknowledgeRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnShareAcknowledgeRequestInit {
+  groupId?: string;
+  transactionalId?: string;
+  producerId?: bigint;
+  producerEpoch?: number;
+  memberId?: string;
+  generationId?: number;
+  topics?: TxnShareAcknowledgeTopicInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnShareAcknowledgeRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnShareAcknowledgeRequest(
-  fields?: Partial<TxnShareAcknowledgeRequest>,
+  fields: TxnShareAcknowledgeRequestInit = {},
 ): TxnShareAcknowledgeRequest {
-  return {
-    groupId: '',
-    transactionalId: '',
-    producerId: 0n,
-    producerEpoch: 0,
-    memberId: '',
-    generationId: -1,
-    topics: [],
-    ...fields,
+  const m: TxnShareAcknowledgeRequest = {
+    groupId: fields.groupId === undefined ? '' : fields.groupId,
+    transactionalId: fields.transactionalId === undefined ? '' : fields.transactionalId,
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    memberId: fields.memberId === undefined ? '' : fields.memberId,
+    generationId: fields.generationId === undefined ? -1 : fields.generationId,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createTxnShareAcknowledgeTopic),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnShareAcknowledgeTopic. */
@@ -67,13 +80,21 @@ export interface TxnShareAcknowledgeTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnShareAcknowledgeTopic with every field at its default, overridden by `fields`. */
-export function createTxnShareAcknowledgeTopic(fields?: Partial<TxnShareAcknowledgeTopic>): TxnShareAcknowledgeTopic {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+/** What createTxnShareAcknowledgeTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnShareAcknowledgeTopicInit {
+  topicId?: string;
+  partitions?: TxnShareAcknowledgePartitionInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnShareAcknowledgeTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createTxnShareAcknowledgeTopic(fields: TxnShareAcknowledgeTopicInit = {}): TxnShareAcknowledgeTopic {
+  const m: TxnShareAcknowledgeTopic = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createTxnShareAcknowledgePartition),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnShareAcknowledgePartition. */
@@ -86,15 +107,24 @@ export interface TxnShareAcknowledgePartition {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnShareAcknowledgePartition with every field at its default, overridden by `fields`. */
+/** What createTxnShareAcknowledgePartition takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnShareAcknowledgePartitionInit {
+  partition?: number;
+  acknowledgementBatches?: AcknowledgementBatchInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnShareAcknowledgePartition with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnShareAcknowledgePartition(
-  fields?: Partial<TxnShareAcknowledgePartition>,
+  fields: TxnShareAcknowledgePartitionInit = {},
 ): TxnShareAcknowledgePartition {
-  return {
-    partition: 0,
-    acknowledgementBatches: [],
-    ...fields,
+  const m: TxnShareAcknowledgePartition = {
+    partition: fields.partition === undefined ? 0 : fields.partition,
+    acknowledgementBatches:
+      fields.acknowledgementBatches === undefined ? [] : fields.acknowledgementBatches.map(createAcknowledgementBatch),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of AcknowledgementBatch. */
@@ -109,14 +139,23 @@ export interface AcknowledgementBatch {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** An AcknowledgementBatch with every field at its default, overridden by `fields`. */
-export function createAcknowledgementBatch(fields?: Partial<AcknowledgementBatch>): AcknowledgementBatch {
-  return {
-    firstOffset: 0n,
-    lastOffset: 0n,
-    acknowledgeType: 0,
-    ...fields,
+/** What createAcknowledgementBatch takes: any field may be left out, at any depth, and gets its default. */
+export interface AcknowledgementBatchInit {
+  firstOffset?: bigint;
+  lastOffset?: bigint;
+  acknowledgeType?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** An AcknowledgementBatch with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createAcknowledgementBatch(fields: AcknowledgementBatchInit = {}): AcknowledgementBatch {
+  const m: AcknowledgementBatch = {
+    firstOffset: fields.firstOffset === undefined ? 0n : fields.firstOffset,
+    lastOffset: fields.lastOffset === undefined ? 0n : fields.lastOffset,
+    acknowledgeType: fields.acknowledgeType === undefined ? 0 : fields.acknowledgeType,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** producerId, producerEpoch: read after one bounds check. */
@@ -458,7 +497,7 @@ function acknowledgementBatchFromJson(json: unknown, version: number, path: stri
 }
 
 /** The TxnShareAcknowledgeRequest codec: request, API key 96, versions 0-1, flexible 0+. */
-export const TxnShareAcknowledgeRequest = defineApiCodec<TxnShareAcknowledgeRequest>({
+export const TxnShareAcknowledgeRequest = defineApiCodec<TxnShareAcknowledgeRequest, TxnShareAcknowledgeRequestInit>({
   name: 'TxnShareAcknowledgeRequest',
   type: 'request',
   apiKey: 96,

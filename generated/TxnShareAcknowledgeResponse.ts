@@ -31,16 +31,25 @@ export interface TxnShareAcknowledgeResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnShareAcknowledgeResponse with every field at its default, overridden by `fields`. */
+/** What createTxnShareAcknowledgeResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnShareAcknowledgeResponseInit {
+  throttleTimeMs?: number;
+  errorCode?: number;
+  topics?: TxnShareAcknowledgeTopicResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnShareAcknowledgeResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnShareAcknowledgeResponse(
-  fields?: Partial<TxnShareAcknowledgeResponse>,
+  fields: TxnShareAcknowledgeResponseInit = {},
 ): TxnShareAcknowledgeResponse {
-  return {
-    throttleTimeMs: 0,
-    errorCode: 0,
-    topics: [],
-    ...fields,
+  const m: TxnShareAcknowledgeResponse = {
+    throttleTimeMs: fields.throttleTimeMs === undefined ? 0 : fields.throttleTimeMs,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createTxnShareAcknowledgeTopicResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnShareAcknowledgeTopicResponse. */
@@ -53,15 +62,24 @@ export interface TxnShareAcknowledgeTopicResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnShareAcknowledgeTopicResponse with every field at its default, overridden by `fields`. */
+/** What createTxnShareAcknowledgeTopicResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnShareAcknowledgeTopicResponseInit {
+  topicId?: string;
+  partitions?: TxnShareAcknowledgePartitionResponseInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnShareAcknowledgeTopicResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnShareAcknowledgeTopicResponse(
-  fields?: Partial<TxnShareAcknowledgeTopicResponse>,
+  fields: TxnShareAcknowledgeTopicResponseInit = {},
 ): TxnShareAcknowledgeTopicResponse {
-  return {
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
-    partitions: [],
-    ...fields,
+  const m: TxnShareAcknowledgeTopicResponse = {
+    topicId: fields.topicId === undefined ? 'AAAAAAAAAAAAAAAAAAAAAA' : fields.topicId,
+    partitions:
+      fields.partitions === undefined ? [] : fields.partitions.map(createTxnShareAcknowledgePartitionResponse),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of TxnShareAcknowledgePartitionResponse. */
@@ -76,16 +94,25 @@ export interface TxnShareAcknowledgePartitionResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A TxnShareAcknowledgePartitionResponse with every field at its default, overridden by `fields`. */
+/** What createTxnShareAcknowledgePartitionResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface TxnShareAcknowledgePartitionResponseInit {
+  partition?: number;
+  errorCode?: number;
+  errorMessage?: string | null;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A TxnShareAcknowledgePartitionResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createTxnShareAcknowledgePartitionResponse(
-  fields?: Partial<TxnShareAcknowledgePartitionResponse>,
+  fields: TxnShareAcknowledgePartitionResponseInit = {},
 ): TxnShareAcknowledgePartitionResponse {
-  return {
-    partition: 0,
-    errorCode: 0,
-    errorMessage: null,
-    ...fields,
+  const m: TxnShareAcknowledgePartitionResponse = {
+    partition: fields.partition === undefined ? 0 : fields.partition,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
+    errorMessage: fields.errorMessage === undefined ? null : fields.errorMessage,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** throttleTimeMs, errorCode: read after one bounds check. */
@@ -309,19 +336,21 @@ function txnShareAcknowledgePartitionResponseFromJson(
 }
 
 /** The TxnShareAcknowledgeResponse codec: response, API key 96, versions 0-1, flexible 0+. */
-export const TxnShareAcknowledgeResponse = defineApiCodec<TxnShareAcknowledgeResponse>({
-  name: 'TxnShareAcknowledgeResponse',
-  type: 'response',
-  apiKey: 96,
-  validVersions: { lowest: 0, highest: 1 },
-  flexibleVersions: { lowest: 0, highest: 32767 },
-  headerVersion(version: number): number {
-    return 1;
+export const TxnShareAcknowledgeResponse = defineApiCodec<TxnShareAcknowledgeResponse, TxnShareAcknowledgeResponseInit>(
+  {
+    name: 'TxnShareAcknowledgeResponse',
+    type: 'response',
+    apiKey: 96,
+    validVersions: { lowest: 0, highest: 1 },
+    flexibleVersions: { lowest: 0, highest: 32767 },
+    headerVersion(version: number): number {
+      return 1;
+    },
+    create: createTxnShareAcknowledgeResponse,
+    size: sizeOfTxnShareAcknowledgeResponse,
+    write: writeTxnShareAcknowledgeResponse,
+    read: readTxnShareAcknowledgeResponse,
+    toJson: txnShareAcknowledgeResponseToJson,
+    fromJson: (json: unknown, version: number) => txnShareAcknowledgeResponseFromJson(json, version, ''),
   },
-  create: createTxnShareAcknowledgeResponse,
-  size: sizeOfTxnShareAcknowledgeResponse,
-  write: writeTxnShareAcknowledgeResponse,
-  read: readTxnShareAcknowledgeResponse,
-  toJson: txnShareAcknowledgeResponseToJson,
-  fromJson: (json: unknown, version: number) => txnShareAcknowledgeResponseFromJson(json, version, ''),
-});
+);

@@ -29,12 +29,19 @@ export interface WriteTxnMarkersRequest {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WriteTxnMarkersRequest with every field at its default, overridden by `fields`. */
-export function createWriteTxnMarkersRequest(fields?: Partial<WriteTxnMarkersRequest>): WriteTxnMarkersRequest {
-  return {
-    markers: [],
-    ...fields,
+/** What createWriteTxnMarkersRequest takes: any field may be left out, at any depth, and gets its default. */
+export interface WriteTxnMarkersRequestInit {
+  markers?: WritableTxnMarkerInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WriteTxnMarkersRequest with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createWriteTxnMarkersRequest(fields: WriteTxnMarkersRequestInit = {}): WriteTxnMarkersRequest {
+  const m: WriteTxnMarkersRequest = {
+    markers: fields.markers === undefined ? [] : fields.markers.map(createWritableTxnMarker),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of WritableTxnMarker. */
@@ -55,17 +62,29 @@ export interface WritableTxnMarker {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WritableTxnMarker with every field at its default, overridden by `fields`. */
-export function createWritableTxnMarker(fields?: Partial<WritableTxnMarker>): WritableTxnMarker {
-  return {
-    producerId: 0n,
-    producerEpoch: 0,
-    transactionResult: false,
-    topics: [],
-    coordinatorEpoch: 0,
-    transactionVersion: 0,
-    ...fields,
+/** What createWritableTxnMarker takes: any field may be left out, at any depth, and gets its default. */
+export interface WritableTxnMarkerInit {
+  producerId?: bigint;
+  producerEpoch?: number;
+  transactionResult?: boolean;
+  topics?: WritableTxnMarkerTopicInit[];
+  coordinatorEpoch?: number;
+  transactionVersion?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WritableTxnMarker with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createWritableTxnMarker(fields: WritableTxnMarkerInit = {}): WritableTxnMarker {
+  const m: WritableTxnMarker = {
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    producerEpoch: fields.producerEpoch === undefined ? 0 : fields.producerEpoch,
+    transactionResult: fields.transactionResult === undefined ? false : fields.transactionResult,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createWritableTxnMarkerTopic),
+    coordinatorEpoch: fields.coordinatorEpoch === undefined ? 0 : fields.coordinatorEpoch,
+    transactionVersion: fields.transactionVersion === undefined ? 0 : fields.transactionVersion,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of WritableTxnMarkerTopic. */
@@ -78,13 +97,21 @@ export interface WritableTxnMarkerTopic {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WritableTxnMarkerTopic with every field at its default, overridden by `fields`. */
-export function createWritableTxnMarkerTopic(fields?: Partial<WritableTxnMarkerTopic>): WritableTxnMarkerTopic {
-  return {
-    name: '',
-    partitionIndexes: [],
-    ...fields,
+/** What createWritableTxnMarkerTopic takes: any field may be left out, at any depth, and gets its default. */
+export interface WritableTxnMarkerTopicInit {
+  name?: string;
+  partitionIndexes?: number[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WritableTxnMarkerTopic with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createWritableTxnMarkerTopic(fields: WritableTxnMarkerTopicInit = {}): WritableTxnMarkerTopic {
+  const m: WritableTxnMarkerTopic = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitionIndexes: fields.partitionIndexes === undefined ? [] : fields.partitionIndexes,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
@@ -301,7 +328,7 @@ function writableTxnMarkerTopicFromJson(json: unknown, version: number, path: st
 }
 
 /** The WriteTxnMarkersRequest codec: request, API key 27, versions 1-2, flexible 1+. */
-export const WriteTxnMarkersRequest = defineApiCodec<WriteTxnMarkersRequest>({
+export const WriteTxnMarkersRequest = defineApiCodec<WriteTxnMarkersRequest, WriteTxnMarkersRequestInit>({
   name: 'WriteTxnMarkersRequest',
   type: 'request',
   apiKey: 27,

@@ -27,12 +27,19 @@ export interface WriteTxnMarkersResponse {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WriteTxnMarkersResponse with every field at its default, overridden by `fields`. */
-export function createWriteTxnMarkersResponse(fields?: Partial<WriteTxnMarkersResponse>): WriteTxnMarkersResponse {
-  return {
-    markers: [],
-    ...fields,
+/** What createWriteTxnMarkersResponse takes: any field may be left out, at any depth, and gets its default. */
+export interface WriteTxnMarkersResponseInit {
+  markers?: WritableTxnMarkerResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WriteTxnMarkersResponse with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createWriteTxnMarkersResponse(fields: WriteTxnMarkersResponseInit = {}): WriteTxnMarkersResponse {
+  const m: WriteTxnMarkersResponse = {
+    markers: fields.markers === undefined ? [] : fields.markers.map(createWritableTxnMarkerResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of WritableTxnMarkerResult. */
@@ -45,13 +52,21 @@ export interface WritableTxnMarkerResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WritableTxnMarkerResult with every field at its default, overridden by `fields`. */
-export function createWritableTxnMarkerResult(fields?: Partial<WritableTxnMarkerResult>): WritableTxnMarkerResult {
-  return {
-    producerId: 0n,
-    topics: [],
-    ...fields,
+/** What createWritableTxnMarkerResult takes: any field may be left out, at any depth, and gets its default. */
+export interface WritableTxnMarkerResultInit {
+  producerId?: bigint;
+  topics?: WritableTxnMarkerTopicResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WritableTxnMarkerResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
+export function createWritableTxnMarkerResult(fields: WritableTxnMarkerResultInit = {}): WritableTxnMarkerResult {
+  const m: WritableTxnMarkerResult = {
+    producerId: fields.producerId === undefined ? 0n : fields.producerId,
+    topics: fields.topics === undefined ? [] : fields.topics.map(createWritableTxnMarkerTopicResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of WritableTxnMarkerTopicResult. */
@@ -64,15 +79,23 @@ export interface WritableTxnMarkerTopicResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WritableTxnMarkerTopicResult with every field at its default, overridden by `fields`. */
+/** What createWritableTxnMarkerTopicResult takes: any field may be left out, at any depth, and gets its default. */
+export interface WritableTxnMarkerTopicResultInit {
+  name?: string;
+  partitions?: WritableTxnMarkerPartitionResultInit[];
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WritableTxnMarkerTopicResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createWritableTxnMarkerTopicResult(
-  fields?: Partial<WritableTxnMarkerTopicResult>,
+  fields: WritableTxnMarkerTopicResultInit = {},
 ): WritableTxnMarkerTopicResult {
-  return {
-    name: '',
-    partitions: [],
-    ...fields,
+  const m: WritableTxnMarkerTopicResult = {
+    name: fields.name === undefined ? '' : fields.name,
+    partitions: fields.partitions === undefined ? [] : fields.partitions.map(createWritableTxnMarkerPartitionResult),
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 /** Fields of WritableTxnMarkerPartitionResult. */
@@ -85,15 +108,23 @@ export interface WritableTxnMarkerPartitionResult {
   _unknownTaggedFields?: RawTaggedField[] | undefined;
 }
 
-/** A WritableTxnMarkerPartitionResult with every field at its default, overridden by `fields`. */
+/** What createWritableTxnMarkerPartitionResult takes: any field may be left out, at any depth, and gets its default. */
+export interface WritableTxnMarkerPartitionResultInit {
+  partitionIndex?: number;
+  errorCode?: number;
+  _unknownTaggedFields?: RawTaggedField[] | undefined;
+}
+
+/** A WritableTxnMarkerPartitionResult with every field at its default, overridden by `fields` (nested structs and array elements too). */
 export function createWritableTxnMarkerPartitionResult(
-  fields?: Partial<WritableTxnMarkerPartitionResult>,
+  fields: WritableTxnMarkerPartitionResultInit = {},
 ): WritableTxnMarkerPartitionResult {
-  return {
-    partitionIndex: 0,
-    errorCode: 0,
-    ...fields,
+  const m: WritableTxnMarkerPartitionResult = {
+    partitionIndex: fields.partitionIndex === undefined ? 0 : fields.partitionIndex,
+    errorCode: fields.errorCode === undefined ? 0 : fields.errorCode,
   };
+  if (fields._unknownTaggedFields !== undefined) m._unknownTaggedFields = fields._unknownTaggedFields;
+  return m;
 }
 
 function readWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarkersResponse {
@@ -337,7 +368,7 @@ function writableTxnMarkerPartitionResultFromJson(
 }
 
 /** The WriteTxnMarkersResponse codec: response, API key 27, versions 1-2, flexible 1+. */
-export const WriteTxnMarkersResponse = defineApiCodec<WriteTxnMarkersResponse>({
+export const WriteTxnMarkersResponse = defineApiCodec<WriteTxnMarkersResponse, WriteTxnMarkersResponseInit>({
   name: 'WriteTxnMarkersResponse',
   type: 'response',
   apiKey: 27,

@@ -187,14 +187,17 @@ export { WriteTxnMarkersRequest } from './WriteTxnMarkersRequest.js';
 export { WriteTxnMarkersResponse } from './WriteTxnMarkersResponse.js';
 
 // The builders of every message and of its nested structs, and their types.
-export { createAddOffsetsToTxnRequest } from './AddOffsetsToTxnRequest.js';
-export { createAddOffsetsToTxnResponse } from './AddOffsetsToTxnResponse.js';
+export { createAddOffsetsToTxnRequest, type AddOffsetsToTxnRequestInit } from './AddOffsetsToTxnRequest.js';
+export { createAddOffsetsToTxnResponse, type AddOffsetsToTxnResponseInit } from './AddOffsetsToTxnResponse.js';
 export {
   createAddPartitionsToTxnRequest,
   createAddPartitionsToTxnTopic,
   createAddPartitionsToTxnTransaction,
   type AddPartitionsToTxnTopic,
   type AddPartitionsToTxnTransaction,
+  type AddPartitionsToTxnRequestInit,
+  type AddPartitionsToTxnTopicInit,
+  type AddPartitionsToTxnTransactionInit,
 } from './AddPartitionsToTxnRequest.js';
 export {
   createAddPartitionsToTxnResponse,
@@ -204,11 +207,17 @@ export {
   type AddPartitionsToTxnTopicResult,
   type AddPartitionsToTxnPartitionResult,
   type AddPartitionsToTxnResult,
+  type AddPartitionsToTxnResponseInit,
+  type AddPartitionsToTxnTopicResultInit,
+  type AddPartitionsToTxnPartitionResultInit,
+  type AddPartitionsToTxnResultInit,
 } from './AddPartitionsToTxnResponse.js';
 export {
   createAddShareAcksToTxnRequest,
   createAddShareAcksToTxnTopic,
   type AddShareAcksToTxnTopic,
+  type AddShareAcksToTxnRequestInit,
+  type AddShareAcksToTxnTopicInit,
 } from './AddShareAcksToTxnRequest.js';
 export {
   createAddShareAcksToTxnResponse,
@@ -216,8 +225,11 @@ export {
   createAddShareAcksToTxnPartitionResult,
   type AddShareAcksToTxnTopicResult,
   type AddShareAcksToTxnPartitionResult,
+  type AddShareAcksToTxnResponseInit,
+  type AddShareAcksToTxnTopicResultInit,
+  type AddShareAcksToTxnPartitionResultInit,
 } from './AddShareAcksToTxnResponse.js';
-export { createApiVersionsRequest } from './ApiVersionsRequest.js';
+export { createApiVersionsRequest, type ApiVersionsRequestInit } from './ApiVersionsRequest.js';
 export {
   createApiVersionsResponse,
   createApiVersion,
@@ -226,24 +238,57 @@ export {
   type ApiVersion,
   type SupportedFeatureKey,
   type FinalizedFeatureKey,
+  type ApiVersionsResponseInit,
+  type ApiVersionInit,
+  type SupportedFeatureKeyInit,
+  type FinalizedFeatureKeyInit,
 } from './ApiVersionsResponse.js';
-export { createConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
-export { createConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
-export { createConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
-export { createConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
-export { createCreateAclsRequest, createAclCreation, type AclCreation } from './CreateAclsRequest.js';
-export { createCreateAclsResponse, createAclCreationResult, type AclCreationResult } from './CreateAclsResponse.js';
+export {
+  createConsumerGroupDescribeRequest,
+  type ConsumerGroupDescribeRequestInit,
+} from './ConsumerGroupDescribeRequest.js';
+export {
+  createConsumerGroupDescribeResponse,
+  type ConsumerGroupDescribeResponseInit,
+} from './ConsumerGroupDescribeResponse.js';
+export {
+  createConsumerGroupHeartbeatRequest,
+  type ConsumerGroupHeartbeatRequestInit,
+} from './ConsumerGroupHeartbeatRequest.js';
+export {
+  createConsumerGroupHeartbeatResponse,
+  type ConsumerGroupHeartbeatResponseInit,
+} from './ConsumerGroupHeartbeatResponse.js';
+export {
+  createCreateAclsRequest,
+  createAclCreation,
+  type AclCreation,
+  type CreateAclsRequestInit,
+  type AclCreationInit,
+} from './CreateAclsRequest.js';
+export {
+  createCreateAclsResponse,
+  createAclCreationResult,
+  type AclCreationResult,
+  type CreateAclsResponseInit,
+  type AclCreationResultInit,
+} from './CreateAclsResponse.js';
 export {
   createCreatePartitionsRequest,
   createCreatePartitionsTopic,
   createCreatePartitionsAssignment,
   type CreatePartitionsTopic,
   type CreatePartitionsAssignment,
+  type CreatePartitionsRequestInit,
+  type CreatePartitionsTopicInit,
+  type CreatePartitionsAssignmentInit,
 } from './CreatePartitionsRequest.js';
 export {
   createCreatePartitionsResponse,
   createCreatePartitionsTopicResult,
   type CreatePartitionsTopicResult,
+  type CreatePartitionsResponseInit,
+  type CreatePartitionsTopicResultInit,
 } from './CreatePartitionsResponse.js';
 export {
   createCreateTopicsRequest,
@@ -253,6 +298,10 @@ export {
   type CreatableTopic,
   type CreatableReplicaAssignment,
   type CreatableTopicConfig,
+  type CreateTopicsRequestInit,
+  type CreatableTopicInit,
+  type CreatableReplicaAssignmentInit,
+  type CreatableTopicConfigInit,
 } from './CreateTopicsRequest.js';
 export {
   createCreateTopicsResponse,
@@ -260,45 +309,74 @@ export {
   createCreatableTopicConfigs,
   type CreatableTopicResult,
   type CreatableTopicConfigs,
+  type CreateTopicsResponseInit,
+  type CreatableTopicResultInit,
+  type CreatableTopicConfigsInit,
 } from './CreateTopicsResponse.js';
-export { createDeleteAclsRequest, createDeleteAclsFilter, type DeleteAclsFilter } from './DeleteAclsRequest.js';
+export {
+  createDeleteAclsRequest,
+  createDeleteAclsFilter,
+  type DeleteAclsFilter,
+  type DeleteAclsRequestInit,
+  type DeleteAclsFilterInit,
+} from './DeleteAclsRequest.js';
 export {
   createDeleteAclsResponse,
   createDeleteAclsFilterResult,
   createDeleteAclsMatchingAcl,
   type DeleteAclsFilterResult,
   type DeleteAclsMatchingAcl,
+  type DeleteAclsResponseInit,
+  type DeleteAclsFilterResultInit,
+  type DeleteAclsMatchingAclInit,
 } from './DeleteAclsResponse.js';
-export { createDeleteGroupsRequest } from './DeleteGroupsRequest.js';
+export { createDeleteGroupsRequest, type DeleteGroupsRequestInit } from './DeleteGroupsRequest.js';
 export {
   createDeleteGroupsResponse,
   createDeletableGroupResult,
   type DeletableGroupResult,
+  type DeleteGroupsResponseInit,
+  type DeletableGroupResultInit,
 } from './DeleteGroupsResponse.js';
-export { createDeleteTopicsRequest, createDeleteTopicState, type DeleteTopicState } from './DeleteTopicsRequest.js';
+export {
+  createDeleteTopicsRequest,
+  createDeleteTopicState,
+  type DeleteTopicState,
+  type DeleteTopicsRequestInit,
+  type DeleteTopicStateInit,
+} from './DeleteTopicsRequest.js';
 export {
   createDeleteTopicsResponse,
   createDeletableTopicResult,
   type DeletableTopicResult,
+  type DeleteTopicsResponseInit,
+  type DeletableTopicResultInit,
 } from './DeleteTopicsResponse.js';
-export { createDescribeAclsRequest } from './DescribeAclsRequest.js';
+export { createDescribeAclsRequest, type DescribeAclsRequestInit } from './DescribeAclsRequest.js';
 export {
   createDescribeAclsResponse,
   createDescribeAclsResource,
   createAclDescription,
   type DescribeAclsResource,
   type AclDescription,
+  type DescribeAclsResponseInit,
+  type DescribeAclsResourceInit,
+  type AclDescriptionInit,
 } from './DescribeAclsResponse.js';
-export { createDescribeClusterRequest } from './DescribeClusterRequest.js';
+export { createDescribeClusterRequest, type DescribeClusterRequestInit } from './DescribeClusterRequest.js';
 export {
   createDescribeClusterResponse,
   createDescribeClusterBroker,
   type DescribeClusterBroker,
+  type DescribeClusterResponseInit,
+  type DescribeClusterBrokerInit,
 } from './DescribeClusterResponse.js';
 export {
   createDescribeConfigsRequest,
   createDescribeConfigsResource,
   type DescribeConfigsResource,
+  type DescribeConfigsRequestInit,
+  type DescribeConfigsResourceInit,
 } from './DescribeConfigsRequest.js';
 export {
   createDescribeConfigsResponse,
@@ -308,16 +386,28 @@ export {
   type DescribeConfigsResult,
   type DescribeConfigsResourceResult,
   type DescribeConfigsSynonym,
+  type DescribeConfigsResponseInit,
+  type DescribeConfigsResultInit,
+  type DescribeConfigsResourceResultInit,
+  type DescribeConfigsSynonymInit,
 } from './DescribeConfigsResponse.js';
-export { createDescribeGroupsRequest } from './DescribeGroupsRequest.js';
+export { createDescribeGroupsRequest, type DescribeGroupsRequestInit } from './DescribeGroupsRequest.js';
 export {
   createDescribeGroupsResponse,
   createDescribedGroupMember,
   type DescribedGroupMember,
+  type DescribeGroupsResponseInit,
+  type DescribedGroupMemberInit,
 } from './DescribeGroupsResponse.js';
-export { createEndTxnRequest } from './EndTxnRequest.js';
-export { createEndTxnResponse } from './EndTxnResponse.js';
-export { createFetchRequest, createReplicaState, type ReplicaState } from './FetchRequest.js';
+export { createEndTxnRequest, type EndTxnRequestInit } from './EndTxnRequest.js';
+export { createEndTxnResponse, type EndTxnResponseInit } from './EndTxnResponse.js';
+export {
+  createFetchRequest,
+  createReplicaState,
+  type ReplicaState,
+  type FetchRequestInit,
+  type ReplicaStateInit,
+} from './FetchRequest.js';
 export {
   createFetchResponse,
   createFetchableTopicResponse,
@@ -328,47 +418,94 @@ export {
   type EpochEndOffset,
   type SnapshotId,
   type AbortedTransaction,
+  type FetchResponseInit,
+  type FetchableTopicResponseInit,
+  type EpochEndOffsetInit,
+  type SnapshotIdInit,
+  type AbortedTransactionInit,
 } from './FetchResponse.js';
-export { createFindCoordinatorRequest } from './FindCoordinatorRequest.js';
-export { createFindCoordinatorResponse, createCoordinator, type Coordinator } from './FindCoordinatorResponse.js';
-export { createGroupMetadataKey } from './GroupMetadataKey.js';
-export { createGroupMetadataValue, createMemberMetadata, type MemberMetadata } from './GroupMetadataValue.js';
-export { createHeartbeatRequest } from './HeartbeatRequest.js';
-export { createHeartbeatResponse } from './HeartbeatResponse.js';
+export { createFindCoordinatorRequest, type FindCoordinatorRequestInit } from './FindCoordinatorRequest.js';
+export {
+  createFindCoordinatorResponse,
+  createCoordinator,
+  type Coordinator,
+  type FindCoordinatorResponseInit,
+  type CoordinatorInit,
+} from './FindCoordinatorResponse.js';
+export { createGroupMetadataKey, type GroupMetadataKeyInit } from './GroupMetadataKey.js';
+export {
+  createGroupMetadataValue,
+  createMemberMetadata,
+  type MemberMetadata,
+  type GroupMetadataValueInit,
+  type MemberMetadataInit,
+} from './GroupMetadataValue.js';
+export { createHeartbeatRequest, type HeartbeatRequestInit } from './HeartbeatRequest.js';
+export { createHeartbeatResponse, type HeartbeatResponseInit } from './HeartbeatResponse.js';
 export {
   createIncrementalAlterConfigsRequest,
   createAlterConfigsResource,
   createAlterableConfig,
   type AlterConfigsResource,
   type AlterableConfig,
+  type IncrementalAlterConfigsRequestInit,
+  type AlterConfigsResourceInit,
+  type AlterableConfigInit,
 } from './IncrementalAlterConfigsRequest.js';
 export {
   createIncrementalAlterConfigsResponse,
   createAlterConfigsResourceResponse,
   type AlterConfigsResourceResponse,
+  type IncrementalAlterConfigsResponseInit,
+  type AlterConfigsResourceResponseInit,
 } from './IncrementalAlterConfigsResponse.js';
-export { createInitProducerIdRequest } from './InitProducerIdRequest.js';
-export { createInitProducerIdResponse } from './InitProducerIdResponse.js';
+export { createInitProducerIdRequest, type InitProducerIdRequestInit } from './InitProducerIdRequest.js';
+export { createInitProducerIdResponse, type InitProducerIdResponseInit } from './InitProducerIdResponse.js';
 export {
   createJoinGroupRequest,
   createJoinGroupRequestProtocol,
   type JoinGroupRequestProtocol,
+  type JoinGroupRequestInit,
+  type JoinGroupRequestProtocolInit,
 } from './JoinGroupRequest.js';
 export {
   createJoinGroupResponse,
   createJoinGroupResponseMember,
   type JoinGroupResponseMember,
+  type JoinGroupResponseInit,
+  type JoinGroupResponseMemberInit,
 } from './JoinGroupResponse.js';
-export { createLeaveGroupRequest, createMemberIdentity, type MemberIdentity } from './LeaveGroupRequest.js';
-export { createLeaveGroupResponse, createMemberResponse, type MemberResponse } from './LeaveGroupResponse.js';
-export { createListGroupsRequest } from './ListGroupsRequest.js';
-export { createListGroupsResponse, createListedGroup, type ListedGroup } from './ListGroupsResponse.js';
+export {
+  createLeaveGroupRequest,
+  createMemberIdentity,
+  type MemberIdentity,
+  type LeaveGroupRequestInit,
+  type MemberIdentityInit,
+} from './LeaveGroupRequest.js';
+export {
+  createLeaveGroupResponse,
+  createMemberResponse,
+  type MemberResponse,
+  type LeaveGroupResponseInit,
+  type MemberResponseInit,
+} from './LeaveGroupResponse.js';
+export { createListGroupsRequest, type ListGroupsRequestInit } from './ListGroupsRequest.js';
+export {
+  createListGroupsResponse,
+  createListedGroup,
+  type ListedGroup,
+  type ListGroupsResponseInit,
+  type ListedGroupInit,
+} from './ListGroupsResponse.js';
 export {
   createListOffsetsRequest,
   createListOffsetsTopic,
   createListOffsetsPartition,
   type ListOffsetsTopic,
   type ListOffsetsPartition,
+  type ListOffsetsRequestInit,
+  type ListOffsetsTopicInit,
+  type ListOffsetsPartitionInit,
 } from './ListOffsetsRequest.js';
 export {
   createListOffsetsResponse,
@@ -376,8 +513,17 @@ export {
   createListOffsetsPartitionResponse,
   type ListOffsetsTopicResponse,
   type ListOffsetsPartitionResponse,
+  type ListOffsetsResponseInit,
+  type ListOffsetsTopicResponseInit,
+  type ListOffsetsPartitionResponseInit,
 } from './ListOffsetsResponse.js';
-export { createMetadataRequest, createMetadataRequestTopic, type MetadataRequestTopic } from './MetadataRequest.js';
+export {
+  createMetadataRequest,
+  createMetadataRequestTopic,
+  type MetadataRequestTopic,
+  type MetadataRequestInit,
+  type MetadataRequestTopicInit,
+} from './MetadataRequest.js';
 export {
   createMetadataResponse,
   createMetadataResponseBroker,
@@ -386,14 +532,21 @@ export {
   type MetadataResponseBroker,
   type MetadataResponseTopic,
   type MetadataResponsePartition,
+  type MetadataResponseInit,
+  type MetadataResponseBrokerInit,
+  type MetadataResponseTopicInit,
+  type MetadataResponsePartitionInit,
 } from './MetadataResponse.js';
-export { createOffsetCommitKey } from './OffsetCommitKey.js';
+export { createOffsetCommitKey, type OffsetCommitKeyInit } from './OffsetCommitKey.js';
 export {
   createOffsetCommitRequest,
   createOffsetCommitRequestTopic,
   createOffsetCommitRequestPartition,
   type OffsetCommitRequestTopic,
   type OffsetCommitRequestPartition,
+  type OffsetCommitRequestInit,
+  type OffsetCommitRequestTopicInit,
+  type OffsetCommitRequestPartitionInit,
 } from './OffsetCommitRequest.js';
 export {
   createOffsetCommitResponse,
@@ -401,8 +554,11 @@ export {
   createOffsetCommitResponsePartition,
   type OffsetCommitResponseTopic,
   type OffsetCommitResponsePartition,
+  type OffsetCommitResponseInit,
+  type OffsetCommitResponseTopicInit,
+  type OffsetCommitResponsePartitionInit,
 } from './OffsetCommitResponse.js';
-export { createOffsetCommitValue } from './OffsetCommitValue.js';
+export { createOffsetCommitValue, type OffsetCommitValueInit } from './OffsetCommitValue.js';
 export {
   createOffsetFetchRequest,
   createOffsetFetchRequestTopic,
@@ -411,6 +567,10 @@ export {
   type OffsetFetchRequestTopic,
   type OffsetFetchRequestGroup,
   type OffsetFetchRequestTopics,
+  type OffsetFetchRequestInit,
+  type OffsetFetchRequestTopicInit,
+  type OffsetFetchRequestGroupInit,
+  type OffsetFetchRequestTopicsInit,
 } from './OffsetFetchRequest.js';
 export {
   createOffsetFetchResponse,
@@ -424,6 +584,12 @@ export {
   type OffsetFetchResponseGroup,
   type OffsetFetchResponseTopics,
   type OffsetFetchResponsePartitions,
+  type OffsetFetchResponseInit,
+  type OffsetFetchResponseTopicInit,
+  type OffsetFetchResponsePartitionInit,
+  type OffsetFetchResponseGroupInit,
+  type OffsetFetchResponseTopicsInit,
+  type OffsetFetchResponsePartitionsInit,
 } from './OffsetFetchResponse.js';
 export {
   createProduceRequest,
@@ -431,6 +597,9 @@ export {
   createPartitionProduceData,
   type TopicProduceData,
   type PartitionProduceData,
+  type ProduceRequestInit,
+  type TopicProduceDataInit,
+  type PartitionProduceDataInit,
 } from './ProduceRequest.js';
 export {
   createProduceResponse,
@@ -440,55 +609,81 @@ export {
   type TopicProduceResponse,
   type PartitionProduceResponse,
   type BatchIndexAndErrorMessage,
+  type ProduceResponseInit,
+  type TopicProduceResponseInit,
+  type PartitionProduceResponseInit,
+  type BatchIndexAndErrorMessageInit,
 } from './ProduceResponse.js';
-export { createRequestHeader } from './RequestHeader.js';
-export { createResponseHeader } from './ResponseHeader.js';
-export { createSaslAuthenticateRequest } from './SaslAuthenticateRequest.js';
-export { createSaslAuthenticateResponse } from './SaslAuthenticateResponse.js';
-export { createSaslHandshakeRequest } from './SaslHandshakeRequest.js';
-export { createSaslHandshakeResponse } from './SaslHandshakeResponse.js';
+export { createRequestHeader, type RequestHeaderInit } from './RequestHeader.js';
+export { createResponseHeader, type ResponseHeaderInit } from './ResponseHeader.js';
+export { createSaslAuthenticateRequest, type SaslAuthenticateRequestInit } from './SaslAuthenticateRequest.js';
+export { createSaslAuthenticateResponse, type SaslAuthenticateResponseInit } from './SaslAuthenticateResponse.js';
+export { createSaslHandshakeRequest, type SaslHandshakeRequestInit } from './SaslHandshakeRequest.js';
+export { createSaslHandshakeResponse, type SaslHandshakeResponseInit } from './SaslHandshakeResponse.js';
 export {
   createShareAcknowledgeRequest,
   createAcknowledgeTopic,
   createAcknowledgePartition,
   type AcknowledgeTopic,
   type AcknowledgePartition,
+  type ShareAcknowledgeRequestInit,
+  type AcknowledgeTopicInit,
+  type AcknowledgePartitionInit,
 } from './ShareAcknowledgeRequest.js';
 export {
   createShareAcknowledgeResponse,
   createShareAcknowledgeTopicResponse,
   type ShareAcknowledgeTopicResponse,
+  type ShareAcknowledgeResponseInit,
+  type ShareAcknowledgeTopicResponseInit,
 } from './ShareAcknowledgeResponse.js';
-export { createShareFetchRequest } from './ShareFetchRequest.js';
+export { createShareFetchRequest, type ShareFetchRequestInit } from './ShareFetchRequest.js';
 export {
   createShareFetchResponse,
   createShareFetchableTopicResponse,
   createAcquiredRecords,
   type ShareFetchableTopicResponse,
   type AcquiredRecords,
+  type ShareFetchResponseInit,
+  type ShareFetchableTopicResponseInit,
+  type AcquiredRecordsInit,
 } from './ShareFetchResponse.js';
-export { createShareGroupDescribeRequest } from './ShareGroupDescribeRequest.js';
-export { createShareGroupDescribeResponse } from './ShareGroupDescribeResponse.js';
-export { createShareGroupHeartbeatRequest } from './ShareGroupHeartbeatRequest.js';
-export { createShareGroupHeartbeatResponse } from './ShareGroupHeartbeatResponse.js';
-export { createShareSnapshotKey } from './ShareSnapshotKey.js';
-export { createShareSnapshotValue } from './ShareSnapshotValue.js';
-export { createShareUpdateKey } from './ShareUpdateKey.js';
-export { createShareUpdateValue } from './ShareUpdateValue.js';
+export { createShareGroupDescribeRequest, type ShareGroupDescribeRequestInit } from './ShareGroupDescribeRequest.js';
+export { createShareGroupDescribeResponse, type ShareGroupDescribeResponseInit } from './ShareGroupDescribeResponse.js';
+export { createShareGroupHeartbeatRequest, type ShareGroupHeartbeatRequestInit } from './ShareGroupHeartbeatRequest.js';
+export {
+  createShareGroupHeartbeatResponse,
+  type ShareGroupHeartbeatResponseInit,
+} from './ShareGroupHeartbeatResponse.js';
+export { createShareSnapshotKey, type ShareSnapshotKeyInit } from './ShareSnapshotKey.js';
+export { createShareSnapshotValue, type ShareSnapshotValueInit } from './ShareSnapshotValue.js';
+export { createShareUpdateKey, type ShareUpdateKeyInit } from './ShareUpdateKey.js';
+export { createShareUpdateValue, type ShareUpdateValueInit } from './ShareUpdateValue.js';
 export {
   createSyncGroupRequest,
   createSyncGroupRequestAssignment,
   type SyncGroupRequestAssignment,
+  type SyncGroupRequestInit,
+  type SyncGroupRequestAssignmentInit,
 } from './SyncGroupRequest.js';
-export { createSyncGroupResponse } from './SyncGroupResponse.js';
-export { createTransactionLogKey } from './TransactionLogKey.js';
-export { createTransactionLogValue, createPartitionsSchema, type PartitionsSchema } from './TransactionLogValue.js';
+export { createSyncGroupResponse, type SyncGroupResponseInit } from './SyncGroupResponse.js';
+export { createTransactionLogKey, type TransactionLogKeyInit } from './TransactionLogKey.js';
+export {
+  createTransactionLogValue,
+  createPartitionsSchema,
+  type PartitionsSchema,
+  type TransactionLogValueInit,
+  type PartitionsSchemaInit,
+} from './TransactionLogValue.js';
 export {
   createTxnOffsetCommitRequest,
   createTxnOffsetCommitRequestTopic,
   createTxnOffsetCommitRequestPartition,
   type TxnOffsetCommitRequestTopic,
   type TxnOffsetCommitRequestPartition,
+  type TxnOffsetCommitRequestInit,
+  type TxnOffsetCommitRequestTopicInit,
+  type TxnOffsetCommitRequestPartitionInit,
 } from './TxnOffsetCommitRequest.js';
 export {
   createTxnOffsetCommitResponse,
@@ -496,6 +691,9 @@ export {
   createTxnOffsetCommitResponsePartition,
   type TxnOffsetCommitResponseTopic,
   type TxnOffsetCommitResponsePartition,
+  type TxnOffsetCommitResponseInit,
+  type TxnOffsetCommitResponseTopicInit,
+  type TxnOffsetCommitResponsePartitionInit,
 } from './TxnOffsetCommitResponse.js';
 export {
   createTxnShareAcknowledgeRequest,
@@ -503,6 +701,9 @@ export {
   createTxnShareAcknowledgePartition,
   type TxnShareAcknowledgeTopic,
   type TxnShareAcknowledgePartition,
+  type TxnShareAcknowledgeRequestInit,
+  type TxnShareAcknowledgeTopicInit,
+  type TxnShareAcknowledgePartitionInit,
 } from './TxnShareAcknowledgeRequest.js';
 export {
   createTxnShareAcknowledgeResponse,
@@ -510,6 +711,9 @@ export {
   createTxnShareAcknowledgePartitionResponse,
   type TxnShareAcknowledgeTopicResponse,
   type TxnShareAcknowledgePartitionResponse,
+  type TxnShareAcknowledgeResponseInit,
+  type TxnShareAcknowledgeTopicResponseInit,
+  type TxnShareAcknowledgePartitionResponseInit,
 } from './TxnShareAcknowledgeResponse.js';
 export {
   createWriteTxnMarkersRequest,
@@ -517,6 +721,9 @@ export {
   createWritableTxnMarkerTopic,
   type WritableTxnMarker,
   type WritableTxnMarkerTopic,
+  type WriteTxnMarkersRequestInit,
+  type WritableTxnMarkerInit,
+  type WritableTxnMarkerTopicInit,
 } from './WriteTxnMarkersRequest.js';
 export {
   createWriteTxnMarkersResponse,
@@ -526,6 +733,10 @@ export {
   type WritableTxnMarkerResult,
   type WritableTxnMarkerTopicResult,
   type WritableTxnMarkerPartitionResult,
+  type WriteTxnMarkersResponseInit,
+  type WritableTxnMarkerResultInit,
+  type WritableTxnMarkerTopicResultInit,
+  type WritableTxnMarkerPartitionResultInit,
 } from './WriteTxnMarkersResponse.js';
 
 /** Every codec by message name. */

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 import { compareTree, generate, writeTree } from './generate.js';
 import { checkBaseline, DEFAULT_BASELINE, type BaselineResult } from './diff/baseline.js';
 import { registerDiffCommands } from './diff/cli.js';
+import { progressLine } from './progress.js';
 
 /**
  * The `kipgen` command line. Exit codes, one rule for every check-like command
@@ -18,6 +19,36 @@ const DEFAULT_OUT = 'generated';
 
 function printDiagnostics(diagnostics: Diagnostic[]): void {
   for (const d of diagnostics) console.error(formatDiagnostic(d));
+}
+
+/**
+ * Before reading the schemas: says which schema path is not there and what to
+ * pass, instead of the ENOENT a stat would throw. In a user's project the usual
+ * case is the default folder, message-schemas/, which only a kipgen checkout has.
+ */
+function missingSchemas(command: string, schemas: string[]): string | undefined {
+  const missing = schemas.filter((path) => !existsSync(path));
+  if (missing.length === 0) return undefined;
+  if (schemas === DEFAULT_SCHEMAS) {
+    return (
+      `kipgen ${command}: no ${DEFAULT_SCHEMAS[0]}/ folder in ${process.cwd()} (the default for --schemas). ` +
+      `Pass your Kafka-style JSON message schemas, a folder or files: kipgen ${command} --schemas <folder> --out <folder for the codecs>`
+    );
+  }
+  return `kipgen ${command}: ${missing.map((path) => `${path} (${resolve(path)})`).join(', ')}: no such schema folder or file`;
+}
+
+/** The generate command that rewrites `out` from `schemas`: the user's own options, repeated. */
+function generateCommand(options: { schemas: string[]; out: string; runtimeImport?: string }): string {
+  const parts = ['kipgen generate'];
+  if (options.schemas !== DEFAULT_SCHEMAS) parts.push('--schemas', ...options.schemas.map(quoted));
+  if (options.out !== DEFAULT_OUT) parts.push('--out', quoted(options.out));
+  if (options.runtimeImport !== undefined) parts.push('--runtime-import', quoted(options.runtimeImport));
+  return parts.join(' ');
+}
+
+function quoted(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
 export function buildCli(): Command {
@@ -34,12 +65,21 @@ export function buildCli(): Command {
     .option('--runtime-import <specifier>', "module the generated code imports the runtime from (default @kipgen/codecs/runtime; ../runtime/index.js for this repository's own generated/)")
     .option('--no-typecheck', 'skip the in-memory type check of the emitted code')
     .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; typecheck: boolean }) => {
+      const missing = missingSchemas('generate', options.schemas);
+      if (missing !== undefined) {
+        console.error(missing);
+        process.exitCode = 2;
+        return;
+      }
+      // It takes seconds (rendering, formatting, type-checking): a status line on a terminal, nothing elsewhere.
+      const progress = progressLine('kipgen generate');
       const result = await generate({
         schemas: options.schemas,
         out: options.out,
         runtimeImport: options.runtimeImport,
         skipTypecheck: !options.typecheck,
-      });
+        onProgress: (step) => progress.step(step),
+      }).finally(() => progress.done());
       printDiagnostics(result.diagnostics);
       const errors = result.diagnostics.filter((d) => d.severity === 'error').length;
       if (errors > 0) {
@@ -66,6 +106,12 @@ export function buildCli(): Command {
     .option('--runtime-import <specifier>', 'runtime module specifier used when generating')
     .option('-b, --baseline <file>', `also fail on a breaking change against this baseline of released wire layouts (default ${DEFAULT_BASELINE} with the default schemas)`)
     .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; baseline?: string }) => {
+      const missing = missingSchemas('check', options.schemas);
+      if (missing !== undefined) {
+        console.error(missing);
+        process.exitCode = 2;
+        return;
+      }
       const result = await generate({ schemas: options.schemas, out: options.out, runtimeImport: options.runtimeImport, skipTypecheck: true });
       printDiagnostics(result.diagnostics);
       if (result.diagnostics.some((d) => d.severity === 'error')) {
@@ -82,7 +128,7 @@ export function buildCli(): Command {
         console.error(`kipgen check: ${options.out}/ is stale (${problems.length} file${problems.length === 1 ? '' : 's'}):`);
         for (const p of problems.slice(0, 20)) console.error(p);
         if (problems.length > 20) console.error(`  … and ${problems.length - 20} more`);
-        console.error('Run `kipgen generate` and commit the result.');
+        console.error(`Run \`${generateCommand(options)}\` and commit the result.`);
         process.exitCode = 1;
         return;
       }

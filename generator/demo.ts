@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FieldType } from './field-type.js';
 import { loadSpecs } from './load.js';
+import { PACKAGE_ROOT } from './package-root.js';
 import type { MessageSpec, StructSpec } from './spec.js';
 
 /**
@@ -47,7 +50,20 @@ function sampleValue(spec: MessageSpec, type: FieldType, name: string, version: 
   }
 }
 
-export async function runDemo(schemas = ['message-schemas']): Promise<void> {
+/**
+ * The schemas the demo's codecs (@kipgen/codecs, or a checkout's generated/) were
+ * generated from: the package's own copy, not the working folder's, so that the
+ * demo runs in any project (packages/build.mjs ships them in the kipgen package).
+ */
+export const DEMO_SCHEMAS = join(PACKAGE_ROOT, 'message-schemas');
+
+export async function runDemo(schemas = [DEMO_SCHEMAS]): Promise<void> {
+  const missing = schemas.filter((path) => !existsSync(path));
+  if (missing.length > 0) {
+    console.error(`kipgen demo: the message schemas it round-trips are not at ${missing.join(', ')}; reinstall kipgen, or run the demo from a kipgen checkout`);
+    process.exitCode = 2;
+    return;
+  }
   const { specs } = loadSpecs(schemas);
   const { messages } = (await import('../generated/index.js')) as unknown as { messages: Record<string, Codec> };
   const byName = new Map(specs.map((s) => [s.name, s]));

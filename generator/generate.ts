@@ -15,6 +15,8 @@ export interface GenerateOptions {
   runtimeImport?: string;
   /** Skip the in-memory type check (it takes a few seconds on large trees). */
   skipTypecheck?: boolean;
+  /** Told what is being done, step by step (the CLI shows it on a terminal). */
+  onProgress?: (step: string) => void;
 }
 
 export interface GenerateResult {
@@ -41,6 +43,8 @@ export function defaultRuntimeImport(out: string): string {
 
 /** Generates the tree in memory: file name → content. Nothing is written. */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+  const progress = options.onProgress ?? ((): void => {});
+  progress('reading the schemas');
   const { specs, diagnostics, skipped } = loadSpecs(options.schemas);
   const files = new Map<string, string>();
   if (diagnostics.some((d) => d.severity === 'error')) return { files, diagnostics, typeErrors: [], skipped };
@@ -48,10 +52,14 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   // commands that never generate (the broker, the examples) start quickly.
   const { renderMessage, renderRegistry } = await import('./render.js');
   const runtimeModule = options.runtimeImport ?? defaultRuntimeImport(options.out);
-  for (const spec of specs) files.set(`${spec.name}.ts`, await renderMessage(messageView(spec, runtimeModule)));
+  for (const [i, spec] of specs.entries()) {
+    progress(`writing codec ${i + 1} of ${specs.length} (${spec.name})`);
+    files.set(`${spec.name}.ts`, await renderMessage(messageView(spec, runtimeModule)));
+  }
   files.set('index.ts', await renderRegistry(registryView(specs, runtimeModule)));
   let typeErrors: string[] = [];
   if (!options.skipTypecheck) {
+    progress(`type-checking ${files.size} files`);
     const { typecheck } = await import('./typecheck.js');
     const absolute = new Map([...files].map(([name, text]) => [join(resolve(options.out), name), text]));
     typeErrors = typecheck(absolute, runtimeModule);

@@ -58,6 +58,9 @@ export function parseSpec(source: SchemaSource): ParseResult {
   return { spec: failed ? undefined : spec, diagnostics: parser.diagnostics };
 }
 
+/** The keys whose values are version ranges, in a message and in a field. */
+const RANGE_KEYS = ['validVersions', 'flexibleVersions', 'deprecatedVersions', 'versions', 'nullableVersions', 'taggedVersions'] as const;
+
 class SpecParser {
   readonly diagnostics: Diagnostic[] = [];
   private readonly structs = new Map<string, StructSpec>();
@@ -71,6 +74,10 @@ class SpecParser {
     const raw = this.source.value as Raw;
     const name = String(raw.name);
     this.messageName = name;
+    // A reversed range ("3-1") is a typo whose knock-on errors (other ranges
+    // that no longer overlap it, structs in no version) would bury it: name
+    // each one and stop, as the shape check does for an unknown key.
+    if (this.reportReversedRanges(raw, [])) return undefined;
     if (!MESSAGE_NAME.test(name)) {
       this.error(['name'], `message name "${name}" is not a valid type name (a capital letter, then letters, digits or _)`);
     }
@@ -429,13 +436,6 @@ class SpecParser {
     // An unreachable inline struct is an error (registerStruct), not a warning.
     const structName = structNameOf(type);
     const declaresInlineStruct = structName !== undefined && !this.commonNames.has(structName);
-    for (const key of ['versions', 'nullableVersions', 'taggedVersions'] as const) {
-      const text = raw[key];
-      if (typeof text === 'string' && /^\s*(\d+)\s*-\s*(\d+)\s*$/.test(text)) {
-        const [, a, b] = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(text)!;
-        if (Number(a) > Number(b)) this.warn([...path, key], `${key} "${text}" is a reversed range, which Kafka reads as none`);
-      }
-    }
     if (!versions.empty && !parentVersions.empty && versions.intersect(parentVersions).empty && !declaresInlineStruct) {
       this.warn([...path, 'versions'], `field ${name} has versions ${versions}, none of which its struct has (${parentVersions}): it never reaches the wire`);
     }
@@ -650,14 +650,37 @@ class SpecParser {
         if (fallback === undefined) this.error(path, `'${text}' is not a version range (expected none, N, N-M or N+)`);
         return fallback;
       }
-      const reversed = /^(\d+)-(\d+)$/.exec(trimmed);
-      // Kafka reads a reversed range such as "5-3" as empty; keep that meaning.
-      if (reversed && Number(reversed[1]) > Number(reversed[2])) return Versions.NONE;
       return Versions.parse(text);
     } catch (e) {
       this.error(path, (e as Error).message);
       return undefined;
     }
+  }
+
+  /**
+   * Reports every reversed version range in the document (the message's
+   * ranges, every field's at any depth, common structs' fields); true when
+   * there was one. Kafka's Versions.parse reads "5-3" as none, which is never
+   * what an author means.
+   */
+  private reportReversedRanges(raw: Raw, path: JsonPath): boolean {
+    let found = false;
+    for (const key of RANGE_KEYS) {
+      const text = raw[key];
+      const reversed = typeof text === 'string' ? /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(text) : null;
+      if (reversed !== null && Number(reversed[1]) > Number(reversed[2])) {
+        this.error([...path, key], `${key} "${text as string}" is a reversed version range: its lowest version ${reversed[1]} is above its highest ${reversed[2]} (did you mean "${reversed[2]}-${reversed[1]}"? Kafka would read it as none)`);
+        found = true;
+      }
+    }
+    for (const list of ['fields', 'commonStructs'] as const) {
+      const children = raw[list];
+      if (!Array.isArray(children)) continue;
+      children.forEach((child, i) => {
+        if (child !== null && typeof child === 'object' && this.reportReversedRanges(child as Raw, [...path, list, i])) found = true;
+      });
+    }
+    return found;
   }
 
   private errorCount(): number {

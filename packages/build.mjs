@@ -72,9 +72,11 @@ export function assemble() {
       }
     }
   }
-  // The generator reads its templates and the spec-format schema from its package root (generator/package-root.ts).
+  // The generator reads its templates and the spec-format schema from its package root (generator/package-root.ts),
+  // and `kipgen demo` the schemas @kipgen/codecs was generated from (generator/demo.ts).
   const kipgenDist = join(ROOT, 'packages', 'kipgen', 'dist');
   cpSync(join(ROOT, 'templates'), join(kipgenDist, 'templates'), { recursive: true });
+  cpSync(join(ROOT, 'message-schemas'), join(kipgenDist, 'message-schemas'), { recursive: true });
   cpSync(join(ROOT, 'generator', 'spec-format.schema.json'), join(kipgenDist, 'generator', 'spec-format.schema.json'));
   if (problems.length > 0) throw new Error(`imports that leave their package:\n  ${problems.join('\n  ')}`);
 }
@@ -84,12 +86,40 @@ export function folderBytes(dir) {
   return filesUnder(dir).reduce((sum, f) => sum + statSync(f).size, 0);
 }
 
+/**
+ * A status line while the build runs (tsc alone takes 20 s): on a terminal only,
+ * rewritten in place and cleared at the end, so that piped output (CI, tests)
+ * is what it was. The same as generator/progress.ts, which this script cannot import.
+ */
+export function statusLine(stream = process.stderr) {
+  return (text) => {
+    if (stream.isTTY !== true) return;
+    stream.write(text === '' ? '\r\x1b[K' : `\r\x1b[Kbuild:packages: ${text}`);
+  };
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const status = statusLine();
   if (!process.argv.includes('--no-tsc')) {
+    status('compiling with tsc -p tsconfig.build.json (about 20 s)…');
     rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
+    try {
+      // Piped, not inherited: tsc's errors are printed after the status line is cleared, not onto it.
+      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'pipe', cwd: ROOT });
+    } catch (error) {
+      status('');
+      process.stdout.write(error.stdout ?? '');
+      process.stderr.write(error.stderr ?? '');
+      throw error;
+    }
+    status('');
   }
-  assemble();
+  status('assembling packages/*/dist…');
+  try {
+    assemble();
+  } finally {
+    status('');
+  }
   for (const [dir, pkg] of Object.entries(PACKAGES)) {
     console.log(`${pkg.name.padEnd(16)} packages/${dir}/dist  ${(folderBytes(join(ROOT, 'packages', dir, 'dist')) / 1024).toFixed(0)} KiB`);
   }

@@ -22,16 +22,19 @@ export interface DecodeOptions {
   onTrailingBytes?: (count: number) => void;
 }
 
-/** What every generated message codec offers (docs/DESIGN.md §2). */
-export interface MessageCodec<T> {
+/**
+ * What every generated message codec offers (docs/DESIGN.md §2). `I` is what
+ * `create` takes: generated codecs take a partial at any depth (`<Message>Init`).
+ */
+export interface MessageCodec<T, I = Partial<T>> {
   readonly name: string;
   readonly type: SpecType;
   /** The API key of requests and responses, the record type of coordinator records, else null. */
   readonly apiKey: number | null;
   readonly validVersions: VersionRange;
   readonly flexibleVersions: VersionRange | null;
-  /** A message with every field set to its default, overridden by `fields`. */
-  create(fields?: Partial<T>): T;
+  /** A message with every field set to its default, overridden by `fields` (at any depth, for generated codecs). */
+  create(fields?: I): T;
   encode(message: T, version: number): Uint8Array;
   /**
    * The same bytes as `encode`, as chunks that reference the message's large
@@ -52,7 +55,7 @@ export interface MessageCodec<T> {
 }
 
 /** A request or response codec, which also knows the header version each of its versions uses. */
-export interface ApiMessageCodec<T> extends MessageCodec<T> {
+export interface ApiMessageCodec<T, I = Partial<T>> extends MessageCodec<T, I> {
   readonly apiKey: number;
   headerVersion(version: number): number;
 }

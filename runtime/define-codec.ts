@@ -1,18 +1,18 @@
 import type { ApiMessageCodec, MessageCodec, SpecType, VersionRange } from './codec.js';
 import { explainEncodeFailure } from './encode-diagnosis.js';
-import { decodeErrorAt, UnsupportedVersionError } from './errors.js';
+import { DecodeError, decodeErrorAt, UnsupportedVersionError } from './errors.js';
 import type { JsonObject } from './json.js';
 import { Reader } from './reader.js';
 import { Writer, writeChunks } from './writer.js';
 
 /** What a generated module supplies; encode and decode are derived from it. */
-export interface CodecParts<T> {
+export interface CodecParts<T, I = Partial<T>> {
   name: string;
   type: SpecType;
   apiKey: number | null;
   validVersions: VersionRange;
   flexibleVersions: VersionRange | null;
-  create(fields?: Partial<T>): T;
+  create(fields?: I): T;
   size(message: T, version: number): number;
   write(writer: Writer, message: T, version: number): void;
   read(reader: Reader, version: number): T;
@@ -21,7 +21,7 @@ export interface CodecParts<T> {
 }
 
 /** Builds a codec from generated parts, adding version checks, encode and decode. */
-export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
+export function defineCodec<T, I = Partial<T>>(parts: CodecParts<T, I>): MessageCodec<T, I> {
   const { name, validVersions } = parts;
   const check = (version: number): void => {
     if (!Number.isInteger(version) || version < validVersions.lowest || version > validVersions.highest) {
@@ -73,7 +73,7 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
         else reader.expectEnd();
         return message;
       } catch (error) {
-        throw decodeErrorAt(error, name);
+        throw withVersionHint(decodeErrorAt(error, name), name, version);
       }
     },
     read(reader, version) {
@@ -81,7 +81,7 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
       try {
         return parts.read(reader, version);
       } catch (error) {
-        throw decodeErrorAt(error, name);
+        throw withVersionHint(decodeErrorAt(error, name), name, version);
       }
     },
     toJson(message, version) {
@@ -95,9 +95,15 @@ export function defineCodec<T>(parts: CodecParts<T>): MessageCodec<T> {
   };
 }
 
+/** Built only on the error path: says, for a count no message holds, what the likely mistake is. */
+function withVersionHint(error: DecodeError, name: string, version: number): DecodeError {
+  if (!error.implausibleCount) return error;
+  return error.withHint(`a count this large suggests the bytes are not a ${name} v${version}: another version, or another message`);
+}
+
 /** A request or response codec, which also knows its header version. */
-export function defineApiCodec<T>(
-  parts: CodecParts<T> & { apiKey: number; headerVersion(version: number): number },
-): ApiMessageCodec<T> {
+export function defineApiCodec<T, I = Partial<T>>(
+  parts: CodecParts<T, I> & { apiKey: number; headerVersion(version: number): number },
+): ApiMessageCodec<T, I> {
   return { ...defineCodec(parts), apiKey: parts.apiKey, headerVersion: parts.headerVersion };
 }

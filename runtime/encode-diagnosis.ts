@@ -17,15 +17,21 @@ import type { JsonObject } from './json.js';
  *    caller's message has a value of another type is the bad one.
  *
  * Errors that already say what is wrong in Kafka's terms (UnsupportedVersionError)
- * pass through, as does anything this cannot pin on a field.
+ * pass through, as does anything this cannot pin on a field — except Kafka's
+ * "non-default field at a version without it" when the field is simply missing
+ * (undefined is not the default): that names the missing field instead.
  */
 export interface JsonConversions<T> {
   toJson(message: T, version: number): JsonObject;
   fromJson(json: unknown, version: number): T;
+  /** The codec's create(), which fills omitted fields with their defaults at any depth. */
+  create?(fields: never): T;
 }
 
+const NON_DEFAULT = /^Attempted to write a non-default (\w+) at version \d+$/;
+
 export function explainEncodeFailure<T>(error: unknown, name: string, codec: JsonConversions<T>, message: T, version: number): unknown {
-  if (error instanceof UnsupportedVersionError) return error;
+  if (error instanceof UnsupportedVersionError) return explainNonDefault(error, name, codec, message, version);
   let found: { path: string; reason: string } | undefined;
   try {
     found = findBadField(codec, message, version);
@@ -33,8 +39,62 @@ export function explainEncodeFailure<T>(error: unknown, name: string, codec: Jso
     found = undefined;
   }
   if (found === undefined) return error;
-  const why = error instanceof Error ? error.message : String(error);
-  return new EncodeError(`${name}${found.path === '' ? '' : `.${found.path}`}: ${found.reason} (${why})`, { cause: error });
+  // The encoder's own EncodeError ("not a Kafka uuid …: \"\"") and a TypeError from
+  // inside it say again, less clearly, what the reason says: they stay as `cause`.
+  const repeats = error instanceof EncodeError || error instanceof TypeError;
+  const why = repeats ? '' : ` (${error instanceof Error ? error.message : String(error)})`;
+  return new EncodeError(`${name}${found.path === '' ? '' : `.${found.path}`}: ${found.reason}${why}`, { cause: error });
+}
+
+/**
+ * The generated encoders refuse a value other than the default in a field the
+ * version lacks; a JavaScript caller who left the field out gets there too,
+ * since undefined is not the default. When the named field is undefined
+ * somewhere in the message where create() would put a value, say that.
+ */
+function explainNonDefault<T>(error: UnsupportedVersionError, name: string, codec: JsonConversions<T>, message: T, version: number): unknown {
+  const field = NON_DEFAULT.exec(error.message)?.[1];
+  if (field === undefined || codec.create === undefined) return error;
+  let found: { path: string; value: unknown } | undefined;
+  try {
+    found = firstMissing(message, codec.create(message as never), field, '');
+  } catch {
+    found = undefined;
+  }
+  if (found === undefined) return error;
+  return new EncodeError(
+    `${name}.${found.path}: missing (undefined); version ${version} has no ${field} field, so it must hold the default ` +
+      `${defaultText(found.value)} (${name}.create() fills every omitted field with its default)`,
+    { cause: error },
+  );
+}
+
+/** The first path ending in `field` where `given` has undefined and `filled` a value. */
+function firstMissing(given: unknown, filled: unknown, field: string, path: string): { path: string; value: unknown } | undefined {
+  if (typeof given !== 'object' || given === null || typeof filled !== 'object' || filled === null) return undefined;
+  if (given instanceof Uint8Array) return undefined;
+  if (Array.isArray(given)) {
+    if (!Array.isArray(filled)) return undefined;
+    for (let i = 0; i < Math.min(given.length, filled.length); i++) {
+      const found = firstMissing(given[i], filled[i], field, `${path}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const g = given as Record<string, unknown>;
+  const f = filled as Record<string, unknown>;
+  if (g[field] === undefined && f[field] !== undefined) return { path: path === '' ? field : `${path}.${field}`, value: f[field] };
+  for (const key of Object.keys(f)) {
+    const found = firstMissing(g[key], f[key], field, path === '' ? key : `${path}.${key}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function defaultText(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value instanceof Uint8Array) return `(${value.length} bytes)`;
+  return JSON.stringify(value) ?? String(value);
 }
 
 function findBadField<T>(codec: JsonConversions<T>, message: T, version: number): { path: string; reason: string } | undefined {

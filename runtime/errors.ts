@@ -10,6 +10,14 @@ export class DecodeError extends Error {
   /** Path segments from the outermost message to the failing field. */
   readonly segments: string[] = [];
   readonly reason: string;
+  /**
+   * Set by the reader when a length or count read from the wire is one no honest
+   * message of this version holds: the likeliest mistake is decoding bytes of
+   * another version (or another message), which the codec then says.
+   */
+  implausibleCount = false;
+  /** Said after the reason: a likely cause, added by whoever knows it (the codec knows the version). */
+  hint = '';
 
   constructor(reason: string, options?: { cause?: unknown }) {
     super(reason, options);
@@ -31,9 +39,24 @@ export class DecodeError extends Error {
    */
   within(segment: string): this {
     this.segments.unshift(segment);
-    this.message = `${this.path}: ${this.reason}`;
+    this.message = `${this.path}: ${this.reason}${this.hint}`;
     return this;
   }
+
+  /** Adds a likely cause after the reason (once: a second hint is ignored). */
+  withHint(hint: string): this {
+    if (this.hint !== '') return this;
+    this.hint = ` (${hint})`;
+    this.message = this.segments.length === 0 ? `${this.reason}${this.hint}` : `${this.path}: ${this.reason}${this.hint}`;
+    return this;
+  }
+}
+
+/** A DecodeError for a length or count that cannot be right (see DecodeError.implausibleCount). */
+export function implausibleCount(reason: string): DecodeError {
+  const error = new DecodeError(reason);
+  error.implausibleCount = true;
+  return error;
 }
 
 /** Wraps anything thrown while decoding into a DecodeError that carries the field path. */

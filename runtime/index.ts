@@ -10,6 +10,7 @@ export * from './codec.js';
 export * from './framing.js';
 export * from './define-codec.js';
 export * from './encode-diagnosis.js';
+export * from './crc32c.js';
 export * from './record-batch.js';
 export * from './fixed-width.js';
 export * from './error-codes.js';

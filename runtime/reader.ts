@@ -1,4 +1,4 @@
-import { DecodeError } from './errors.js';
+import { DecodeError, implausibleCount } from './errors.js';
 import { uuidToString } from './uuid.js';
 import type { RawTaggedField } from './tagged-fields.js';
 
@@ -8,6 +8,10 @@ const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 // into a one-byte string with no decoding. Used for ASCII input only.
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Uint8Array, start: number, end: number): string })
   .latin1Slice;
+
+/** Above these, a count or a read size taken from the wire is flagged as implausible (errors.ts). */
+const LARGE_COUNT = 0xffff;
+const LARGE_READ = 1 << 20;
 
 /**
  * A bounds-checked cursor over a byte array. Every read checks the bytes left
@@ -60,7 +64,9 @@ export class Reader {
   // the JIT to inline at every read.
   private tooShort(count: number): never {
     const at = this.pos;
-    throw new DecodeError(`needs ${count} byte${count === 1 ? '' : 's'} at offset ${at}, only ${this.end - at} left`);
+    const reason = `needs ${count} byte${count === 1 ? '' : 's'} at offset ${at}, only ${this.end - at} left`;
+    // A megabyte or more, asked for by a length read from the wire, is a misread more often than a cut.
+    throw count >= LARGE_READ ? implausibleCount(reason) : new DecodeError(reason);
   }
 
   bool(): boolean {
@@ -295,10 +301,10 @@ export class Reader {
     let length: number;
     if (compact) {
       length = this.unsignedVarint() - 1;
-      if (length > 0x7fff) throw new DecodeError(`string length ${length} exceeds 32767`);
+      if (length > 0x7fff) throw implausibleCount(`string length ${length} exceeds 32767`);
     } else {
       length = this.int16();
-      if (length < -1) throw new DecodeError(`string has invalid length ${length}`);
+      if (length < -1) throw implausibleCount(`string has invalid length ${length}`);
     }
     return length < 0 ? null : length > LENIENT_SAFE_BYTES ? this.longString(length) : this.utf8(length);
   }
@@ -331,7 +337,7 @@ export class Reader {
       length = this.unsignedVarint() - 1;
     } else {
       length = this.int32();
-      if (length < -1) throw new DecodeError(`bytes have invalid length ${length}`);
+      if (length < -1) throw implausibleCount(`bytes have invalid length ${length}`);
     }
     return length < 0 ? null : this.raw(length);
   }
@@ -361,7 +367,9 @@ export class Reader {
   arrayLength(compact: boolean): number {
     const length = this.arrayLengthPrefix(compact);
     if (length > this.end - this.pos) {
-      throw new DecodeError(`array claims ${length} elements but only ${this.end - this.pos} bytes are left`);
+      const reason = `array claims ${length} elements but only ${this.end - this.pos} bytes are left`;
+      // A few more elements than bytes may be a message cut short; tens of thousands are a misread.
+      throw length > LARGE_COUNT ? implausibleCount(reason) : new DecodeError(reason);
     }
     // A null array (-1) costs nothing and gives nothing back.
     if (length > 0 && (this.elementBudget -= length) < 0) overElementBudget(length, this.elementBudget + length);
@@ -629,7 +637,7 @@ function overElementBudget(length: number, left: number): never {
 }
 
 function invalidArrayLength(length: number): never {
-  throw new DecodeError(`array has invalid length ${length}`);
+  throw implausibleCount(`array has invalid length ${length}`);
 }
 
 /** Throws for a negative length where a non-nullable array was expected. */

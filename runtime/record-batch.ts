@@ -1,6 +1,6 @@
-import { crc32c as nativeCrc32c } from '@node-rs/crc32';
 import { COMPRESSION_TYPES, checkCompressionLevel, compress, decompress, type CompressionType } from './compression/index.js';
 import { CompressionUnavailableError, DecodeError, EncodeError, decodeErrorAt } from './errors.js';
+import { crc32c } from './crc32c.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 import { sizeOfVarint, sizeOfVarlong, utf8Length } from './sizes.js';
@@ -193,6 +193,14 @@ export interface DecodeRecordsOptions {
    * declared sizes bound the output; zlib stops gzip at the limit.
    */
   maxUncompressedBytes?: number;
+  /**
+   * What a batch cut short at the end means. `'skip'` (the default): it is
+   * reported as `partialTailBytes`, as a Fetch response may end that way.
+   * `'error'`: a DecodeError, for records that must be whole batches — a
+   * Produce request's (Kafka's ProduceRequest.validateRecords finds no batch
+   * in them and the broker refuses the partition).
+   */
+  partialTail?: 'skip' | 'error';
 }
 
 /** A whole records field: its complete batches and the bytes of a trailing partial batch, if any. */
@@ -203,14 +211,6 @@ export interface DecodedRecords {
    * with a batch cut short by the broker's size limit; it is skipped, not an error.
    */
   partialTailBytes: number;
-}
-
-// ---------------------------------------------------------------------------
-// CRC-32C
-
-/** CRC-32C (Castagnoli) of `data`, unsigned; the checksum of v2 record batches. */
-export function crc32c(data: Uint8Array): number {
-  return nativeCrc32c(data) >>> 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -562,6 +562,15 @@ function checkMagic(magic: number, at: number): void {
   }
 }
 
+function partialTailError(bytes: Uint8Array, at: number, index: number): never {
+  const left = bytes.length - at;
+  const declared = left >= LOG_OVERHEAD ? new DataView(bytes.buffer, bytes.byteOffset + at).getInt32(LENGTH_OFFSET) + LOG_OVERHEAD : undefined;
+  const what = declared === undefined ? `${left} byte${left === 1 ? '' : 's'}, too few for a batch header` : `${left} of the ${declared} bytes it declares`;
+  throw new DecodeError(
+    `batch at offset ${at} is cut short: ${what} (partialTail: 'error' wants whole batches, as in a Produce request; only a Fetch response may end with part of a batch)`,
+  ).within(`[${index}]`).within('batches');
+}
+
 function checkBatchLength(batchLength: number, at: number): void {
   if (batchLength < MIN_BATCH_LENGTH) {
     throw new DecodeError(`batch at offset ${at} declares batchLength ${batchLength}, below the minimum of ${MIN_BATCH_LENGTH}`);
@@ -580,7 +589,8 @@ function batchEnd(bytes: Uint8Array, at: number, sizeInBytes: number): number {
 
 /**
  * Decodes a whole records field: a sequence of batches. A trailing batch cut
- * short is skipped and reported as `partialTailBytes`. A malformed batch throws
+ * short is skipped and reported as `partialTailBytes` (or refused, with
+ * `partialTail: 'error'`: use it for a Produce request's records). A malformed batch throws
  * DecodeError with a path such as `batches[2].records[5]: ...`.
  * Uncompressed keys, values and header values are zero-copy views of `bytes`.
  */
@@ -610,6 +620,7 @@ export function decodeRecordBatches(bytes: Uint8Array, options?: DecodeRecordsOp
     batches.push(batch);
     at += batch.sizeInBytes;
   }
+  if (at < length && options?.partialTail === 'error') partialTailError(bytes, at, batches.length);
   return { batches, partialTailBytes: length - at };
 }
 

@@ -39,7 +39,12 @@ export class LogManager {
     // down longer than the expiration time does not start with producer ids Kafka would have forgotten.
     // Logs opened later (CreateTopics, CreatePartitions) are new; the timer covers them.
     const expired = this.removeExpiredProducers(Date.now());
-    log(`recovered ${this.logs.size} partition logs in ${Date.now() - started} ms from ${dataDir}${expired > 0 ? ` (${expired} idle producer ids expired)` : ''}`);
+    // A fresh data directory has nothing to recover: saying "recovered 17 partition logs" of the
+    // internal topics just made would suggest state that is not there.
+    const withData = [...this.logs.values()].filter((l) => l.logEndOffset() > 0n).length;
+    if (withData > 0) {
+      log(`recovered ${this.logs.size} partition logs (${withData} with records) in ${Date.now() - started} ms from ${dataDir}${expired > 0 ? ` (${expired} idle producer ids expired)` : ''}`);
+    }
   }
 
   /**

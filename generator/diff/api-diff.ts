@@ -33,7 +33,12 @@ export type ApiRule =
   | 'member-added';
 
 export interface ApiChange {
-  severity: Severity;
+  /**
+   * `note`: breaks only code that builds object literals of the full message
+   * type; `create()` callers are unaffected (a new required property that the
+   * message's create() input takes as optional and fills with its default).
+   */
+  severity: Severity | 'note';
   rule: ApiRule;
   /** Module file inside the tree, e.g. `EndTxnRequest.ts`. */
   module: string;
@@ -46,6 +51,7 @@ export interface ApiReport {
   changes: ApiChange[];
   breaking: number;
   compatible: number;
+  notes: number;
   modules: { old: number; new: number };
 }
 
@@ -149,13 +155,35 @@ export function diffApi(oldFiles: ReadonlyMap<string, string>, newFiles: Readonl
     const exported = [...new Set([...decls.keys()].map(symbolName))];
     add('compatible', 'module-added', module, module.replace(/\.ts$/, ''), `new module exporting ${exported.join(', ')}`);
   }
-  changes.sort((a, b) => cmp(a.module, b.module) || (a.severity === b.severity ? 0 : a.severity === 'breaking' ? -1 : 1) || cmp(a.symbol, b.symbol) || cmp(a.rule, b.rule));
+  for (const change of changes) {
+    if (change.rule === 'property-required-added' && filledByCreate(after.get(change.module), change.symbol)) {
+      const [type, property] = change.symbol.split('.') as [string, string];
+      change.severity = 'note';
+      change.detail = `${change.detail.replace(/ \(object literals of .*\)$/, '')}: create${type}() fills it with its default, so its callers are unaffected; object literals typed as the full ${type} must now set it (${property})`;
+    }
+  }
+  const rank = { breaking: 0, note: 1, compatible: 2 } as const;
+  changes.sort((a, b) => cmp(a.module, b.module) || rank[a.severity] - rank[b.severity] || cmp(a.symbol, b.symbol) || cmp(a.rule, b.rule));
   return {
     changes,
     breaking: changes.filter((c) => c.severity === 'breaking').length,
     compatible: changes.filter((c) => c.severity === 'compatible').length,
+    notes: changes.filter((c) => c.severity === 'note').length,
     modules: { old: before.size, new: after.size },
   };
+}
+
+/**
+ * Whether a property `Type.property` is one that create<Type>() fills: the
+ * module declares `Type`'s create input (`TypeInit`, as kipgen's generator
+ * emits it) with the property optional.
+ */
+function filledByCreate(module: Map<string, Declaration> | undefined, symbol: string): boolean {
+  const [type, property] = symbol.split('.');
+  if (type === undefined || property === undefined) return false;
+  const init = module?.get(`interface:${type}Init`);
+  const function_ = module?.get(`function:create${type}`);
+  return init?.kind === 'interface' && init.members.get(property)?.optional === true && function_?.kind === 'function';
 }
 
 function cmp(a: string, b: string): number {

@@ -78,13 +78,13 @@ export function formatApi(report: ApiReport, labels?: { old: string; new: string
       lines.push(c.module);
       current = c.module;
     }
-    lines.push(`  ${c.severity === 'breaking' ? 'BREAKING  ' : 'compatible'}  ${c.rule}  ${c.symbol}: ${c.detail}`);
+    lines.push(`  ${c.severity === 'breaking' ? 'BREAKING  ' : c.severity === 'note' ? 'note      ' : 'compatible'}  ${c.rule}  ${c.symbol}: ${c.detail}`);
   }
   if (report.changes.length > 0) lines.push('');
   lines.push(
     report.breaking > 0
       ? `TypeScript API BREAKING: ${plural(report.breaking, 'change')} break${report.breaking === 1 ? 's' : ''} code that imports the generated modules (${plural(report.compatible, 'compatible change')}).`
-      : `TypeScript API compatible: ${plural(report.compatible, 'compatible change')}, nothing breaks importers.`,
+      : `TypeScript API compatible: ${plural(report.compatible, 'compatible change')}, nothing breaks importers${report.notes > 0 ? ` that build messages with create() (${plural(report.notes, 'note')} for code that writes object literals of the full types)` : ''}.`,
   );
   return lines.join('\n');
 }

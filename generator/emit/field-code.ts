@@ -119,6 +119,39 @@ function elementTsType(type: { kind: 'primitive'; name: PrimitiveName } | { kind
   }
 }
 
+/**
+ * The type a field takes in create()'s input: a nested struct, alone or as
+ * array elements, as that struct's own Init type, so that a partial object
+ * may be given at any depth (as protobuf-es's `create` takes one).
+ */
+export function initTsType(field: FieldSpec): string {
+  const type = field.type;
+  const struct = type.kind === 'struct' ? type.name : type.kind === 'array' && type.element.kind === 'struct' ? type.element.name : undefined;
+  if (struct === undefined) return tsType(field);
+  const init = type.kind === 'array' ? `${struct}Init[]` : `${struct}Init`;
+  return holdsNull(field) ? `${init} | null` : init;
+}
+
+/**
+ * What create() stores in a field, given the caller's `given` (undefined when
+ * left out): the default, the value itself, or for nested structs the value
+ * completed by the struct's own create. `null` is a value where the field can
+ * hold it, never "left out" (and where it cannot, encode names the mistake).
+ */
+export function initExpression(field: FieldSpec, given: string, rt: RuntimeImports): string {
+  const type = field.type;
+  const fallback = defaultExpression(field, rt);
+  let complete: string | undefined;
+  if (type.kind === 'struct') complete = `create${type.name}(${given})`;
+  else if (type.kind === 'array' && type.element.kind === 'struct') complete = `${given}.map(create${type.element.name})`;
+  // `=== undefined`, not `??`: a null given to a field that cannot hold it must reach encode's error, not become the default.
+  if (complete === undefined) return `${given} === undefined ? ${fallback} : ${given}`;
+  // A struct's own create fills its defaults when given nothing.
+  if (type.kind === 'struct' && !holdsNull(field)) return complete;
+  if (!holdsNull(field)) return `${given} === undefined ? ${fallback} : ${complete}`;
+  return `${given} === undefined ? ${fallback} : ${given} === null ? null : ${complete}`;
+}
+
 export function defaultExpression(field: FieldSpec, rt: RuntimeImports): string {
   const d = field.defaultValue;
   switch (d.kind) {

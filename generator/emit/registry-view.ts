@@ -60,6 +60,7 @@ export function registryView(specs: MessageSpec[], runtimeModule: string): Regis
  * no message) uses. A name two modules declare (Kafka reuses a few struct
  * names) would make the root's exports ambiguous: those stay in their module.
  */
+// With each, its create input type (`<Message>Init`, `<Struct>Init`).
 function builders(specs: MessageSpec[]): { module: string; names: string }[] {
   const nested = new Map(specs.map((spec) => [spec.name, emittedStructs(spec).map((s) => s.name)]));
   const uses = new Map<string, number>();
@@ -67,7 +68,14 @@ function builders(specs: MessageSpec[]): { module: string; names: string }[] {
   for (const names of nested.values()) for (const name of names) uses.set(name, (uses.get(name) ?? 0) + 1);
   return specs.map((spec) => {
     const structs = nested.get(spec.name)!.filter((name) => uses.get(name) === 1);
-    const names = [`create${spec.name}`, ...structs.map((name) => `create${name}`), ...structs.map((name) => `type ${name}`)];
+    const names = [
+      `create${spec.name}`,
+      ...structs.map((name) => `create${name}`),
+      ...structs.map((name) => `type ${name}`),
+      // What each create takes (a partial at any depth).
+      `type ${spec.name}Init`,
+      ...structs.map((name) => `type ${name}Init`),
+    ];
     return { module: `./${spec.name}.js`, names: names.join(', ') };
   });
 }

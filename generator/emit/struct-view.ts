@@ -5,6 +5,8 @@ import { ALWAYS, and, choose, FLEXIBLE, isAlways, isDynamic, isNever, NEVER, not
 import {
   defaultCondition,
   defaultExpression,
+  initExpression,
+  initTsType,
   fixedWidth,
   fromJsonExpression,
   holdsNull,
@@ -37,7 +39,8 @@ export interface StructView {
   /** The body of `isDefault<name>`, when the module tests this struct against its default (see defaultTestBody). */
   defaultTest: string | undefined;
   properties: { name: string; type: string; doc: string; versions: string }[];
-  defaults: { name: string; value: string }[];
+  /** create()'s input type's properties, and what create() stores in each field. */
+  inits: { name: string; type: string; value: string }[];
   readLines: string[];
   returnFields: string[];
   sizeLines: string[];
@@ -122,7 +125,7 @@ export function structView(message: MessageSpec, struct: StructSpec, within: Ver
       doc: docText(p.field.about),
       versions: describeVersions(p.field),
     })),
-    defaults: plans.map((p) => ({ name: p.field.propertyName, value: defaultExpression(p.field, rt) })),
+    inits: plans.map((p) => ({ name: p.field.propertyName, type: initTsType(p.field), value: initExpression(p.field, `fields.${p.field.propertyName}`, rt) })),
     readLines: read.result,
     returnFields: plans.map((p) => shorthand(p.field.propertyName, p.local)),
     sizeLines: size.result,

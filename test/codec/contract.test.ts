@@ -4,12 +4,15 @@ import {
   ApiVersionsResponse,
   EndTxnRequest,
   FetchRequest,
+  FetchResponse,
   InitProducerIdRequest,
   messages,
+  MetadataRequest,
   MetadataResponse,
   RequestHeader,
   TransactionLogValue,
 } from '../../generated/index.js';
+import { createPartitionData } from '../../generated/FetchResponse.js';
 import { createMetadataResponsePartition, createMetadataResponseTopic } from '../../generated/MetadataResponse.js';
 import { EncodeError, UnsupportedVersionError } from '../../runtime/index.js';
 import * as registry from '../../generated/index.js';
@@ -48,6 +51,33 @@ describe('generated codec contract', () => {
     ]);
     expect(m.previousProducerId).toBe(-1n);
     expect(FetchRequest.create().replicaId).toBe(-1);
+  });
+
+  it('create() takes a partial object at any depth: nested structs and array elements get their defaults too', () => {
+    const request = MetadataRequest.create({ topics: [{ name: 'x' }] });
+    expect(request.topics).toStrictEqual([{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'x' }]);
+    expect(MetadataRequest.decode(MetadataRequest.encode(request, 12), 12).topics).toStrictEqual(request.topics);
+
+    const fetched = FetchResponse.create({ responses: [{ topic: 't', partitions: [{ partitionIndex: 2, currentLeader: { leaderId: 5 } }] }] });
+    const partition = fetched.responses[0]!.partitions[0]!;
+    expect(partition.partitionIndex).toBe(2);
+    expect(partition.highWatermark).toBe(0n);
+    expect(partition.preferredReadReplica).toBe(-1);
+    expect(partition.currentLeader).toStrictEqual({ leaderId: 5, leaderEpoch: -1 });
+    expect(partition.divergingEpoch).toStrictEqual({ epoch: -1, endOffset: -1n });
+    expect(partition.abortedTransactions).toStrictEqual([]);
+    expect(Object.keys(partition)).toEqual(Object.keys(createPartitionData()));
+  });
+
+  it('create() keeps what is given: null where the field can hold it, values, and unknown tagged fields at any depth', () => {
+    expect(MetadataRequest.create({ topics: null }).topics).toBeNull();
+    expect(MetadataRequest.create({ topics: [{ name: null, topicId: 'AQIDBAUGBwgJCgsMDQ4PEA' }] }).topics).toStrictEqual([{ topicId: 'AQIDBAUGBwgJCgsMDQ4PEA', name: null }]);
+    const unknown = [{ tag: 9, data: new Uint8Array([1]) }];
+    const fetched = FetchResponse.create({ responses: [{ partitions: [{ snapshotId: { epoch: 4, _unknownTaggedFields: unknown } }] }] });
+    expect(fetched.responses[0]!.partitions[0]!.snapshotId).toStrictEqual({ endOffset: -1n, epoch: 4, _unknownTaggedFields: unknown });
+    expect(FetchResponse.create({ responses: [{ partitions: [{ abortedTransactions: [{ producerId: 7n }] }] }] }).responses[0]!.partitions[0]!.abortedTransactions).toStrictEqual([
+      { producerId: 7n, firstOffset: 0n },
+    ]);
   });
 
   it('decodes to the keys create() gives, adding _unknownTaggedFields only when unknown tags were read', () => {

@@ -20,7 +20,8 @@ function thrown(f: () => unknown): Error {
 
 describe('EncodeError names the field a JavaScript caller got wrong', () => {
   it('MetadataRequest v12, a topic without topicId → topics[0].topicId (encode, encodeChunks, size, in a frame)', () => {
-    const message = MetadataRequest.create({ topics: [{ name: 'orders' } as never] });
+    // Not through create(), which would fill topicId with its default.
+    const message = { ...MetadataRequest.create(), topics: [{ name: 'orders' } as never] };
     const header = RequestHeader.create({ requestApiKey: 3, requestApiVersion: 12, correlationId: 1, clientId: 'c' });
     for (const f of [
       () => MetadataRequest.encode(message, 12),
@@ -59,6 +60,24 @@ describe('EncodeError names the field a JavaScript caller got wrong', () => {
     const error = thrown(() => ProduceRequest.encode(message, 9));
     expect(error).toBeInstanceOf(EncodeError);
     expect(error.message).toMatch(/^ProduceRequest\.topicData\[0\]\.partitionData\[1\]\.index: /);
+  });
+
+  it('a top-level field left out that the version lacks is named as missing, not as a non-default value', () => {
+    // MetadataRequest v12 has no includeClusterAuthorizedOperations (v8-10 only): left out, it is undefined, not its default false.
+    const error = thrown(() => MetadataRequest.encode({ topics: null, allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false } as never, 12));
+    expect(error).toBeInstanceOf(EncodeError);
+    expect(error.message).toBe(
+      'MetadataRequest.includeClusterAuthorizedOperations: missing (undefined); version 12 has no includeClusterAuthorizedOperations field, ' +
+        'so it must hold the default false (MetadataRequest.create() fills every omitted field with its default)',
+    );
+    expect(error.cause).toBeInstanceOf(UnsupportedVersionError);
+  });
+
+  it('says the reason once: a bad uuid, a missing array', () => {
+    const bad = thrown(() => MetadataRequest.encode(MetadataRequest.create({ topics: [{ name: 'x', topicId: '' }] }), 12));
+    expect(bad.message).toBe('MetadataRequest.topics[0].topicId: expected a uuid (22 base64url characters), got ""');
+    const missing = thrown(() => MetadataRequest.encode({ allowAutoTopicCreation: true } as never, 12));
+    expect(missing.message).toBe('MetadataRequest.topics: missing (undefined)');
   });
 
   it("errors in Kafka's terms pass through: a non-default field the version lacks is UnsupportedVersionError", () => {

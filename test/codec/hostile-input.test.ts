@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { messages, ProduceRequest, ApiVersionsResponse, TxnShareAcknowledgeRequest } from '../../generated/index.js';
+import { messages, MetadataResponse, ProduceRequest, ApiVersionsResponse, TxnShareAcknowledgeRequest } from '../../generated/index.js';
 import { DecodeError } from '../../runtime/index.js';
 import { fromHex, readVectors } from '../support/vectors.js';
 
@@ -99,5 +99,27 @@ describe('hostile input', () => {
       [40, [9]],
     ]);
     expect(ApiVersionsResponse.encode(decoded, 3)).toEqual(bytes);
+  });
+
+  it('an implausible count says the bytes may be of another version; a count just past the end does not', () => {
+    const response = MetadataResponse.create({
+      brokers: [{ nodeId: 1, host: 'localhost', port: 9092 }],
+      topics: [{ name: 'orders', partitions: [{ partitionIndex: 0 }] }],
+    });
+    // v9 is flexible (compact lengths), v8 classic (int32): one read as the other misreads every count.
+    expect(() => MetadataResponse.decode(MetadataResponse.encode(response, 9), 8)).toThrowError(
+      /^MetadataResponse\.brokers: array claims \d+ elements but only \d+ bytes are left \(a count this large suggests the bytes are not a MetadataResponse v8: another version, or another message\)$/,
+    );
+    // Two brokers claimed, one there: a message cut short, not another version.
+    const bytes = Buffer.from(MetadataResponse.encode(response, 8));
+    bytes.writeInt32BE(40, 4);
+    let error: DecodeError | undefined;
+    try {
+      MetadataResponse.decode(bytes.subarray(0, 30), 8);
+    } catch (e) {
+      error = e as DecodeError;
+    }
+    expect(error).toBeInstanceOf(DecodeError);
+    expect(error!.message).toMatch(/^MetadataResponse\.brokers: array claims 40 elements but only \d+ bytes are left$/);
   });
 });

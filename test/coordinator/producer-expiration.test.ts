@@ -245,7 +245,7 @@ describe('LogManager: expiry after recovery, and on a timer', () => {
     expect(lines.join('\n')).not.toMatch(/idle producer ids expired/);
 
     const second = manager(dir, lines);
-    expect(lines.at(-1)).toMatch(/^recovered \d+ partition logs in \d+ ms from .* \(1 idle producer ids expired\)$/);
+    expect(lines.at(-1)).toMatch(/^recovered \d+ partition logs \(\d+ with records\) in \d+ ms from .* \(1 idle producer ids expired\)$/);
     expect(second.get('events', 0)!.producers.describe().map((p) => p.producerId)).toEqual([2n]);
   });
 
@@ -299,7 +299,7 @@ describe('broker: the settings, the pass at startup and the timer', () => {
       await broker.close();
       broker = await startTestBroker(config, lines);
       c = await TestClient.connect(broker.port);
-      expect(lines.join('\n')).toMatch(/recovered \d+ partition logs in \d+ ms from .* \(1 idle producer ids expired\)/);
+      expect(lines.join('\n')).toMatch(/recovered \d+ partition logs \(\d+ with records\) in \d+ ms from .* \(1 idle producer ids expired\)/);
       expect((await produce(c, 'events', 0, gap(old))).errorCode).toBe(ErrorCode.NONE);
       expect((await produce(c, 'events', 0, gap(fresh))).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
     } finally {

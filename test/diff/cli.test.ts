@@ -31,9 +31,16 @@ describe('kipgen diff exit codes and output', () => {
     const args = [fx('field-renamed/old.json'), fx('field-renamed/fine.json')];
     expect(kipgen(['diff', ...args]).status).toBe(0);
     const r = kipgen(['diff', '--api', ...args]);
-    expect(r.stdout).toContain('TypeScript API BREAKING: 1 change breaks code that imports the generated modules');
+    expect(r.stdout).toContain('TypeScript API BREAKING: 2 changes break code that imports the generated modules');
     expect(r.status).toBe(1);
     expect(kipgen(['diff', '--api', fx('field-added/old.json'), fx('field-added/old.json')]).status).toBe(0);
+  });
+
+  it('diff --api: a field added in a new version breaks no create() caller: a note, exit 0', () => {
+    const r = kipgen(['diff', '--api', fx('field-added/old.json'), fx('field-added/fine.json')]);
+    expect(r.stdout).toContain('note        property-required-added  WidgetRequest.rackId: new required property rackId: string: createWidgetRequest() fills it with its default');
+    expect(r.stdout).toContain('TypeScript API compatible: 1 compatible change, nothing breaks importers that build messages with create() (1 note for code that writes object literals of the full types).');
+    expect(r.status).toBe(0);
   });
 
   it('exits 2 when the new schema is not JSON, with file:line:column', () => {

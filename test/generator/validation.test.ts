@@ -58,9 +58,20 @@ const cases: { rule: string; text: string; message: RegExp; line: number; path?:
   { rule: 'open-ended validVersions', text: spec('', '"type": "request", "apiKey": 90, "validVersions": "0+", "flexibleVersions": "2+"'), message: /does not specify a maximum version/, line: 3 },
   { rule: 'request without apiKey', text: spec('', '"type": "request", "validVersions": "0-1", "flexibleVersions": "0+"'), message: /has no apiKey/, line: 2 },
   { rule: 'entity type mismatch', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "entityType": "topicName" }'), message: /entity type topicName, but field type int32/, line: 6 },
-  { rule: 'reversed range warns', text: spec('    { "name": "A", "type": "int32", "versions": "3-1" }'), message: /reversed range/, line: 6, severity: 'warning' },
+  { rule: 'reversed field range', text: spec('    { "name": "A", "type": "int32", "versions": "3-1" }'), message: /^TestRequest: versions "3-1" is a reversed version range: its lowest version 3 is above its highest 1 \(did you mean "1-3"\?/, line: 6, path: 'fields[0].versions' },
+  { rule: 'reversed validVersions', text: spec('    { "name": "A", "type": "int32", "versions": "0+" }', '"type": "request", "apiKey": 90, "validVersions": "3-1", "flexibleVersions": "2+"'), message: /validVersions "3-1" is a reversed version range/, line: 3, path: 'validVersions' },
   { rule: 'field outside valid versions warns', text: spec('    { "name": "A", "type": "int32", "versions": "5+" }'), message: /never reaches the wire/, line: 6, severity: 'warning' },
 ];
+
+describe('a reversed version range', () => {
+  it('is one error at its own position, with none of the knock-on errors of the ranges around it', () => {
+    const text = spec(
+      '    { "name": "A", "type": "int32", "versions": "0+" },\n    { "name": "Bs", "type": "[]Bee", "versions": "1+", "fields": [\n      { "name": "C", "type": "int8", "versions": "2-1" } ] }',
+      '"type": "request", "apiKey": 90, "validVersions": "3-1", "flexibleVersions": "2+"',
+    );
+    expect(diagnose(text).map((d) => `${d.severity} ${d.line}:${d.column} ${d.jsonPath}`)).toEqual(['error 3:36 validVersions', 'error 8:38 fields[1].fields[0].versions']);
+  });
+});
 
 describe('schema validation: each rule names file:line and the JSON path', () => {
   for (const c of cases) {

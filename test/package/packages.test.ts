@@ -136,9 +136,28 @@ describe('the published packages, installed from their tarballs', () => {
       metadataTopics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'orders' }],
       // The codec libraries are optional dependencies: installed from the registry with the package, loaded on first use.
       codecs: ['gzip:500', 'snappy:500', 'lz4:500', 'zstd:500'],
+      crc32c: 'native',
     });
     const deps = [...closure('@kipgen/codecs')].sort();
     expect(deps.filter((d) => /ts-morph|prettier|handlebars|ajv|commander|prom-client|@kipgen\/(client|broker)/.test(d))).toEqual([]);
+  });
+
+  it('@kipgen/codecs installed with --omit=optional (no codec libraries, no native CRC-32C) imports and works', () => {
+    // What the codecs README advises for a lean install. It also drops @node-rs/crc32's
+    // platform binary (an optional dependency of that package), so CRC-32C falls back to JavaScript.
+    const lean = join(scratch, 'lean');
+    mkdirSync(lean);
+    writeFileSync(join(lean, 'package.json'), JSON.stringify({ name: 'lean', private: true, type: 'module' }));
+    sh(NPM, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--omit=optional', tarballs.codecs!], lean, 300_000);
+    expect(existsSync(join(lean, 'node_modules', '@node-rs', 'crc32', 'package.json'))).toBe(true);
+    cpSync(join(ROOT, 'test', 'package', 'app', 'codec-lean.mjs'), join(lean, 'codec-lean.mjs'));
+    const run = node(['codec-lean.mjs'], lean);
+    expect(run.status, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { crc32c: { kind: string; description: string }; roundTrip: unknown; codecs: string[] };
+    expect(out.crc32c.kind).toBe('javascript');
+    expect(out.crc32c.description).toMatch(/^CRC-32C: JavaScript fallback, slower \(@node-rs\/crc32's native binding did not load: /);
+    expect(out.roundTrip).toEqual({ transactionalId: 'tx', producerId: '7', producerEpoch: 0, committed: false });
+    expect(out.codecs).toEqual(['none:300', 'gzip:300', 'snappy:needs snappy-wasm', 'lz4:needs lz4-napi', 'zstd:needs @toondepauw/node-zstd']);
   });
 
   it('@kipgen/client + @kipgen/broker: the KIP-1289 consume-transform-produce loop against startBroker', () => {
@@ -179,6 +198,32 @@ describe('the published packages, installed from their tarballs', () => {
     expect(broker.stdout).toMatch(/Usage: kipgen broker/);
     const version = spawnSync(join(app, 'node_modules', '.bin', 'kipgen'), ['--version'], { cwd: app, encoding: 'utf8' });
     expect([version.status, version.stdout]).toEqual([0, '0.1.0\n']);
+  });
+
+  it('what a user meets first: kipgen-broker --help under its own name, pointing at no file the package lacks; kipgen generate and demo without schemas', () => {
+    const bin = join(app, 'node_modules', '.bin', 'kipgen-broker');
+    const help = spawnSync(bin, ['--help'], { cwd: app, encoding: 'utf8' });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: kipgen-broker \[options\] \[command\]\n/);
+    expect(help.stdout).toMatch(/\n {2}broker \[options\] .*\n[\s\S]*\n {2}dump-log \[options\] <path>/);
+    const brokerHelp = spawnSync(bin, ['broker', '--help'], { cwd: app, encoding: 'utf8' });
+    expect(brokerHelp.stdout).toMatch(/^Usage: kipgen-broker broker \[options\]/);
+    const shipped = join(app, 'node_modules', '@kipgen', 'broker');
+    for (const text of [help.stdout, brokerHelp.stdout]) {
+      for (const [file] of text.replace(/\s+/g, ' ').matchAll(/[\w./-]+\.md\b/g)) expect(existsSync(join(shipped, file)), `${file}, named by the help`).toBe(true);
+      expect(text).not.toMatch(/coordinator\//);
+    }
+    expect(brokerHelp.stdout.replace(/\s+/g, ' ')).toContain('the @kipgen/broker README, "Config file"');
+    expect(readFileSync(join(shipped, 'README.md'), 'utf8')).toMatch(/\n## Config file\n/);
+
+    // The user's project has no message-schemas/ folder.
+    const gen = spawnSync(NPM, ['exec', '--offline', '--', 'kipgen', 'generate'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    expect(gen.status).toBe(2);
+    expect(gen.stderr).toContain(`kipgen generate: no message-schemas/ folder in ${app} (the default for --schemas). Pass your Kafka-style JSON message schemas, a folder or files: kipgen generate --schemas <folder> --out <folder for the codecs>`);
+    expect(gen.stderr).not.toMatch(/ENOENT/);
+    const demo = spawnSync(NPM, ['exec', '--offline', '--', 'kipgen', 'demo'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    expect(demo.status, demo.stderr).toBe(0);
+    expect(demo.stdout).toMatch(/\n(\d+) of \1 request\/response versions encoded, decoded and re-encoded byte for byte\.\n$/);
   });
 
   it("@kipgen/broker's README example (an embedded Kafka in a vitest test) runs as written", () => {

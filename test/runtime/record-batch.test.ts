@@ -3,10 +3,10 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DecodeError, EncodeError } from '../../runtime/errors.js';
+import { crc32c } from '../../runtime/crc32c.js';
 import {
   RECORD_BATCH_OVERHEAD,
   controlRecordBatch,
-  crc32c,
   decodeRecordBatch,
   decodeRecordBatches,
   encodeRecordBatch,
@@ -722,6 +722,19 @@ describe('corruption and malformed input', () => {
     }
     expectDecodeError(() => decodeRecordBatch(whole.subarray(0, 70)), /declares \d+ bytes but only 70 are left/);
     expect(decodeRecordBatches(new Uint8Array(0))).toEqual({ batches: [], partialTailBytes: 0 });
+  });
+
+  it("with partialTail: 'error' (a Produce request's records), a batch cut short is a DecodeError naming what is missing", () => {
+    const whole = sample();
+    const two = Buffer.concat([whole, whole]);
+    expect(decodeRecordBatches(two, { partialTail: 'error' }).batches).toHaveLength(2);
+    expectDecodeError(
+      () => decodeRecordBatches(whole.subarray(0, 70), { partialTail: 'error' }),
+      new RegExp(`^batches\\[0\\]: batch at offset 0 is cut short: 70 of the ${whole.length} bytes it declares \\(partialTail: 'error' wants whole batches, as in a Produce request; only a Fetch response may end with part of a batch\\)$`),
+    );
+    expectDecodeError(() => decodeRecordBatches(two.subarray(0, whole.length + 5), { partialTail: 'error' }), /^batches\[1\]: batch at offset \d+ is cut short: 5 bytes, too few for a batch header/);
+    // The default stays Fetch's: skipped and counted.
+    expect(decodeRecordBatches(whole.subarray(0, 70)).partialTailBytes).toBe(70);
   });
 
   it('refuses a batch length below the header size, even in a partial tail', () => {

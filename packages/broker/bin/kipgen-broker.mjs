@@ -1,14 +1,17 @@
 #!/usr/bin/env node
-// kipgen-broker [options]        = kipgen broker [options]: a Kafka broker on 127.0.0.1
-// kipgen-broker dump-log <dir>   = kipgen dump-log <dir>
+// kipgen-broker [options]           = kipgen broker [options]: a Kafka broker on 127.0.0.1
+// kipgen-broker dump-log <path>     = kipgen dump-log <path>
+// kipgen-broker scram-credential …  = kipgen scram-credential …
 import { Command } from 'commander';
 import { registerBrokerCommand } from '../dist/coordinator/cli.js';
 
-const program = new Command('kipgen-broker');
-registerBrokerCommand(program);
-const args = process.argv.slice(2);
-const sub = args[0] === 'dump-log' || args[0] === 'broker' ? args : ['broker', ...args];
-program.parseAsync([process.argv[0], process.argv[1], ...sub]).catch((error) => {
+const program = new Command('kipgen-broker')
+  .description('a Kafka broker for tests and development (@kipgen/broker); with no command, runs one: kipgen-broker --port 9092')
+  .showHelpAfterError();
+// broker is the default command: `kipgen-broker --port 9092` runs it, and `kipgen-broker --help`
+// lists the commands under this program's own name.
+registerBrokerCommand(program, { brokerIsDefault: true });
+program.parseAsync(process.argv).catch((error) => {
   process.stderr.write(`${error.message}\n`);
   process.exit(2);
 });
