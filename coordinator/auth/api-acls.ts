@@ -64,7 +64,7 @@ const RULES: Record<number, Rule> = {
   // Produce: WRITE on the transactional id when transactional, WRITE on each topic.
   0: async (req, check, _ctx, next) => {
     const entry = (code: number) => (t: any) =>
-      createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code })) });
+      createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code, baseOffset: -1n, logStartOffset: -1n })) });
     if (req.transactionalId && !check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) {
       const response = apiByKey(0)!.response.create() as any;
       response.responses = req.topicData.map(entry(TXN_DENIED));
@@ -83,7 +83,7 @@ const RULES: Record<number, Rule> = {
         createFetchableTopicResponse({
           topic: t.topic,
           topicId: t.topicId,
-          partitions: t.partitions.map((p: any) => createFetchPartitionData({ partitionIndex: p.partition, errorCode: TOPIC_DENIED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null })),
+          partitions: t.partitions.map((p: any) => createFetchPartitionData({ partitionIndex: p.partition, errorCode: TOPIC_DENIED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: new Uint8Array(0) })),
         }),
     }),
   // ListOffsets: DESCRIBE on each topic.

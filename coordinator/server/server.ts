@@ -30,6 +30,7 @@ import { ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } 
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
+import { fillErrorBody } from './error-bodies.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
@@ -441,6 +442,7 @@ class Connection {
       if (!('errorCode' in body)) throw new Error(`${api.name} has no top-level error code to carry ${errorCodeName(error.code)}: ${error.message}`);
       body.errorCode = error.code;
       if ('errorMessage' in body) body.errorMessage = error.message;
+      fillErrorBody(apiKey, apiVersion, body);
     }
     if (apiKey === PRODUCE_KEY && (request as { acks: number }).acks === 0) return null;
     metrics.countResponseErrors(body);
