@@ -11,6 +11,7 @@ import type { KafkaConnection } from '../../connection/connection.js';
 import type { ApiMessageCodec } from '../../runtime/index.js';
 import { batch, produce, startTestBroker, tempDir, TestClient } from './support/broker-harness.js';
 import { connectAs } from '../security/acl-support.js';
+import { endpoint, rawRequest } from '../kafka/support/side-by-side.js';
 import { startSecureBroker, type SecureBroker } from '../security/support.js';
 
 let broker: Broker;
@@ -60,6 +61,26 @@ describe('error answers as Kafka 4.4 gives them', () => {
   it('Fetch of an unknown partition: UNKNOWN_TOPIC_OR_PARTITION with an empty (not null) AbortedTransactions list', async () => {
     const res = await fetchAt(7, 0n);
     expect(res.responses[0].partitions[0]).toMatchObject({ errorCode: 3, highWatermark: -1n, abortedTransactions: [] });
+  });
+});
+
+describe('produce and versions as Kafka 4.4 answers them', () => {
+  it('Produce refused by the log (out-of-order sequence) reports the log start offset; refused before the log (corrupt) -1', async () => {
+    const init = await client.call(22, { transactionalId: null, transactionTimeoutMs: 10_000 }, 4);
+    const first = await produce(client, 't', 0, batch({ values: ['x'], producerId: init.producerId, producerEpoch: init.producerEpoch, baseSequence: 0 }));
+    expect(first.errorCode).toBe(0);
+    const gap = await produce(client, 't', 0, batch({ values: ['x'], producerId: init.producerId, producerEpoch: init.producerEpoch, baseSequence: 5 }));
+    expect(gap).toMatchObject({ errorCode: 45, baseOffset: -1n, logStartOffset: 0n });
+    const bytes = Uint8Array.from(batch({ values: ['y'] }));
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    expect(await produce(client, 't', 0, bytes)).toMatchObject({ errorCode: 2, logStartOffset: -1n });
+  });
+
+  it('ApiVersions at an unknown version: a v0 body with UNSUPPORTED_VERSION listing only ApiVersions itself (ApiVersionsRequest.getErrorResponse)', async () => {
+    const answer = (await rawRequest(endpoint(`127.0.0.1:${broker.port}`), 18, 127)) as any;
+    expect(answer.outcome).toBe('answered');
+    expect(answer.response.errorCode).toBe(35);
+    expect(answer.response.apiKeys).toEqual([{ apiKey: 18, minVersion: 0, maxVersion: 5 }]);
   });
 });
 
