@@ -84,6 +84,18 @@ describe('produce and versions as Kafka 4.4 answers them', () => {
   });
 });
 
+describe('topic admin as Kafka 4.4 answers it', () => {
+  it('CreateTopics v7: validateOnly names a (random, unused) topic id; a topic that fails has an empty config list, not null', async () => {
+    const res = await client.call(19, { topics: [{ name: 'vo', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }, { name: 'zero', numPartitions: 0, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5_000, validateOnly: true }, 7);
+    const [vo, zero] = res.topics;
+    expect(vo).toMatchObject({ name: 'vo', errorCode: 0 });
+    expect(vo.topicId).not.toBe('AAAAAAAAAAAAAAAAAAAAAA');
+    expect(zero).toMatchObject({ name: 'zero', errorCode: 37, configs: [] });
+    const meta = await client.call(3, { topics: [{ name: 'vo', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }, 12);
+    expect(meta.topics[0].errorCode).toBe(3);
+  });
+});
+
 describe('classic groups as Kafka 4.4 runs them', () => {
   it('the last member leaving a Stable group leaves it Empty at once: DescribeGroups says Empty and DeleteGroups deletes it', async () => {
     const groupId = 'leave-empties';
