@@ -536,9 +536,10 @@ export const corpus: Sequence[] = [
       await ctx.s.call('create an acl for a principal without a type', ApiKey.CreateAcls, ctx.v(ApiKey.CreateAcls), {
         creations: [{ resourceType: 2, resourceName: resource, resourcePatternType: 3, principal: 'alice', host: '*', operation: 3, permissionType: 3 }],
       });
-      await ctx.s.call('describe acls', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter);
+      await until(ctx, (record) => ctx.s.call('describe acls', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter, { record }), (r) => r.resources.length > 0 && r.resources[0].acls.length === 2);
       await ctx.s.call('delete acls', ApiKey.DeleteAcls, ctx.v(ApiKey.DeleteAcls), { filters: [filter] });
-      await ctx.s.call('describe acls after deleting', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter);
+      // Kafka applies the deletion through its controller's metadata, a moment after answering: wait (up to 10 s).
+      await until(ctx, (record) => ctx.s.call('describe acls after deleting', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter, { record }), (r) => r.resources.length === 0);
     },
   },
   {
