@@ -96,6 +96,22 @@ describe('topic admin as Kafka 4.4 answers it', () => {
   });
 });
 
+describe('consumer groups (KIP-848) as Kafka 4.4 answers them', () => {
+  const heartbeat = (memberId: string, memberEpoch: number, extra: Record<string, unknown> = {}) =>
+    client.call(68, { groupId: 'kip848', memberId, memberEpoch, instanceId: null, rackId: null, rebalanceTimeoutMs: -1, subscribedTopicNames: null, serverAssignor: null, topicPartitions: null, ...extra }, 0);
+
+  it('an error answer has member epoch and heartbeat interval 0, a leave answer interval 0; an unknown group is described with epochs 0; a member without a regex with ""', async () => {
+    const joined = await heartbeat('m1', 0, { rebalanceTimeoutMs: 30_000, subscribedTopicNames: ['t'], topicPartitions: [] });
+    expect(joined).toMatchObject({ errorCode: 0, memberEpoch: 1 });
+    expect(joined.heartbeatIntervalMs).toBeGreaterThan(0);
+    expect(await heartbeat('m1', 9)).toMatchObject({ errorCode: 110, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0 });
+    const described = await client.call(69, { groupIds: ['kip848', 'no-such-group'], includeAuthorizedOperations: false }, 0);
+    expect(described.groups[0].members[0].subscribedTopicRegex).toBe('');
+    expect(described.groups[1]).toMatchObject({ errorCode: 69, groupEpoch: 0, assignmentEpoch: 0 });
+    expect(await heartbeat('m1', -1)).toMatchObject({ errorCode: 0, memberEpoch: -1, heartbeatIntervalMs: 0 });
+  });
+});
+
 describe('classic groups as Kafka 4.4 runs them', () => {
   it('the last member leaving a Stable group leaves it Empty at once: DescribeGroups says Empty and DeleteGroups deletes it', async () => {
     const groupId = 'leave-empties';
