@@ -22,7 +22,7 @@ import { userConfig } from '../../coordinator/auth/credentials.js';
 import { apiByKey } from '../../generated/index.js';
 import { kafka, unique } from './support/cluster.js';
 import { corpus, randomUuidString, type Level, type Sequence } from './support/side-by-side-corpus.js';
-import { advertised, diff, endpoint, matcher, Session, type ExplainedDifference, type Step, type Target } from './support/side-by-side.js';
+import { advertised, diff, endpoint, matcher, Session, warmUp, type ExplainedDifference, type Step, type Target } from './support/side-by-side.js';
 
 const DIFFERENCES_FILE = path.join(path.dirname(new URL(import.meta.url).pathname), 'side-by-side-differences.json');
 const explained = JSON.parse(fs.readFileSync(DIFFERENCES_FILE, 'utf8')) as ExplainedDifference[];
@@ -98,6 +98,7 @@ beforeAll(async () => {
     kafka: { name: 'kafka', plaintext: endpoint(info.bootstrap), sasl: endpoint(info.saslSsl.bootstrap, { ca: info.saslSsl.caPem }), user: alice },
     kipgen: { name: 'kipgen', plaintext: endpoint(`127.0.0.1:${broker.port}`), sasl: endpoint(`127.0.0.1:${broker.ports.get('SASL_PLAINTEXT')}`), user: alice },
   };
+  await Promise.all([warmUp(targets.kafka), warmUp(targets.kipgen)]);
   versions.kafka = await advertised(targets.kafka.plaintext);
   versions.kipgen = await advertised(targets.kipgen.plaintext);
 

@@ -176,6 +176,30 @@ export async function rawRequest(e: Endpoint, apiKey: number, version: number, b
   });
 }
 
+/**
+ * Waits (up to 90 s) until a broker's group and transaction coordinators
+ * serve: a Kafka that has just started creates __consumer_offsets and
+ * __transaction_state on first use and answers COORDINATOR_NOT_AVAILABLE,
+ * NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS meanwhile — which a client
+ * retries, and which the corpus must not meet.
+ */
+export async function warmUp(target: Target): Promise<void> {
+  const s = new Session(target);
+  try {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const group = await s.call('warm-up', 10, 3, { key: 'kipgen-side-by-side-warm-up', keyType: 0 }, { record: false });
+      const txn = await s.call('warm-up', 10, 3, { key: 'kipgen-side-by-side-warm-up', keyType: 1 }, { record: false });
+      const pid = txn.errorCode === 0 ? await s.call('warm-up', 22, 4, { transactionalId: 'kipgen-side-by-side-warm-up', transactionTimeoutMs: 60_000 }, { record: false }) : txn;
+      if (group.errorCode === 0 && pid.errorCode === 0) return;
+      if (Date.now() > deadline) throw new Error(`${target.name}: coordinators not available after 90 s (group ${group.errorCode}, transaction ${pid.errorCode})`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await s.close();
+  }
+}
+
 /** An API's [lowest, highest] version by key, from the broker's ApiVersions v3. */
 export async function advertised(e: Endpoint): Promise<Map<number, [number, number]>> {
   const c = await KafkaConnection.connect({ host: e.host, port: e.port, clientId: 'kipgen-side-by-side', tls: e.tls });
