@@ -556,6 +556,20 @@ export const corpus: Sequence[] = [
         ctx.s.note('metadata v99 (unsupported)', ApiKey.Metadata, 99, await rawRequest(ctx.s.target.plaintext, ApiKey.Metadata, 99));
         ctx.s.note('api key 9999 (unknown)', 9999, 0, await rawRequest(ctx.s.target.plaintext, 9999, 0));
       }
+      // KIP-1289's APIs, each on its own connection: Kafka 4.4 does not know them and closes the connection; kipgen
+      // answers (an unknown transactional id). The listed kip-1289 difference.
+      const kip1289: Array<[number, Record<string, unknown>]> = [
+        [ApiKey.AddShareAcksToTxn, { transactionalId: ctx.name('tid'), producerId: 1n, producerEpoch: 0, groupId: ctx.name('group'), topics: [] }],
+        [ApiKey.TxnShareAcknowledge, { groupId: ctx.name('group'), transactionalId: ctx.name('tid'), producerId: 1n, producerEpoch: 0, topics: [] }],
+      ];
+      for (const [key, fields] of kip1289) {
+        const v = ctx.v(key);
+        try {
+          await ctx.s.call(`${apiByKey(key)!.name} (KIP-1289)`, key, v, fields, { on: await ctx.s.open(ctx.s.target.plaintext), timeoutMs: 10_000 });
+        } catch (error) {
+          ctx.s.note(`${apiByKey(key)!.name} (KIP-1289)`, key, v, { outcome: 'no answer', error: (error as Error).name });
+        }
+      }
     },
   },
   {
