@@ -4,6 +4,7 @@
  * Changes are applied on this node, then passed to the other nodes
  * (topic-admin.ts says how and what a static cluster gives up for it).
  */
+import { randomBytes } from 'node:crypto';
 import {
   CreatePartitionsRequest,
   CreatePartitionsResponse,
@@ -107,7 +108,8 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const created: { name: string; numPartitions: number; replicationFactor: number; assignments: never[]; configs: { name: string; value: string }[] }[] = [];
     const topics = req.topics.map((t: any) => {
-      const failed = (error: number, message: string) => ({ name: t.name, topicId: ZERO_UUID, errorCode: error, errorMessage: message, topicConfigErrorCode: 0, numPartitions: -1, replicationFactor: -1, configs: null });
+      // An empty config list, not null, as Kafka's CreatableTopicResult leaves it (v5+).
+      const failed = (error: number, message: string) => ({ name: t.name, topicId: ZERO_UUID, errorCode: error, errorMessage: message, topicConfigErrorCode: 0, numPartitions: -1, replicationFactor: -1, configs: [] });
       if (counts.get(t.name)! > 1) return failed(ErrorCode.INVALID_REQUEST, 'Found multiple entries for this topic.');
       const existing = cluster.topicByName(t.name);
       // A peer passing on a creation this node already has (e.g. a repeated request) is a success.
@@ -116,7 +118,9 @@ export function adminHandlers(admin: TopicAdmin, groups: GroupConfigs, config: B
       }
       const checked = admin.checkCreate(t);
       if ('error' in checked) return failed(checked.error, checked.message);
-      let topicId = ZERO_UUID;
+      // validateOnly still names an id, one never used: Kafka's ReplicationControlManager.createTopic draws it
+      // (Uuid.randomUuid) before deciding not to commit the topic.
+      let topicId = randomBytes(16).toString('base64url');
       if (!req.validateOnly) {
         topicId = admin.create(t.name, checked.partitions, checked.configs).topicId;
         created.push({ name: t.name, numPartitions: checked.partitions, replicationFactor: -1, assignments: [], configs: Object.entries(checked.configs).map(([name, value]) => ({ name, value })) });

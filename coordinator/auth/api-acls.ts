@@ -86,7 +86,7 @@ const RULES: Record<number, Rule> = {
   // than Kafka, which ignores it there; our clients set it only on transactional requests).
   0: async (req, check, _ctx, next) => {
     const entry = (code: number) => (t: any) =>
-      createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code })) });
+      createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code, baseOffset: -1n, logStartOffset: -1n })) });
     const transactional = transactionalProducers(req.topicData).any;
     const txnIdAllowed = req.transactionalId ? check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE) : !transactional;
     if (!txnIdAllowed) {
@@ -107,7 +107,7 @@ const RULES: Record<number, Rule> = {
         createFetchableTopicResponse({
           topic: t.topic,
           topicId: t.topicId,
-          partitions: t.partitions.map((p: any) => createFetchPartitionData({ partitionIndex: p.partition, errorCode: TOPIC_DENIED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null })),
+          partitions: t.partitions.map((p: any) => createFetchPartitionData({ partitionIndex: p.partition, errorCode: TOPIC_DENIED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: new Uint8Array(0) })),
         }),
     }),
   // ListOffsets: DESCRIBE on each topic.

@@ -332,6 +332,10 @@ export class ClassicGroups {
       case 'Stable':
       case 'CompletingRebalance':
         this.prepareRebalance(group, why);
+        // As Kafka's GroupMetadataManager.prepareRebalance (maybeCompleteJoinElseSchedule): when every remaining
+        // member has rejoined — none at all after the last one left — the join completes now, so the group is
+        // Empty before the LeaveGroup is answered, not one timer tick later.
+        this.tryCompleteJoin(group);
         break;
       case 'PreparingRebalance':
         this.log(`group ${group.groupId}: ${why}`);

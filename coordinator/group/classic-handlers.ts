@@ -278,7 +278,8 @@ export function classicGroupHandlers(
       topicPartitions: fromAssignment(a).map((tp) => ({ topicId: tp.topicId, topicName: cluster.topicById(tp.topicId)?.name ?? '', partitions: tp.partitions })),
     });
     const described = (req.groupIds as string[]).map((groupId) => {
-      const base = { groupId, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] as any[], authorizedOperations: NO_OPERATIONS };
+      // An unknown group's epochs are 0, the defaults Kafka leaves in its DescribedGroup error entry.
+      const base = { groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] as any[], authorizedOperations: NO_OPERATIONS };
       const error = groupError(groupId);
       if (error !== ErrorCode.NONE) return { ...base, errorCode: error, errorMessage: null };
       const g = consumerGroups.get(groupId);
@@ -299,7 +300,8 @@ export function classicGroupHandlers(
           clientId: m.clientId,
           clientHost: m.clientHost,
           subscribedTopicNames: m.names,
-          subscribedTopicRegex: m.regex,
+          // Without a regex: an empty string, as Kafka's ConsumerGroupMember stores and describes it.
+          subscribedTopicRegex: m.regex ?? '',
           assignment: named(m.sent),
           targetAssignment: named(g.target.get(m.memberId) ?? new Map()),
           memberType: 1,

@@ -120,7 +120,9 @@ export class ConsumerGroups {
 
   heartbeat(req: HeartbeatInput): HeartbeatOutput {
     const { heartbeatIntervalMs } = this.timing(req.groupId);
-    const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({ errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs, assignment: null });
+    // Kafka's error answer (ConsumerGroupHeartbeatRequest.getErrorResponse) carries the code and message only: member epoch
+    // and heartbeat interval at 0.
+    const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({ errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
     if (req.serverAssignor !== null && !ASSIGNORS.includes(req.serverAssignor)) return fail(ErrorCode.UNSUPPORTED_ASSIGNOR, `assignor ${req.serverAssignor} is not one of ${ASSIGNORS.join(', ')}`);
     if (req.subscribedTopicRegex) {
       const problem = regexProblem(req.subscribedTopicRegex);
@@ -132,7 +134,8 @@ export class ConsumerGroups {
       const member = group?.members.get(req.memberId);
       if (group === undefined || member === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `member ${req.memberId} is not in group ${req.groupId}`);
       this.remove(group, member, 'left');
-      return { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs, assignment: null };
+      // No further heartbeat is due: Kafka's leave answer (GroupMetadataManager.consumerGroupLeave) sets no interval.
+      return { errorCode: 0, errorMessage: null, memberId: req.memberId, memberEpoch: req.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
     }
 
     let member: Member | undefined;

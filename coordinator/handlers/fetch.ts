@@ -51,7 +51,8 @@ export function fetchHandler(cluster: Cluster, logs: LogManager): Handler {
           highWatermark: -1n,
           lastStableOffset: -1n,
           logStartOffset: -1n,
-          abortedTransactions: null,
+          // Kafka's answer for a partition it does not serve (FetchResponse.partitionResponse) leaves the list empty, not null.
+          abortedTransactions: t.error !== ErrorCode.NONE ? [] : null,
           preferredReadReplica: -1,
           records: new Uint8Array(0),
         });
@@ -73,6 +74,10 @@ export function fetchHandler(cluster: Cluster, logs: LogManager): Handler {
         } catch (error) {
           if (!(error instanceof BrokerError)) throw error;
           base.errorCode = errorCodeOf(error);
+          // A read that fails (OFFSET_OUT_OF_RANGE) reports no offsets, as Kafka's ReplicaManager.readFromLog does for its errors.
+          base.highWatermark = -1n;
+          base.lastStableOffset = -1n;
+          base.logStartOffset = -1n;
         }
         return base;
       });

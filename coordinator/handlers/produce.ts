@@ -70,16 +70,22 @@ export function produceHandler(cluster: Cluster, logs: LogManager, verifier: Tra
           partitionResponses.push(answer(ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n, -1n, `node ${cluster.nodeId} does not lead ${topic.info.name}-${pd.index}`));
           continue;
         }
+        let appending = false;
         try {
           const { bytes, header } = validateProducedBatch(pd.records, v, topic.info, maxBatchRecords);
           if (header.isTransactional) await verifier.verifyWrite(partitionLog, req.transactionalId, header.producerId, header.producerEpoch, v >= 12);
+          appending = true;
           const info = await partitionLog.append(bytes, header);
           // The log's append time on a LogAppendTime topic, -1 otherwise (Kafka's LogAppendInfo.logAppendTime).
           partitionResponses.push(answer(ErrorCode.NONE, info.baseOffset, partitionLog.logStartOffset(), null, info.logAppendTime));
         } catch (error) {
           if (!(error instanceof BrokerError)) log(`produce to ${topic.info.name}-${pd.index} failed: ${(error as Error).stack}`);
+          // The log refusing the batch (sequence, epoch) still reports its start offset, as Kafka's
+          // ReplicaManager.appendToLocalLog does for append errors; a batch refused before the log
+          // (corrupt, invalid, failed verification) reports -1.
+          const logStartOffset = appending ? partitionLog.logStartOffset() : -1n;
           const recordErrors = error instanceof RecordValidationError ? error.recordErrors : [];
-          partitionResponses.push(answer(errorCodeOf(error), -1n, -1n, (error as Error).message, -1n, recordErrors));
+          partitionResponses.push(answer(errorCodeOf(error), -1n, logStartOffset, (error as Error).message, -1n, recordErrors));
         }
       }
       responses.push({ name: topicData.name, topicId: topicData.topicId, partitionResponses });

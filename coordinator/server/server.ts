@@ -7,7 +7,7 @@
  * A frame that cannot be served — oversize, malformed header or body, an API
  * or version not served — is logged in one line and closes that connection
  * only; the one exception is ApiVersions, which answers an unsupported version
- * with a v0 body carrying UNSUPPORTED_VERSION and the supported APIs (KIP-511).
+ * with a v0 body carrying UNSUPPORTED_VERSION and its own version range (KIP-511).
  *
  * Backpressure: a connection whose client pipelines faster than it is served
  * stops being read once MAX_QUEUED_FRAMES frames or MAX_QUEUED_BYTES bytes
@@ -39,6 +39,7 @@ import { ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader, apiByKey } 
 import { FrameError, FrameReader, Reader, encodeFrameChunks, type ApiMessageCodec } from '../../runtime/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
+import { fillErrorBody } from './error-bodies.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
@@ -442,7 +443,8 @@ class Connection {
           }
           this.options.log(`connection ${this.id}: ${api.name} v${apiVersion} correlation ${correlationId} client ${JSON.stringify(clientId)} (unsupported: answered with v0)`);
         }
-        const body = ApiVersionsResponse.create({ errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: registry.advertised() });
+        // Only ApiVersions' own range, as Kafka's ApiVersionsRequest.getErrorResponse: what the client needs to retry.
+        const body = ApiVersionsResponse.create({ errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: registry.advertised().filter((k) => k.apiKey === API_VERSIONS_KEY) });
         return encodeFrameChunks(ResponseHeader, ResponseHeader.create({ correlationId }), 0, ApiVersionsResponse, body, 0);
       }
       throw new RejectedFrame(
@@ -510,6 +512,7 @@ class Connection {
       if (!('errorCode' in body)) throw new Error(`${api.name} has no top-level error code to carry ${errorCodeName(error.code)}: ${error.message}`);
       body.errorCode = error.code;
       if ('errorMessage' in body) body.errorMessage = error.message;
+      fillErrorBody(apiKey, apiVersion, body);
     }
     if (apiKey === PRODUCE_KEY && (request as { acks: number }).acks === 0) return null;
     metrics.countResponseErrors(body);

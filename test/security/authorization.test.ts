@@ -245,7 +245,8 @@ describe('Metadata, ListOffsets and Fetch', () => {
       expect(offsets.topics[0]!.partitions[0]!.offset).toBe(1n);
       const refused = await fetch(c);
       expect(refused.responses[0]!.partitions[0]!.errorCode).toBe(29);
-      expect(refused.responses[0]!.partitions[0]!.records).toBeNull();
+      // No data: empty records, as Kafka's FetchResponse.partitionResponse (MemoryRecords.EMPTY), not null.
+      expect(refused.responses[0]!.partitions[0]!.records).toEqual(new Uint8Array(0));
     });
     await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'audit', operation: Op.READ });
     await as('alice', async (c) => {
