@@ -123,7 +123,7 @@ describe('encodeChunks', () => {
     expect(() => ProduceRequest.encodeChunks(bad, 9)).toThrow(EncodeError);
     const badSmall = produceRequest([batchOf(2000)]);
     badSmall.timeoutMs = 1.5;
-    expect(() => ProduceRequest.encodeChunks(badSmall, 9)).toThrow(/not a valid int32/);
+    expect(() => ProduceRequest.encodeChunks(badSmall, 9)).toThrow(/ProduceRequest\.timeoutMs: expected an int32 \(-2147483648 to 2147483647\), got 1\.5/);
     const good = produceRequest([batchOf(2000)]);
     expect(joined(ProduceRequest.encodeChunks(good, 9))).toBe(toHex(ProduceRequest.encode(good, 9)));
   });

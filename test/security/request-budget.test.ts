@@ -6,7 +6,7 @@
  */
 import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader } from '../../generated/index.js';
+import { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader } from '../../generated/index.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
 import { KafkaConnection } from '../../connection/connection.js';
 import { gzipSync } from 'node:zlib';
@@ -190,6 +190,15 @@ describe('two 39 MiB frames of 6.8 M empty topic entries at once, against a brok
     expect(bomb.length).toBeLessThan(16 * 1024 * 1024); // 60 MB of records, inflated
     const again = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, clientId: 'bomber', requestTimeoutMs: 30_000 });
     try {
+      // The ~8 MB batch is past the topic's default max.message.bytes (1 MiB), which Kafka checks first
+      // (MESSAGE_TOO_LARGE): raise it, so that the record count is what refuses the batch.
+      const altered = await again.send(
+        IncrementalAlterConfigsRequest,
+        IncrementalAlterConfigsRequest.create({ resources: [{ resourceType: 2, resourceName: 'budget', configs: [{ name: 'max.message.bytes', configOperation: 0, value: String(64 * 1024 * 1024) }] }] }),
+        1,
+        IncrementalAlterConfigsResponse,
+      );
+      expect(altered.responses[0]!.errorCode).toBe(0);
       const answer = await again.send(
         ProduceRequest,
         ProduceRequest.create({ acks: 1, timeoutMs: 5000, topicData: [createTopicProduceData({ name: 'budget', partitionData: [createPartitionProduceData({ index: 0, records: bomb })] })] }),
