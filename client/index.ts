@@ -45,6 +45,7 @@ export {
   InvalidProducerEpochError,
   InvalidTxnStateError,
   TransactionAbortableError,
+  CommitFailedError,
   InvalidRecordStateError,
   OutOfOrderSequenceError,
   UnsupportedVersionError,
