@@ -260,12 +260,15 @@ export class KafkaShareConsumer {
   private async heartbeatLoop(): Promise<void> {
     let failures = 0;
     while (!this.closed && !this.leaving) {
-      let wait = this.heartbeatIntervalMs;
+      let wait: number;
       try {
         if (this.subscription.length > 0 || this.memberEpoch > 0) {
           await this.heartbeat();
           failures = 0;
         }
+        // Read after the heartbeat: the join's response sets the group's interval, and waiting the default (5 s)
+        // once after it outlives a shorter session timeout (the member timed out right after joining).
+        wait = this.heartbeatIntervalMs;
       } catch (error) {
         failures++;
         if (error instanceof KafkaError && !error.retriable && !(error instanceof NetworkError)) {

@@ -45,18 +45,20 @@ export interface StagedPartitionAcks {
   batches: readonly { firstOffset: bigint; lastOffset: bigint }[];
 }
 
-interface HandedOut {
-  /** The membership (see TransactionalDeliveries.incarnation) it was delivered under. */
-  incarnation: number;
-  /** Its ack is pending in the open transaction (TxnShareAcknowledge succeeded). */
-  staged: boolean;
-}
-
-interface Withheld {
+/** Where a delivered record is, to release it. */
+interface RecordRef {
   topic: string;
   topicId: string;
   partition: number;
   offset: bigint;
+}
+
+interface HandedOut {
+  record: RecordRef;
+  /** The membership (see TransactionalDeliveries.incarnation) it was delivered under. */
+  incarnation: number;
+  /** Its ack is pending in the open transaction (TxnShareAcknowledge succeeded). */
+  staged: boolean;
 }
 
 /** Unlinked, the ledger is never cleared by a transaction end: it keeps at most this many offsets (oldest dropped). */
@@ -71,7 +73,7 @@ export class TransactionalDeliveries {
   private readonly handedOut = new Map<string, Map<bigint, HandedOut>>();
   private size = 0;
   /** Deliveries kept from the application, per `topicId:partition:offset`. */
-  private readonly withheld = new Map<string, Withheld>();
+  private readonly withheld = new Map<string, RecordRef>();
   /** Why the open transaction must abort, or null. */
   private broken: { reason: string; code: number | undefined } | null = null;
   /** A producer reports this consumer's transaction ends (see the module comment). */
@@ -79,7 +81,7 @@ export class TransactionalDeliveries {
 
   constructor(
     /** Queues a RELEASE of a withheld record (sent with the next ShareFetch). */
-    private readonly release: (record: Withheld) => void,
+    private readonly release: (record: RecordRef) => void,
     private readonly describe: string,
   ) {}
 
@@ -100,12 +102,7 @@ export class TransactionalDeliveries {
         );
       } else if (earlier !== undefined) {
         if (this.linked) {
-          this.withheld.set(`${key}:${record.offset}`, {
-            topic: record.topic,
-            topicId: record.topicId,
-            partition: record.partition,
-            offset: record.offset,
-          });
+          this.withheld.set(`${key}:${record.offset}`, earlier.record);
           continue;
         }
         this.breakTransaction(
@@ -119,7 +116,11 @@ export class TransactionalDeliveries {
         this.handedOut.set(key, offsets);
       }
       if (earlier === undefined) this.size++;
-      offsets.set(record.offset, { incarnation: this.incarnation, staged: false });
+      offsets.set(record.offset, {
+        record: { topic: record.topic, topicId: record.topicId, partition: record.partition, offset: record.offset },
+        incarnation: this.incarnation,
+        staged: false,
+      });
       out.push(record);
     }
     if (!this.linked && this.size > UNLINKED_LIMIT) this.dropOldest(this.size - UNLINKED_LIMIT);
@@ -176,16 +177,19 @@ export class TransactionalDeliveries {
   /**
    * The producer's transaction committed or aborted (or the producer failed
    * for good, which ends it too): forget what it held, and release the
-   * withheld deliveries whose ack did not become pending in it. A staged one
-   * is no longer ours: TX_PENDING, then finished by the commit or made
-   * AVAILABLE by the abort.
+   * withheld deliveries whose ack did not become pending in it, which would
+   * otherwise wait for their lock to run out. A staged one is no longer ours:
+   * TX_PENDING, then finished by the commit or made AVAILABLE by the abort.
+   * A record handed out without a pending ack is left as it is, acquired
+   * until its lock runs out (KIP-1289 §6 case 6: an explicit abort before the
+   * acks redelivers on lock expiry).
    */
   transactionEnded(): void {
-    for (const [key, w] of this.withheld) {
+    for (const w of this.withheld.values()) {
       const entry = this.handedOut.get(tpKey(w.topicId, w.partition))?.get(w.offset);
       if (entry?.staged !== true) this.release(w);
-      this.withheld.delete(key);
     }
+    this.withheld.clear();
     this.handedOut.clear();
     this.size = 0;
     this.broken = null;
