@@ -67,8 +67,11 @@ export interface SoakOptions {
   /**
    * Records come back inside the transaction that holds them (issue 34): REDELIVERY_STALLS `stall-job`
    * faults black-hole a job's traffic for longer than the share session timeout, so the group times its
-   * member out mid-transaction; checkpointing jobs also poll REDELIVERY_POLL_GAP_MS apart with a record
-   * lock of REDELIVERY_LOCK_MS (a checkpoint interval longer than the lock).
+   * member out mid-transaction; with checkpointing jobs the record lock is REDELIVERY_LOCK_MS and job 0
+   * polls REDELIVERY_POLL_GAP_MS apart (a checkpoint interval longer than the lock). One job only: when
+   * every job leaves its records unlocked for part of each checkpoint, the jobs take each other's records,
+   * most checkpoints abort, and the delivery-count limit archives up to a third of the input (exactly once
+   * still holds; measured over seeds 771203–771212).
    */
   redelivery?: boolean;
 }
@@ -179,7 +182,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             '--client-id', `ckpt${i}-${jobStarts}`, '--max-poll-records', '8', '--polls-per-checkpoint', '2',
             '--transaction-timeout-ms', '3000', '--max-runtime-ms', '120000',
             ...(options.twoPhaseCommit ? ['--two-phase-commit'] : []),
-            ...(options.redelivery ? ['--poll-gap-ms', String(REDELIVERY_POLL_GAP_MS)] : []),
+            ...(options.redelivery && i === 0 ? ['--poll-gap-ms', String(REDELIVERY_POLL_GAP_MS)] : []),
           ],
           {},
           options.echo,
