@@ -93,6 +93,8 @@ export interface SoakResult {
   /** Records delivered again (delivery count > 1) and transactions aborted or fenced: evidence that the faults bit. */
   redeliveries: number;
   abortedOrFenced: number;
+  /** Transactions that failed with CommitFailedError: the member's records came back inside them (issue 34). */
+  commitFailed: number;
   nodeRestarts: number;
 }
 
@@ -283,6 +285,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const commits = events.filter((e) => e.event === 'committed' || e.event === 'checkpoint-complete').length;
     const redeliveries = events.filter((e) => e.event === 'polled').reduce((n, e) => n + (e.deliveryCounts as number[]).filter((c) => c > 1).length, 0);
     const abortedOrFenced = events.filter((e) => e.event === 'aborted' || e.event === 'fenced' || (e.event === 'recovered' && String(e.outcome).startsWith('aborted'))).length;
+    const commitFailed = events.filter(
+      (e) => (e.event === 'aborted' || e.event === 'failed') && typeof e.error === 'string' && e.error.startsWith('CommitFailedError'),
+    ).length;
     const nodeRestarts = cluster.nodes.reduce((n, node) => n + node.starts - 1, 0);
     const result: SoakResult = {
       seed: options.seed,
@@ -294,10 +299,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       jobStarts,
       redeliveries,
       abortedOrFenced,
+      commitFailed,
       nodeRestarts,
     };
     log(
-      `soak seed=${options.seed} (${flavour}): ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} redelivered=${redeliveries} ` +
+      `soak seed=${options.seed} (${flavour}): ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} commit-failed=${commitFailed} redelivered=${redeliveries} ` +
         `job-starts=${jobStarts} node-restarts=${nodeRestarts} ${result.durationMs}ms${result.clean ? '' : ' ' + JSON.stringify(report.examples)}`,
     );
     return result;
