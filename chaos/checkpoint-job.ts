@@ -25,10 +25,15 @@
  *   node --import tsx chaos/checkpoint-job.ts --bootstrap … --group G --input T --output T
  *     --transactional-id X --checkpoint-file F [--polls-per-checkpoint 2] [--max-poll-records 5]
  *     [--die-at after-share-acks|after-prepare|after-snapshot|after-commit] [--die-after-n-checkpoints K] [--two-phase-commit]
- *     [--transaction-timeout-ms 15000] [--idle-exit-ms 0] [--max-runtime-ms 60000]
+ *     [--transaction-timeout-ms 15000] [--idle-exit-ms 0] [--max-runtime-ms 60000] [--poll-gap-ms 0]
  *
- * stdout: JSON events — recovered (committed | aborted | unknown | failed | nothing), ready, checkpoint-prepared,
- * snapshot, checkpoint-complete, dying, exit.
+ * `--poll-gap-ms G` waits G ms between the polls of one checkpoint (a checkpoint
+ * interval longer than share.record.lock.duration.ms brings records back inside it).
+ * An abortable failure before the snapshot (sendShareAcksToTransaction or
+ * prepareTransaction) aborts the checkpoint's transaction and goes on (event aborted).
+ *
+ * stdout: JSON events — recovered (committed | aborted | unknown | failed | nothing), ready, polled, aborted,
+ * checkpoint-prepared, snapshot, checkpoint-complete, dying, exit.
  */
 import * as fs from 'node:fs';
 import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, type PreparedTransaction, type ShareConsumerRecord } from '../client/index.js';
@@ -76,6 +81,7 @@ const idleExitMs = num('idle-exit-ms', 0);
 const maxRuntimeMs = num('max-runtime-ms', 60_000);
 const clientId = args.get('client-id') ?? `ckpt-${transactionalId}`;
 const twoPhaseCommit = args.get('two-phase-commit') === 'true';
+const pollGapMs = num('poll-gap-ms', 0);
 const started = Date.now();
 
 const emit = (event: string, fields: Record<string, unknown> = {}): void => {
@@ -157,6 +163,8 @@ async function main(): Promise<number> {
       const buffered = new ShareAcknowledgements();
       const sources: string[] = [];
       for (let polls = 0; polls < pollsPerCheckpoint && !stopping; ) {
+        // A checkpoint interval longer than the record lock (KIP §2.3): records of the first poll may come back.
+        if (polls > 0 && pollGapMs > 0) await new Promise((r) => setTimeout(r, pollGapMs));
         const records: ShareConsumerRecord[] = await consumer.poll(200);
         if (records.length === 0) {
           if (idleExitMs > 0 && Date.now() - lastRecords > idleExitMs) stopping = true;
@@ -179,14 +187,23 @@ async function main(): Promise<number> {
         checkpointId--;
         continue;
       }
-      // prepareCommit
-      await producer.sendShareAcksToTransaction(buffered, consumer.groupMetadata());
-      maybeDie('after-share-acks', checkpointId, sources);
-      let prepared;
-      if (twoPhaseCommit) prepared = await producer.prepareTransaction();
-      else {
-        await producer.flush();
-        prepared = producer.transactionSnapshot();
+      // prepareCommit. An abortable failure (the records' membership was lost, a lock ran out, a coordinator
+      // moved) aborts this checkpoint's transaction, as Flink does on a failed pre-commit: its records come back.
+      let prepared: Awaited<ReturnType<KafkaProducer['prepareTransaction']>>;
+      try {
+        await producer.sendShareAcksToTransaction(buffered, consumer.groupMetadata());
+        maybeDie('after-share-acks', checkpointId, sources);
+        if (twoPhaseCommit) prepared = await producer.prepareTransaction();
+        else {
+          await producer.flush();
+          prepared = producer.transactionSnapshot();
+        }
+      } catch (error) {
+        if (producer.transactionState !== 'ABORTABLE_ERROR' && producer.transactionState !== 'IN_TRANSACTION') throw error;
+        await producer.abortTransaction();
+        emit('aborted', { checkpointId, sources, error: `${(error as Error).name}: ${(error as Error).message}` });
+        checkpointId--;
+        continue;
       }
       emit('checkpoint-prepared', { checkpointId, producer: prepared, state: String(prepared) });
       maybeDie('after-prepare', checkpointId, sources);

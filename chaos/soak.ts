@@ -7,7 +7,7 @@
  * independent checker must report zero lost and zero duplicated (and no
  * output without its ack, no ack without its output, nothing pending).
  *
- *   npm run chaos -- --runs R --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--delivery-count-limit L] [--verbose] [--keep-data DIR]
+ *   npm run chaos -- --runs R --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--delivery-count-limit L] [--redelivery] [--verbose] [--keep-data DIR]
  *
  * Run r uses seed S + r, so any failing run can be replayed alone with
  * `--runs 1 --seed <its seed>`. Exit code 1 when any run is not clean.
@@ -34,6 +34,7 @@ export function prng(seed: number): () => number {
 export type Fault =
   | { at: number; kind: 'kill-node'; node: number; downMs: number }
   | { at: number; kind: 'kill-job'; job: number; downMs: number }
+  | { at: number; kind: 'stall-job'; job: number; downMs: number }
   | { at: number; kind: 'cut-link' | 'stall-link'; a: number; b: number; downMs: number };
 
 export interface SoakOptions {
@@ -63,7 +64,23 @@ export interface SoakOptions {
   transactionVersion?: number;
   /** Checkpointing jobs enable KIP-939 two-phase commit (their prepared transactions outlive the timeout). */
   twoPhaseCommit?: boolean;
+  /**
+   * Records come back inside the transaction that holds them (issue 34): REDELIVERY_STALLS `stall-job`
+   * faults black-hole a job's traffic for longer than the share session timeout, so the group times its
+   * member out mid-transaction; with checkpointing jobs the record lock is REDELIVERY_LOCK_MS and job 0
+   * polls REDELIVERY_POLL_GAP_MS apart (a checkpoint interval longer than the lock). One job only: when
+   * every job leaves its records unlocked for part of each checkpoint, the jobs take each other's records,
+   * most checkpoints abort, and the delivery-count limit archives up to a third of the input (exactly once
+   * still holds; measured over seeds 771203–771212).
+   */
+  redelivery?: boolean;
 }
+
+export const REDELIVERY_LOCK_MS = 400;
+export const REDELIVERY_POLL_GAP_MS = 600;
+export const REDELIVERY_STALLS = 2;
+/** Longer than the chaos share session timeout (2.5 s) plus the broker's 1 s housekeeping. */
+export const REDELIVERY_STALL_MS = 4_500;
 
 export interface SoakResult {
   seed: number;
@@ -76,6 +93,8 @@ export interface SoakResult {
   /** Records delivered again (delivery count > 1) and transactions aborted or fenced: evidence that the faults bit. */
   redeliveries: number;
   abortedOrFenced: number;
+  /** Transactions that failed with CommitFailedError: the member's records came back inside them (issue 34). */
+  commitFailed: number;
   nodeRestarts: number;
 }
 
@@ -98,11 +117,25 @@ export function faultSchedule(seed: number, options: { faults: number; windowMs:
   return faults.sort((x, y) => x.at - y.at);
 }
 
+/**
+ * The `stall-job` faults of the redelivery mode, drawn from their own stream of the seed so that the
+ * other faults of a seed stay what they are without the mode.
+ */
+export function redeliveryStalls(seed: number, options: { windowMs: number; jobs: number }): Fault[] {
+  const rand = prng(seed ^ 0x5eed_34);
+  return Array.from({ length: REDELIVERY_STALLS }, () => ({
+    at: Math.round(rand() * options.windowMs),
+    kind: 'stall-job' as const,
+    job: Math.floor(rand() * options.jobs),
+    downMs: REDELIVERY_STALL_MS,
+  }));
+}
+
 const describeFault = (f: Fault): string =>
   f.kind === 'kill-node'
     ? `@${f.at}ms kill -9 node ${f.node} for ${f.downMs}ms`
-    : f.kind === 'kill-job'
-      ? `@${f.at}ms kill -9 job ${f.job} for ${f.downMs}ms`
+    : f.kind === 'kill-job' || f.kind === 'stall-job'
+      ? `@${f.at}ms ${f.kind === 'kill-job' ? 'kill -9' : 'stall'} job ${f.job} for ${f.downMs}ms`
       : `@${f.at}ms ${f.kind} ${f.a}<->${f.b} for ${f.downMs}ms`;
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
@@ -113,7 +146,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const nodes = options.nodes ?? 3;
   const windowMs = options.windowMs ?? 8_000;
   const faults = faultSchedule(options.seed, { faults: options.faults ?? 4, windowMs, nodes, jobs: jobCount });
-  const flavour = `${options.jobKind ?? 'ctp'} jobs, transaction.version ${options.transactionVersion ?? 2}${options.twoPhaseCommit ? ', 2PC' : ''}`;
+  if (options.redelivery) faults.push(...redeliveryStalls(options.seed, { windowMs, jobs: jobCount }));
+  faults.sort((x, y) => x.at - y.at);
+  const checkpointJobs = options.jobKind === 'checkpoint';
+  const flavour =
+    `${options.jobKind ?? 'ctp'} jobs, transaction.version ${options.transactionVersion ?? 2}${options.twoPhaseCommit ? ', 2PC' : ''}` +
+    `${options.redelivery ? ', redelivery' : ''}`;
   log(`soak seed=${options.seed} (${flavour}): ${faults.map(describeFault).join('; ')}`);
   const cluster = await ChaosCluster.start({
     nodes,
@@ -123,11 +161,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     ],
     echo: options.echo,
     dir: options.keepDir,
-    ...(options.deliveryCountLimit !== undefined ? { shareGroup: { deliveryCountLimit: options.deliveryCountLimit } } : {}),
+    shareGroup: {
+      ...(options.deliveryCountLimit !== undefined ? { deliveryCountLimit: options.deliveryCountLimit } : {}),
+      ...(options.redelivery && checkpointJobs ? { recordLockDurationMs: REDELIVERY_LOCK_MS } : {}),
+    },
     config: { transactionVersion: options.transactionVersion ?? 2, ...(options.twoPhaseCommit ? { transactionTwoPhaseCommitEnable: true } : {}) },
   });
-  const checkpointJobs = options.jobKind === 'checkpoint';
   const jobs: ManagedProcess[] = [];
+  /** Each job's client id now (its proxy rules match it). */
+  const clientIds: string[] = [];
   const all: ManagedProcess[] = [];
   let jobStarts = 0;
   const startJob = (i: number): void => {
@@ -142,6 +184,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             '--client-id', `ckpt${i}-${jobStarts}`, '--max-poll-records', '8', '--polls-per-checkpoint', '2',
             '--transaction-timeout-ms', '3000', '--max-runtime-ms', '120000',
             ...(options.twoPhaseCommit ? ['--two-phase-commit'] : []),
+            ...(options.redelivery && i === 0 ? ['--poll-gap-ms', String(REDELIVERY_POLL_GAP_MS)] : []),
           ],
           {},
           options.echo,
@@ -158,6 +201,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       echo: options.echo,
     });
     jobs[i] = j;
+    clientIds[i] = checkpointJobs ? `ckpt${i}-${jobStarts}` : `job-job${i}-${jobStarts}`;
     all.push(j);
     // A job that exits on its own (fenced, fatal) is restarted, as a supervisor would.
     void j.exited.then(({ code }) => {
@@ -195,6 +239,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
                   await cluster.killNode(f.node);
                   await sleep(f.downMs);
                   if (!cluster.isRunning(f.node)) await cluster.startNode(f.node);
+                } else if (f.kind === 'stall-job') {
+                  // Every node's proxy holds the job's traffic (heartbeats included): the group times the member out.
+                  const id = `stall-job-${f.job}-${f.at}`;
+                  const clientId = clientIds[f.job]!;
+                  for (const n of cluster.nodes) n.proxy.addRule({ id, mode: 'stall', clientId });
+                  await sleep(f.downMs);
+                  for (const n of cluster.nodes) n.proxy.removeRule(id);
                 } else if (f.kind === 'kill-job') {
                   const j = jobs[f.job]!;
                   await j.kill9();
@@ -234,6 +285,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const commits = events.filter((e) => e.event === 'committed' || e.event === 'checkpoint-complete').length;
     const redeliveries = events.filter((e) => e.event === 'polled').reduce((n, e) => n + (e.deliveryCounts as number[]).filter((c) => c > 1).length, 0);
     const abortedOrFenced = events.filter((e) => e.event === 'aborted' || e.event === 'fenced' || (e.event === 'recovered' && String(e.outcome).startsWith('aborted'))).length;
+    const commitFailed = events.filter(
+      (e) => (e.event === 'aborted' || e.event === 'failed') && typeof e.error === 'string' && e.error.startsWith('CommitFailedError'),
+    ).length;
     const nodeRestarts = cluster.nodes.reduce((n, node) => n + node.starts - 1, 0);
     const result: SoakResult = {
       seed: options.seed,
@@ -245,10 +299,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       jobStarts,
       redeliveries,
       abortedOrFenced,
+      commitFailed,
       nodeRestarts,
     };
     log(
-      `soak seed=${options.seed} (${flavour}): ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} redelivered=${redeliveries} ` +
+      `soak seed=${options.seed} (${flavour}): ${summaryLine(report)} | commits=${commits} aborted/fenced=${abortedOrFenced} commit-failed=${commitFailed} redelivered=${redeliveries} ` +
         `job-starts=${jobStarts} node-restarts=${nodeRestarts} ${result.durationMs}ms${result.clean ? '' : ' ' + JSON.stringify(report.examples)}`,
     );
     return result;
@@ -271,7 +326,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const seed = Number(args.seed ?? 1);
   if (!Number.isInteger(runs) || runs < 1 || runs > 1000 || !Number.isInteger(seed)) {
     process.stderr.write(
-      'usage: npm run chaos -- --runs R (1..1000) --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--job-kind ctp|checkpoint] [--transaction-version 1|2] [--two-phase-commit] [--verbose]\n',
+      'usage: npm run chaos -- --runs R (1..1000) --seed S [--records N] [--jobs J] [--faults F] [--window-ms W] [--job-kind ctp|checkpoint] [--transaction-version 1|2] [--two-phase-commit] [--redelivery] [--verbose]\n',
     );
     process.exit(2);
   }
@@ -289,6 +344,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       jobKind: args['job-kind'] === 'checkpoint' ? 'checkpoint' : 'ctp',
       transactionVersion: args['transaction-version'] ? Number(args['transaction-version']) : undefined,
       twoPhaseCommit: args['two-phase-commit'] === 'true',
+      redelivery: args.redelivery === 'true',
       log: (line) => process.stdout.write(line + '\n'),
       echo: args.verbose === 'true',
       keepDir: args['keep-data'] ? `${args['keep-data']}/seed-${seed + r}` : undefined,

@@ -53,6 +53,19 @@ export class InvalidTxnStateError extends ApiError {
   override name = 'InvalidTxnStateError';
 }
 
+/**
+ * The share-group membership behind acknowledgements of the open transaction
+ * was lost, or a record came back into it (Kafka's CommitFailedException from
+ * sendOffsetsToTransaction with a stale generation). The transaction is
+ * abortable: call abortTransaction(); the records are delivered again.
+ */
+export class CommitFailedError extends KafkaError {
+  override name = 'CommitFailedError';
+  constructor(message: string, code?: number) {
+    super(message, { code, retriable: false });
+  }
+}
+
 /** The current transaction cannot commit: call abortTransaction(), then retry the work in a new transaction. */
 export class TransactionAbortableError extends ApiError {
   override name = 'TransactionAbortableError';

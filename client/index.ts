@@ -46,6 +46,7 @@ export {
   InvalidProducerEpochError,
   InvalidTxnStateError,
   TransactionAbortableError,
+  CommitFailedError,
   InvalidRecordStateError,
   OutOfOrderSequenceError,
   UnsupportedVersionError,

@@ -3,6 +3,7 @@
  */
 import type { RecordHeader } from '../runtime/record-batch.js';
 import { ConfigError } from './errors.js';
+import { copyAckLedgers, noteAckedRecord } from './transactional-deliveries.js';
 
 /** How a record is acknowledged: ACCEPT (1) processed, RELEASE (2) deliver again, REJECT (3) archive unprocessed. */
 export type AcknowledgeType = 'accept' | 'release' | 'reject';
@@ -81,6 +82,8 @@ export class ShareAcknowledgements {
 
   /** Adds one record's acknowledgement. Returns this, for chaining. */
   add(record: RecordPosition, type: AcknowledgeType): this {
+    // A record of a transactional share consumer tells the producer which consumer to report transaction ends to.
+    noteAckedRecord(this, record);
     return this.addRange(record.topic, record.partition, record.offset, record.offset, type, record.topicId);
   }
 
@@ -116,6 +119,7 @@ export class ShareAcknowledgements {
 
   /** Adds every acknowledgement of `other` (later ones win). */
   merge(other: ShareAcknowledgements): this {
+    copyAckLedgers(this, other);
     for (const p of other.partitions()) {
       for (const b of p.batches)
         this.addRange(p.topic, p.partition, b.firstOffset, b.lastOffset, b.acknowledgeType, p.topicId);

@@ -20,6 +20,7 @@ import { startAtLogEndNote } from './share-start-note.js';
 import {
   ClientClosedError,
   ConfigError,
+  errorCodeName,
   Errors,
   errorFromCode,
   IllegalStateError,
@@ -33,6 +34,7 @@ import {
   type AcknowledgeType,
   type ShareConsumerRecord,
 } from './share-acknowledgements.js';
+import { attachDeliveries, TransactionalDeliveries } from './transactional-deliveries.js';
 
 export type AcknowledgementMode = 'implicit' | 'explicit' | 'transactional';
 
@@ -88,6 +90,8 @@ interface NodeSession {
 
 const tpKey = (topicId: string, partition: number): string => `${topicId}:${partition}`;
 const MAX_EPOCH = 2 ** 31 - 1;
+/** AcknowledgeType RELEASE on the wire. */
+const ACK_RELEASE = 2;
 
 export class KafkaShareConsumer {
   readonly groupId: string;
@@ -102,6 +106,8 @@ export class KafkaShareConsumer {
    * mode without fallback, where the consumer never acknowledges records.
    */
   private readonly tracksDelivered: boolean;
+  /** Transactional mode: what poll() handed out in the open transaction (DESIGN §5.8). */
+  private readonly deliveries: TransactionalDeliveries | null;
   private readonly cfg: {
     maxPollRecords: number;
     fetchMaxWaitMs: number;
@@ -148,6 +154,13 @@ export class KafkaShareConsumer {
     this.allowFallback = config.allowExplicitFallback ?? false;
     this.tracksDelivered = mode !== 'transactional' || this.allowFallback;
     this.cluster = new ClusterClient(config, `share-consumer-${config.groupId}`);
+    this.deliveries =
+      mode === 'transactional'
+        ? new TransactionalDeliveries(
+            (w) => this.addAck({ topicId: w.topicId, topic: w.topic, partition: w.partition }, w.offset, ACK_RELEASE),
+            `share consumer ${this.cluster.clientId} (member ${this.memberId} of group ${config.groupId})`,
+          )
+        : null;
     this.cfg = {
       maxPollRecords: config.maxPollRecords ?? 500,
       fetchMaxWaitMs: config.fetchMaxWaitMs ?? 500,
@@ -198,7 +211,10 @@ export class KafkaShareConsumer {
 
   /** For sendShareAcksToTransaction: group id, member id and member epoch (generation). */
   groupMetadata(): ShareGroupMetadata {
-    return new ShareGroupMetadata(this.groupId, this.memberId, this.memberEpoch);
+    const metadata = new ShareGroupMetadata(this.groupId, this.memberId, this.memberEpoch);
+    // The producer that acknowledges with it reports its transaction ends to this consumer (DESIGN §5.8).
+    if (this.deliveries && this.mode === 'transactional') attachDeliveries(metadata, this.deliveries);
+    return metadata;
   }
 
   setAcknowledgementCommitCallback(callback: AcknowledgementCommitCallback | null): void {
@@ -310,6 +326,7 @@ export class KafkaShareConsumer {
       );
       this.memberEpoch = 0;
       this.subscriptionChanged = true;
+      this.deliveries?.membershipLost(errorCodeName(code), code);
       await this.setAssignment([]);
       return; // the loop rejoins at once (subscriptionChanged)
     }
@@ -568,6 +585,7 @@ export class KafkaShareConsumer {
     );
     this.memberEpoch = 0;
     this.subscriptionChanged = true;
+    this.deliveries?.membershipLost('UNKNOWN_MEMBER_ID on a share request', Errors.UNKNOWN_MEMBER_ID);
     this.assignmentIds = [];
     this.assigned = [];
     this.heartbeatWake?.();
@@ -630,7 +648,16 @@ export class KafkaShareConsumer {
           await this.waitForAssignment(deadline);
           if (this.fatalError) throw this.fatalError;
         }
-        const records = await this.fetchOnce(deadline);
+        let records = await this.fetchOnce(deadline);
+        if (this.deliveries && this.mode === 'transactional' && records.length > 0) {
+          // A record whose earlier delivery is in the open transaction is not handed out again (DESIGN §5.8).
+          const fetched = records.length;
+          records = this.deliveries.admit(records);
+          for (const record of records) attachDeliveries(record, this.deliveries);
+          // Return now when some were withheld: fetching on until the deadline would acquire them again each time
+          // their lock runs out, spending their delivery count.
+          if (records.length < fetched) return records;
+        }
         if (records.length > 0 || Date.now() >= deadline || this.closed) return records;
       }
     } finally {

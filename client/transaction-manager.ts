@@ -51,6 +51,7 @@ import {
 } from './errors.js';
 import type { ShareTransactionMetrics } from './metrics.js';
 import { acknowledgeTypeCode, ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
+import { deliveriesOf, ledgersOfAcks, type TransactionalDeliveries } from './transactional-deliveries.js';
 
 export type TransactionState =
   | 'UNINITIALIZED'
@@ -238,6 +239,13 @@ export class TransactionManager {
   /** An add request (partitions, offsets, share acks) was sent, maybe without an answer: the coordinator may have started the transaction. */
   private addAttempted = false;
   private hasShareAcks = false;
+  /**
+   * The transactional share consumers whose acks this producer carried: each
+   * is told when a transaction ends and asked before acks, prepare and commit
+   * whether the open transaction must abort (DESIGN §5.8). Kept across
+   * transactions: the consumer's next records belong to the next one.
+   */
+  private readonly shareConsumers = new Set<TransactionalDeliveries>();
   private transactionBeganAt = 0;
   private timeoutCounted = false;
   private pendingResult: Promise<void> | null = null;
@@ -285,7 +293,11 @@ export class TransactionManager {
     if (target === 'ABORTABLE_ERROR' || target === 'FATAL_ERROR') this.lastError = error ?? this.lastError;
     else this.lastError = null;
     this.state = target;
-    if (target === 'FATAL_ERROR') this.metrics.transactionActive(false);
+    if (target === 'FATAL_ERROR') {
+      this.metrics.transactionActive(false);
+      // No transaction of this producer can commit any more: what the consumers handed out is free for the next producer.
+      this.endShareConsumerTransactions();
+    }
   }
 
   private illegal(call: string): IllegalStateError {
@@ -711,12 +723,22 @@ export class TransactionManager {
       this.hasShareAcks = true;
       this.metrics.transactionActive(true);
     }
+    const consumers = new Set(ledgersOfAcks(acks));
+    const fromGroup = deliveriesOf(group);
+    if (fromGroup) consumers.add(fromGroup);
     const op = this.track(async () => {
+      // A consumer that lost the membership of records in this transaction, or saw one come back before it knew this
+      // producer, makes it abortable before anything is sent (Kafka: TxnOffsetCommitHandler, stale generation).
+      for (const consumer of consumers) {
+        this.shareConsumers.add(consumer);
+        consumer.check();
+      }
       const deadline = Date.now() + this.options.maxBlockMs;
       const partitions = await this.resolveShareAckPartitions(acks, deadline);
       await this.addShareAcksToTxn(group.groupId, partitions, deadline);
       this.transactionStarted = true;
       await this.txnShareAcknowledge(group, partitions, deadline);
+      for (const consumer of consumers) consumer.staged(partitions);
     });
     await op;
     this.metrics.recordPrepareTime(performance.now() - started);
@@ -991,6 +1013,7 @@ export class TransactionManager {
     await this.hooks.flush();
     await this.addPendingPartitions();
     await this.awaitPendingOps();
+    this.checkShareConsumers();
     this.maybeFailWithError('prepareTransaction()');
     const state = this.snapshot();
     this.preparedState = state;
@@ -1102,6 +1125,8 @@ export class TransactionManager {
       await this.hooks.flush();
       await this.addPendingPartitions();
       await this.awaitPendingOps();
+      // A prepared transaction was checked by prepareTransaction(): nothing handed out since can be in it.
+      if (!this.prepared) this.checkShareConsumers();
       if (this.state !== 'COMMITTING_TRANSACTION') {
         // A send, sendOffsets or sendShareAcks call failed: commit is impossible.
         throw this.lastError ?? this.illegal('commitTransaction()');
@@ -1193,6 +1218,20 @@ export class TransactionManager {
     this.hasShareAcks = false;
     this.preparedState = null;
     this.metrics.transactionActive(false);
+    this.endShareConsumerTransactions();
+  }
+
+  /** Makes the transaction abortable when a consumer it acknowledges for says it must abort (DESIGN §5.8). */
+  private checkShareConsumers(): void {
+    try {
+      for (const consumer of this.shareConsumers) consumer.check();
+    } catch (error) {
+      this.fail(error as Error);
+    }
+  }
+
+  private endShareConsumerTransactions(): void {
+    for (const consumer of this.shareConsumers) consumer.transactionEnded();
   }
 
   private async endTxn(commit: boolean): Promise<void> {

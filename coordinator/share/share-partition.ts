@@ -352,6 +352,15 @@ export class SharePartition {
    * survive a restart) and no new write; `repeated` counts such offsets.
    * Pending for another producer or epoch, or with another type, stays
    * INVALID_RECORD_STATE.
+   *
+   * A retry repeats the partition's whole entry, which was staged all or
+   * nothing: an entry that names offsets already pending in this transaction
+   * next to offsets not yet pending is a second acknowledgement of those
+   * offsets, not a retry, and is refused (INVALID_RECORD_STATE). One
+   * acknowledgement names an offset, not a delivery: accepting it twice in a
+   * transaction could cover two outputs of one record (DESIGN §5.8). Within
+   * one request, batches naming an offset twice are already INVALID_REQUEST
+   * (validateAckBatches).
    */
   planTransactional(
     producer: ProducerOf,
@@ -384,6 +393,15 @@ export class SharePartition {
         else this.checkAcquiredBy(record, offset, memberId, now);
         staged.push({ offset, type, deliveryCount: record.deliveryCount });
       }
+    }
+    if (repeated > 0 && staged.length > 0) {
+      const again = ranges
+        .flatMap((r) => [...offsetsOf(r)])
+        .find((o) => this.recordAt(o).state === 'TX_PENDING');
+      throw new ShareError(
+        ErrorCode.INVALID_RECORD_STATE,
+        `offset ${again} is already acknowledged in this transaction; only a retry of the same acknowledgements may name it again`,
+      );
     }
     return { staged, repeated };
   }
@@ -585,4 +603,8 @@ function maxBig(a: bigint, b: bigint): bigint {
 
 function minBig(a: bigint, b: bigint): bigint {
   return a < b ? a : b;
+}
+
+function* offsetsOf(range: AckRange): Generator<bigint> {
+  for (let offset = range.firstOffset; offset <= range.lastOffset; offset++) yield offset;
 }

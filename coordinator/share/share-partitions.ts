@@ -233,7 +233,13 @@ export class SharePartitions {
         return failAll(errorOf(caught));
       }
       const results: PartitionError[] = [];
-      const seen = new Set<string>();
+      // A partition listed twice names its offsets twice in one request: neither entry is staged (not the first
+      // one alone, as a one-pass check would), as KafkaApis refuses overlapping batches with INVALID_REQUEST.
+      const counts = new Map<string, number>();
+      for (const r of requests) {
+        const id = sharePartitionKeyString({ groupId, topicId: r.topicId, partition: r.partition });
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
       const plans: { key: SharePartitionKey; sp: SharePartition; staged: StagedAck[]; repeated: number; index: number }[] = [];
       const expired: { key: SharePartitionKey; sp: SharePartition; changes: StateChange[] }[] = [];
       for (const [index, request] of requests.entries()) {
@@ -248,8 +254,7 @@ export class SharePartitions {
         const key = { groupId, topicId: request.topicId, partition: request.partition };
         try {
           const id = sharePartitionKeyString(key);
-          if (seen.has(id)) throw new ShareError(ErrorCode.INVALID_REQUEST, 'the partition appears twice in the request');
-          seen.add(id);
+          if (counts.get(id)! > 1) throw new ShareError(ErrorCode.INVALID_REQUEST, 'the partition appears twice in the request');
           const ranges = validateTxnAckBatches(request.batches);
           const sp = this.partitions.get(id);
           if (sp === undefined) throw new ShareError(ErrorCode.INVALID_RECORD_STATE, 'no records of this partition were acquired');

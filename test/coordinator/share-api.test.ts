@@ -41,6 +41,7 @@ const TOPICS = [
   'txn-abort',
   'txn-iso',
   'txn-errors',
+  'txn-twice',
   'txn-fence',
   'txn-keep',
   'txn-retry',
@@ -835,6 +836,42 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     ]);
     expect(await endTxn(c, 'tx-errors', producer.producerId, producer.producerEpoch, false)).toBe(0);
     await c2.close();
+  });
+
+  it('an offset named twice in one transaction is refused: INVALID_REQUEST within one request, INVALID_RECORD_STATE across requests (issue 34)', async () => {
+    const t = topicId('txn-twice');
+    await produceValues('txn-twice', ['a', 'b', 'c', 'd']);
+    const { producer, acks } = await txnSetup('txn-twice', 'tx-twice', 'g-tw', 'm1');
+    await open(c, 'g-tw', 'm1', 'txn-twice');
+    const codeOf = (r: any): number => (r.errorCode !== 0 ? r.errorCode : r.topics[0].partitions[0].errorCode);
+    // Within one request: batches overlapping, or the partition listed twice.
+    expect(
+      codeOf(
+        await txnShareAcknowledge(
+          c,
+          acks([
+            { first: 0n, last: 1n, type: AckType.ACCEPT },
+            { first: 1n, last: 1n, type: AckType.ACCEPT },
+          ]),
+        ),
+      ),
+    ).toBe(ErrorCode.INVALID_REQUEST);
+    const twiceListed = acks([{ first: 0n, last: 0n, type: AckType.ACCEPT }]);
+    twiceListed.partitions.push({ topicId: t, partition: 0, batches: [{ first: 0n, last: 0n, type: AckType.ACCEPT }] });
+    expect(codeOf(await txnShareAcknowledge(c, twiceListed))).toBe(ErrorCode.INVALID_REQUEST);
+    // Across requests: 0-1 pending, then 1-2 names 1 again next to the new 2.
+    expect(codeOf(await txnShareAcknowledge(c, acks([{ first: 0n, last: 1n, type: AckType.ACCEPT }])))).toBe(0);
+    const again = await txnShareAcknowledge(c, acks([{ first: 1n, last: 2n, type: AckType.ACCEPT }]));
+    expect(codeOf(again)).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(again.topics[0].partitions[0].errorMessage).toMatch(/offset 1 is already acknowledged in this transaction/);
+    // The same request again is a retry (its response lost): accepted, nothing new.
+    expect(codeOf(await txnShareAcknowledge(c, acks([{ first: 0n, last: 1n, type: AckType.ACCEPT }])))).toBe(0);
+    const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-tw')!.state;
+    expect(state.ranges.map((r) => [r.firstOffset, r.state])).toEqual([
+      [0n, 'TX_PENDING'],
+      [2n, 'ACQUIRED'],
+    ]);
+    expect(await endTxn(c, 'tx-twice', producer.producerId, producer.producerEpoch, false)).toBe(0);
   });
 
   it('a fenced producer gets PRODUCER_FENCED, and its pending acks are aborted with its transaction', async () => {

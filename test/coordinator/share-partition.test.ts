@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AckType, validateAckBatches, validateTxnAckBatches, type AckRange } from '../../coordinator/share/acknowledgements.js';
-import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { ErrorCode, type ShareError } from '../../coordinator/share/error-codes.js';
 import { SharePartition, type LogWindow } from '../../coordinator/share/share-partition.js';
 import { shareErrorCode as errorCodeOf } from './support/share-errors.js';
 
@@ -234,17 +234,50 @@ describe('SharePartition: transactional acknowledgements (DESIGN §5)', () => {
     // The same request again, even long after the lock would have run out, even with another member named.
     expect(sp.planTransactional(TXN, 'm1', [ack(0n, 1n, AckType.ACCEPT)], T0 + 10 * 60_000)).toEqual({ staged: [], repeated: 2 });
     expect(sp.planTransactional(TXN, 'other', [ack(0n, 1n, AckType.ACCEPT)], T0)).toEqual({ staged: [], repeated: 2 });
-    // Overlapping a later ack of the same transaction: the pending offsets are repeats, the new ones staged.
-    expect(sp.planTransactional(TXN, 'm1', [ack(1n, 2n, AckType.ACCEPT)], T0)).toEqual({
-      staged: [{ offset: 2n, type: AckType.ACCEPT, deliveryCount: 1 }],
-      repeated: 1,
-    });
+    // A later ack of the same transaction naming a pending offset next to a new one is no retry: see the next test.
+    expect(errorCodeOf(() => sp.planTransactional(TXN, 'm1', [ack(1n, 2n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(sp.stageTransactional(TXN, 'm1', [ack(2n, 2n, AckType.ACCEPT)], T0)).toHaveLength(1);
     // The commit applies the acknowledgement once.
     expect(sp.completeTransaction(7n, 2, true).map((c) => [c.offset, c.state])).toEqual([
       [0n, 'ACKNOWLEDGED'],
       [1n, 'ACKNOWLEDGED'],
+      [2n, 'ACKNOWLEDGED'],
     ]);
     expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm1', [ack(0n, 1n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
+  });
+
+  it('an offset already pending in a transaction is refused in a later acknowledgement of it that is no retry (issue 34)', () => {
+    const sp = fresh();
+    sp.acquire('m1', window(0n, 6n), 100, T0);
+    sp.stageTransactional(TXN, 'm1', [ack(0n, 2n, AckType.ACCEPT)], T0);
+    // Offsets 0-2 pending, 3-5 acquired by m1: an entry naming 2 again next to 3 acknowledges 2 twice in one transaction.
+    const error = (() => {
+      try {
+        sp.stageTransactional(TXN, 'm1', [ack(2n, 3n, AckType.ACCEPT)], T0);
+      } catch (caught) {
+        return caught as ShareError;
+      }
+      return null;
+    })();
+    expect(error?.code).toBe(ErrorCode.INVALID_RECORD_STATE);
+    expect(error?.message).toMatch(/offset 2 is already acknowledged in this transaction/);
+    // Also split over two batches of one entry; nothing was staged.
+    expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm1', [ack(0n, 0n, AckType.ACCEPT), ack(4n, 5n, AckType.ACCEPT)], T0))).toBe(
+      ErrorCode.INVALID_RECORD_STATE,
+    );
+    expect(sp.stateOf(3n)).toBe('ACQUIRED');
+    expect(sp.stateOf(4n)).toBe('ACQUIRED');
+    // Within one request the same offset twice is INVALID_REQUEST before any state is looked at (Kafka's
+    // KafkaApis.validateAcknowledgementBatches; we refuse an overlap of one offset too, which Kafka lets pass).
+    expect(() =>
+      validateTxnAckBatches([
+        { firstOffset: 3n, lastOffset: 4n, acknowledgeType: AckType.ACCEPT },
+        { firstOffset: 4n, lastOffset: 5n, acknowledgeType: AckType.ACCEPT },
+      ]),
+    ).toThrow(/overlap or precede/);
+    // New offsets alone, and a pure retry, still go through.
+    expect(sp.stageTransactional(TXN, 'm1', [ack(3n, 5n, AckType.ACCEPT)], T0)).toHaveLength(3);
+    expect(sp.planTransactional(TXN, 'm1', [ack(2n, 3n, AckType.ACCEPT)], T0)).toEqual({ staged: [], repeated: 2 });
   });
 
   it('after a restart a pending ARCHIVED at the limit may have been a Reject or a Release: a retry of either is a repeat', () => {
