@@ -32,7 +32,7 @@ import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
 import { classicGroupHandlers } from './group/classic-handlers.js';
 import { ConsumerGroups } from './group/consumer-groups.js';
-import { apiVersionsHandler, findCoordinatorHandler, metadataHandler, type AutoCreate } from './handlers/cluster-handlers.js';
+import { findCoordinatorHandler, metadataHandler, type AutoCreate } from './handlers/cluster-handlers.js';
 import { ErrorCode } from './errors.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
@@ -42,6 +42,8 @@ import { LogManager } from './log/log-manager.js';
 import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metrics.js';
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
+import { BROKER_APIS } from './apis/index.js';
+import type { BrokerServices } from './apis/services.js';
 import { KafkaServer } from './server/server.js';
 import { requestBudget } from './server/request-budget.js';
 import { createShareCoordinator } from './share/index.js';
@@ -196,7 +198,6 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     : undefined;
 
   // APIs of the broker itself.
-  registry.register(ApiKey.ApiVersions, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
   // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
   // After SaslHandshake v0 the tokens travel as bare frames (librdkafka requires v0 to be advertised).
   const saslInServer = async (): Promise<never> => {
@@ -219,6 +220,26 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler);
   }
+
+  const services: BrokerServices = {
+    config,
+    cluster,
+    logs,
+    verifier,
+    transactions: tc,
+    markerWriter,
+    offsets,
+    classicGroups,
+    consumerGroups,
+    groupConfigs,
+    topicAdmin,
+    authorizer,
+    autoCreate,
+    share: () => share,
+    served: () => registry.advertised(),
+    log,
+  };
+  for (const api of BROKER_APIS) if (api.servedWhen(config)) registry.serve(api, api.handler(services));
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
   const context: BrokerContext = {

@@ -29,6 +29,7 @@ import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
 import { hideGroupsWithUndescribableTopics, splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
 import { ANONYMOUS } from './session.js';
+import type { AuthorizationRule } from '../apis/define.js';
 
 export type { Check, Next, Rule } from './rule-kit.js';
 
@@ -187,9 +188,8 @@ const RULES: Record<number, Rule> = {
     response.coordinators.push(...denied.map((key) => ({ key, nodeId: -1, host: '', port: -1, errorCode: target(key)[2], errorMessage: 'not authorized' })));
     return response;
   },
-  // ApiVersions and SASL: before authentication, nothing to check.
+  // SASL: before authentication, nothing to check.
   17: (req, _c, _x, next) => next(req),
-  18: (req, _c, _x, next) => next(req),
   36: (req, _c, _x, next) => next(req),
   // InitProducerId: WRITE on the transactional id, and TWO_PHASE_COMMIT on it to enable 2PC
   // (KIP-939); without one, IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
@@ -224,17 +224,6 @@ const RULES: Record<number, Rule> = {
       }),
     );
     return response;
-  },
-  // AddOffsetsToTxn: WRITE on the transactional id, READ on the group.
-  25: async (req, check, _ctx, next) => {
-    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
-    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
-    return next(req);
-  },
-  // EndTxn: WRITE on the transactional id.
-  26: async (req, check, _ctx, next) => {
-    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
-    return next(req);
   },
   // WriteTxnMarkers (broker to broker): CLUSTER_ACTION.
   27: async (req, check, _ctx, next) => {
@@ -375,7 +364,7 @@ export function mayAutoCreateTopic(authorizer: AclAuthorizer, ctx: RequestContex
 
 /** The server's authorization hook: runs the API's rule around its handler. */
 export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterView, log: (line: string) => void) {
-  return (request: unknown, ctx: RequestContext, next: Next): Promise<unknown> => {
+  return (request: unknown, ctx: RequestContext, next: Next, apiRule: AuthorizationRule<unknown, unknown> | undefined): Promise<unknown> => {
     const who = requester(ctx);
     const check: Check = {
       allow: (resourceType, resourceName, operation) => authorizer.authorize(who, { resourceType, resourceName, operation }),
@@ -386,7 +375,7 @@ export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterVie
         return t.topicId !== undefined ? cluster.topicById(t.topicId)?.name : undefined;
       },
     };
-    const rule = RULES[ctx.apiKey];
+    const rule = apiRule ?? RULES[ctx.apiKey];
     if (rule === undefined) {
       if (authorizer.isSuperUser(who.principal)) return next(request);
       log(`authorizer: API key ${ctx.apiKey} has no ACL rule (coordinator/auth/api-acls.ts); denied to ${who.principal}`);

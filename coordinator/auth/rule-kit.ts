@@ -5,7 +5,7 @@
  */
 import { apiByKey } from '../../generated/index.js';
 import type { RequestContext } from '../broker-context.js';
-import { ErrorCode } from '../errors.js';
+import { BrokerError, ErrorCode } from '../errors.js';
 import { AclOperation as Op, ResourceType as Res } from './acl.js';
 
 export type Next = (request: any) => Promise<any>;
@@ -18,6 +18,11 @@ export interface Check {
 }
 
 export type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
+
+/** Requires `operation` on one resource, or answers the whole request with the top-level error `code`. */
+export function requirePermission(check: Check, resourceType: number, name: string, operation: number, code: number): void {
+  if (!check.allow(resourceType, name, operation)) throw new BrokerError(code, 'not authorized');
+}
 
 /**
  * May `operation` be done on the topic an entry names, by name or by topic id? An

@@ -1,47 +1,16 @@
 /**
- * ApiVersions, Metadata and FindCoordinator: answers from the static cluster
- * and the API registry, no state of their own.
+ * Metadata and FindCoordinator: answers from the static cluster, no state of
+ * their own.
  */
-import { ApiVersionsResponse, FindCoordinatorResponse, MetadataResponse } from '../../generated/index.js';
+import { FindCoordinatorResponse, MetadataResponse } from '../../generated/index.js';
 import { endpointFor, type Handler, type RequestContext, type ShareCoordinator } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
 import { ErrorCode } from '../errors.js';
 import { ZERO_UUID } from '../../runtime/index.js';
-import type { ApiRegistry } from '../server/api-registry.js';
-
-/** KIP-511: ClientSoftwareName and ClientSoftwareVersion must match this. */
-const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;
 const KEY_TYPE_SHARE = 2;
-
-/** A feature this node supports (min–max) and the level finalized for the cluster (a static cluster: set in config). */
-export interface FeatureLevel {
-  min: number;
-  max: number;
-  finalized: number;
-}
-
-export function apiVersionsHandler(registry: ApiRegistry, features: Record<string, FeatureLevel> = {}): Handler {
-  return async (req, ctx) => {
-    if (ctx.apiVersion >= 3 && (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion))) {
-      return ApiVersionsResponse.create({ errorCode: ErrorCode.INVALID_REQUEST, apiKeys: registry.advertised() });
-    }
-    const entries = Object.entries(features);
-    return ApiVersionsResponse.create({
-      errorCode: ErrorCode.NONE,
-      apiKeys: registry.advertised(),
-      // Before v4 a feature whose lowest supported version is 0 is left out, as Kafka does (KAFKA-17011).
-      supportedFeatures: entries
-        .filter(([, f]) => ctx.apiVersion >= 4 || f.min > 0)
-        .map(([name, f]) => ({ name, minVersion: f.min, maxVersion: f.max })),
-      // The cluster is static: its finalized levels never change, so their epoch is 0.
-      finalizedFeaturesEpoch: entries.length > 0 ? 0n : -1n,
-      finalizedFeatures: entries.filter(([, f]) => f.finalized > 0).map(([name, f]) => ({ name, minVersionLevel: f.finalized, maxVersionLevel: f.finalized })),
-    });
-  };
-}
 
 /**
  * Creates a topic a Metadata request names when it does not exist

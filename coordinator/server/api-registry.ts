@@ -5,12 +5,15 @@
  */
 import { apiByKey, type ApiDescriptor } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
+import type { ApiHandler, AuthorizationRule, BrokerApi } from '../apis/define.js';
 
 export interface RegisteredApi {
   readonly api: ApiDescriptor;
   readonly minVersion: number;
   readonly maxVersion: number;
   readonly handler: Handler;
+  /** The API's own authorization rule (apis/); absent for APIs not yet defined there, whose rule is in auth/api-acls.ts. */
+  readonly authorize?: AuthorizationRule<unknown, unknown>;
 }
 
 export class ApiRegistry {
@@ -30,6 +33,13 @@ export class ApiRegistry {
       throw new Error(`${api.name}: versions ${minVersion}-${maxVersion} are outside the codec's ${range.lowest}-${range.highest}`);
     }
     this.apis.set(apiKey, { api, minVersion, maxVersion, handler });
+  }
+
+  /** Serves a definition of apis/ with the handler it built. */
+  serve(api: BrokerApi, handler: ApiHandler<unknown, unknown>): void {
+    const descriptor = apiByKey(api.apiKey);
+    if (descriptor === undefined) throw new Error(`no generated codec for API key ${api.apiKey}`);
+    this.apis.set(api.apiKey, { api: descriptor, minVersion: api.versions.min, maxVersion: api.versions.max, handler, authorize: api.authorize });
   }
 
   unregister(apiKey: number): void {

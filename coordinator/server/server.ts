@@ -41,6 +41,7 @@ import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import { fillErrorBody } from './error-bodies.js';
 import type { Metrics } from '../metrics.js';
+import type { AuthorizationRule } from '../apis/define.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
 import { canonicalHost, peerAddress } from '../net/address.js';
@@ -76,7 +77,12 @@ export interface ListenerSpec {
  * Runs around every handler (coordinator/auth/api-acls.ts): calls `next` with
  * the request (or its authorized part), or answers the denial itself.
  */
-export type AuthorizeHook = (request: unknown, ctx: RequestContext, next: (request: any) => Promise<any>) => Promise<unknown>;
+export type AuthorizeHook = (
+  request: unknown,
+  ctx: RequestContext,
+  next: (request: any) => Promise<any>,
+  rule: AuthorizationRule<unknown, unknown> | undefined,
+) => Promise<unknown>;
 
 export interface ServerOptions {
   listeners: ListenerSpec[];
@@ -502,7 +508,7 @@ class Connection {
         }
       } else {
         const authorize = this.options.authorize;
-        body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx)) : await registered.handler(request, ctx);
+        body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx), registered.authorize) : await registered.handler(request, ctx);
         if (apiKey === API_VERSIONS_KEY && body.errorCode === ErrorCode.NONE) this.session.apiVersionsAnswered();
       }
     } catch (error) {

@@ -4,10 +4,8 @@
  * TransactionCoordinator calls.
  */
 import {
-  AddOffsetsToTxnResponse,
   AddPartitionsToTxnResponse,
   AddShareAcksToTxnResponse,
-  EndTxnResponse,
   InitProducerIdResponse,
 } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
@@ -103,18 +101,6 @@ export function transactionHandlers(tc: TransactionCoordinator, cluster: Cluster
       resultsByTransaction.push({ transactionalId: txn.transactionalId, topicResults });
     }
     return AddPartitionsToTxnResponse.create({ errorCode: ErrorCode.NONE, resultsByTransaction });
-  });
-
-  handlers.set(25, async (req) => {
-    const partition = cluster.offsetsPartitionFor(req.groupId);
-    const code = await tc.addPartitions(req.transactionalId, req.producerId, req.producerEpoch, [{ topic: CONSUMER_OFFSETS_TOPIC, partition }]);
-    return AddOffsetsToTxnResponse.create({ errorCode: code });
-  });
-
-  handlers.set(26, async (req, ctx) => {
-    // EndTxn v5+ is a TV2 client's: the transaction ends with an epoch bump (KIP-890 part 2).
-    const result = await tc.endTransaction(req.transactionalId, req.producerId, req.producerEpoch, req.committed, tv2(ctx.apiVersion >= 5));
-    return EndTxnResponse.create({ errorCode: result.errorCode, producerId: result.producerId, producerEpoch: result.producerEpoch });
   });
 
   // AddShareAcksToTxn (KIP-1289): add the __share_group_state partition that holds the share
