@@ -181,7 +181,7 @@ export interface AppendResult {
 /** This node's partition of `__share_group_state` (DESIGN §6: one per node, led by it). */
 export interface CoordinatorLog extends PartitionReader {
   /**
-   * Appends one batch and fsyncs it before resolving. With `transaction`, the
+   * Appends one batch before resolving (fsynced when the flush settings say so, log/flush.ts). With `transaction`, the
    * batch is transactional: the broker first checks with the transaction
    * coordinator that this partition is in that producer's ongoing transaction
    * (AddShareAcksToTxn added it) and rejects with BrokerError INVALID_TXN_STATE
@@ -257,7 +257,7 @@ export interface ShareCoordinator {
   recover(): Promise<void>;
   /**
    * A COMMIT (commit = true) or ABORT marker for this producer has been
-   * appended and fsynced to shareStateLog: apply or discard its pending acks
+   * appended to shareStateLog: apply or discard its pending acks
    * (DESIGN §5.2). Must be idempotent: after a crash the broker may deliver the
    * same marker again (the coordinator resends until acknowledged).
    */

@@ -16,7 +16,7 @@ import type { BrokerContext, Handler, RequestContext, ShareCoordinator, ShareCoo
 import { ApiKey } from '../generated/index.js';
 import { crc32cImplementation } from '../runtime/crc32c.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
-import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
+import { listenersOf, logFlushSettings, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { CredentialStore } from './auth/credentials.js';
 import { unsecuredJwsValidator } from './auth/oauth.js';
 import { aclHandlers } from './auth/acl-handlers.js';
@@ -39,6 +39,7 @@ import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { produceHandler } from './handlers/produce.js';
 import { writeTxnMarkersHandler } from './handlers/write-txn-markers.js';
 import { LogManager } from './log/log-manager.js';
+import type { LogWriteEvent } from './log/flush.js';
 import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metrics.js';
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
@@ -134,14 +135,19 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     transactionStatePartitions: config.transactionStatePartitions,
     consumerOffsetsPartitions: config.consumerOffsetsPartitions,
   });
+  const metrics = new Metrics();
   const logs = new LogManager(
     cluster,
     config.dataDir,
     config.segmentBytes,
     { expirationMs: config.producerIdExpirationMs, checkIntervalMs: config.producerIdExpirationCheckIntervalMs },
     log,
+    {
+      settings: logFlushSettings(config),
+      stats: metrics.logFlush,
+      ...(config.traceLogWrites ? { trace: (event: LogWriteEvent) => log(`log-write ${JSON.stringify(event)}`) } : {}),
+    },
   );
-  const metrics = new Metrics();
   const registry = new ApiRegistry();
   const peers = new PeerConnections(cluster, config.requestTimeoutMs);
 
@@ -274,6 +280,7 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
   tc.recover();
   tc.start();
   logs.startExpiringProducers();
+  logs.startFlusher();
 
   const server = new KafkaServer({
     listeners: listenerSpecs(config),

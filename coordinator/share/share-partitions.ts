@@ -20,7 +20,7 @@ import type { StateLog } from './state-log.js';
 /**
  * The share partitions this node leads, and every operation on them that the
  * share APIs need: it finds the data partition, runs the state machine, writes
- * what changed (fsynced) and only then answers. All of it runs on one
+ * what changed (fsynced per the flush settings) and only then answers. All of it runs on one
  * SerialQueue, so each operation sees and leaves a consistent state. If a
  * write fails, the in-memory state is rebuilt from the log, as after a
  * restart, so that memory never claims what the disk does not hold.

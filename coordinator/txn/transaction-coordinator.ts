@@ -7,8 +7,8 @@
  * transaction; partitions join implicitly through their leaders) — and
  * KIP-939's two-phase commit (InitProducerId v6: Enable2Pc, KeepPreparedTxn).
  *
- * Every state change is written to `__transaction_state` and fsynced before it
- * takes effect or is answered. PREPARE_* is written before any marker is
+ * Every state change is written to `__transaction_state` (fsynced as the
+ * flush settings say) before it takes effect or is answered. PREPARE_* is written before any marker is
  * sent, COMPLETE_* only after every partition leader acknowledged its marker,
  * so after a crash the replayed PREPARE_* resumes sending (KIP-1289 case 4).
  * A transaction open past its timeout, or whose producer is fenced by a new
@@ -713,7 +713,7 @@ export class TransactionCoordinator {
     else this.o.metrics.transactions.aborted++;
   }
 
-  /** Writes the changed state to `__transaction_state` (fsynced), then applies it in memory. */
+  /** Writes the changed state to `__transaction_state`, then applies it in memory. */
   private async transition(meta: TransactionMetadata, change: Partial<TransactionMetadata>): Promise<number> {
     const next: TransactionMetadata = { ...meta, ...change, lastUpdateTimestamp: Date.now(), pending: false };
     try {

@@ -2,7 +2,8 @@
  * The transaction coordinator's state in `__transaction_state`: one
  * TransactionLogKey/TransactionLogValue record per state change, written as
  * Kafka writes them (value version 0, the classic transaction protocol) and
- * fsynced before the coordinator acts on it. Replaying the partitions this
+ * written (to the page cache; fsynced as the flush settings say, log/flush.ts)
+ * before the coordinator acts on it. Replaying the partitions this
  * node leads, last record per key wins, rebuilds every transaction's state.
  */
 import { TransactionLogKey, TransactionLogValue } from '../../generated/index.js';
@@ -91,7 +92,7 @@ export class TransactionLog {
     private readonly logs: LogManager,
   ) {}
 
-  /** Appends the state of `meta` to its partition and fsyncs. */
+  /** Appends the state of `meta` to its partition (fsynced per the flush settings). */
   async write(meta: TransactionMetadata): Promise<void> {
     const log = this.ledLog(this.cluster.transactionPartitionFor(meta.transactionalId));
     const { key, value } = encodeTransactionRecord(meta);
@@ -101,7 +102,7 @@ export class TransactionLog {
 
   /**
    * Appends one tombstone (null value) per transactional id, all of
-   * `partition`, in one batch stamped `timestampMs`, and fsyncs: replay then
+   * `partition`, in one batch stamped `timestampMs`: replay then
    * forgets them. Kafka's TransactionStateManager.writeTombstonesForExpiredTransactionalIds
    * writes the expired ids of a partition the same way.
    */

@@ -34,7 +34,7 @@ afterEach(() => {
 });
 
 function openLog(dir: string): PartitionLog {
-  const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, durable: false, producerIdExpirationMs: EXPIRATION_MS, log: () => {} });
+  const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, producerIdExpirationMs: EXPIRATION_MS, log: () => {} });
   opened.push(log);
   return log;
 }
