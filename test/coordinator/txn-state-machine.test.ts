@@ -8,7 +8,13 @@
  * answers CONCURRENT_TRANSACTIONS while one of its writes is in flight.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Cluster } from '../../coordinator/cluster.js';
 import { ErrorCode } from '../../coordinator/errors.js';
+import { LogManager } from '../../coordinator/log/log-manager.js';
+import { Metrics } from '../../coordinator/metrics.js';
+import type { MarkerSender } from '../../coordinator/txn/marker-sender.js';
+import { ProducerIdManager } from '../../coordinator/txn/producer-id-manager.js';
+import { TransactionCoordinator } from '../../coordinator/txn/transaction-coordinator.js';
 import { TransactionLog } from '../../coordinator/txn/transaction-log.js';
 import {
   ALL_TXN_STATES,
@@ -190,12 +196,64 @@ describe('a transition in flight', () => {
   });
 });
 
-describe('the coordinator while a __transaction_state write is in flight', () => {
-  const open: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    for (const broker of open.splice(0)) await broker.close();
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const thing of open.splice(0).reverse()) await thing.close();
+});
+
+/** A transaction coordinator over the logs in `dataDir`, recovered from them (no marker is sent here: a stand-in sender). */
+function coordinatorOver(dataDir: string): { tc: TransactionCoordinator; txnLog: TransactionLog; lines: string[] } {
+  const cluster = new Cluster({
+    nodeId: 0,
+    nodes: [{ nodeId: 0, host: '127.0.0.1', port: 9092 }],
+    clusterId: 'txn-state-machine-test',
+    dataDir,
+    topics: [{ name: 'events', partitions: 1 }],
+    transactionStatePartitions: 1,
+    consumerOffsetsPartitions: 1,
   });
+  const lines: string[] = [];
+  const logs = new LogManager(cluster, dataDir, 1 << 20, { expirationMs: 86_400_000, checkIntervalMs: 600_000 }, (line) => lines.push(line));
+  const txnLog = new TransactionLog(cluster, logs);
+  const tc = new TransactionCoordinator({
+    cluster,
+    txnLog,
+    producerIds: new ProducerIdManager(dataDir, 0, 1),
+    markers: { send: () => Promise.resolve(), stop: () => {} } as unknown as MarkerSender,
+    maxTimeoutMs: 900_000,
+    abortCheckIntervalMs: 1_000,
+    transactionalIdExpirationMs: 604_800_000,
+    removeExpiredTransactionalIdsIntervalMs: 3_600_000,
+    retryBackoffMs: 10,
+    twoPhaseCommitEnable: true,
+    metrics: new Metrics(),
+    log: (line) => lines.push(line),
+  });
+  tc.recover();
+  open.push({ close: async () => (await tc.close(), logs.close()) });
+  return { tc, txnLog, lines };
+}
+
+describe('a move the state machine refuses, reached through a request', () => {
+  it('InitProducerId on an id replayed in PREPARE_EPOCH_FENCE (never applied by Kafka, so illegal to leave for EMPTY): UNKNOWN_SERVER_ERROR, logged, the id as it was', async () => {
+    const dataDir = tempDir();
+    const first = coordinatorOver(dataDir);
+    await first.txnLog.write({ ...metadataIn(PREPARE_EPOCH_FENCE), transactionalId: 'tx-f' });
+    await open.pop()!.close();
+
+    const { tc, lines } = coordinatorOver(dataDir);
+    expect(tc.get('tx-f')).toMatchObject({ state: PREPARE_EPOCH_FENCE, producerId: 7n, producerEpoch: 3 });
+    const answer = await tc.initProducerId('tx-f', 60_000, { producerId: -1n, producerEpoch: -1 });
+    expect(answer.errorCode).toBe(ErrorCode.UNKNOWN_SERVER_ERROR);
+    expect(tc.get('tx-f')).toMatchObject({ state: PREPARE_EPOCH_FENCE, producerId: 7n, producerEpoch: 3, pending: false });
+    expect(lines).toContain(
+      'transaction state machine refused a transition: transactional id tx-f (PREPARE_EPOCH_FENCE): PREPARE_EPOCH_FENCE → EMPTY is not a legal transition',
+    );
+  });
+});
+
+describe('the coordinator while a __transaction_state write is in flight', () => {
 
   it('answers CONCURRENT_TRANSACTIONS to EndTxn and InitProducerId, and the state moves only once the write lands', async () => {
     const broker = await startTestBroker({ dataDir: tempDir(), topics: [{ name: 'events', partitions: 1 }] });
