@@ -245,7 +245,7 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     served: () => registry.advertised(),
     log,
   };
-  for (const api of BROKER_APIS) if (api.servedWhen(config)) registry.serve(api, api.handler(services));
+  for (const api of BROKER_APIS) if (api.servedWhen(config)) registry.register(api.apiKey, api.handler(services), api.versions, api.authorize);
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
   const context: BrokerContext = {

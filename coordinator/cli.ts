@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { startBroker } from './broker.js';
 import { DEFAULT_DATA_DIR, loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
-import { dumpLog } from './log/dump.js';
+import { dumpLog } from './tools/dump-log.js';
 import { userConfig } from './auth/credentials.js';
 
 interface BrokerOptions {

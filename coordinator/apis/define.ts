@@ -12,7 +12,7 @@
  * take the typed request data as Kafka's coordinators take `…RequestData`.
  */
 import type { ApiMessageCodec } from '../../runtime/index.js';
-import type { Check } from '../auth/rule-kit.js';
+import type { AuthorizationRule } from '../auth/rule-kit.js';
 import type { RequestContext } from '../broker-context.js';
 import type { BrokerConfig } from '../config.js';
 import type { BrokerServices } from './services.js';
@@ -20,13 +20,7 @@ import type { BrokerServices } from './services.js';
 /** Answers one decoded request of the API with its response body. */
 export type ApiHandler<Req, Res> = (request: Req, ctx: RequestContext) => Promise<Res>;
 
-/**
- * Runs before the handler when the broker has an authorizer: checks what the
- * request needs (Kafka's `authorize` calls in KafkaApis), answers denied entries
- * in the response's own shape and calls `next` with what may proceed, or throws a
- * BrokerError to answer the whole request with a top-level error.
- */
-export type AuthorizationRule<Req, Res> = (request: Req, check: Check, ctx: RequestContext, next: (request: Req) => Promise<Res>) => Promise<Res>;
+export type { AuthorizationRule };
 
 /** The versions served, when narrower than the codec's: `why` is the decision, shown in the docs. */
 export interface ServedVersions {

@@ -27,9 +27,8 @@ import { transactionalProducers } from '../handlers/produce-transactional.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
-import { hideGroupsWithUndescribableTopics, splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
+import { hideGroupsWithUndescribableTopics, splitByPermission, topicAllowed, type AuthorizationRule, type Check, type Next, type Rule } from './rule-kit.js';
 import { ANONYMOUS } from './session.js';
-import type { AuthorizationRule } from '../apis/define.js';
 
 export type { Check, Next, Rule } from './rule-kit.js';
 

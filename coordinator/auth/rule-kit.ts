@@ -19,6 +19,14 @@ export interface Check {
 
 export type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
 
+/**
+ * Runs before an API's handler when the broker has an authorizer: checks what the
+ * request needs (Kafka's `authorize` calls in KafkaApis), answers denied entries in
+ * the response's own shape and calls `next` with what may proceed, or throws a
+ * BrokerError to answer the whole request with a top-level error.
+ */
+export type AuthorizationRule<Req, Res> = (request: Req, check: Check, ctx: RequestContext, next: (request: Req) => Promise<Res>) => Promise<Res>;
+
 /** Requires `operation` on one resource, or answers the whole request with the top-level error `code`. */
 export function requirePermission(check: Check, resourceType: number, name: string, operation: number, code: number): void {
   if (!check.allow(resourceType, name, operation)) throw new BrokerError(code, 'not authorized');

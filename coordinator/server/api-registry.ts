@@ -5,7 +5,7 @@
  */
 import { apiByKey, type ApiDescriptor } from '../../generated/index.js';
 import type { Handler } from '../broker-context.js';
-import type { ApiHandler, AuthorizationRule, BrokerApi } from '../apis/define.js';
+import type { AuthorizationRule } from '../auth/rule-kit.js';
 
 export interface RegisteredApi {
   readonly api: ApiDescriptor;
@@ -23,7 +23,7 @@ export class ApiRegistry {
    * Serves `apiKey` with `handler`, in the codec's full version range unless
    * narrowed (a narrower range is a decision to document in coordinator/README.md).
    */
-  register(apiKey: number, handler: Handler, versions?: { min?: number; max?: number }): void {
+  register(apiKey: number, handler: Handler, versions?: { min?: number; max?: number }, authorize?: AuthorizationRule<unknown, unknown>): void {
     const api = apiByKey(apiKey);
     if (api === undefined) throw new Error(`no generated codec for API key ${apiKey}`);
     const range = api.request.validVersions;
@@ -32,14 +32,7 @@ export class ApiRegistry {
     if (minVersion < range.lowest || maxVersion > range.highest || minVersion > maxVersion) {
       throw new Error(`${api.name}: versions ${minVersion}-${maxVersion} are outside the codec's ${range.lowest}-${range.highest}`);
     }
-    this.apis.set(apiKey, { api, minVersion, maxVersion, handler });
-  }
-
-  /** Serves a definition of apis/ with the handler it built. */
-  serve(api: BrokerApi, handler: ApiHandler<unknown, unknown>): void {
-    const descriptor = apiByKey(api.apiKey);
-    if (descriptor === undefined) throw new Error(`no generated codec for API key ${api.apiKey}`);
-    this.apis.set(api.apiKey, { api: descriptor, minVersion: api.versions.min, maxVersion: api.versions.max, handler, authorize: api.authorize });
+    this.apis.set(apiKey, { api, minVersion, maxVersion, handler, ...(authorize ? { authorize } : {}) });
   }
 
   unregister(apiKey: number): void {

@@ -41,7 +41,7 @@ import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import { fillErrorBody } from './error-bodies.js';
 import type { Metrics } from '../metrics.js';
-import type { AuthorizationRule } from '../apis/define.js';
+import type { AuthorizationRule } from '../auth/rule-kit.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
 import { canonicalHost, peerAddress } from '../net/address.js';

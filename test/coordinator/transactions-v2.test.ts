@@ -447,7 +447,6 @@ describe('__transaction_state records', () => {
       shareGroups: new Set(['g-b', 'g-a']),
       startTimestamp: 1,
       lastUpdateTimestamp: 2,
-      pending: false,
       clientTransactionVersion: 2,
       nextProducerId: 5n,
       nextProducerEpoch: 4,

@@ -29,7 +29,7 @@ import {
   decodeOffsetCommitValue,
 } from '../group/offset-records.js';
 import { txnStateName } from '../txn/transaction-metadata.js';
-import { SEGMENT_SUFFIX } from './segment.js';
+import { SEGMENT_SUFFIX } from '../log/segment.js';
 
 export interface DumpOptions {
   /** Print records, not only batch headers (default true). */
