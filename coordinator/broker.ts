@@ -10,7 +10,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GroupConfigs } from './admin/group-configs.js';
-import { adminHandlers } from './admin/handlers.js';
 import { TopicAdmin } from './admin/topic-admin.js';
 import type { BrokerContext, Handler, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { ApiKey } from '../generated/index.js';
@@ -19,7 +18,6 @@ import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { listenersOf, logFlushSettings, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { CredentialStore } from './auth/credentials.js';
 import { unsecuredJwsValidator } from './auth/oauth.js';
-import { aclHandlers } from './auth/acl-handlers.js';
 import { authorizationHook, mayAutoCreateTopic } from './auth/api-acls.js';
 import { AclAuthorizer } from './auth/authorizer.js';
 import { ANONYMOUS, type SaslSettings } from './auth/session.js';
@@ -32,24 +30,18 @@ import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
 import { classicGroupHandlers } from './group/classic-handlers.js';
 import { ConsumerGroups } from './group/consumer-groups.js';
-import { findCoordinatorHandler, metadataHandler, type AutoCreate } from './handlers/cluster-handlers.js';
 import { ErrorCode } from './errors.js';
-import { fetchHandler } from './handlers/fetch.js';
-import { listOffsetsHandler } from './handlers/list-offsets.js';
-import { produceHandler } from './handlers/produce.js';
-import { writeTxnMarkersHandler } from './handlers/write-txn-markers.js';
 import { LogManager } from './log/log-manager.js';
 import type { LogWriteEvent } from './log/flush.js';
 import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metrics.js';
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { BROKER_APIS } from './apis/index.js';
-import type { BrokerServices } from './apis/services.js';
+import type { AutoCreate, BrokerServices } from './apis/services.js';
 import { KafkaServer } from './server/server.js';
 import { requestBudget } from './server/request-budget.js';
 import { createShareCoordinator } from './share/index.js';
 import { ShareStateLog } from './share-state-log.js';
-import { transactionHandlers } from './txn/handlers.js';
 import { MarkerSender } from './txn/marker-sender.js';
 import { MarkerWriter } from './txn/marker-writer.js';
 import { ProducerIdManager } from './txn/producer-id-manager.js';
@@ -195,7 +187,6 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     ctx.listener === config.securityProtocol &&
     (authorizer === null || authorizer.authorize({ principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' }, { resourceType: AclResource.CLUSTER, resourceName: CLUSTER_NAME, operation: AclOperation.CLUSTER_ACTION }));
   const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log, interBroker);
-  const admin = adminHandlers(topicAdmin, groupConfigs, config);
   const autoCreate: AutoCreate | undefined = config.autoCreateTopics
     ? async (name, ctx) => {
         if (authorizer !== null && !mayAutoCreateTopic(authorizer, ctx, name)) return { error: ErrorCode.TOPIC_AUTHORIZATION_FAILED, message: 'not authorized to create the topic' };
@@ -204,28 +195,9 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     : undefined;
 
   // APIs of the broker itself.
-  // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
-  // After SaslHandshake v0 the tokens travel as bare frames (librdkafka requires v0 to be advertised).
-  const saslInServer = async (): Promise<never> => {
-    throw new Error('SASL requests are handled by the server');
-  };
-  registry.register(ApiKey.SaslHandshake, saslInServer);
-  registry.register(ApiKey.SaslAuthenticate, saslInServer);
-  for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);
-  registry.register(ApiKey.Metadata, metadataHandler(cluster, autoCreate));
-  for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
-  registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
-  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log, config.maxRequestElements));
-  registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
-  registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
-  registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
   registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
   registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
   for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share, log)) registry.register(apiKey, handler);
-  for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
-    if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-    registry.register(apiKey, handler);
-  }
 
   const services: BrokerServices = {
     config,

@@ -6,17 +6,23 @@
 import type { TopicAdmin } from '../admin/topic-admin.js';
 import type { GroupConfigs } from '../admin/group-configs.js';
 import type { AclAuthorizer } from '../auth/authorizer.js';
-import type { ShareCoordinator } from '../broker-context.js';
+import type { RequestContext, ShareCoordinator } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
 import type { BrokerConfig } from '../config.js';
 import type { ClassicGroups } from '../group/classic-groups.js';
 import type { ConsumerGroups } from '../group/consumer-groups.js';
 import type { OffsetStore } from '../group/offset-store.js';
-import type { AutoCreate } from '../handlers/cluster-handlers.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { MarkerWriter } from '../txn/marker-writer.js';
 import type { TransactionCoordinator } from '../txn/transaction-coordinator.js';
 import type { TransactionVerifier } from '../txn/verifier.js';
+
+/**
+ * Creates a topic a Metadata request names when it does not exist
+ * (auto.create.topics.enable); null when the topic now exists, or the error
+ * for that topic.
+ */
+export type AutoCreate = (name: string, ctx: RequestContext) => Promise<{ error: number; message: string } | null>;
 
 /** An API this broker serves, in the range it serves: what ApiVersions advertises. */
 export interface ServedRange {

@@ -8,22 +8,15 @@
  * An API without a rule here is denied to everyone but super users (fail
  * closed), with a log line: a new handler must add its rule to RULES.
  */
-import { createAddPartitionsToTxnPartitionResult, createAddPartitionsToTxnTopicResult } from '../../generated/AddPartitionsToTxnResponse.js';
-import { createAddShareAcksToTxnPartitionResult, createAddShareAcksToTxnTopicResult } from '../../generated/AddShareAcksToTxnResponse.js';
-import { createFetchableTopicResponse, createPartitionData as createFetchPartitionData } from '../../generated/FetchResponse.js';
-import { createListOffsetsPartitionResponse, createListOffsetsTopicResponse } from '../../generated/ListOffsetsResponse.js';
 import { createOffsetFetchResponseGroup } from '../../generated/OffsetFetchResponse.js';
-import { createPartitionProduceResponse, createTopicProduceResponse } from '../../generated/ProduceResponse.js';
 import { createPartitionData as createShareAckPartitionData, createShareAcknowledgeTopicResponse } from '../../generated/ShareAcknowledgeResponse.js';
 import { createPartitionData as createShareFetchPartitionData, createShareFetchableTopicResponse } from '../../generated/ShareFetchResponse.js';
 import { createDescribedGroup } from '../../generated/ShareGroupDescribeResponse.js';
 import { createTxnOffsetCommitResponsePartition, createTxnOffsetCommitResponseTopic } from '../../generated/TxnOffsetCommitResponse.js';
 import { createTxnShareAcknowledgePartitionResponse, createTxnShareAcknowledgeTopicResponse } from '../../generated/TxnShareAcknowledgeResponse.js';
 import { apiByKey } from '../../generated/index.js';
-import { ZERO_UUID } from '../../runtime/index.js';
 import type { ClusterView, RequestContext } from '../broker-context.js';
 import { BrokerError, ErrorCode } from '../errors.js';
-import { transactionalProducers } from '../handlers/produce-transactional.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
@@ -78,67 +71,6 @@ function splitOffsetFetchTopics(check: Check, topics: any[] | null): { kept: any
 }
 
 const RULES: Record<number, Rule> = {
-  // Produce: transactional records need a transactional id and WRITE on it, else the whole
-  // request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (KafkaApis.handleProduceRequest, with
-  // RequestUtils.hasTransactionalRecords): without it, a principal with topic WRITE alone
-  // could append into another producer's open transaction. Then WRITE on each topic.
-  // A transactional id on a request without transactional records is checked too (stricter
-  // than Kafka, which ignores it there; our clients set it only on transactional requests).
-  0: async (req, check, _ctx, next) => {
-    const entry = (code: number) => (t: any) =>
-      createTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p: any) => createPartitionProduceResponse({ index: p.index, errorCode: code, baseOffset: -1n, logStartOffset: -1n })) });
-    const transactional = transactionalProducers(req.topicData).any;
-    const txnIdAllowed = req.transactionalId ? check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE) : !transactional;
-    if (!txnIdAllowed) {
-      const response = apiByKey(0)!.response.create() as any;
-      response.responses = req.topicData.map(entry(TXN_DENIED));
-      return response;
-    }
-    return perTopic(req, check, next, { list: 'topicData', responseList: 'responses', operation: Op.WRITE, apiKey: 0, errorEntry: entry(TOPIC_DENIED) });
-  },
-  // Fetch (consumers): READ on each topic.
-  1: (req, check, _ctx, next) =>
-    perTopic(req, check, next, {
-      list: 'topics',
-      responseList: 'responses',
-      operation: Op.READ,
-      apiKey: 1,
-      errorEntry: (t) =>
-        createFetchableTopicResponse({
-          topic: t.topic,
-          topicId: t.topicId,
-          partitions: t.partitions.map((p: any) => createFetchPartitionData({ partitionIndex: p.partition, errorCode: TOPIC_DENIED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: new Uint8Array(0) })),
-        }),
-    }),
-  // ListOffsets: DESCRIBE on each topic.
-  2: (req, check, _ctx, next) =>
-    perTopic(req, check, next, {
-      list: 'topics',
-      responseList: 'topics',
-      operation: Op.DESCRIBE,
-      apiKey: 2,
-      errorEntry: (t) =>
-        createListOffsetsTopicResponse({ name: t.name, partitions: t.partitions.map((p: any) => createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED, timestamp: -1n, offset: -1n })) }),
-    }),
-  // Metadata: DESCRIBE on each topic; when listing every topic, the others are left out (as Kafka).
-  // A denied topic asked for by name is answered with its name and no id; asked for by id, with
-  // its id and a null name (KafkaApis.handleTopicMetadataRequest: the id is not secret, the name is).
-  // Auto-creating a named topic also needs CREATE: see mayAutoCreateTopic.
-  3: async (req, check, ctx, next) => {
-    const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
-    const byId = !all && (req.topics as any[]).some((t) => t.topicId !== undefined && t.topicId !== ZERO_UUID);
-    const response = await next(req);
-    const allowed = (t: any): boolean => t.name === null || check.allow(Res.TOPIC, t.name, Op.DESCRIBE);
-    if (all) response.topics = response.topics.filter(allowed);
-    else {
-      for (const t of response.topics) {
-        if (allowed(t)) continue;
-        const identity = byId ? { name: null } : { topicId: ZERO_UUID };
-        Object.assign(t, { errorCode: TOPIC_DENIED, ...identity, isInternal: false, partitions: [] });
-      }
-    }
-    return response;
-  },
   // OffsetFetch: DESCRIBE on the group (per group from v8), and DESCRIBE on each topic
   // (KafkaApis.handleOffsetFetchRequest, fetchAllOffsetsForGroup / fetchOffsetsForGroup):
   // asked for all topics, the undescribable ones are left out; asked for by name or id,
@@ -163,77 +95,6 @@ const RULES: Record<number, Rule> = {
     response.groups.push(...denied.map((g: any) => createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: GROUP_DENIED })));
     return response;
   },
-  // FindCoordinator: DESCRIBE on the group / transactional id. Kafka's SHARE key type is
-  // broker-internal (CLUSTER_ACTION); kipgen's clients use it to find a share partition's
-  // leader (DESIGN §6), so it needs DESCRIBE on the group named in the key.
-  10: async (req, check, ctx, next) => {
-    const target = (key: string): [number, string, number] => {
-      if (req.keyType === 1) return [Res.TRANSACTIONAL_ID, key, TXN_DENIED];
-      if (req.keyType === 2) return [Res.GROUP, key.replace(/:[A-Za-z0-9_-]{22}:\d+$/, ''), GROUP_DENIED];
-      return [Res.GROUP, key, GROUP_DENIED];
-    };
-    const allowed = (key: string): boolean => {
-      const [type, name] = target(key);
-      return check.allow(type, name, Op.DESCRIBE);
-    };
-    if (ctx.apiVersion < 4) {
-      if (!allowed(req.key)) deny(target(req.key)[2], 'not authorized');
-      return next(req);
-    }
-    const denied = (req.coordinatorKeys as string[]).filter((k) => !allowed(k));
-    if (denied.length === 0) return next(req);
-    const kept = (req.coordinatorKeys as string[]).filter((k) => !denied.includes(k));
-    const response = kept.length > 0 ? await next({ ...req, coordinatorKeys: kept }) : apiByKey(10)!.response.create();
-    response.coordinators.push(...denied.map((key) => ({ key, nodeId: -1, host: '', port: -1, errorCode: target(key)[2], errorMessage: 'not authorized' })));
-    return response;
-  },
-  // SASL: before authentication, nothing to check.
-  17: (req, _c, _x, next) => next(req),
-  36: (req, _c, _x, next) => next(req),
-  // InitProducerId: WRITE on the transactional id, and TWO_PHASE_COMMIT on it to enable 2PC
-  // (KIP-939); without one, IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
-  22: async (req, check, _ctx, next) => {
-    if (req.transactionalId) {
-      require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
-      if (req.enable2Pc) require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.TWO_PHASE_COMMIT, TXN_DENIED);
-    }
-    else if (!check.allow(Res.CLUSTER, CLUSTER_NAME, Op.IDEMPOTENT_WRITE) && !check.allowAny(Res.TOPIC, Op.WRITE)) deny(CLUSTER_DENIED, 'not authorized');
-    return next(req);
-  },
-  // AddPartitionsToTxn: v0-3 from clients: WRITE on the transactional id and on each topic;
-  // v4+ from brokers (verification): CLUSTER_ACTION.
-  24: async (req, check, ctx, next) => {
-    if (ctx.apiVersion >= 4) {
-      require(check, Res.CLUSTER, CLUSTER_NAME, Op.CLUSTER_ACTION, CLUSTER_DENIED);
-      return next(req);
-    }
-    const txnAllowed = check.allow(Res.TRANSACTIONAL_ID, req.v3AndBelowTransactionalId, Op.WRITE);
-    const deniedTopics = new Set((req.v3AndBelowTopics as any[]).filter((t) => !check.allow(Res.TOPIC, t.name, Op.WRITE)).map((t) => t.name));
-    if (txnAllowed && deniedTopics.size === 0) return next(req);
-    const response = apiByKey(24)!.response.create() as any;
-    response.resultsByTopicV3AndBelow = req.v3AndBelowTopics.map((t: any) =>
-      createAddPartitionsToTxnTopicResult({
-        name: t.name,
-        resultsByPartition: t.partitions.map((p: number) =>
-          createAddPartitionsToTxnPartitionResult({
-            partitionIndex: p,
-            partitionErrorCode: !txnAllowed ? TXN_DENIED : deniedTopics.has(t.name) ? TOPIC_DENIED : ErrorCode.OPERATION_NOT_ATTEMPTED,
-          }),
-        ),
-      }),
-    );
-    return response;
-  },
-  // WriteTxnMarkers (broker to broker): CLUSTER_ACTION.
-  27: async (req, check, _ctx, next) => {
-    if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.CLUSTER_ACTION)) return next(req);
-    const response = apiByKey(27)!.response.create() as any;
-    response.markers = req.markers.map((m: any) => ({
-      producerId: m.producerId,
-      topics: m.topics.map((t: any) => ({ name: t.name, partitions: t.partitionIndexes.map((p: number) => ({ partitionIndex: p, errorCode: CLUSTER_DENIED })) })),
-    }));
-    return response;
-  },
   // TxnOffsetCommit: WRITE on the transactional id, READ on the group, READ on each topic.
   28: async (req, check, _ctx, next) => {
     const entry = (code: number) => (t: any) =>
@@ -246,23 +107,6 @@ const RULES: Record<number, Rule> = {
     if (!check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) return whole(TXN_DENIED);
     if (!check.allow(Res.GROUP, req.groupId, Op.READ)) return whole(GROUP_DENIED);
     return perTopic(req, check, next, { list: 'topics', responseList: 'topics', operation: Op.READ, apiKey: 28, errorEntry: entry(TOPIC_DENIED) });
-  },
-  // DescribeAcls: DESCRIBE on the cluster; CreateAcls, DeleteAcls: ALTER on the cluster.
-  29: async (req, check, _ctx, next) => {
-    require(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, CLUSTER_DENIED);
-    return next(req);
-  },
-  30: async (req, check, _ctx, next) => {
-    if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.ALTER)) return next(req);
-    const response = apiByKey(30)!.response.create() as any;
-    response.results = req.creations.map(() => ({ errorCode: CLUSTER_DENIED, errorMessage: 'not authorized to ALTER the cluster' }));
-    return response;
-  },
-  31: async (req, check, _ctx, next) => {
-    if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.ALTER)) return next(req);
-    const response = apiByKey(31)!.response.create() as any;
-    response.filterResults = req.filters.map(() => ({ errorCode: CLUSTER_DENIED, errorMessage: 'not authorized to ALTER the cluster', matchingAcls: [] }));
-    return response;
   },
   // ShareGroupHeartbeat: READ on the group, DESCRIBE on each subscribed topic.
   76: async (req, check, _ctx, next) => {
@@ -302,20 +146,6 @@ const RULES: Record<number, Rule> = {
       apiKey: 79,
       errorEntry: (t) =>
         createShareAcknowledgeTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareAckPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
-    });
-  },
-  // KIP-1289 AddShareAcksToTxn: WRITE on the transactional id and READ on the share group
-  // (as AddOffsetsToTxn), and READ on each topic whose acks it binds (coordinator/README.md).
-  95: async (req, check, _ctx, next) => {
-    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
-    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
-    return perTopic(req, check, next, {
-      list: 'topics',
-      responseList: 'results',
-      operation: Op.READ,
-      apiKey: 95,
-      errorEntry: (t) =>
-        createAddShareAcksToTxnTopicResult({ name: t.name, partitions: t.partitions.map((p: number) => createAddShareAcksToTxnPartitionResult({ partitionIndex: p, partitionErrorCode: TOPIC_DENIED })) }),
     });
   },
   // KIP-1289 TxnShareAcknowledge: WRITE on the transactional id, READ on the share group and

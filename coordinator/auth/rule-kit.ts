@@ -6,7 +6,8 @@
 import { apiByKey } from '../../generated/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { BrokerError, ErrorCode } from '../errors.js';
-import { AclOperation as Op, ResourceType as Res } from './acl.js';
+import { ConfigResourceType } from '../admin/config-entries.js';
+import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 
 export type Next = (request: any) => Promise<any>;
 
@@ -91,4 +92,44 @@ export function hideGroupsWithUndescribableTopics<G extends { groupId: string; m
       members: [],
     });
   });
+}
+
+/**
+ * splitByPermission for the typed definitions of apis/: the entries of one list of
+ * the request are split by `allowed`; the denied ones never reach the handler and are
+ * answered by `answerDenied` in the response's own shape. With no entry left the
+ * handler is not called and `empty()` is the response. A request whose entries are
+ * all allowed goes through as it is, without a copy.
+ */
+export async function splitEntries<Req, Res, E>(
+  request: Req,
+  next: (request: Req) => Promise<Res>,
+  spec: {
+    readonly entries: readonly E[];
+    readonly allowed: (entry: E) => boolean;
+    /** The request narrowed to `kept`. */
+    readonly keep: (kept: E[]) => Req;
+    readonly empty: () => Res;
+    readonly answerDenied: (response: Res, denied: E[]) => void;
+  },
+): Promise<Res> {
+  const kept: E[] = [];
+  const denied: E[] = [];
+  for (const entry of spec.entries) (spec.allowed(entry) ? kept : denied).push(entry);
+  if (denied.length === 0) return next(request);
+  const response = kept.length > 0 ? await next(spec.keep(kept)) : spec.empty();
+  spec.answerDenied(response, denied);
+  return response;
+}
+
+/**
+ * The ACL resource a config resource (DescribeConfigs, IncrementalAlterConfigs) is
+ * checked on, and the error a denial of it is answered with: a topic or a group by
+ * its name, anything else (a broker) on the cluster (KafkaApis
+ * .handleDescribeConfigsRequest / handleIncrementalAlterConfigsRequest).
+ */
+export function configResource(resourceType: number, resourceName: string): { type: number; name: string; denied: number } {
+  if (resourceType === ConfigResourceType.TOPIC) return { type: Res.TOPIC, name: resourceName, denied: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+  if (resourceType === ConfigResourceType.GROUP) return { type: Res.GROUP, name: resourceName, denied: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+  return { type: Res.CLUSTER, name: CLUSTER_NAME, denied: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
 }

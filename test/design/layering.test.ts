@@ -29,7 +29,7 @@ const FORBIDDEN: Record<string, string[]> = {
  * view, settings, coordinator-record layout, error codes, fault points,
  * metrics).
  */
-const COORDINATOR_SHARED = ['broker-context.ts', 'cluster.ts', 'config.ts', 'coordinator-records.ts', 'errors.ts', 'faults.ts', 'metrics.ts'];
+const COORDINATOR_SHARED = ['broker-context.ts', 'cluster.ts', 'config.ts', 'coordinator-records.ts', 'errors.ts', 'faults.ts', 'metrics.ts', 'resolve-topic.ts'];
 
 /** The top-level files that put the folders together: they import anything, and no folder imports them. */
 const COORDINATOR_ASSEMBLY = ['broker.ts', 'cli.ts', 'index.ts', 'share-state-log.ts'];
@@ -46,15 +46,15 @@ const COORDINATOR_MAY_IMPORT: Record<string, string[]> = {
   log: [],
   net: [],
   share: [],
-  auth: ['net', 'handlers'], // api-acls.ts: Produce's rule needs the transactional-batch test
+  auth: ['net', 'admin', 'produce'], // rule-kit.ts: config resource types (admin/); api-acls.ts: transactional batches (produce/)
   server: ['auth', 'net'],
   admin: ['log', 'net'],
   group: ['log', 'txn'], // TxnOffsetCommit verifies through txn/verifier.ts
   txn: ['log', 'net', 'group'], // marker-writer.ts completes transactional offset commits
-  handlers: ['log', 'server', 'txn'],
+  produce: [],
   tools: ['log', 'group', 'txn'],
   // One definition per API (Kafka's KafkaApis): checks and wire shapes, handing the work to the domain folders.
-  apis: ['auth', 'admin', 'group', 'handlers', 'log', 'net', 'share', 'txn'],
+  apis: ['auth', 'admin', 'group', 'log', 'net', 'produce', 'share', 'txn'],
   'broker-context.ts': [],
   'cluster.ts': ['log'], // syncDirectory, for the persisted topic ids
   'config.ts': ['auth', 'log', 'server'], // the security, flush and request-budget settings it validates
@@ -62,6 +62,7 @@ const COORDINATOR_MAY_IMPORT: Record<string, string[]> = {
   'errors.ts': [],
   'faults.ts': [],
   'metrics.ts': ['log'], // the log flush statistics (Kafka's LogFlushStats) it reports
+  'resolve-topic.ts': [],
 };
 
 /** The folder of a coordinator/ file (`txn`), or the file's name when it is top-level (`cluster.ts`). */

@@ -1,7 +1,7 @@
 /** Resolves a request's topic (by name before the topic-id versions, by id after) and checks the partition exists. */
-import type { TopicInfo } from '../broker-context.js';
-import type { Cluster } from '../cluster.js';
-import { ErrorCode } from '../errors.js';
+import type { TopicInfo } from './broker-context.js';
+import type { Cluster } from './cluster.js';
+import { ErrorCode } from './errors.js';
 
 export type ResolvedTopic = { info: TopicInfo } | { error: number; message: string };
 

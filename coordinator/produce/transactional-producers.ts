@@ -8,6 +8,7 @@
  * CRC: the per-partition validation that follows refuses bad batches anyway,
  * and a request-wide decision must not depend on which partition fails first.
  */
+import { ErrorCode } from '../errors.js';
 
 /** v2 record batch header offsets (DefaultRecordBatch). */
 const BATCH_LENGTH_AT = 8;
@@ -52,4 +53,27 @@ export function transactionalProducers(topicData: readonly ProduceTopicData[]): 
     }
   }
   return result;
+}
+
+/**
+ * Why a Produce request's transactional batches cannot be taken at all, or null.
+ * They bind the request to one transaction: they need the request's transactional
+ * id (KafkaApis.handleProduceRequest answers the whole request
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one, authorizer or not; WRITE on the
+ * id is checked by Produce's rule, apis/00-produce.ts) and one producer
+ * (ReplicaManager.handleProduceAppend refuses transactional batches of several
+ * producer ids or epochs with INVALID_PRODUCER_ID_MAPPING). Which producer owns the
+ * transactional id is checked by the coordinator when the partition joins the
+ * transaction (TransactionVerifier).
+ */
+export function transactionalRefusal(transactionalId: string | null, topicData: readonly ProduceTopicData[]): { code: number; message: string } | null {
+  const txn = transactionalProducers(topicData);
+  if (!txn.any) return null;
+  if (transactionalId === null || transactionalId === '') {
+    return { code: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message: 'transactional records need the transactional id they belong to' };
+  }
+  if (txn.producers.size > 1) {
+    return { code: ErrorCode.INVALID_PRODUCER_ID_MAPPING, message: `transactional records of more than one producer id and epoch (${[...txn.producers].join(', ')})` };
+  }
+  return null;
 }
