@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { GroupConfigs } from './admin/group-configs.js';
 import { adminHandlers } from './admin/handlers.js';
 import { TopicAdmin } from './admin/topic-admin.js';
-import type { BrokerContext, Handler, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
+import type { BrokerContext, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { ApiKey } from '../generated/index.js';
 import { crc32cImplementation } from '../runtime/crc32c.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
@@ -27,10 +27,8 @@ import { AclOperation, CLUSTER_NAME, ResourceType as AclResource } from './auth/
 import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
 import { tlsProtocolOptions } from './auth/tls-settings.js';
 import type { ListenerSpec } from './server/server.js';
-import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
-import { classicGroupHandlers } from './group/classic-handlers.js';
 import { ConsumerGroups } from './group/consumer-groups.js';
 import { findCoordinatorHandler, metadataHandler, type AutoCreate } from './handlers/cluster-handlers.js';
 import { ErrorCode } from './errors.js';
@@ -43,6 +41,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { BROKER_APIS } from './apis/index.js';
+import { isServed } from './apis/define.js';
 import type { BrokerServices } from './apis/services.js';
 import { KafkaServer } from './server/server.js';
 import { requestBudget } from './server/request-budget.js';
@@ -57,8 +56,7 @@ import { TransactionLog } from './txn/transaction-log.js';
 import { describePartitions, txnStateName } from './txn/transaction-metadata.js';
 import { TransactionVerifier } from './txn/verifier.js';
 
-/** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
-const SHARE_APIS: number[] = [ApiKey.ShareGroupHeartbeat, ApiKey.ShareGroupDescribe, ApiKey.ShareFetch, ApiKey.ShareAcknowledge, ApiKey.TxnShareAcknowledge];
+/** KIP-1289's APIs, served only with kip1289 on (definitions in apis/ say so with servedWhen). */
 const KIP1289_APIS = new Set<number>([ApiKey.AddShareAcksToTxn, ApiKey.TxnShareAcknowledge]);
 
 export interface StartOptions {
@@ -213,9 +211,6 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
   registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
   registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
   registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
-  registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
-  registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share, log)) registry.register(apiKey, handler);
   for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
     if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
     registry.register(apiKey, handler);
@@ -239,7 +234,15 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     served: () => registry.advertised(),
     log,
   };
-  for (const api of BROKER_APIS) if (api.servedWhen(config)) registry.serve(api, api.handler(services));
+  // Each definition's handler is built once; which are served is decided again when a share coordinator registers.
+  const definitions = BROKER_APIS.map((api) => ({ api, handler: api.handler(services) }));
+  const serveDefinitions = (): void => {
+    for (const { api, handler } of definitions) {
+      if (isServed(api, config, share)) registry.serve(api, handler);
+      else registry.unregister(api.apiKey);
+    }
+  };
+  serveDefinitions();
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
   const context: BrokerContext = {
@@ -258,14 +261,8 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
 
   const registerShareCoordinator = async (coordinator: ShareCoordinator): Promise<void> => {
     await coordinator.recover();
-    for (const apiKey of SHARE_APIS) registry.unregister(apiKey);
     share = coordinator;
-    for (const [apiKey, handler] of coordinator.handlers) {
-      if (!SHARE_APIS.includes(apiKey)) throw new Error(`the share coordinator may serve APIs ${SHARE_APIS.join(', ')}, not ${apiKey}`);
-      if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-      const range = coordinator.versions?.get(apiKey);
-      registry.register(apiKey, handler as Handler, range ? { min: range.min, max: range.max } : undefined);
-    }
+    serveDefinitions();
   };
 
   const factory = options.shareCoordinator === undefined ? createShareCoordinator : options.shareCoordinator;

@@ -12,13 +12,7 @@ import { createAddPartitionsToTxnPartitionResult, createAddPartitionsToTxnTopicR
 import { createAddShareAcksToTxnPartitionResult, createAddShareAcksToTxnTopicResult } from '../../generated/AddShareAcksToTxnResponse.js';
 import { createFetchableTopicResponse, createPartitionData as createFetchPartitionData } from '../../generated/FetchResponse.js';
 import { createListOffsetsPartitionResponse, createListOffsetsTopicResponse } from '../../generated/ListOffsetsResponse.js';
-import { createOffsetFetchResponseGroup } from '../../generated/OffsetFetchResponse.js';
 import { createPartitionProduceResponse, createTopicProduceResponse } from '../../generated/ProduceResponse.js';
-import { createPartitionData as createShareAckPartitionData, createShareAcknowledgeTopicResponse } from '../../generated/ShareAcknowledgeResponse.js';
-import { createPartitionData as createShareFetchPartitionData, createShareFetchableTopicResponse } from '../../generated/ShareFetchResponse.js';
-import { createDescribedGroup } from '../../generated/ShareGroupDescribeResponse.js';
-import { createTxnOffsetCommitResponsePartition, createTxnOffsetCommitResponseTopic } from '../../generated/TxnOffsetCommitResponse.js';
-import { createTxnShareAcknowledgePartitionResponse, createTxnShareAcknowledgeTopicResponse } from '../../generated/TxnShareAcknowledgeResponse.js';
 import { apiByKey } from '../../generated/index.js';
 import { ZERO_UUID } from '../../runtime/index.js';
 import type { ClusterView, RequestContext } from '../broker-context.js';
@@ -27,7 +21,7 @@ import { transactionalProducers } from '../handlers/produce-transactional.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { GROUP_ADMIN_RULES } from './group-admin-acls.js';
-import { hideGroupsWithUndescribableTopics, splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
+import { splitByPermission, topicAllowed, type Check, type Next, type Rule } from './rule-kit.js';
 import { ANONYMOUS } from './session.js';
 import type { AuthorizationRule } from '../apis/define.js';
 
@@ -60,22 +54,6 @@ function perTopic(
     allowed: (topic) => topicAllowed(check, topic, spec.operation),
     deniedEntry: spec.errorEntry,
   });
-}
-
-/**
- * One group's topics in an OffsetFetch: the ones the handler may see (null: all), and how
- * to complete its answer: without undescribable topics when all were asked for, with the
- * denied named topics as TOPIC_AUTHORIZATION_FAILED entries otherwise.
- */
-function splitOffsetFetchTopics(check: Check, topics: any[] | null): { kept: any[] | null; answer: (found: any[]) => any[] } {
-  if (topics === null) return { kept: null, answer: (found) => found.filter((t) => t.name === '' || check.allow(Res.TOPIC, t.name, Op.DESCRIBE)) };
-  const denied = topics.filter((t) => !topicAllowed(check, t, Op.DESCRIBE));
-  const deniedEntry = (t: any) => ({
-    name: t.name,
-    topicId: t.topicId,
-    partitions: t.partitionIndexes.map((partitionIndex: number) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: TOPIC_DENIED })),
-  });
-  return { kept: topics.filter((t) => !denied.includes(t)), answer: (found) => [...found, ...denied.map(deniedEntry)] };
 }
 
 const RULES: Record<number, Rule> = {
@@ -138,30 +116,6 @@ const RULES: Record<number, Rule> = {
         Object.assign(t, { errorCode: TOPIC_DENIED, ...identity, isInternal: false, partitions: [] });
       }
     }
-    return response;
-  },
-  // OffsetFetch: DESCRIBE on the group (per group from v8), and DESCRIBE on each topic
-  // (KafkaApis.handleOffsetFetchRequest, fetchAllOffsetsForGroup / fetchOffsetsForGroup):
-  // asked for all topics, the undescribable ones are left out; asked for by name or id,
-  // they are answered TOPIC_AUTHORIZATION_FAILED with no offset and never reach the handler.
-  9: async (req, check, ctx, next) => {
-    if (ctx.apiVersion < 8) {
-      require(check, Res.GROUP, req.groupId, Op.DESCRIBE, GROUP_DENIED);
-      const split = splitOffsetFetchTopics(check, req.topics);
-      const response = await next({ ...req, topics: split.kept });
-      // A group error (v2+) answers the group as a whole, as in the v8+ shape below.
-      if (!response.errorCode) response.topics = split.answer(response.topics);
-      return response;
-    }
-    const denied = req.groups.filter((g: any) => !check.allow(Res.GROUP, g.groupId, Op.DESCRIBE));
-    const kept = req.groups.filter((g: any) => !denied.includes(g));
-    const splits = new Map<string, ReturnType<typeof splitOffsetFetchTopics>>(kept.map((g: any) => [g.groupId, splitOffsetFetchTopics(check, g.topics)]));
-    const response = kept.length > 0 ? await next({ ...req, groups: kept.map((g: any) => ({ ...g, topics: splits.get(g.groupId)!.kept })) }) : apiByKey(9)!.response.create();
-    for (const group of response.groups) {
-      const split = splits.get(group.groupId);
-      if (split !== undefined && group.errorCode === ErrorCode.NONE) group.topics = split.answer(group.topics);
-    }
-    response.groups.push(...denied.map((g: any) => createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: GROUP_DENIED })));
     return response;
   },
   // FindCoordinator: DESCRIBE on the group / transactional id. Kafka's SHARE key type is
@@ -235,19 +189,6 @@ const RULES: Record<number, Rule> = {
     }));
     return response;
   },
-  // TxnOffsetCommit: WRITE on the transactional id, READ on the group, READ on each topic.
-  28: async (req, check, _ctx, next) => {
-    const entry = (code: number) => (t: any) =>
-      createTxnOffsetCommitResponseTopic({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p: any) => createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: code })) });
-    const whole = (code: number): unknown => {
-      const response = apiByKey(28)!.response.create() as any;
-      response.topics = req.topics.map(entry(code));
-      return response;
-    };
-    if (!check.allow(Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE)) return whole(TXN_DENIED);
-    if (!check.allow(Res.GROUP, req.groupId, Op.READ)) return whole(GROUP_DENIED);
-    return perTopic(req, check, next, { list: 'topics', responseList: 'topics', operation: Op.READ, apiKey: 28, errorEntry: entry(TOPIC_DENIED) });
-  },
   // DescribeAcls: DESCRIBE on the cluster; CreateAcls, DeleteAcls: ALTER on the cluster.
   29: async (req, check, _ctx, next) => {
     require(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, CLUSTER_DENIED);
@@ -265,46 +206,6 @@ const RULES: Record<number, Rule> = {
     response.filterResults = req.filters.map(() => ({ errorCode: CLUSTER_DENIED, errorMessage: 'not authorized to ALTER the cluster', matchingAcls: [] }));
     return response;
   },
-  // ShareGroupHeartbeat: READ on the group, DESCRIBE on each subscribed topic.
-  76: async (req, check, _ctx, next) => {
-    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
-    const denied = ((req.subscribedTopicNames ?? []) as string[]).filter((t) => !check.allow(Res.TOPIC, t, Op.DESCRIBE));
-    if (denied.length > 0) deny(TOPIC_DENIED, `not authorized to describe topic(s) ${denied.join(', ')}`);
-    return next(req);
-  },
-  // ShareGroupDescribe: DESCRIBE on each group; a group whose members are assigned a topic the
-  // caller may not DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED without members (KAFKA-18817).
-  77: async (req, check, _ctx, next) => {
-    const denied = (req.groupIds as string[]).filter((g) => !check.allow(Res.GROUP, g, Op.DESCRIBE));
-    const kept = (req.groupIds as string[]).filter((g) => !denied.includes(g));
-    const response = kept.length > 0 ? await next({ ...req, groupIds: kept }) : apiByKey(77)!.response.create();
-    response.groups.push(...denied.map((groupId) => createDescribedGroup({ groupId, errorCode: GROUP_DENIED, errorMessage: 'not authorized' })));
-    response.groups = hideGroupsWithUndescribableTopics(check, response.groups, (m) => [m.assignment], createDescribedGroup);
-    return response;
-  },
-  // ShareFetch, ShareAcknowledge: READ on the group, READ on each topic.
-  78: async (req, check, _ctx, next) => {
-    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
-    return perTopic(req, check, next, {
-      list: 'topics',
-      responseList: 'responses',
-      operation: Op.READ,
-      apiKey: 78,
-      errorEntry: (t) =>
-        createShareFetchableTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareFetchPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
-    });
-  },
-  79: async (req, check, _ctx, next) => {
-    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
-    return perTopic(req, check, next, {
-      list: 'topics',
-      responseList: 'responses',
-      operation: Op.READ,
-      apiKey: 79,
-      errorEntry: (t) =>
-        createShareAcknowledgeTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p: any) => createShareAckPartitionData({ partitionIndex: p.partitionIndex, errorCode: TOPIC_DENIED })) }),
-    });
-  },
   // KIP-1289 AddShareAcksToTxn: WRITE on the transactional id and READ on the share group
   // (as AddOffsetsToTxn), and READ on each topic whose acks it binds (coordinator/README.md).
   95: async (req, check, _ctx, next) => {
@@ -317,23 +218,6 @@ const RULES: Record<number, Rule> = {
       apiKey: 95,
       errorEntry: (t) =>
         createAddShareAcksToTxnTopicResult({ name: t.name, partitions: t.partitions.map((p: number) => createAddShareAcksToTxnPartitionResult({ partitionIndex: p, partitionErrorCode: TOPIC_DENIED })) }),
-    });
-  },
-  // KIP-1289 TxnShareAcknowledge: WRITE on the transactional id, READ on the share group and
-  // on each topic (as TxnOffsetCommit for consumer offsets).
-  96: async (req, check, _ctx, next) => {
-    require(check, Res.TRANSACTIONAL_ID, req.transactionalId, Op.WRITE, TXN_DENIED);
-    require(check, Res.GROUP, req.groupId, Op.READ, GROUP_DENIED);
-    return perTopic(req, check, next, {
-      list: 'topics',
-      responseList: 'topics',
-      operation: Op.READ,
-      apiKey: 96,
-      errorEntry: (t) =>
-        createTxnShareAcknowledgeTopicResponse({
-          topicId: t.topicId,
-          partitions: t.partitions.map((p: any) => createTxnShareAcknowledgePartitionResponse({ partition: p.partition, errorCode: TOPIC_DENIED, errorMessage: 'not authorized to read the topic' })),
-        }),
     });
   },
 };

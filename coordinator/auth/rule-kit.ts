@@ -56,15 +56,39 @@ export async function splitByPermission(
 }
 
 /**
+ * splitByPermission for a typed rule: `entries` are the request's list, `keep` the
+ * request with only the allowed ones, `empty` the answer when none is allowed, and
+ * `answerDenied` adds the denied ones to the response in its own shape.
+ */
+export interface EntrySplit<Req, Res, E> {
+  readonly entries: readonly E[];
+  readonly allowed: (entry: E) => boolean;
+  readonly keep: (kept: E[]) => Req;
+  readonly empty: () => Res;
+  readonly answerDenied: (response: Res, denied: E[]) => void;
+}
+
+/** splitByPermission, typed by the API's request and response (see EntrySplit). */
+export async function splitEntries<Req, Res, E>(request: Req, next: (request: Req) => Promise<Res>, spec: EntrySplit<Req, Res, E>): Promise<Res> {
+  const kept: E[] = [];
+  const denied: E[] = [];
+  for (const entry of spec.entries) (spec.allowed(entry) ? kept : denied).push(entry);
+  if (denied.length === 0) return next(request);
+  const response = kept.length > 0 ? await next(spec.keep(kept)) : spec.empty();
+  spec.answerDenied(response, denied);
+  return response;
+}
+
+/**
  * ConsumerGroupDescribe and ShareGroupDescribe (Kafka 4.0, KAFKA-18817; KafkaApis
  * handleConsumerGroupDescribe / handleShareGroupDescribe): a described group one of whose
  * members is assigned a topic the caller may not DESCRIBE is replaced by a bare entry with
  * TOPIC_AUTHORIZATION_FAILED and no members, so the group's topics are not disclosed.
  */
-export function hideGroupsWithUndescribableTopics<G extends { groupId: string; members: any[] }>(
+export function hideGroupsWithUndescribableTopics<G extends { groupId: string; members: readonly object[] }>(
   check: Check,
   groups: G[],
-  assignmentsOf: (member: any) => Array<{ topicPartitions: { topicName: string }[] } | null | undefined>,
+  assignmentsOf: (member: G['members'][number]) => Array<{ topicPartitions: { topicName: string }[] } | null | undefined>,
   bare: (fields: { groupId: string; errorCode: number; errorMessage: string; members: [] }) => G,
 ): G[] {
   const decided = new Map<string, boolean>();
