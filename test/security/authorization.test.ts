@@ -293,6 +293,15 @@ describe('share groups and KIP-1289', () => {
     expect(await noGroup.poll(2_000).catch((e: unknown) => e)).toBeInstanceOf(GroupAuthorizationError);
   });
 
+  it('a ShareFetch or ShareAcknowledge with a null GroupId is answered GROUP_AUTHORIZATION_FAILED, not a dropped connection, while a PREFIXED group ACL exists', async () => {
+    // A PREFIXED entry is matched by the start of the name: the rule checks the group as '' (a null name has no start).
+    await grant({ principal: 'User:carol', resourceType: Res.GROUP, resourceName: 'null-group-', operation: Op.READ, patternType: PatternType.PREFIXED });
+    const fetch = await as('dave', (c) => c.send(ShareFetchRequest, ShareFetchRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 0, topics: [] }), 2));
+    expect(fetch.errorCode).toBe(30);
+    const ack = await as('dave', (c) => c.send(ShareAcknowledgeRequest, ShareAcknowledgeRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 1, topics: [] }), 2));
+    expect(ack.errorCode).toBe(30);
+  });
+
   it('a share consumer may read but not bind acks to a transaction: each half of AddShareAcksToTxn and TxnShareAcknowledge is denied alone', async () => {
     await learnTopicIds();
     await grant(
