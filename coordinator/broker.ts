@@ -11,8 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { GroupConfigs } from './admin/group-configs.js';
 import { TopicAdmin } from './admin/topic-admin.js';
-import type { BrokerContext, Handler, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
-import { ApiKey } from '../generated/index.js';
+import type { BrokerContext, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { crc32cImplementation } from '../runtime/crc32c.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
 import { listenersOf, logFlushSettings, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
@@ -25,10 +24,8 @@ import { AclOperation, CLUSTER_NAME, ResourceType as AclResource } from './auth/
 import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
 import { tlsProtocolOptions } from './auth/tls-settings.js';
 import type { ListenerSpec } from './server/server.js';
-import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
-import { classicGroupHandlers } from './group/classic-handlers.js';
 import { ConsumerGroups } from './group/consumer-groups.js';
 import { ErrorCode } from './errors.js';
 import { LogManager } from './log/log-manager.js';
@@ -37,6 +34,7 @@ import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metric
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
 import { BROKER_APIS } from './apis/index.js';
+import { isServed } from './apis/define.js';
 import type { AutoCreate, BrokerServices } from './apis/services.js';
 import { KafkaServer } from './server/server.js';
 import { requestBudget } from './server/request-budget.js';
@@ -49,10 +47,6 @@ import { TransactionCoordinator } from './txn/transaction-coordinator.js';
 import { TransactionLog } from './txn/transaction-log.js';
 import { describePartitions, txnStateName } from './txn/transaction-metadata.js';
 import { TransactionVerifier } from './txn/verifier.js';
-
-/** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
-const SHARE_APIS: number[] = [ApiKey.ShareGroupHeartbeat, ApiKey.ShareGroupDescribe, ApiKey.ShareFetch, ApiKey.ShareAcknowledge, ApiKey.TxnShareAcknowledge];
-const KIP1289_APIS = new Set<number>([ApiKey.AddShareAcksToTxn, ApiKey.TxnShareAcknowledge]);
 
 export interface StartOptions {
   /**
@@ -195,9 +189,6 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     : undefined;
 
   // APIs of the broker itself.
-  registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
-  registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share, log)) registry.register(apiKey, handler);
 
   const services: BrokerServices = {
     config,
@@ -217,7 +208,15 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     served: () => registry.advertised(),
     log,
   };
-  for (const api of BROKER_APIS) if (api.servedWhen(config)) registry.register(api.apiKey, api.handler(services), api.versions, api.authorize);
+  // Each definition's handler is built once; which are served is decided again when a share coordinator registers.
+  const definitions = BROKER_APIS.map((api) => ({ api, handler: api.handler(services) }));
+  const serveDefinitions = (): void => {
+    for (const { api, handler } of definitions) {
+      if (isServed(api, config, share)) registry.register(api.apiKey, handler, api.versions, api.authorize);
+      else registry.unregister(api.apiKey);
+    }
+  };
+  serveDefinitions();
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
   const context: BrokerContext = {
@@ -236,14 +235,8 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
 
   const registerShareCoordinator = async (coordinator: ShareCoordinator): Promise<void> => {
     await coordinator.recover();
-    for (const apiKey of SHARE_APIS) registry.unregister(apiKey);
     share = coordinator;
-    for (const [apiKey, handler] of coordinator.handlers) {
-      if (!SHARE_APIS.includes(apiKey)) throw new Error(`the share coordinator may serve APIs ${SHARE_APIS.join(', ')}, not ${apiKey}`);
-      if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-      const range = coordinator.versions?.get(apiKey);
-      registry.register(apiKey, handler as Handler, range ? { min: range.min, max: range.max } : undefined);
-    }
+    serveDefinitions();
   };
 
   const factory = options.shareCoordinator === undefined ? createShareCoordinator : options.shareCoordinator;

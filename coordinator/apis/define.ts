@@ -10,12 +10,23 @@
  * definition checks the request's permissions and shapes the wire answer, and hands
  * the work to the domain folders (log/, txn/, group/, share/, admin/, auth/), which
  * take the typed request data as Kafka's coordinators take `…RequestData`.
+ * The share coordinator is pluggable: its APIs call the typed operations of
+ * broker-context.ts's ShareCoordinator and are served while one offering them is
+ * registered (`needsShare`).
  */
 import type { ApiMessageCodec } from '../../runtime/index.js';
 import type { AuthorizationRule } from '../auth/rule-kit.js';
-import type { RequestContext } from '../broker-context.js';
+import type { RequestContext, ShareCoordinator } from '../broker-context.js';
 import type { BrokerConfig } from '../config.js';
 import type { BrokerServices } from './services.js';
+
+/** Which operations of the share coordinator an API needs (ShareCoordinator.groups / .partitions). */
+export type ShareOperations = 'groups' | 'partitions';
+
+/** Whether `api` is served now: its config condition, and the share coordinator's operations it needs. */
+export function isServed(api: BrokerApi, config: BrokerConfig, share: ShareCoordinator | null): boolean {
+  return api.servedWhen(config) && (api.needsShare === undefined || share?.[api.needsShare] !== undefined);
+}
 
 /** Answers one decoded request of the API with its response body. */
 export type ApiHandler<Req, Res> = (request: Req, ctx: RequestContext) => Promise<Res>;
@@ -35,6 +46,12 @@ export interface ApiDefinition<Req, Res> {
   readonly versions?: ServedVersions;
   /** Whether this broker serves the API at all (e.g. KIP-1289's APIs only with kip1289 on); absent: always. */
   readonly servedWhen?: (config: BrokerConfig) => boolean;
+  /**
+   * The share coordinator's operations the handler calls (broker-context.ts): the API is
+   * served only while a registered share coordinator offers them (a broker without one
+   * neither advertises nor dispatches it), besides `servedWhen`.
+   */
+  readonly needsShare?: ShareOperations;
   /** Required: an API without an authorization rule cannot be defined. */
   readonly authorize: AuthorizationRule<Req, Res>;
   /** Builds the handler from the broker's parts, once at start-up. */
@@ -53,6 +70,7 @@ export interface BrokerApi {
   readonly response: ApiMessageCodec<unknown, unknown>;
   readonly versions: { readonly min: number; readonly max: number; readonly why?: string };
   readonly servedWhen: (config: BrokerConfig) => boolean;
+  readonly needsShare: ShareOperations | undefined;
   readonly authorize: AuthorizationRule<unknown, unknown>;
   readonly handler: (services: BrokerServices) => ApiHandler<unknown, unknown>;
 }
@@ -75,6 +93,7 @@ export function defineApi<Req, Res>(definition: ApiDefinition<Req, Res>): Broker
     response: erased.response,
     versions: { min, max, ...(definition.versions ? { why: definition.versions.why } : {}) },
     servedWhen: definition.servedWhen ?? (() => true),
+    needsShare: definition.needsShare,
     authorize: erased.authorize,
     handler: erased.handler,
   };

@@ -1,15 +1,13 @@
 /**
- * What the per-API ACL rules (api-acls.ts, group-admin-acls.ts) are made of: the
- * rule's signature, the checks it may make, and the one way a request naming several
- * resources is split into the entries it may act on and the ones answered as denied.
+ * What the per-API ACL rules (each API's `authorize`, coordinator/apis/) are made of:
+ * the rule's signature, the checks it may make, and the one way a request naming
+ * several resources is split into the entries it may act on and the ones answered
+ * as denied.
  */
-import { apiByKey } from '../../generated/index.js';
 import type { RequestContext } from '../broker-context.js';
 import { BrokerError, ErrorCode } from '../errors.js';
 import { ConfigResourceType } from '../admin/config-entries.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
-
-export type Next = (request: any) => Promise<any>;
 
 /** The checks available to a rule, for the requester of this request. */
 export interface Check {
@@ -17,8 +15,6 @@ export interface Check {
   allowAny(resourceType: number, operation: number): boolean;
   topicName(topic: { name?: string | null; topic?: string; topicId?: string }): string | undefined;
 }
-
-export type Rule = (request: any, check: Check, ctx: RequestContext, next: Next) => Promise<any>;
 
 /**
  * Runs before an API's handler when the broker has an authorizer: checks what the
@@ -44,23 +40,32 @@ export function topicAllowed(check: Check, entry: { name?: string | null; topic?
 }
 
 /**
- * Handles the allowed entries of `request[list]` and answers the denied ones with
- * `deniedEntry(entry)`, appended to `response[responseList]`, in Kafka's way: a denied
- * entry never reaches the handler, the others are handled as usual. With no allowed
- * entry left the handler is not called (a Fetch would otherwise wait for data).
+ * Splits a request's entries by permission, typed by the API's request and response: `entries` are the request's list, `keep` the
+ * request with only the allowed ones, `empty` the answer when none is allowed, and
+ * `answerDenied` adds the denied ones to the response in its own shape.
  */
-export async function splitByPermission(
-  apiKey: number,
-  request: any,
-  next: Next,
-  spec: { list: string; responseList: string; allowed: (entry: any) => boolean; deniedEntry: (entry: any) => unknown },
-): Promise<any> {
-  const kept: any[] = [];
-  const denied: any[] = [];
-  for (const entry of request[spec.list] as any[]) (spec.allowed(entry) ? kept : denied).push(entry);
+export interface EntrySplit<Req, Res, E> {
+  readonly entries: readonly E[];
+  readonly allowed: (entry: E) => boolean;
+  readonly keep: (kept: E[]) => Req;
+  readonly empty: () => Res;
+  readonly answerDenied: (response: Res, denied: E[]) => void;
+}
+
+/**
+ * Handles the allowed entries and answers the denied ones in Kafka's way: a denied
+ * entry never reaches the handler, the others are handled as usual. With no entry
+ * left the handler is not called (a Fetch would otherwise wait for data) and
+ * `empty()` is the response. A request whose entries are all allowed goes through
+ * as it is, without a copy.
+ */
+export async function splitEntries<Req, Res, E>(request: Req, next: (request: Req) => Promise<Res>, spec: EntrySplit<Req, Res, E>): Promise<Res> {
+  const kept: E[] = [];
+  const denied: E[] = [];
+  for (const entry of spec.entries) (spec.allowed(entry) ? kept : denied).push(entry);
   if (denied.length === 0) return next(request);
-  const response = kept.length > 0 ? await next({ ...request, [spec.list]: kept }) : apiByKey(apiKey)!.response.create();
-  response[spec.responseList].push(...denied.map(spec.deniedEntry));
+  const response = kept.length > 0 ? await next(spec.keep(kept)) : spec.empty();
+  spec.answerDenied(response, denied);
   return response;
 }
 
@@ -70,10 +75,10 @@ export async function splitByPermission(
  * members is assigned a topic the caller may not DESCRIBE is replaced by a bare entry with
  * TOPIC_AUTHORIZATION_FAILED and no members, so the group's topics are not disclosed.
  */
-export function hideGroupsWithUndescribableTopics<G extends { groupId: string; members: any[] }>(
+export function hideGroupsWithUndescribableTopics<G extends { groupId: string; members: readonly object[] }>(
   check: Check,
   groups: G[],
-  assignmentsOf: (member: any) => Array<{ topicPartitions: { topicName: string }[] } | null | undefined>,
+  assignmentsOf: (member: G['members'][number]) => Array<{ topicPartitions: { topicName: string }[] } | null | undefined>,
   bare: (fields: { groupId: string; errorCode: number; errorMessage: string; members: [] }) => G,
 ): G[] {
   const decided = new Map<string, boolean>();
@@ -92,34 +97,6 @@ export function hideGroupsWithUndescribableTopics<G extends { groupId: string; m
       members: [],
     });
   });
-}
-
-/**
- * splitByPermission for the typed definitions of apis/: the entries of one list of
- * the request are split by `allowed`; the denied ones never reach the handler and are
- * answered by `answerDenied` in the response's own shape. With no entry left the
- * handler is not called and `empty()` is the response. A request whose entries are
- * all allowed goes through as it is, without a copy.
- */
-export async function splitEntries<Req, Res, E>(
-  request: Req,
-  next: (request: Req) => Promise<Res>,
-  spec: {
-    readonly entries: readonly E[];
-    readonly allowed: (entry: E) => boolean;
-    /** The request narrowed to `kept`. */
-    readonly keep: (kept: E[]) => Req;
-    readonly empty: () => Res;
-    readonly answerDenied: (response: Res, denied: E[]) => void;
-  },
-): Promise<Res> {
-  const kept: E[] = [];
-  const denied: E[] = [];
-  for (const entry of spec.entries) (spec.allowed(entry) ? kept : denied).push(entry);
-  if (denied.length === 0) return next(request);
-  const response = kept.length > 0 ? await next(spec.keep(kept)) : spec.empty();
-  spec.answerDenied(response, denied);
-  return response;
 }
 
 /**

@@ -14,6 +14,7 @@
 import { encodeRecordBatch, readControlRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, type Cluster } from '../cluster.js';
 import { coordinatorRecordType } from '../coordinator-records.js';
+import { ErrorCode } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import {
@@ -124,6 +125,12 @@ export class OffsetStore {
   /** Whether this node is the group coordinator of `groupId`. */
   isCoordinatorFor(groupId: string): boolean {
     return this.partitions.has(this.cluster.offsetsPartitionFor(groupId));
+  }
+
+  /** NONE, or why this node cannot serve the group: an empty id (INVALID_GROUP_ID), another node coordinates it (NOT_COORDINATOR). */
+  coordinatorError(groupId: string): number {
+    if (groupId === '') return ErrorCode.INVALID_GROUP_ID;
+    return this.isCoordinatorFor(groupId) ? ErrorCode.NONE : ErrorCode.NOT_COORDINATOR;
   }
 
   /**

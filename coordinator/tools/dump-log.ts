@@ -136,7 +136,7 @@ function describeRecord(topic: string, record: KafkaRecord, isControl: boolean):
       const type = coordinatorRecordType(record.key);
       const [name, keyCodec, valueCodec] = (
         type === 0 ? ['shareSnapshot', ShareSnapshotKey, ShareSnapshotValue] : type === 1 ? ['shareUpdate', ShareUpdateKey, ShareUpdateValue] : [null, null, null]
-      ) as [string | null, MessageCodec<any> | null, MessageCodec<any> | null];
+      ) as [string | null, MessageCodec<unknown, never> | null, MessageCodec<unknown, never> | null];
       if (name !== null) {
         const key = decodeCoordinatorKey(keyCodec!, record.key);
         if (record.value === null) return `${name}: ${JSON.stringify(keyCodec!.toJson(key, 0))} <tombstone>`;

@@ -331,7 +331,7 @@ describe('broker: the settings, the pass at startup and the timer', () => {
 
 describe('ShareStateLog: the groups verified for a transaction go with the transaction', () => {
   /** A share coordinator that serves nothing: the test writes to the share-state log itself. */
-  const idle: ShareCoordinator = { handlers: new Map(), recover: async () => {}, completeTransaction: async () => {}, dump: () => '', close: async () => {} };
+  const idle: ShareCoordinator = { recover: async () => {}, completeTransaction: async () => {}, dump: () => '', close: async () => {} };
   const record = { key: ENC.encode('key'), value: ENC.encode('value') };
 
   it('an entry per producer while its transaction is open; removed when its COMMIT or ABORT marker is written', async () => {

@@ -6,7 +6,7 @@
  * Each test uses its own topic and group.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrokerContext, ShareCoordinator } from '../../coordinator/broker-context.js';
+import type { BrokerContext, ShareCoordinator, SharePartitionOperations } from '../../coordinator/broker-context.js';
 import { startBroker, type Broker } from '../../coordinator/broker.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
@@ -66,19 +66,22 @@ let txnAckCalls = 0;
 
 /** The share coordinator as the broker sees it, with TxnShareAcknowledge able to lose its response. */
 function withLossyTxnAck(inner: KipgenShareCoordinator): ShareCoordinator {
-  const handlers = new Map(inner.handlers);
-  const handle = inner.handlers.get(96)!;
-  handlers.set(96, async (request, requestCtx) => {
-    txnAckCalls++;
-    const response = await handle(request, requestCtx);
-    if (dropTxnAckResponses > 0) {
-      dropTxnAckResponses--;
-      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a BrokerError: the broker closes the connection
-    }
-    return response;
-  });
+  const partitions: SharePartitionOperations = {
+    shareFetch: (request, requestCtx, answer) => inner.shareFetch(request, requestCtx, answer),
+    shareAcknowledge: (request, requestCtx, answer) => inner.shareAcknowledge(request, requestCtx, answer),
+    txnShareAcknowledge: async (request, memberId) => {
+      txnAckCalls++;
+      const result = await inner.txnShareAcknowledge(request, memberId);
+      if (dropTxnAckResponses > 0) {
+        dropTxnAckResponses--;
+        throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a BrokerError: the broker closes the connection
+      }
+      return result;
+    },
+  };
   return {
-    handlers,
+    groups: inner.groups,
+    partitions,
     recover: () => inner.recover(),
     completeTransaction: (producerId, producerEpoch, commit) => inner.completeTransaction(producerId, producerEpoch, commit),
     dump: () => inner.dump(),
