@@ -25,6 +25,8 @@
  * KIPGEN_CONFORMANCE_SEED replays a run: every failure names it.
  */
 import { createHash, randomInt } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../../coordinator/coordinator-records.js';
@@ -34,6 +36,7 @@ import { messages } from '../../generated/index.js';
 import { controlRecordBatch, decodeRecordBatches, encodeRecordBatch, readControlRecord, type RecordBatch, type RecordBatchInput } from '../../runtime/index.js';
 import { jsonDifference } from '../support/vectors.js';
 import { startKafkaCodecs, type KafkaBatch, type KafkaCodecs } from './support/codec-server.js';
+import { KAFKA_TEST_DIR } from './support/judge.js';
 import { messageArbitrary, UNKNOWN, withoutUnknown, withUnknownTaggedFields } from './support/conformance-arbitraries.js';
 import { asKafkaWrites, kafkaJsonText } from './support/kafka-json.js';
 import { kafkaPrerequisites } from './support/prerequisites.js';
@@ -62,6 +65,28 @@ function replay(): string {
   return `(KIPGEN_CONFORMANCE_SEED=${SEED} KIPGEN_CONFORMANCE_RUNS=${RUNS} replays this run)`;
 }
 
+interface ConformanceDifference {
+  id: string;
+  test: string;
+  input: string;
+  kafka: string;
+  kipgen: string;
+  why: string;
+}
+
+/** test/kafka/conformance-differences.json, checked: an entry missing a field is an error naming it. */
+function readConformanceDifferences(): ConformanceDifference[] {
+  const file = path.join(KAFKA_TEST_DIR, 'conformance-differences.json');
+  const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as { differences?: unknown };
+  if (!Array.isArray(parsed.differences)) throw new Error(`${file}: "differences" must be an array`);
+  return parsed.differences.map((e: Record<string, unknown>, i: number) => {
+    for (const field of ['id', 'test', 'input', 'kafka', 'kipgen', 'why']) {
+      if (typeof e[field] !== 'string' || e[field] === '') throw new Error(`${file}: differences[${i}].${field} must be a non-empty string`);
+    }
+    return e as unknown as ConformanceDifference;
+  });
+}
+
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 const hex = (base64: string) => Buffer.from(base64, 'base64').toString('hex');
 
@@ -71,7 +96,9 @@ let kafkaVersions: Record<string, [number, number] | null>;
 /** Batches checked per compression (and markers): [Kafka → ours, ours → Kafka]. */
 const batchCounts: Record<string, [number, number]> = {};
 /** name → version → messages checked each way. */
-const counts = new Map<string, Map<number, { toKafka: number; fromKafka: number; log: number }>>();
+const counts = new Map<string, Map<number, { toKafka: number; fromKafka: number; log: number; downgrade: number }>>();
+/** Downgrades both codecs refused, per message and version pair. */
+const refusals = new Map<string, number>();
 
 beforeAll(async () => {
   // Kafka's class path, not its broker: this file needs no running Kafka.
@@ -86,14 +113,14 @@ afterAll(async () => {
   const rows: string[] = [];
   let total = 0;
   for (const [name, byVersion] of counts) {
-    const versions = [...byVersion.keys()];
-    const each = [...byVersion.values()];
-    const n = each.reduce((sum, c) => sum + c.toKafka + c.fromKafka + c.log, 0);
+    const versions = [...byVersion.keys()].sort((a, b) => a - b);
+    const each = versions.map((v) => byVersion.get(v)!);
+    const n = each.reduce((sum, c) => sum + c.toKafka + c.fromKafka + c.log + c.downgrade, 0);
     total += n;
-    rows.push(`  ${name.padEnd(32)} v${versions[0]}-${versions.at(-1)}  ${each.map((c) => `${c.toKafka}/${c.fromKafka}${c.log > 0 ? `/${c.log}` : ''}`).join(' ')}`);
+    rows.push(`  ${name.padEnd(32)} v${versions[0]}-${versions.at(-1)}  ${each.map((c) => `${c.toKafka}/${c.fromKafka}/${c.downgrade}${c.log > 0 ? `/${c.log}` : ''}`).join(' ')}`);
   }
   process.stdout.write(
-    `conformance against Kafka 4.4's codecs: ${total} messages, seed ${SEED}, ${RUNS} per version and direction; ${(time.ours / 1000).toFixed(1)} s ours, ${(time.kafka / 1000).toFixed(1)} s waiting for Kafka's process\n  (per version: ours→Kafka/Kafka→ours[/as log records])\n${rows.join('\n')}\n  record batches (Kafka→ours/ours→Kafka): ${Object.entries(batchCounts).map(([k, [a, b]]) => `${k} ${a}/${b}`).join(', ')}\n`,
+    `conformance against Kafka 4.4's codecs: ${total} messages, seed ${SEED}, ${RUNS} per version and direction; ${(time.ours / 1000).toFixed(1)} s ours, ${(time.kafka / 1000).toFixed(1)} s waiting for Kafka's process\n  (per version: ours→Kafka/Kafka→ours/written down from the highest version[/as log records]; ${[...refusals.values()].reduce((a, b) => a + b, 0)} downgrades refused by both)\n${rows.join('\n')}\n  record batches, markers and ill-formed strings (Kafka→ours/ours→Kafka): ${Object.entries(batchCounts).map(([k, [a, b]]) => `${k} ${a}/${b}`).join(', ')}\n`,
   );
 });
 
@@ -104,10 +131,10 @@ function commonVersions(spec: MessageSpec): number[] {
   return [...spec.validVersions].filter((v) => v >= theirs[0] && v <= theirs[1]);
 }
 
-function count(name: string, version: number, direction: 'toKafka' | 'fromKafka' | 'log', n: number): void {
+function count(name: string, version: number, direction: 'toKafka' | 'fromKafka' | 'log' | 'downgrade', n: number): void {
   const byVersion = counts.get(name) ?? new Map();
   counts.set(name, byVersion);
-  const c = byVersion.get(version) ?? { toKafka: 0, fromKafka: 0, log: 0 };
+  const c = byVersion.get(version) ?? { toKafka: 0, fromKafka: 0, log: 0, downgrade: 0 };
   c[direction] += n;
   byVersion.set(version, c);
 }
@@ -216,6 +243,89 @@ describe('random messages, both ways, at every version Kafka 4.4 and we declare'
       expect(problems, replay()).toEqual([]);
     });
   }
+});
+
+describe('a message of the highest version written at every lower one: the same bytes, or both refuse', () => {
+  for (const spec of tested) {
+    const versions = [...spec.validVersions];
+    if (versions.length < 2) continue;
+    it(spec.name, async () => {
+      const codec = messages[spec.name]!;
+      const from = commonVersions(spec).at(-1)!;
+      const seed = seedFor(spec.name, from, 'downgrade');
+      const samples = fc.sample(messageArbitrary(spec, from), { seed, numRuns: RUNS }).map((j) => withoutUnknown(j) as Record<string, unknown>);
+      const texts = samples.map((json) => kafkaJsonText(spec, json));
+      const problems: string[] = [];
+      for (const to of commonVersions(spec).filter((v) => v < from)) {
+        const theirs = await timed(inChunks(texts, (chunk) => codecs.downgrade(spec.name, from, to, chunk)));
+        let refusedByBoth = 0;
+        const bad: string[] = [];
+        samples.forEach((json, i) => {
+          const k = theirs[i]!;
+          let ours: { bytes: string } | { error: string };
+          try {
+            ours = { bytes: b64(codec.encode(codec.fromJson(json, from), to)) };
+          } catch (error) {
+            ours = { error: `${(error as Error).name}: ${(error as Error).message}` };
+          }
+          const where = `${spec.name} v${from} written at v${to}, sample ${i} (fast-check seed ${seed})`;
+          if ('error' in k && 'error' in ours) refusedByBoth++;
+          else if ('error' in k) bad.push(`${where}: Kafka refuses (${k.error}), we write ${hex((ours as { bytes: string }).bytes).slice(0, 300)}\n  json ${JSON.stringify(json).slice(0, 600)}`);
+          else if ('error' in ours) bad.push(`${where}: we refuse (${ours.error}), Kafka writes ${hex(k.bytes).slice(0, 300)}\n  json ${JSON.stringify(json).slice(0, 600)}`);
+          else if (ours.bytes !== k.bytes) bad.push(`${where}: ours ${hex(ours.bytes).slice(0, 300)}, Kafka ${hex(k.bytes).slice(0, 300)}\n  json ${JSON.stringify(json).slice(0, 600)}`);
+        });
+        count(spec.name, to, 'downgrade', samples.length);
+        refusals.set(`${spec.name} v${from}→v${to}`, refusedByBoth);
+        if (bad.length > 0) problems.push(`v${from} → v${to}: ${bad.length} of ${samples.length} differ, the first:\n${bad.slice(0, SHOWN).join('\n')}`);
+      }
+      expect(problems, replay()).toEqual([]);
+    });
+  }
+});
+
+describe('strings outside well-formed UTF-8', () => {
+  const codec = messages.HeartbeatRequest!;
+  // Bytes that start, continue, cut short or spoil sequences of every length, encoded surrogates (ED A0..BF) among them.
+  const byte = fc.constantFrom(0x61, 0x28, 0x80, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xc3, 0xa9, 0xe0, 0xe2, 0x82, 0xed, 0xef, 0xf0, 0x90, 0xf4, 0x8f, 0xf5, 0xff);
+
+  it('ill-formed UTF-8 in a string is replaced as Kafka replaces it', async () => {
+    const seed = seedFor('ill-formed utf-8');
+    const strings = fc.sample(fc.uint8Array({ minLength: 1, maxLength: 10 }).chain((n) => fc.array(byte, { minLength: n.length, maxLength: n.length })), { seed, numRuns: RUNS * 5 });
+    // HeartbeatRequest v0: groupId (int16 length + bytes), generationId 1, memberId "b".
+    const frames = strings.map((s) => Buffer.concat([Buffer.from([0, s.length]), Buffer.from(s), Buffer.from([0, 0, 0, 1, 0, 1, 0x62])]));
+    const theirs = await timed(inChunks(frames.map((f) => f.toString('base64')), (chunk) => codecs.read('HeartbeatRequest', 0, chunk)));
+    const problems: string[] = [];
+    frames.forEach((frame, i) => {
+      const k = theirs[i]!;
+      if (k.error !== undefined) return void problems.push(`${hex(frame.toString('base64'))}: Kafka refused it: ${k.error}`);
+      const ours = codec.decode(frame, 0) as { groupId: string };
+      const kafkaGroupId = (k.json as { groupId: string }).groupId;
+      if (ours.groupId !== kafkaGroupId) problems.push(`bytes ${Buffer.from(strings[i]!).toString('hex')} (seed ${seed}): Kafka reads ${JSON.stringify(kafkaGroupId)}, we read ${JSON.stringify(ours.groupId)}`);
+    });
+    batchCounts['ill-formed strings'] = [frames.length, 0];
+    expect(problems.slice(0, 10), replay()).toEqual([]);
+  });
+
+  it("an unpaired surrogate in a string: Kafka writes '?', we write U+FFFD", async () => {
+    const listed = readConformanceDifferences().find((d) => d.test === "an unpaired surrogate in a string: Kafka writes '?', we write U+FFFD");
+    expect(listed, 'conformance-differences.json lists this difference').toBeDefined();
+    const seed = seedFor('lone surrogates');
+    const unit = fc.constantFrom('a', 'é', '😀', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d');
+    const strings = fc.sample(fc.string({ unit, minLength: 1, maxLength: 8 }), { seed, numRuns: RUNS });
+    const theirs = await timed(inChunks(strings.map((groupId) => JSON.stringify({ groupId, generationId: 1, memberId: 'b' })), (chunk) => codecs.fromJson('HeartbeatRequest', 0, chunk)));
+    const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+    const asListed = (s: string, replacement: string) => Buffer.from(s.replace(lone, Buffer.from(replacement, 'hex').toString('utf8')), 'utf8').toString('hex');
+    const problems: string[] = [];
+    strings.forEach((groupId, i) => {
+      const k = theirs[i]!;
+      if (k.error !== undefined) return void problems.push(`${JSON.stringify(groupId)}: Kafka refused it: ${k.error}`);
+      const kafkaBody = hex(k.bytes).slice(4, -14);
+      const ourBody = Buffer.from(codec.encode(codec.fromJson({ groupId, generationId: 1, memberId: 'b' }, 0), 0)).toString('hex').slice(4, -14);
+      if (kafkaBody !== asListed(groupId, listed!.kafka)) problems.push(`${JSON.stringify(groupId)}: Kafka wrote ${kafkaBody}, not as listed`);
+      if (ourBody !== asListed(groupId, listed!.kipgen)) problems.push(`${JSON.stringify(groupId)}: we wrote ${ourBody}, not as listed`);
+    });
+    expect(problems.slice(0, 10), replay()).toEqual([]);
+  });
 });
 
 describe('coordinator records as their coordinators write them in __consumer_offsets, __share_group_state and __transaction_state', () => {

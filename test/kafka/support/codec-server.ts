@@ -23,6 +23,8 @@ export interface KafkaCodecs {
   read(name: string, version: number, items: string[]): Promise<KafkaResult[]>;
   /** Kafka's JsonConverter reads each JSON text, then Kafka writes and prints the message. */
   fromJson(name: string, version: number, jsonTexts: string[]): Promise<KafkaResult[]>;
+  /** Kafka's JsonConverter reads each JSON text at `from`, Kafka writes the message at `to`. */
+  downgrade(name: string, from: number, to: number, jsonTexts: string[]): Promise<({ bytes: string } | { error: string })[]>;
   /** Each coordinator record (JSON text) as its coordinator writes it in its log: a key after its record type, a value after its version. */
   logRecord(name: string, version: number, jsonTexts: string[]): Promise<({ bytes: string } | { error: string })[]>;
   /** Kafka's MemoryRecords writes each batch described (see Batches.java): base64 bytes or an error. */
@@ -112,6 +114,8 @@ export async function startKafkaCodecs(classpath: string): Promise<KafkaCodecs> 
     fromJson: async (name, version, texts) =>
       // The texts are JSON already (with int64 as bare numbers), so they are spliced in, not re-stringified.
       (await ask<{ results: KafkaResult[] }>(`{"op":"fromJson","name":${JSON.stringify(name)},"version":${version},"items":[${texts.join(',')}]}`)).results,
+    downgrade: async (name, from, to, texts) =>
+      (await ask<{ results: ({ bytes: string } | { error: string })[] }>(`{"op":"downgrade","name":${JSON.stringify(name)},"from":${from},"to":${to},"items":[${texts.join(',')}]}`)).results,
     logRecord: async (name, version, texts) =>
       (await ask<{ results: ({ bytes: string } | { error: string })[] }>(`{"op":"logRecord","name":${JSON.stringify(name)},"version":${version},"items":[${texts.join(',')}]}`)).results,
     writeBatches: async (items) => (await ask<{ results: ({ bytes: string } | { error: string })[] }>(JSON.stringify({ op: 'writeBatches', items }))).results,

@@ -30,6 +30,7 @@ import java.util.Map;
  * {"op":"versions","names":[...]}                       → {"versions":{"Name":[lowest,highest] | null}}
  * {"op":"read","name":N,"version":V,"items":[base64]}   → {"results":[{"bytes":base64,"json":…} | {"error":…}]}
  * {"op":"fromJson","name":N,"version":V,"items":[json]} → {"results":[{"bytes":base64,"json":…} | {"error":…}]}
+ * {"op":"downgrade","name":N,"from":V,"to":W,"items":[json]} → {"results":[{"bytes":base64} | {"error":…}]}
  * {"op":"logRecord","name":N,"version":V,"items":[json]} → {"results":[{"bytes":base64} | {"error":…}]}  (coordinator records)
  * {"op":"writeBatches","items":[batch]}                 → {"results":[{"bytes":base64} | {"error":…}]}   (see Batches)
  * {"op":"readBatches","items":[base64]}                 → {"results":[{"batches":[…]} | {"error":…}]}
@@ -96,6 +97,25 @@ public final class CodecServer {
                         result.put("bytes", Base64.getEncoder().encodeToString(Codecs.serialize(message, version)));
                         result.set("json", int64AsText(codec.toJson(message, version)));
                         result.put("unknownTags", message.unknownTaggedFields().size());
+                    } catch (Exception e) {
+                        result.put("error", describe(e));
+                    }
+                }
+                return answer;
+            }
+            case "downgrade": {
+                // JSON read at one version, written at another: what Kafka's write() does with fields the
+                // lower version lacks (ignorable or not) and with nulls it cannot carry.
+                String name = request.path("name").asText();
+                Codecs.Codec codec = Codecs.of(name);
+                if (codec == null) throw new IllegalArgumentException("Kafka 4.4 has no generated class for " + name);
+                short from = (short) request.path("from").asInt();
+                short to = (short) request.path("to").asInt();
+                ArrayNode results = answer.putArray("results");
+                for (JsonNode item : request.path("items")) {
+                    ObjectNode result = results.addObject();
+                    try {
+                        result.put("bytes", Base64.getEncoder().encodeToString(Codecs.serialize(codec.fromJson(item, from), to)));
                     } catch (Exception e) {
                         result.put("error", describe(e));
                     }
