@@ -31,6 +31,8 @@ export interface KafkaCodecs {
   writeBatches(items: unknown[]): Promise<({ bytes: string } | { error: string })[]>;
   /** Kafka's MemoryRecords reads each base64 records field: the batches and records it finds, or an error. */
   readBatches(items: string[]): Promise<({ batches: KafkaBatch[] } | { error: string })[]>;
+  /** Milliseconds Kafka's process has spent answering, so far (its own clock). */
+  busyMs(): number;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startKafkaCodecs(classpath: string): Promise<KafkaCodecs> 
   let stderr = '';
   let buffered = '';
   let exited: Error | undefined;
+  let busyNanos = 0;
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-8000)));
   child.stdout.setEncoding('utf8').on('data', (s: string) => {
     buffered += s;
@@ -82,7 +85,8 @@ export async function startKafkaCodecs(classpath: string): Promise<KafkaCodecs> 
       buffered = buffered.slice(nl + 1);
       const waiter = pending.shift();
       if (waiter === undefined) continue;
-      const answer = JSON.parse(line) as { fatal?: string };
+      const answer = JSON.parse(line) as { fatal?: string; busyNanos?: number };
+      busyNanos += answer.busyNanos ?? 0;
       if (answer.fatal !== undefined) waiter.reject(new Error(`Kafka's codec server refused the request: ${answer.fatal}`));
       else waiter.resolve(answer);
     }
@@ -120,6 +124,7 @@ export async function startKafkaCodecs(classpath: string): Promise<KafkaCodecs> 
       (await ask<{ results: ({ bytes: string } | { error: string })[] }>(`{"op":"logRecord","name":${JSON.stringify(name)},"version":${version},"items":[${texts.join(',')}]}`)).results,
     writeBatches: async (items) => (await ask<{ results: ({ bytes: string } | { error: string })[] }>(JSON.stringify({ op: 'writeBatches', items }))).results,
     readBatches: async (items) => (await ask<{ results: ({ batches: KafkaBatch[] } | { error: string })[] }>(JSON.stringify({ op: 'readBatches', items }))).results,
+    busyMs: () => busyNanos / 1e6,
     close: async () => {
       child.stdin.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

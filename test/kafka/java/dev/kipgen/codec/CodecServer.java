@@ -41,6 +41,8 @@ import java.util.Map;
  * `unknownTags` counts the top-level tagged fields Kafka did not know and kept.
  * "fromJson" is JSON → Kafka: `XDataJsonConverter.read(json, version)`, then the same.
  *
+ * Every answer but a fatal one has `busyNanos`, the time this process spent on the request.
+ *
  * JSON numbers: Kafka's converter writes every int64 as a Jackson LongNode; they are sent
  * as decimal strings because JavaScript's JSON.parse cannot hold them (none of the specs
  * under test has a uint32, the only other type Kafka writes as a LongNode). Incoming int64
@@ -56,8 +58,10 @@ public final class CodecServer {
         String line;
         while ((line = in.readLine()) != null) {
             ObjectNode answer;
+            long began = System.nanoTime();
             try {
                 answer = handle(MAPPER.readTree(line));
+                answer.put("busyNanos", System.nanoTime() - began);
             } catch (Exception e) {
                 answer = NODES.objectNode();
                 answer.put("fatal", describe(e));
