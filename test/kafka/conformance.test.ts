@@ -28,7 +28,7 @@ import { createHash, randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../../coordinator/coordinator-records.js';
 import { loadSpecs } from '../../generator/load.js';
 import type { MessageSpec } from '../../generator/spec.js';
@@ -43,6 +43,8 @@ import { kafkaPrerequisites } from './support/prerequisites.js';
 
 const RUNS = positiveInt('KIPGEN_CONFORMANCE_RUNS', 200);
 const SEED = process.env.KIPGEN_CONFORMANCE_SEED ? positiveInt('KIPGEN_CONFORMANCE_SEED', 0) : randomInt(1, 2 ** 31);
+// Long runs (KIPGEN_CONFORMANCE_RUNS in the thousands) take longer per message than the project's 120 s per test.
+vi.setConfig({ testTimeout: Math.max(120_000, RUNS * 1_000) });
 /** Messages per request to Kafka's process: enough that the pipe is no bottleneck, few enough to bound its memory. */
 const CHUNK = 250;
 /** Mismatches printed per message version and direction: the first tells the story. */
