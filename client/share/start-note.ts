@@ -14,8 +14,8 @@ import {
   DescribeConfigsResponse,
   ListOffsetsRequest,
   ListOffsetsResponse,
-} from '../generated/index.js';
-import { groupBy, type ClusterClient } from './cluster.js';
+} from '../../generated/index.js';
+import { groupBy, type ClusterClient } from '../cluster.js';
 
 /** DescribeConfigs' resource type for a group (KIP-848 / KIP-932 group configs). */
 const GROUP_RESOURCE = 32;
