@@ -14,9 +14,12 @@ import {
 } from './protocol.js';
 import type { TopicPartitionRef } from './types.js';
 
-/** The node whose share session serves `ref`: its leader, or −1 when the metadata names none. */
+/** What leaderOf answers for a partition whose leader the metadata does not name (Kafka's leader id −1). */
+export const NO_LEADER = -1;
+
+/** The node whose share session serves `ref`: its leader, or NO_LEADER. */
 export function leaderOf(cluster: ClusterClient, ref: TopicPartitionRef): number {
-  return cluster.topicById(ref.topicId)?.partitions.find((p) => p.partition === ref.partition)?.leader ?? -1;
+  return cluster.topicById(ref.topicId)?.partitions.find((p) => p.partition === ref.partition)?.leader ?? NO_LEADER;
 }
 
 export class ShareSession {

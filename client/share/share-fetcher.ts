@@ -18,7 +18,7 @@ import type { ShareFetchConfig } from './consumer-config.js';
 import type { InFlightRecords } from './in-flight-records.js';
 import type { ShareMembership } from './membership.js';
 import { STALE_METADATA_ERRORS } from './protocol.js';
-import { leaderOf, type ShareSessions } from './session.js';
+import { leaderOf, NO_LEADER, type ShareSessions } from './session.js';
 import { startAtLogEndNote } from './start-note.js';
 import {
   resultKey,
@@ -49,8 +49,8 @@ export class ShareFetcher {
   /** One round of ShareFetch to every leader of the assignment, waiting at most until `deadline`. */
   async fetchOnce(deadline: number): Promise<ShareConsumerRecord[]> {
     const { cluster, membership, sessions, config } = this.parts;
-    const byNode = groupBy(membership.assignment, (ref) => Math.max(leaderOf(cluster, ref), -1));
-    const missingLeader = byNode.delete(-1);
+    const byNode = groupBy(membership.assignment, (ref) => Math.max(leaderOf(cluster, ref), NO_LEADER));
+    const missingLeader = byNode.delete(NO_LEADER);
     if (missingLeader) await cluster.refreshMetadata(null, deadline).catch(() => {});
     // Sessions with nodes that lead none of our partitions any more: forget their partitions.
     for (const nodeId of sessions.nodeIds()) if (!byNode.has(nodeId)) byNode.set(nodeId, []);

@@ -16,6 +16,7 @@ import {
   ListOffsetsResponse,
 } from '../../generated/index.js';
 import { groupBy, type ClusterClient } from '../cluster.js';
+import { NO_LEADER } from './session.js';
 
 /** DescribeConfigs' resource type for a group (KIP-848 / KIP-932 group configs). */
 const GROUP_RESOURCE = 32;
@@ -43,7 +44,7 @@ export async function startAtLogEndNote<P extends PartitionOfTopic>(
   const holding: string[] = [];
   let records = 0n;
   const byLeader = groupBy(partitions, (p) => leaderOf(p));
-  byLeader.delete(-1);
+  byLeader.delete(NO_LEADER);
   for (const [nodeId, parts] of byLeader) {
     const earliest = await listOffsets(cluster, nodeId, parts, EARLIEST);
     const latest = await listOffsets(cluster, nodeId, parts, LATEST);
