@@ -19,7 +19,7 @@ export interface MembershipHooks {
   onFatal(error: Error): void;
 }
 
-/** Until the first answer sets it (Kafka's share-group default). */
+/** Until the first answer sets it (Kafka's GroupCoordinatorConfig.SHARE_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT). */
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 5000;
 
 export class ShareMembership {

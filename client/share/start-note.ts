@@ -23,6 +23,10 @@ const GROUP_RESOURCE = 32;
 const CONFIG = 'share.auto.offset.reset';
 const EARLIEST = -2n;
 const LATEST = -1n;
+/** ListOffsets from a consumer, not a follower (Kafka's ListOffsetsRequest.CONSUMER_REPLICA_ID). */
+const CONSUMER_REPLICA_ID = -1;
+/** No leader epoch to check against. */
+const NO_LEADER_EPOCH = -1;
 
 export interface PartitionOfTopic {
   topic: string;
@@ -80,10 +84,10 @@ async function groupReset(cluster: ClusterClient, groupId: string): Promise<stri
 async function listOffsets(cluster: ClusterClient, nodeId: number, parts: readonly PartitionOfTopic[], timestamp: bigint): Promise<Map<string, bigint>> {
   const { response } = await cluster.send(nodeId, ListOffsetsRequest, ListOffsetsResponse, () =>
     ListOffsetsRequest.create({
-      replicaId: -1,
+      replicaId: CONSUMER_REPLICA_ID,
       topics: [...groupBy(parts, (p) => p.topic)].map(([name, ps]) => ({
         name,
-        partitions: ps.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp })),
+        partitions: ps.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: NO_LEADER_EPOCH, timestamp })),
       })),
     }),
   );
