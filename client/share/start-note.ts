@@ -14,14 +14,19 @@ import {
   DescribeConfigsResponse,
   ListOffsetsRequest,
   ListOffsetsResponse,
-} from '../generated/index.js';
-import { groupBy, type ClusterClient } from './cluster.js';
+} from '../../generated/index.js';
+import { groupBy, type ClusterClient } from '../cluster.js';
+import { NO_LEADER } from './session.js';
 
 /** DescribeConfigs' resource type for a group (KIP-848 / KIP-932 group configs). */
 const GROUP_RESOURCE = 32;
 const CONFIG = 'share.auto.offset.reset';
 const EARLIEST = -2n;
 const LATEST = -1n;
+/** ListOffsets from a consumer, not a follower (Kafka's ListOffsetsRequest.CONSUMER_REPLICA_ID). */
+const CONSUMER_REPLICA_ID = -1;
+/** No leader epoch to check against. */
+const NO_LEADER_EPOCH = -1;
 
 export interface PartitionOfTopic {
   topic: string;
@@ -43,7 +48,7 @@ export async function startAtLogEndNote<P extends PartitionOfTopic>(
   const holding: string[] = [];
   let records = 0n;
   const byLeader = groupBy(partitions, (p) => leaderOf(p));
-  byLeader.delete(-1);
+  byLeader.delete(NO_LEADER);
   for (const [nodeId, parts] of byLeader) {
     const earliest = await listOffsets(cluster, nodeId, parts, EARLIEST);
     const latest = await listOffsets(cluster, nodeId, parts, LATEST);
@@ -79,10 +84,10 @@ async function groupReset(cluster: ClusterClient, groupId: string): Promise<stri
 async function listOffsets(cluster: ClusterClient, nodeId: number, parts: readonly PartitionOfTopic[], timestamp: bigint): Promise<Map<string, bigint>> {
   const { response } = await cluster.send(nodeId, ListOffsetsRequest, ListOffsetsResponse, () =>
     ListOffsetsRequest.create({
-      replicaId: -1,
+      replicaId: CONSUMER_REPLICA_ID,
       topics: [...groupBy(parts, (p) => p.topic)].map(([name, ps]) => ({
         name,
-        partitions: ps.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp })),
+        partitions: ps.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: NO_LEADER_EPOCH, timestamp })),
       })),
     }),
   );

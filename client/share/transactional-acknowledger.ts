@@ -5,12 +5,12 @@
  * after a restart (DESIGN §5.6).
  */
 import type { Registry } from 'prom-client';
-import type { CommonClientConfig } from './cluster.js';
-import { ConfigError } from './errors.js';
-import type { ShareTransactionMetricsSnapshot } from './metrics.js';
-import { KafkaProducer, type CompleteTransactionConfig } from './producer.js';
-import { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
-import type { PreparedTransaction, PreparedTxnState, SavedTransactionOutcome, TransactionState } from './transaction-manager.js';
+import type { CommonClientConfig } from '../cluster.js';
+import { ConfigError } from '../errors.js';
+import type { ShareTransactionMetricsSnapshot } from '../metrics.js';
+import { KafkaProducer, type CompleteTransactionConfig } from '../producer.js';
+import { ShareAcknowledgements, ShareGroupMetadata } from './acknowledgements.js';
+import type { PreparedTransaction, PreparedTxnState, SavedTransactionOutcome, TransactionState } from '../transaction-manager.js';
 
 export interface TransactionalShareAcknowledgerConfig extends CommonClientConfig {
   transactionalId: string;
