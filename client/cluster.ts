@@ -28,7 +28,6 @@ import {
 } from './errors.js';
 import { authenticate, reauthenticationDelay } from './sasl/authenticate.js';
 import { mechanismName, type SaslConfig } from './sasl/mechanisms.js';
-import { COORDINATOR_BUSY_CODES, COORDINATOR_MOVED_CODES } from './transaction-protocol.js';
 
 export interface Logger {
   debug(message: string): void;
@@ -685,11 +684,11 @@ export class ClusterClient {
         throw error;
       }
       const code = check(result.response, result.version);
-      if (COORDINATOR_MOVED_CODES.has(code)) {
+      if (code === Errors.NOT_COORDINATOR || code === Errors.COORDINATOR_NOT_AVAILABLE) {
         this.invalidateCoordinator(keyType, key);
         throw errorFromCode(code, `${what} to node ${nodeId}`);
       }
-      if (COORDINATOR_BUSY_CODES.has(code)) {
+      if (code === Errors.COORDINATOR_LOAD_IN_PROGRESS || code === Errors.CONCURRENT_TRANSACTIONS) {
         throw errorFromCode(code, `${what} to node ${nodeId}`);
       }
       return { ...result, nodeId };

@@ -1,6 +1,8 @@
 /**
  * Protocol facts of the transaction RPCs, each written once for every part of
- * the client (transaction manager, producer, share consumer, cluster plumbing):
+ * the client (the transaction manager now; the producer, the share consumer
+ * and ClusterClient.coordinatorRequest, which still spells out the coordinator
+ * codes itself, can take them from here):
  * which error codes mean "look the coordinator up again", "wait and retry" or
  * "the coordinator moved past this producer", and the version limits of each
  * transaction protocol. Kafka keeps these in its handlers
