@@ -6,10 +6,10 @@
  * prepared, kept open.
  *
  * Where it differs from Kafka's handler: every error that is not a
- * coordinator error fails the call, and the caller makes it fatal
- * (Kafka makes TRANSACTIONAL_ID_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED
- * and TRANSACTION_ABORTABLE abortable, then resets to UNINITIALIZED on abort;
- * this client has no such way back from INITIALIZING).
+ * coordinator error fails the call without a retry, and the caller makes it
+ * fatal (Kafka retries retriable ones and makes TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+ * CLUSTER_AUTHORIZATION_FAILED and TRANSACTION_ABORTABLE abortable; this
+ * client's state machine has no ABORTABLE_ERROR after INITIALIZING).
  */
 import { InitProducerIdRequest, InitProducerIdResponse } from '../../generated/index.js';
 import { CoordinatorType } from '../cluster.js';
