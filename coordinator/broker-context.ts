@@ -158,7 +158,7 @@ export interface PartitionReader {
   onAppend(listener: () => void): () => void;
 }
 
-/** A record for a coordinator log: Kafka's coordinator key/value bytes (see coordinator-records.ts). */
+/** A record for a coordinator log: Kafka's coordinator key/value bytes (see coordinator-record-layout.ts). */
 export interface CoordinatorRecord {
   readonly key: Uint8Array;
   /** null is a tombstone. */

@@ -39,7 +39,7 @@ import type { AutoCreate, BrokerServices } from './apis/services.js';
 import { KafkaServer } from './server/server.js';
 import { requestBudget } from './server/request-budget.js';
 import { createShareCoordinator } from './share/index.js';
-import { ShareStateLog } from './share-state-log.js';
+import { ShareStateLog } from './broker-share-state-log.js';
 import { MarkerSender } from './txn/marker-sender.js';
 import { MarkerWriter } from './txn/marker-writer.js';
 import { ProducerIdManager } from './txn/producer-id-manager.js';

@@ -13,7 +13,7 @@
  */
 import { encodeRecordBatch, readControlRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, type Cluster } from '../cluster.js';
-import { coordinatorRecordType } from '../coordinator-records.js';
+import { coordinatorRecordType } from '../coordinator-record-layout.js';
 import { ErrorCode } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';

@@ -1,5 +1,5 @@
 import { endpointFor, type ClusterView, type RequestContext, type SharePartitionRef } from '../broker-context.js';
-import { ErrorCode } from './error-codes.js';
+import { ErrorCode } from './share-error.js';
 
 /**
  * What the ShareFetch and ShareAcknowledge answers (coordinator/apis/78-share-fetch.ts,

@@ -1,8 +1,8 @@
 import type { RequestContext, ShareAcknowledgeAnswer } from '../broker-context.js';
 import type { ShareAcknowledgeRequest } from '../../generated/ShareAcknowledgeRequest.js';
-import { ErrorCode, ShareError } from './error-codes.js';
-import type { AckRequestPartition } from './share-partitions.js';
-import { closeSession, expelUnknownMember, missingIdError, type ShareRuntime } from './share-runtime.js';
+import { ErrorCode, ShareError } from './share-error.js';
+import type { AckRequestPartition } from './share-partition-manager.js';
+import { closeSession, expelUnknownMember, missingIdError, type ShareParts } from './share-parts.js';
 import { FINAL_EPOCH, INITIAL_EPOCH } from './share-sessions.js';
 
 /**
@@ -13,7 +13,7 @@ import { FINAL_EPOCH, INITIAL_EPOCH } from './share-sessions.js';
  * records; any other epoch must match the session's and moves it on. A
  * member not in the group (when this node coordinates it) gets UNKNOWN_MEMBER_ID.
  */
-export async function shareAcknowledge<R>(rt: ShareRuntime, request: ShareAcknowledgeRequest, ctx: RequestContext, answer: ShareAcknowledgeAnswer<R>): Promise<R> {
+export async function shareAcknowledge<R>(rt: ShareParts, request: ShareAcknowledgeRequest, ctx: RequestContext, answer: ShareAcknowledgeAnswer<R>): Promise<R> {
   const groupId = request.groupId ?? '';
   const memberId = request.memberId ?? '';
   const missing = missingIdError(groupId, memberId);

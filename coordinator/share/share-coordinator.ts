@@ -16,14 +16,14 @@ import type {
 } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, partitionForKey } from '../cluster.js';
 import { systemClock, type Clock } from './clock.js';
-import { shareConfig, type ShareConfig } from './config.js';
+import { shareConfig, type ShareConfig } from './share-config.js';
 import { formatShareDump } from './dump.js';
 import { shareAcknowledge } from './share-acknowledge.js';
 import { shareFetch } from './share-fetch.js';
 import { describeShareGroups, shareGroupHeartbeat } from './share-group-requests.js';
 import { ShareGroups } from './share-groups.js';
-import { SharePartitions } from './share-partitions.js';
-import { closeSession, dropMember, type ShareRuntime } from './share-runtime.js';
+import { SharePartitionManager } from './share-partition-manager.js';
+import { closeSession, dropMember, type ShareParts } from './share-parts.js';
 import { ShareSessions } from './share-sessions.js';
 import type { StateLog } from './state-log.js';
 import { txnShareAcknowledge } from './txn-share-acknowledge.js';
@@ -49,8 +49,8 @@ export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOpera
   readonly groups: ShareGroupOperations = this;
   readonly partitions: SharePartitionOperations = this;
   readonly config: ShareConfig;
-  private readonly runtime: ShareRuntime;
-  private readonly partitionState: SharePartitions;
+  private readonly runtime: ShareParts;
+  private readonly partitionState: SharePartitionManager;
   private readonly groupState: ShareGroups;
   private readonly sessions: ShareSessions;
   private readonly clock: Clock;
@@ -75,7 +75,7 @@ export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOpera
       ...(settings.autoOffsetReset !== undefined ? { autoOffsetReset: settings.autoOffsetReset } : {}),
       ...options.config,
     });
-    this.partitionState = new SharePartitions({
+    this.partitionState = new SharePartitionManager({
       broker,
       stateLog: options.stateLog ?? broker.shareStateLog,
       clock: this.clock,
@@ -168,7 +168,7 @@ export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOpera
   }
 
   /** The structured state behind dump(), for tests. */
-  describe(): ReturnType<SharePartitions['describe']> {
+  describe(): ReturnType<SharePartitionManager['describe']> {
     return this.partitionState.describe();
   }
 

@@ -1,9 +1,9 @@
 import { sharePartitionKey, type RequestContext, type ShareFetchAnswer } from '../broker-context.js';
 import type { ShareFetchRequest } from '../../generated/ShareFetchRequest.js';
-import { ErrorCode, ShareError } from './error-codes.js';
-import { closeSession, expelUnknownMember, missingIdError, unknownMemberMessage, type ShareRuntime } from './share-runtime.js';
+import { ErrorCode, ShareError } from './share-error.js';
+import { closeSession, expelUnknownMember, missingIdError, unknownMemberMessage, type ShareParts } from './share-parts.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, partitionKey, type ShareSession } from './share-sessions.js';
-import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRef } from './share-partitions.js';
+import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRef } from './share-partition-manager.js';
 
 /**
  * ShareFetch (API 78, v1–2; the wire answer is coordinator/apis/78-share-fetch.ts).
@@ -24,7 +24,7 @@ import type { AckRequestPartition, FetchedPartition, PartitionError, PartitionRe
 /** A ShareFetch that only closes its session fetches nothing. */
 const NOTHING_FETCHED: readonly FetchedPartition[] = [];
 
-export async function shareFetch<R>(rt: ShareRuntime, request: ShareFetchRequest, ctx: RequestContext, answer: ShareFetchAnswer<R>): Promise<R> {
+export async function shareFetch<R>(rt: ShareParts, request: ShareFetchRequest, ctx: RequestContext, answer: ShareFetchAnswer<R>): Promise<R> {
   const groupId = request.groupId ?? '';
   const memberId = request.memberId ?? '';
   const missing = missingIdError(groupId, memberId);

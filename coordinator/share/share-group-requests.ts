@@ -1,7 +1,7 @@
 import type { ShareGroupDescription, ShareHeartbeatResult } from '../broker-context.js';
 import type { ShareGroupHeartbeatRequest } from '../../generated/ShareGroupHeartbeatRequest.js';
-import { ErrorCode, ShareError } from './error-codes.js';
-import { dropMember, type ShareRuntime } from './share-runtime.js';
+import { ErrorCode, ShareError } from './share-error.js';
+import { dropMember, type ShareParts } from './share-parts.js';
 
 /** The assignor share groups use (KIP-932's SimpleAssignor). */
 const ASSIGNOR_NAME = 'simple';
@@ -11,7 +11,7 @@ const ASSIGNOR_NAME = 'simple';
  * join, stay, leave; the answer carries the member epoch and, when it changed, the
  * assignment. A member that leaves has its share session here closed and its records released.
  */
-export async function shareGroupHeartbeat(rt: ShareRuntime, request: ShareGroupHeartbeatRequest, client: { readonly clientId: string; readonly clientHost: string }): Promise<ShareHeartbeatResult> {
+export async function shareGroupHeartbeat(rt: ShareParts, request: ShareGroupHeartbeatRequest, client: { readonly clientId: string; readonly clientHost: string }): Promise<ShareHeartbeatResult> {
   if (!rt.isGroupCoordinator(request.groupId)) {
     return { errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: `node ${rt.nodeId} does not coordinate ${request.groupId}`, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
   }
@@ -41,7 +41,7 @@ export async function shareGroupHeartbeat(rt: ShareRuntime, request: ShareGroupH
 }
 
 /** ShareGroupDescribe (API 77, v1; the wire answer is coordinator/apis/77-share-group-describe.ts). */
-export function describeShareGroups(rt: ShareRuntime, groupIds: readonly string[]): ShareGroupDescription[] {
+export function describeShareGroups(rt: ShareParts, groupIds: readonly string[]): ShareGroupDescription[] {
   return groupIds.map((groupId): ShareGroupDescription => {
     if (!rt.isGroupCoordinator(groupId)) {
       return { groupId, errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: `node ${rt.nodeId} does not coordinate ${groupId}`, groupState: '' };

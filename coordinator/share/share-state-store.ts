@@ -1,8 +1,8 @@
 import type { ShareUpdateValue } from '../../generated/index.js';
 import { readControlRecord, type RecordBatch } from '../../runtime/index.js';
 import type { CoordinatorRecord, TransactionalProducer } from '../broker-context.js';
-import { decodeShareRecord, encodeSnapshotRecord, encodeTombstone, encodeUpdateRecord } from './coordinator-records.js';
-import { ErrorCode, ShareError } from './error-codes.js';
+import { decodeShareRecord, encodeSnapshotRecord, encodeTombstone, encodeUpdateRecord } from './share-state-records.js';
+import { ErrorCode, ShareError } from './share-error.js';
 import { PersistedDeliveryState, PersistedShareState, pendingAckTypeOf, pendingStateBatchesOf, stateBatchesOf } from './persisted-state.js';
 import {
   sharePartitionKeyString,

@@ -1,8 +1,8 @@
 import type { SharePartitionResult, TxnShareAcknowledgeResult } from '../broker-context.js';
 import type { TxnShareAcknowledgeRequest } from '../../generated/TxnShareAcknowledgeRequest.js';
-import { ErrorCode } from './error-codes.js';
-import type { TxnAckRequestPartition } from './share-partitions.js';
-import type { ShareRuntime } from './share-runtime.js';
+import { ErrorCode } from './share-error.js';
+import type { TxnAckRequestPartition } from './share-partition-manager.js';
+import type { ShareParts } from './share-parts.js';
 
 /**
  * TxnShareAcknowledge (API 96, KIP-1289, v0–1; the wire answer is
@@ -32,7 +32,7 @@ import type { ShareRuntime } from './share-runtime.js';
  * coordinator up again and retries (see ../README.md for why not
  * NOT_LEADER_OR_FOLLOWER).
  */
-export function txnShareAcknowledge(rt: ShareRuntime, request: TxnShareAcknowledgeRequest, memberId: string | null): Promise<TxnShareAcknowledgeResult> {
+export function txnShareAcknowledge(rt: ShareParts, request: TxnShareAcknowledgeRequest, memberId: string | null): Promise<TxnShareAcknowledgeResult> {
   const partitions: TxnAckRequestPartition[] = request.topics.flatMap((topic) =>
     topic.partitions.map((p) => ({ topicId: topic.topicId, partition: p.partition, batches: p.acknowledgementBatches })),
   );

@@ -19,7 +19,7 @@ import {
 import type { MessageCodec } from '../../runtime/index.js';
 import { decodeRecordBatch, readBatchHeader, readControlRecord, verifyCrc, type KafkaRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC, TRANSACTION_STATE_TOPIC } from '../cluster.js';
-import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue } from '../coordinator-records.js';
+import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue } from '../coordinator-record-layout.js';
 import {
   GROUP_METADATA_RECORD_TYPE,
   OFFSET_COMMIT_RECORD_TYPE,

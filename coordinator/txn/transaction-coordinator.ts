@@ -109,20 +109,20 @@ export class TransactionCoordinator {
   /** Prepared transitions to `__transaction_state`, then to memory. */
   private readonly writer: TransitionWriter;
 
-  constructor(private readonly o: TransactionCoordinatorOptions) {
-    this.writer = new TransitionWriter(o.txnLog, o.log);
+  constructor(private readonly options: TransactionCoordinatorOptions) {
+    this.writer = new TransitionWriter(options.txnLog, options.log);
   }
 
   /** Replays `__transaction_state` and resumes every PREPARE_* transaction's markers. */
   recover(): void {
-    for (const [id, meta] of this.o.txnLog.replay()) {
+    for (const [id, meta] of this.options.txnLog.replay()) {
       this.txns.set(id, meta);
-      this.o.producerIds.reserveUpTo(meta.producerId);
+      this.options.producerIds.reserveUpTo(meta.producerId);
       // A new producer id handed out at PREPARE_* after an epoch overflow is taken too.
-      if (meta.nextProducerId >= 0n) this.o.producerIds.reserveUpTo(meta.nextProducerId);
+      if (meta.nextProducerId >= 0n) this.options.producerIds.reserveUpTo(meta.nextProducerId);
     }
     const prepared = [...this.txns.values()].filter((m) => isPrepare(m.state));
-    this.o.log(
+    this.options.log(
       `transaction coordinator loaded ${this.txns.size} transactional ids` +
         (prepared.length > 0 ? `; resuming markers for ${prepared.map((m) => `${m.transactionalId} (${txnStateName(m.state)})`).join(', ')}` : ''),
     );
@@ -131,7 +131,7 @@ export class TransactionCoordinator {
 
   /** Starts the timers that abort transactions open longer than their timeout and expire idle transactional ids. */
   start(): void {
-    this.timer = setInterval(() => this.abortTimedOut(), this.o.abortCheckIntervalMs);
+    this.timer = setInterval(() => this.abortTimedOut(), this.options.abortCheckIntervalMs);
     this.timer.unref();
     this.startExpiringTransactionalIds();
   }
@@ -147,9 +147,9 @@ export class TransactionCoordinator {
     if (this.expirationTimer !== null) return;
     this.expirationTimer = setInterval(() => {
       void this.removeExpiredTransactionalIds(Date.now()).then((expired) => {
-        if (expired.length > 0) this.o.log(`expired ${expired.length} transactional ids idle for ${this.o.transactionalIdExpirationMs} ms or more: ${expired.join(', ')}`);
+        if (expired.length > 0) this.options.log(`expired ${expired.length} transactional ids idle for ${this.options.transactionalIdExpirationMs} ms or more: ${expired.join(', ')}`);
       });
-    }, this.o.removeExpiredTransactionalIdsIntervalMs);
+    }, this.options.removeExpiredTransactionalIdsIntervalMs);
     this.expirationTimer.unref();
   }
 
@@ -158,12 +158,12 @@ export class TransactionCoordinator {
     if (this.timer) clearInterval(this.timer);
     if (this.expirationTimer !== null) clearInterval(this.expirationTimer);
     this.expirationTimer = null;
-    this.o.markers.stop();
+    this.options.markers.stop();
     await Promise.allSettled([...this.completing.values()]);
   }
 
   isCoordinatorFor(transactionalId: string): boolean {
-    return this.o.cluster.leaderOf(TRANSACTION_STATE_TOPIC, this.o.cluster.transactionPartitionFor(transactionalId)) === this.o.cluster.nodeId;
+    return this.options.cluster.leaderOf(TRANSACTION_STATE_TOPIC, this.options.cluster.transactionPartitionFor(transactionalId)) === this.options.cluster.nodeId;
   }
 
   /** The current state of a transactional id (tests, dumps). */
@@ -195,20 +195,20 @@ export class TransactionCoordinator {
     if (transactionalId === null) {
       if (twoPhase.enable2Pc || twoPhase.keepPreparedTxn) return fail(ErrorCode.INVALID_REQUEST);
       // An idempotent producer: a fresh id each time (sequence state lives in the partitions).
-      return result(ErrorCode.NONE, this.o.producerIds.next(), 0);
+      return result(ErrorCode.NONE, this.options.producerIds.next(), 0);
     }
     if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
     if (!this.isCoordinatorFor(transactionalId)) return fail(ErrorCode.NOT_COORDINATOR);
     // As Kafka: 2PC refused by the broker setting is an authorization failure (a client cannot probe it otherwise).
-    if (twoPhase.enable2Pc && !this.o.twoPhaseCommitEnable) return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    if (twoPhase.enable2Pc && !this.options.twoPhaseCommitEnable) return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     if (twoPhase.keepPreparedTxn && !twoPhase.enable2Pc) return fail(ErrorCode.INVALID_REQUEST);
     // A 2PC transaction is never aborted by the timeout (KIP-939): Kafka stores Int.MaxValue as its timeout.
-    if (!twoPhase.enable2Pc && (timeoutMs <= 0 || timeoutMs > this.o.maxTimeoutMs)) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+    if (!twoPhase.enable2Pc && (timeoutMs <= 0 || timeoutMs > this.options.maxTimeoutMs)) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
     const effectiveTimeoutMs = twoPhase.enable2Pc ? TWO_PHASE_TIMEOUT_MS : timeoutMs;
     const now = Date.now();
     let meta = this.txns.get(transactionalId);
     if (meta === undefined) {
-      meta = TransactionMetadata.fresh(transactionalId, this.o.producerIds.next(), effectiveTimeoutMs, now);
+      meta = TransactionMetadata.fresh(transactionalId, this.options.producerIds.next(), effectiveTimeoutMs, now);
       this.txns.set(transactionalId, meta);
     }
     if (meta.pending || isPrepare(meta.state)) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
@@ -236,12 +236,12 @@ export class TransactionCoordinator {
       // would make completeTransaction(state) report success for a transaction that never committed.
       const ongoing = { producerId: meta.producerId, producerEpoch: meta.producerEpoch };
       const exhausted = owner.producerEpoch >= MAX_EPOCH - 1;
-      const recovery = exhausted ? { producerId: this.o.producerIds.next(), producerEpoch: 0 } : { producerId: owner.producerId, producerEpoch: owner.producerEpoch + 1 };
+      const recovery = exhausted ? { producerId: this.options.producerIds.next(), producerEpoch: 0 } : { producerId: owner.producerId, producerEpoch: owner.producerEpoch + 1 };
       // The kept transaction is two-phase and so is this request: its timeout stays Kafka's 2PC one.
       const kept = meta;
       const error = await this.writer.transition(kept, () => kept.prepareKeepPreparedTxn(recovery, now));
       if (error !== ErrorCode.NONE) return fail(error);
-      this.o.log(
+      this.options.log(
         `transaction ${transactionalId} kept for a recovery producer (producer ${recovery.producerId} epoch ${recovery.producerEpoch}): ${describePartitions(meta.partitions)}`,
       );
       return result(ErrorCode.NONE, recovery.producerId, recovery.producerEpoch, ongoing);
@@ -249,7 +249,7 @@ export class TransactionCoordinator {
     if (meta.state === TxnState.ONGOING) {
       // Fence the current producer: abort its transaction under a bumped epoch.
       // The caller retries on CONCURRENT_TRANSACTIONS and gets a newer epoch once the abort completes.
-      this.o.metrics.transactions.fenced++;
+      this.options.metrics.transactions.fenced++;
       const error = await this.prepareAbort(meta, 'fenced by a new InitProducerId');
       return fail(error === ErrorCode.NONE ? ErrorCode.CONCURRENT_TRANSACTIONS : error);
     }
@@ -257,7 +257,7 @@ export class TransactionCoordinator {
     let target: TxnTransitMetadata | undefined;
     const error = await this.writer.transition(
       initialised,
-      () => (target = initialised.prepareIncrementProducerEpoch(effectiveTimeoutMs, expected.producerId >= 0n, () => this.o.producerIds.next(), now)),
+      () => (target = initialised.prepareIncrementProducerEpoch(effectiveTimeoutMs, expected.producerId >= 0n, () => this.options.producerIds.next(), now)),
     );
     if (error !== ErrorCode.NONE) return fail(error);
     return result(ErrorCode.NONE, target!.producerId, target!.producerEpoch);
@@ -357,10 +357,10 @@ export class TransactionCoordinator {
       return verdict.errorCode === ErrorCode.NONE ? { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch } : fail(verdict.errorCode);
     }
     let target: TxnTransitMetadata | undefined;
-    const error = await this.writer.transition(meta, () => (target = meta.prepareAbortOrCommit(commit, clientTransactionVersion, () => this.o.producerIds.next(), Date.now())));
+    const error = await this.writer.transition(meta, () => (target = meta.prepareAbortOrCommit(commit, clientTransactionVersion, () => this.options.producerIds.next(), Date.now())));
     if (error !== ErrorCode.NONE) return fail(error);
-    maybeCrash(commit ? 'crash-after-prepare-commit' : 'crash-after-prepare-abort', this.o.log);
-    if (!commit) this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) aborted by the producer: aborting ${describePartitions(meta.partitions)}`);
+    maybeCrash(commit ? 'crash-after-prepare-commit' : 'crash-after-prepare-abort', this.options.log);
+    if (!commit) this.options.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) aborted by the producer: aborting ${describePartitions(meta.partitions)}`);
     this.completeInBackground(meta);
     // Under TV2 the producer continues one epoch on, or under a new producer id after an overflow.
     return target!.nextProducerId >= 0n
@@ -374,7 +374,7 @@ export class TransactionCoordinator {
   /** Forgets the transactional ids that expired at `now` (transactional-id-expiration.ts); resolves to them. */
   async removeExpiredTransactionalIds(now = Date.now()): Promise<string[]> {
     if (this.stopped) return [];
-    const { cluster, txnLog, transactionalIdExpirationMs, log } = this.o;
+    const { cluster, txnLog, transactionalIdExpirationMs, log } = this.options;
     return removeExpiredTransactionalIds({ txns: this.txns, cluster, txnLog, transactionalIdExpirationMs, log, writing: (metas, write) => this.writer.writing(metas, write) }, now);
   }
 
@@ -391,8 +391,8 @@ export class TransactionCoordinator {
     // At the epoch cap the fenced producer's EndTxn is told apart by endTransaction's isFenceAtLastEpoch.
     const error = await this.writer.transition(meta, () => meta.prepareFenceProducerEpoch(Date.now()));
     if (error !== ErrorCode.NONE) return error;
-    this.o.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);
-    maybeCrash('crash-after-prepare-abort', this.o.log);
+    this.options.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) ${why}: aborting ${describePartitions(meta.partitions)}`);
+    maybeCrash('crash-after-prepare-abort', this.options.log);
     this.completeInBackground(meta);
     return ErrorCode.NONE;
   }
@@ -400,7 +400,7 @@ export class TransactionCoordinator {
   /** Sends the markers of a PREPARE_* transaction until acknowledged, then writes COMPLETE_*. */
   private completeInBackground(meta: TransactionMetadata): void {
     const run = this.complete(meta).catch((error: Error) => {
-      if (!this.stopped) this.o.log(`completing transaction ${meta.transactionalId} failed: ${error.message}`);
+      if (!this.stopped) this.options.log(`completing transaction ${meta.transactionalId} failed: ${error.message}`);
     });
     this.completing.set(meta.transactionalId, run);
     void run.finally(() => {
@@ -427,21 +427,21 @@ export class TransactionCoordinator {
 
   private async complete(meta: TransactionMetadata): Promise<void> {
     const commit = meta.state === TxnState.PREPARE_COMMIT;
-    await this.o.markers.send(
+    await this.options.markers.send(
       { producerId: meta.producerId, producerEpoch: meta.producerEpoch, commit, coordinatorEpoch: COORDINATOR_EPOCH },
       meta.partitions,
     );
-    maybeCrash('crash-before-complete', this.o.log);
+    maybeCrash('crash-before-complete', this.options.log);
     for (;;) {
       if (this.stopped) return;
       const error = await this.writer.transition(meta, () => meta.prepareComplete(Date.now()));
       if (error === ErrorCode.NONE) break;
       // A failed write is retried; a refused transition (logged by transition()) would be refused again.
       if (error !== ErrorCode.COORDINATOR_NOT_AVAILABLE) throw new Error(`${txnStateName(meta.state)} cannot complete: ${errorCodeName(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, this.o.retryBackoffMs));
+      await new Promise((resolve) => setTimeout(resolve, this.options.retryBackoffMs));
     }
-    if (commit) this.o.metrics.transactions.committed++;
-    else this.o.metrics.transactions.aborted++;
+    if (commit) this.options.metrics.transactions.committed++;
+    else this.options.metrics.transactions.aborted++;
   }
 
   private abortTimedOut(): void {
@@ -449,9 +449,9 @@ export class TransactionCoordinator {
     for (const meta of this.txns.values()) {
       if (meta.state !== TxnState.ONGOING || meta.pending || meta.startTimestamp < 0 || isTwoPhase(meta)) continue;
       if (now < meta.startTimestamp + meta.timeoutMs) continue;
-      this.o.metrics.transactions.timedOut++;
+      this.options.metrics.transactions.timedOut++;
       void this.prepareAbort(meta, `timed out after ${meta.timeoutMs} ms`).then((error) => {
-        if (error !== ErrorCode.NONE) this.o.log(`aborting timed-out ${meta.transactionalId} failed: ${errorCodeName(error)}`);
+        if (error !== ErrorCode.NONE) this.options.log(`aborting timed-out ${meta.transactionalId} failed: ${errorCodeName(error)}`);
       });
     }
   }

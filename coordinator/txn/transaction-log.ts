@@ -9,7 +9,7 @@
 import { TransactionLogKey, TransactionLogValue } from '../../generated/index.js';
 import { encodeRecordBatch } from '../../runtime/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-records.js';
+import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-record-layout.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { TransactionMetadata, TxnState, type TxnStateCode, type TxnTransitMetadata } from './transaction-metadata.js';

@@ -16,7 +16,7 @@ import { resolveConfig } from '../../coordinator/config.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { LogManager } from '../../coordinator/log/log-manager.js';
 import { PartitionLog } from '../../coordinator/log/partition-log.js';
-import type { ShareStateLog } from '../../coordinator/share-state-log.js';
+import type { ShareStateLog } from '../../coordinator/broker-share-state-log.js';
 import { TxnState } from '../../coordinator/txn/transaction-metadata.js';
 import { encodeRecordBatch } from '../../runtime/index.js';
 import { ENC, FAST, TestClient, endTxn, eventually, initProducer, produce, startTestBroker, tempDir } from './support/broker-harness.js';

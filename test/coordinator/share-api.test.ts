@@ -10,7 +10,7 @@ import type { BrokerContext, ShareCoordinator, SharePartitionOperations } from '
 import { startBroker, type Broker } from '../../coordinator/broker.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
-import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/share-error.js';
 import { createShareCoordinator, type KipgenShareCoordinator } from '../../coordinator/share/index.js';
 import { FAST, TestClient, addPartitions, batch, endTxn, eventually, initProducer, produce, tempDir } from './support/broker-harness.js';
 import { ShareStateStore } from '../../coordinator/share/share-state-store.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AckType, validateAckBatches, validateTxnAckBatches, type AckRange } from '../../coordinator/share/acknowledgements.js';
-import { ErrorCode, type ShareError } from '../../coordinator/share/error-codes.js';
+import { ErrorCode, type ShareError } from '../../coordinator/share/share-error.js';
 import { SharePartition, type LogWindow } from '../../coordinator/share/share-partition.js';
 import { shareErrorCode as errorCodeOf } from './support/share-errors.js';
 

@@ -29,10 +29,10 @@ const FORBIDDEN: Record<string, string[]> = {
  * view, settings, coordinator-record layout, error codes, fault points,
  * metrics).
  */
-const COORDINATOR_SHARED = ['broker-context.ts', 'cluster.ts', 'config.ts', 'coordinator-records.ts', 'errors.ts', 'faults.ts', 'metrics.ts', 'resolve-topic.ts'];
+const COORDINATOR_SHARED = ['broker-context.ts', 'cluster.ts', 'config.ts', 'coordinator-record-layout.ts', 'errors.ts', 'faults.ts', 'metrics.ts', 'resolve-topic.ts'];
 
 /** The top-level files that put the folders together: they import anything, and no folder imports them. */
-const COORDINATOR_ASSEMBLY = ['broker.ts', 'cli.ts', 'index.ts', 'share-state-log.ts'];
+const COORDINATOR_ASSEMBLY = ['broker.ts', 'cli.ts', 'index.ts', 'broker-share-state-log.ts'];
 
 /**
  * Which other coordinator/ folders (and, for a shared file, which folders)
@@ -58,7 +58,7 @@ const COORDINATOR_MAY_IMPORT: Record<string, string[]> = {
   'broker-context.ts': [],
   'cluster.ts': ['log'], // syncDirectory, for the persisted topic ids
   'config.ts': ['auth', 'log', 'server'], // the security, flush and request-budget settings it validates
-  'coordinator-records.ts': [],
+  'coordinator-record-layout.ts': [],
   'errors.ts': [],
   'faults.ts': [],
   'metrics.ts': ['log'], // the log flush statistics (Kafka's LogFlushStats) it reports

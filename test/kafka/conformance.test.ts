@@ -29,7 +29,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../../coordinator/coordinator-records.js';
+import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../../coordinator/coordinator-record-layout.js';
 import { loadSpecs } from '../../generator/load.js';
 import type { MessageSpec } from '../../generator/spec.js';
 import { messages } from '../../generated/index.js';
@@ -339,7 +339,7 @@ describe('coordinator records as their coordinators write them in __consumer_off
   });
 
   for (const spec of records) {
-    it(`${spec.name}: MessageUtil's prefixed bytes and coordinator/coordinator-records.ts`, async () => {
+    it(`${spec.name}: MessageUtil's prefixed bytes and coordinator/coordinator-record-layout.ts`, async () => {
       const codec = messages[spec.name]!;
       const key = spec.type === 'coordinator-key';
       const problems: string[] = [];

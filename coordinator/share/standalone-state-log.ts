@@ -22,7 +22,7 @@ import type { StateLog } from './state-log.js';
  * It does not check transactions with a transaction coordinator (the broker's
  * log does): a transactional append is taken as is.
  */
-export class FileStateLog implements StateLog {
+export class StandaloneStateLog implements StateLog {
   private nextOffset = 0n;
   private size = 0;
   private queue: Promise<unknown> = Promise.resolve();
@@ -32,9 +32,9 @@ export class FileStateLog implements StateLog {
     private readonly file: FileHandle,
   ) {}
 
-  static async open(path: string): Promise<FileStateLog> {
+  static async open(path: string): Promise<StandaloneStateLog> {
     const file = await open(path, constants.O_RDWR | constants.O_CREAT);
-    const log = new FileStateLog(path, file);
+    const log = new StandaloneStateLog(path, file);
     await log.recoverTail();
     return log;
   }

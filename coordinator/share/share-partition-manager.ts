@@ -2,9 +2,9 @@ import type { BrokerContext, PartitionReader, TransactionalProducer } from '../b
 import { BrokerError } from '../errors.js';
 import { validateAckBatches, validateTxnAckBatches, type WireAckBatch } from './acknowledgements.js';
 import type { Clock } from './clock.js';
-import type { GroupShareSettings, ShareConfig } from './config.js';
-import { ErrorCode, ShareError } from './error-codes.js';
-import { FetchedLog } from './log-window.js';
+import type { GroupShareSettings, ShareConfig } from './share-config.js';
+import { ErrorCode, ShareError } from './share-error.js';
+import { LogRead } from './log-window.js';
 import { SerialQueue } from './serial-queue.js';
 import {
   SharePartition,
@@ -51,7 +51,7 @@ export interface TxnAckRequestPartition extends PartitionRef {
 
 export type ShareBroker = Pick<BrokerContext, 'nodeId' | 'cluster' | 'partition' | 'log'>;
 
-export interface SharePartitionsOptions {
+export interface SharePartitionManagerOptions {
   broker: ShareBroker;
   stateLog: StateLog;
   clock: Clock;
@@ -62,7 +62,7 @@ export interface SharePartitionsOptions {
 
 const OK: PartitionError = { errorCode: ErrorCode.NONE, errorMessage: null };
 
-export class SharePartitions {
+export class SharePartitionManager {
   private readonly partitions = new Map<string, SharePartition>();
   private readonly store: ShareStateStore;
   private readonly queue = new SerialQueue();
@@ -74,7 +74,7 @@ export class SharePartitions {
   /** One limits object per group, shared by its share partitions and updated in place when its configs change. */
   private readonly limits = new Map<string, { deliveryCountLimit: number; recordLockDurationMs: number; maxRecordLocks: number }>();
 
-  constructor(options: SharePartitionsOptions) {
+  constructor(options: SharePartitionManagerOptions) {
     this.broker = options.broker;
     this.clock = options.clock;
     this.config = options.config;
@@ -187,7 +187,7 @@ export class SharePartitions {
           sp.moveStartTo(reader.logStartOffset());
           const from = sp.nextFetchOffset();
           if (from >= upTo) continue;
-          const fetched = FetchedLog.index(reader.read(from, Math.max(bytesLeft, 1), settings.isolationLevel), from, upTo);
+          const fetched = LogRead.index(reader.read(from, Math.max(bytesLeft, 1), settings.isolationLevel), from, upTo);
           const acquired = sp.acquire(memberId, fetched.window, recordsLeft, now, changes);
           result.acquired = acquired;
           result.records = fetched.recordsFor(acquired);

@@ -6,12 +6,12 @@ import {
   decodeCoordinatorValue,
   encodeCoordinatorKey,
   encodeCoordinatorValue,
-} from '../coordinator-records.js';
+} from '../coordinator-record-layout.js';
 import type { SharePartitionKey } from './share-partition.js';
 
 /**
  * The share coordinator's records in `__share_group_state`, in Kafka's
- * coordinator-record layout (../coordinator-records.ts): key = int16 record
+ * coordinator-record layout (../coordinator-record-layout.ts): key = int16 record
  * type (0 ShareSnapshot, 1 ShareUpdate) + key body v0; value = int16 version +
  * value body; a null value is a tombstone.
  */

@@ -1,9 +1,9 @@
 import type { ClusterView, RequestContext } from '../broker-context.js';
 import type { Clock } from './clock.js';
-import type { ShareConfig } from './config.js';
-import { ErrorCode } from './error-codes.js';
+import type { ShareConfig } from './share-config.js';
+import { ErrorCode } from './share-error.js';
 import type { ShareGroups } from './share-groups.js';
-import type { SharePartitions } from './share-partitions.js';
+import type { SharePartitionManager } from './share-partition-manager.js';
 import type { ShareSession, ShareSessions } from './share-sessions.js';
 
 /**
@@ -12,7 +12,7 @@ import type { ShareSession, ShareSessions } from './share-sessions.js';
  * group and knows it, the request gets UNKNOWN_MEMBER_ID and acquires nothing.
  * Elsewhere (another node coordinates the group) there is no check.
  */
-export function unknownMemberMessage(rt: ShareRuntime, groupId: string, memberId: string): string | null {
+export function unknownMemberMessage(rt: ShareParts, groupId: string, memberId: string): string | null {
   if (!rt.isGroupCoordinator(groupId) || !rt.groups.isUnknownMember(groupId, memberId)) return null;
   return `member ${memberId} is not in share group ${groupId}; it must join again (ShareGroupHeartbeat with MemberEpoch 0)`;
 }
@@ -30,7 +30,7 @@ export function missingIdError(groupId: string, memberId: string): { code: numbe
  * still held. Returns the UNKNOWN_MEMBER_ID message, or null for a member in
  * good standing.
  */
-export async function expelUnknownMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<string | null> {
+export async function expelUnknownMember(rt: ShareParts, groupId: string, memberId: string): Promise<string | null> {
   const notMember = unknownMemberMessage(rt, groupId, memberId);
   if (notMember === null) return null;
   await dropMember(rt, groupId, memberId);
@@ -43,7 +43,7 @@ export async function expelUnknownMember(rt: ShareRuntime, groupId: string, memb
  * meanwhile by an epoch-0 open is left alone: the open released them, and the
  * member's records now belong to the new session.
  */
-export async function closeSession(rt: ShareRuntime, session: ShareSession): Promise<void> {
+export async function closeSession(rt: ShareParts, session: ShareSession): Promise<void> {
   if (rt.sessions.ofMember(session.groupId, session.memberId) !== session) return;
   rt.sessions.remove(session);
   await rt.partitions.releaseMember(session.groupId, session.memberId);
@@ -56,18 +56,18 @@ export async function closeSession(rt: ShareRuntime, session: ShareSession): Pro
  * Without a session here it holds nothing here: records are acquired only in
  * a session, and every way a session ends releases them.
  */
-export async function dropMember(rt: ShareRuntime, groupId: string, memberId: string): Promise<void> {
+export async function dropMember(rt: ShareParts, groupId: string, memberId: string): Promise<void> {
   const session = rt.sessions.ofMember(groupId, memberId);
   if (session !== undefined) await closeSession(rt, session);
 }
 
 /** What the API handlers share: the state holders and a few facts about the node. */
-export interface ShareRuntime {
+export interface ShareParts {
   readonly nodeId: number;
   readonly cluster: ClusterView;
   readonly config: ShareConfig;
   readonly clock: Clock;
-  readonly partitions: SharePartitions;
+  readonly partitions: SharePartitionManager;
   readonly groups: ShareGroups;
   readonly sessions: ShareSessions;
   /** True when this node coordinates the share group (FindCoordinator GROUP answers this node). */
