@@ -841,7 +841,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     await c2.close();
   });
 
-  it('an offset named twice in one transaction is refused: INVALID_REQUEST within one request, INVALID_RECORD_STATE across requests (issue 34)', async () => {
+  it('an offset named twice in one transaction is refused: INVALID_REQUEST within one request, INVALID_RECORD_STATE across requests', async () => {
     const t = topicId('txn-twice');
     await produceValues('txn-twice', ['a', 'b', 'c', 'd']);
     const { producer, acks } = await txnSetup('txn-twice', 'tx-twice', 'g-tw', 'm1');
@@ -909,7 +909,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect(state.ranges.find((r) => r.firstOffset === 0n)!.state).toBe('AVAILABLE');
   });
 
-  it('issue 34 item 5: after KeepPreparedTxn the old producer epoch is fenced on the share-state partition its transaction already holds', async () => {
+  it('after KeepPreparedTxn the old producer epoch is fenced on the share-state partition its transaction already holds', async () => {
     const t = topicId('txn-keep');
     await produceValues('txn-keep', ['a', 'b']);
     await heartbeat(c, 'g-txk', 'm1', 0, ['txn-keep']);

@@ -7,7 +7,7 @@
  * checker's replay) all agree; and acquiring never delivers a record whose
  * delivery count already reached the limit.
  *
- * Regression (issue 34, item 2): a Release pending in a transaction, the limit
+ * Regression: a Release pending in a transaction, the limit
  * lowered from 10 to 2 with IncrementalAlterConfigs, commit. The transactional
  * update said AVAILABLE (limit 10 at staging) while the live partition
  * archived the records, and the next write only moved the start offset past
