@@ -4,13 +4,19 @@
  * drains. It decides when a partition's first batch may go — batch.size
  * reached, linger.ms passed, a flush or close under way, a retry's backoff
  * over, delivery.timeout.ms not yet passed — and hands the ready ones to the
- * Sender grouped by leader. It knows nothing of the network, producer ids or
- * transactions: the Sender answers where each ready partition goes.
+ * Sender grouped by leader; a drained batch is closed here, with its sequence
+ * numbers, encoded and compressed once. It knows nothing of the network or of
+ * transactions: the Sender answers where each ready partition goes and with
+ * which producer id.
  */
+import { encodeRecordBatch, NO_SEQUENCE } from '../../runtime/record-batch.js';
 import { ConfigError, KafkaTimeoutError } from '../errors.js';
 import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
 import type { ProducerSettings } from './config.js';
 import { ProducerBatch, type PendingRecord } from './producer-batch.js';
+
+/** Sequence numbers wrap at int32's end, as Kafka's DefaultRecordBatch.incrementSequence. */
+const SEQUENCE_MODULUS = 2 ** 31;
 
 /** One partition's batches, oldest first (Kafka's per-TopicPartition deque), and its ordering state. */
 export interface PartitionQueue {
@@ -169,6 +175,30 @@ export class RecordAccumulator {
       batch.bytes >= this.settings.batchSize ||
       now - batch.createdAt >= this.settings.lingerMs
     );
+  }
+
+  /**
+   * Closes a drained batch for good (Kafka's drainBatchesForOneNode, which sets
+   * the producer state, then ProducerBatch.close): an idempotent producer's
+   * batch takes the partition's next sequence numbers, and the batch is
+   * encoded, compressed, once; every retry sends these bytes.
+   */
+  closeBatch(queue: PartitionQueue, batch: ProducerBatch, producerId: bigint, producerEpoch: number): void {
+    const idempotent = this.settings.idempotent;
+    if (idempotent) {
+      batch.baseSequence = queue.nextSequence;
+      queue.nextSequence = (queue.nextSequence + batch.records.length) % SEQUENCE_MODULUS;
+    }
+    batch.encoded = encodeRecordBatch({
+      baseOffset: 0n,
+      compression: this.settings.compression,
+      compressionLevel: this.settings.compressionLevel,
+      isTransactional: this.settings.transactionalId !== null,
+      producerId,
+      producerEpoch,
+      baseSequence: idempotent ? batch.baseSequence : NO_SEQUENCE,
+      records: batch.records.map((r) => r.input),
+    });
   }
 
   /** The in-flight first batch of `queue` was answered with success: off the queue, its records resolved. */

@@ -11,7 +11,7 @@
  */
 import { ProduceRequest, ProduceResponse } from '../../generated/index.js';
 import { NetworkError } from '../../connection/connection.js';
-import { encodeRecordBatch, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE } from '../../runtime/record-batch.js';
+import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../../runtime/record-batch.js';
 import { ZERO_UUID } from '../../runtime/uuid.js';
 import { groupBy, type ClusterClient } from '../cluster.js';
 import { ApiError, Errors, errorFromCode, isRetriableCode, KafkaError, KafkaTimeoutError } from '../errors.js';
@@ -21,9 +21,6 @@ import type { IdempotentProducerId } from './idempotent-producer-id.js';
 import { PRODUCE_MAX_VERSION_BEFORE_TV2, PRODUCE_TOPIC_ID_VERSION, STALE_METADATA_ERRORS } from './produce-protocol.js';
 import type { ProducerBatch } from './producer-batch.js';
 import { HOLD, RETRY_LATER, type DrainedBatch, type DrainTarget, type PartitionQueue, type RecordAccumulator } from './record-accumulator.js';
-
-/** Sequence numbers wrap at int32's end, as Kafka's DefaultRecordBatch.incrementSequence. */
-const SEQUENCE_MODULUS = 2 ** 31;
 
 export class Sender implements DrainTarget {
   private readonly inFlightRequests = new Set<Promise<void>>();
@@ -124,24 +121,15 @@ export class Sender implements DrainTarget {
     this.onBatchFailed(queue, batch, error);
   }
 
-  /** The batch's bytes; on its first drain its sequence is taken and it is encoded, once for every attempt. */
-  private encode(queue: PartitionQueue, batch: ProducerBatch): void {
-    if (batch.encoded) return;
-    const idempotent = this.settings.idempotent;
-    if (idempotent) {
-      batch.baseSequence = queue.nextSequence;
-      queue.nextSequence = (queue.nextSequence + batch.records.length) % SEQUENCE_MODULUS;
-    }
-    batch.encoded = encodeRecordBatch({
-      baseOffset: 0n,
-      compression: this.settings.compression,
-      compressionLevel: this.settings.compressionLevel,
-      isTransactional: this.txn !== null,
-      producerId: idempotent ? (this.txn ? this.txn.producerId : this.producerId!.id) : NO_PRODUCER_ID,
-      producerEpoch: idempotent ? (this.txn ? this.txn.producerEpoch : this.producerId!.epoch) : NO_PRODUCER_EPOCH,
-      baseSequence: idempotent ? batch.baseSequence : NO_SEQUENCE,
-      records: batch.records.map((r) => r.input),
-    });
+  /** The producer id batches carry now: the transaction's, the idempotent producer's, or none. */
+  private producerIdNow(): bigint {
+    if (!this.settings.idempotent) return NO_PRODUCER_ID;
+    return this.txn ? this.txn.producerId : this.producerId!.id;
+  }
+
+  private producerEpochNow(): number {
+    if (!this.settings.idempotent) return NO_PRODUCER_EPOCH;
+    return this.txn ? this.txn.producerEpoch : this.producerId!.epoch;
   }
 
   /** One Produce request to `nodeId` with a batch for each partition (Kafka's Sender.sendProduceRequest). */
@@ -149,7 +137,7 @@ export class Sender implements DrainTarget {
     for (const item of items) {
       item.queue.inFlight = true;
       item.batch.attempts++;
-      this.encode(item.queue, item.batch);
+      if (item.batch.encoded === null) this.accumulator.closeBatch(item.queue, item.batch, this.producerIdNow(), this.producerEpochNow());
     }
     const byTopic = groupBy(items, (item) => item.queue.topic);
     const request = (version: number) =>
