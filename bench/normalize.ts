@@ -60,6 +60,7 @@ function describe(v: unknown): string {
 const hex = (b: Uint8Array | null | undefined): string | null => (b == null ? null : toHex(b));
 
 /** kafkajs Fetch v4+ `messages` → canonical records. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a peer library's untyped output, read field by field
 export function flatFromKafkajs(messages: Array<Record<string, any>>): FlatRecord[] {
   return messages.map((m) => ({
     offset: BigInt(m.offset),
@@ -72,6 +73,7 @@ export function flatFromKafkajs(messages: Array<Record<string, any>>): FlatRecor
 }
 
 /** @platformatic/kafka readRecordsBatches() output, or bench parseRecordBatches() output → canonical records. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a peer library's untyped output, read field by field
 export function flatFromBatches(batches: Array<Record<string, any>> | null): FlatRecord[] {
   const out: FlatRecord[] = [];
   for (const b of batches ?? []) {

@@ -7,6 +7,9 @@
  *
  *   npm run bench:txn [-- --records 2000] [--batches 10,100,500] [--modes implicit,explicit,transactional,explicit-ctp,transactional-ctp]
  *                     [--retry-backoff-ms N] [--tv 1,2] [--json]
+ *   npm run bench:txn -- --timeline [--batch 100] [--records 3000] [--log-flush-interval-messages 1]
+ *
+ * --timeline: where one transactional commit's time goes (bench/txn-timeline.ts).
  *
  * Modes (each run uses a fresh share group over the same seeded input topic):
  *  - implicit:          poll; acks ride on the next poll (no commit call; no latency column)
@@ -27,10 +30,10 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, TransactionalShareAcknowledger, type ShareConsumerRecord } from '../client/index.js';
-import { freePorts, ROOT, spawnManaged, type ManagedProcess } from '../chaos/harness.js';
 import { seedInput } from '../chaos/seed.js';
+import { startBenchBroker, type BenchBroker } from './txn-broker.js';
+import { runTimeline } from './txn-timeline.js';
 
 type Mode = 'implicit' | 'explicit' | 'transactional' | 'explicit-ctp' | 'transactional-ctp';
 const ALL_MODES: Mode[] = ['implicit', 'explicit', 'transactional', 'explicit-ctp', 'transactional-ctp'];
@@ -65,35 +68,6 @@ interface Result {
 function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function startBroker(transactionVersion: number): Promise<{ proc: ManagedProcess; bootstrap: string; dir: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-bench-txn-'));
-  const [port] = await freePorts(1);
-  const file = path.join(dir, 'broker.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      nodeId: 0,
-      host: '127.0.0.1',
-      port,
-      dataDir: path.join(dir, 'data'),
-      topics: [
-        { name: 'bench-in', partitions: 1 },
-        { name: 'bench-out', partitions: 1 },
-      ],
-      transactionAbortCheckIntervalMs: 500,
-      transactionVersion,
-      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
-    }),
-  );
-  const proc = spawnManaged('broker', ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', file]);
-  const deadline = Date.now() + 30_000;
-  while (!proc.lines.some((l) => l.includes('"listening"'))) {
-    if (!proc.running || Date.now() > deadline) throw new Error(`broker did not start:\n${proc.stderr()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return { proc, bootstrap: `127.0.0.1:${port}`, dir };
 }
 
 async function run(bootstrap: string, mode: Mode, tv: number | null, batch: number, runId: number): Promise<Result> {
@@ -175,10 +149,10 @@ const isTransactional = (mode: Mode): boolean => mode === 'transactional' || mod
 const label = (r: Pick<Result, 'mode' | 'tv'>): string => (r.tv === null ? r.mode : `${r.mode} TV${r.tv}`);
 
 async function main(): Promise<void> {
-  const brokers = new Map<number, Awaited<ReturnType<typeof startBroker>>>();
+  const brokers = new Map<number, BenchBroker>();
   try {
     for (const tv of new Set([2, ...TVS])) {
-      const broker = await startBroker(tv);
+      const broker = await startBenchBroker(tv);
       brokers.set(tv, broker);
       await seedInput(broker.bootstrap, 'bench-in', RECORDS);
     }
@@ -225,7 +199,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: Error) => {
+(argv.includes('--timeline') ? runTimeline(argv) : main()).catch((error: Error) => {
   process.stderr.write(`bench:txn failed: ${error.stack ?? error.message}\n`);
   process.exit(1);
 });

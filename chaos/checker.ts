@@ -32,7 +32,7 @@
 import { pathToFileURL } from 'node:url';
 import { ShareSnapshotKey, ShareSnapshotValue, ShareUpdateKey, ShareUpdateValue } from '../generated/index.js';
 import { readControlRecord, type RecordBatch } from '../runtime/record-batch.js';
-import { utf8, WireClient, type TopicLayout } from './wire.js';
+import { utf8, WireClient } from './wire.js';
 import { parseFlags } from './args.js';
 
 export const SHARE_STATE_TOPIC = '__share_group_state';

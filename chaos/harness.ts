@@ -56,10 +56,12 @@ export interface ManagedProcess {
   readonly lines: string[];
   stderr(): string;
   /** JSON events (stdout lines that parse as objects with `event`). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded JSON from a child's stdout; each check reads the fields its event has
   readonly events: Array<Record<string, any> & { event: string; at: number }>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly running: boolean;
   /** Resolves with the first event matching `pred` (rejects when the process exits first or after `timeoutMs`). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the events above
   waitFor(pred: (e: Record<string, any> & { event: string }) => boolean, timeoutMs: number, what?: string): Promise<Record<string, any> & { event: string; at: number }>;
   /**
    * Resolves once the process is stopped (SIGSTOP: state `T`). A job that
@@ -100,6 +102,7 @@ export function spawnManaged(name: string, args: string[], env: Record<string, s
       if (echo) process.stderr.write(`[${name}] ${line}\n`);
       if (line.startsWith('{')) {
         try {
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded JSON (see `events`)
           const parsed = JSON.parse(line) as Record<string, any>;
           if (typeof parsed.event === 'string') events.push({ ...parsed, event: parsed.event, at: Date.now() });
         } catch {

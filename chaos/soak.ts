@@ -65,7 +65,7 @@ export interface SoakOptions {
   /** Checkpointing jobs enable KIP-939 two-phase commit (their prepared transactions outlive the timeout). */
   twoPhaseCommit?: boolean;
   /**
-   * Records come back inside the transaction that holds them (issue 34): REDELIVERY_STALLS `stall-job`
+   * Records come back inside the transaction that holds them: REDELIVERY_STALLS `stall-job`
    * faults black-hole a job's traffic for longer than the share session timeout, so the group times its
    * member out mid-transaction; with checkpointing jobs the record lock is REDELIVERY_LOCK_MS and job 0
    * polls REDELIVERY_POLL_GAP_MS apart (a checkpoint interval longer than the lock). One job only: when
@@ -93,7 +93,7 @@ export interface SoakResult {
   /** Records delivered again (delivery count > 1) and transactions aborted or fenced: evidence that the faults bit. */
   redeliveries: number;
   abortedOrFenced: number;
-  /** Transactions that failed with CommitFailedError: the member's records came back inside them (issue 34). */
+  /** Transactions that failed with CommitFailedError: the member's records came back inside them. */
   commitFailed: number;
   nodeRestarts: number;
 }

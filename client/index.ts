@@ -14,16 +14,16 @@ export type {
   AcknowledgementCommitResult,
   AcknowledgementCommitCallback,
 } from './share-consumer.js';
-export { TransactionalShareAcknowledger } from './transactional-share-acknowledger.js';
-export type { TransactionalShareAcknowledgerConfig } from './transactional-share-acknowledger.js';
-export { ShareAcknowledgements, ShareGroupMetadata, ACKNOWLEDGE_TYPE_CODES } from './share-acknowledgements.js';
+export { TransactionalShareAcknowledger } from './share/transactional-acknowledger.js';
+export type { TransactionalShareAcknowledgerConfig } from './share/transactional-acknowledger.js';
+export { ShareAcknowledgements, ShareGroupMetadata, ACKNOWLEDGE_TYPE_CODES } from './share/acknowledgements.js';
 export type {
   AcknowledgeType,
   ShareAcknowledgementBatch,
   PartitionAcknowledgements,
   ShareConsumerRecord,
   RecordPosition,
-} from './share-acknowledgements.js';
+} from './share/acknowledgements.js';
 export { TransactionAbortedError, PreparedTxnState } from './transaction-manager.js';
 export type {
   TransactionState,

@@ -1,13 +1,18 @@
 /**
  * The contract between the broker (coordinator/) and the share coordinator
  * (coordinator/share/). The share coordinator is given a BrokerContext and
- * returns a ShareCoordinator; the broker dispatches its APIs, feeds it
- * transaction markers and shows its dump. Keep this file stable: the two sides
+ * returns a ShareCoordinator; the broker's API definitions (coordinator/apis/
+ * 76–79, 96) call its typed operations and shape the answers, and the broker
+ * feeds it transaction markers and shows its dump. Keep this file stable: the two sides
  * are built by different people at the same time (coordinator/README.md).
  *
  * Nothing here depends on how the broker is built; only types and small
  * helpers live in this module.
  */
+import type { ShareAcknowledgeRequest } from '../generated/ShareAcknowledgeRequest.js';
+import type { ShareFetchRequest } from '../generated/ShareFetchRequest.js';
+import type { ShareGroupHeartbeatRequest } from '../generated/ShareGroupHeartbeatRequest.js';
+import type { TxnShareAcknowledgeRequest } from '../generated/TxnShareAcknowledgeRequest.js';
 import type { RecordBatch, TimestampType } from '../runtime/index.js';
 
 // ---------------------------------------------------------------------------
@@ -43,7 +48,7 @@ export interface RequestContext {
  * error response where the API has one, anything else is logged and closes the
  * connection, as a Kafka broker does for an unexpected failure.
  */
-export type Handler = (request: any, ctx: RequestContext) => Promise<any>;
+export type Handler = (request: unknown, ctx: RequestContext) => Promise<unknown>;
 
 // ---------------------------------------------------------------------------
 // Cluster and topics
@@ -153,7 +158,7 @@ export interface PartitionReader {
   onAppend(listener: () => void): () => void;
 }
 
-/** A record for a coordinator log: Kafka's coordinator key/value bytes (see coordinator-records.ts). */
+/** A record for a coordinator log: Kafka's coordinator key/value bytes (see coordinator-record-layout.ts). */
 export interface CoordinatorRecord {
   readonly key: Uint8Array;
   /** null is a tombstone. */
@@ -181,7 +186,7 @@ export interface AppendResult {
 /** This node's partition of `__share_group_state` (DESIGN §6: one per node, led by it). */
 export interface CoordinatorLog extends PartitionReader {
   /**
-   * Appends one batch and fsyncs it before resolving. With `transaction`, the
+   * Appends one batch before resolving (fsynced when the flush settings say so, log/flush.ts). With `transaction`, the
    * batch is transactional: the broker first checks with the transaction
    * coordinator that this partition is in that producer's ongoing transaction
    * (AddShareAcksToTxn added it) and rejects with BrokerError INVALID_TXN_STATE
@@ -245,19 +250,136 @@ export interface BrokerContext {
   shareGroupConfig?(groupId: string): ShareGroupConfigOverrides;
 }
 
+// ---------------------------------------------------------------------------
+// The share APIs' operations (Kafka's KafkaApis hands the same work to
+// GroupCoordinator.shareGroupHeartbeat / shareGroupDescribe and to
+// SharePartitionManager): typed request data in, domain results out; the
+// definitions in coordinator/apis/ shape the wire answers.
+
+/** A partition of a share group's topic, by topic id. */
+export interface SharePartitionRef {
+  readonly topicId: string;
+  readonly partition: number;
+}
+
+/** How one partition of a request fared. */
+export interface SharePartitionResult {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+}
+
+/** What a ShareFetch acquired from one partition of its session: the raw batches holding the acquired offsets, and the ranges. */
+export interface ShareFetchedPartition extends SharePartitionRef, SharePartitionResult {
+  readonly records: Uint8Array | null;
+  readonly acquired: readonly { readonly firstOffset: bigint; readonly lastOffset: bigint; readonly deliveryCount: number }[];
+}
+
+/** `topicId:partition`: the key of a partition in the acknowledgement results of a ShareFetch. */
+export function sharePartitionKey(ref: SharePartitionRef): string {
+  return `${ref.topicId}:${ref.partition}`;
+}
+
 /**
- * What the share coordinator gives the broker. APIs 76-79 and 96 are
- * advertised and dispatched only for keys present in `handlers`; versions are
- * the generated codec's full range unless `versions` narrows them.
+ * How the broker answers a ShareFetch: made once by its API definition and called
+ * by the share coordinator when the request is done, so that the wire answer is
+ * built in apis/ without a second promise per request (the hot path).
+ */
+export interface ShareFetchAnswer<R> {
+  /** The whole request failed (bad ids, session, unknown member): nothing acquired. */
+  failed(errorCode: number, errorMessage: string, acquisitionLockTimeoutMs: number): R;
+  /**
+   * `requested`: the partitions the request named, in its order; `acks`: their
+   * acknowledgement results by sharePartitionKey; `fetched`: what each session
+   * partition acquired or why it failed (empty when the request did not fetch).
+   */
+  answered(
+    requested: readonly SharePartitionRef[],
+    acks: ReadonlyMap<string, SharePartitionResult>,
+    fetched: readonly ShareFetchedPartition[],
+    acquisitionLockTimeoutMs: number,
+    ctx: RequestContext,
+  ): R;
+}
+
+/** How the broker answers a ShareAcknowledge (as ShareFetchAnswer). */
+export interface ShareAcknowledgeAnswer<R> {
+  failed(errorCode: number, errorMessage: string, acquisitionLockTimeoutMs: number): R;
+  /** `partitions`: the request's partitions in its order, `results[i]` the result of `partitions[i]`. */
+  answered(partitions: readonly SharePartitionRef[], results: readonly SharePartitionResult[], acquisitionLockTimeoutMs: number, ctx: RequestContext): R;
+}
+
+/** The answer to a ShareGroupHeartbeat. */
+export interface ShareHeartbeatResult {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  /** null on a NOT_COORDINATOR answer. */
+  readonly memberId: string | null;
+  readonly memberEpoch: number;
+  readonly heartbeatIntervalMs: number;
+  /** The member's assignment when it changed (or on joining), else null. */
+  readonly assignment: readonly { readonly topicId: string; readonly partitions: readonly number[] }[] | null;
+}
+
+/** One share group as ShareGroupDescribe shows it; `detail` is absent on an error entry. */
+export interface ShareGroupDescription {
+  readonly groupId: string;
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  readonly groupState: string;
+  readonly detail?: {
+    readonly groupEpoch: number;
+    readonly assignmentEpoch: number;
+    readonly assignorName: string;
+    readonly members: readonly {
+      readonly memberId: string;
+      readonly rackId: string | null;
+      readonly memberEpoch: number;
+      readonly clientId: string;
+      readonly clientHost: string;
+      readonly subscribedTopicNames: readonly string[];
+      readonly assignment: readonly { readonly topicId: string; readonly partitions: readonly number[] }[];
+    }[];
+  };
+}
+
+/** The result of a TxnShareAcknowledge: the top-level error and one result per partition, in the request's order. */
+export interface TxnShareAcknowledgeResult {
+  readonly errorCode: number;
+  readonly partitions: readonly SharePartitionResult[];
+}
+
+/** Share-group membership (Kafka: GroupCoordinator.shareGroupHeartbeat, shareGroupDescribe). */
+export interface ShareGroupOperations {
+  /** Join, stay or leave; `client` is who sent it (clientId, and the address in Kafka's `/host` form). */
+  heartbeat(request: ShareGroupHeartbeatRequest, client: { readonly clientId: string; readonly clientHost: string }): Promise<ShareHeartbeatResult>;
+  describeGroups(groupIds: readonly string[]): ShareGroupDescription[];
+}
+
+/** Share sessions, acquisition and acknowledgement (Kafka: SharePartitionManager). */
+export interface SharePartitionOperations {
+  shareFetch<R>(request: ShareFetchRequest, ctx: RequestContext, answer: ShareFetchAnswer<R>): Promise<R>;
+  shareAcknowledge<R>(request: ShareAcknowledgeRequest, ctx: RequestContext, answer: ShareAcknowledgeAnswer<R>): Promise<R>;
+  /**
+   * KIP-1289: stores the acknowledgements as pending in the producer's transaction.
+   * `memberId`: the member the request names (v1+), or null (v0, or an empty MemberId).
+   */
+  txnShareAcknowledge(request: TxnShareAcknowledgeRequest, memberId: string | null): Promise<TxnShareAcknowledgeResult>;
+}
+
+/**
+ * What the share coordinator gives the broker. The share APIs are advertised and
+ * dispatched only while a share coordinator offering their operations is
+ * registered: ShareGroupHeartbeat and ShareGroupDescribe with `groups`, ShareFetch,
+ * ShareAcknowledge and TxnShareAcknowledge (with kip1289 on) with `partitions`.
  */
 export interface ShareCoordinator {
-  readonly handlers: ReadonlyMap<number, Handler>;
-  readonly versions?: ReadonlyMap<number, { readonly min: number; readonly max: number }>;
+  readonly groups?: ShareGroupOperations;
+  readonly partitions?: SharePartitionOperations;
   /** Replays shareStateLog.batches(); called once before the broker serves requests. */
   recover(): Promise<void>;
   /**
    * A COMMIT (commit = true) or ABORT marker for this producer has been
-   * appended and fsynced to shareStateLog: apply or discard its pending acks
+   * appended to shareStateLog: apply or discard its pending acks
    * (DESIGN §5.2). Must be idempotent: after a crash the broker may deliver the
    * same marker again (the coordinator resends until acknowledged).
    */

@@ -10,16 +10,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GroupConfigs } from './admin/group-configs.js';
-import { adminHandlers } from './admin/handlers.js';
 import { TopicAdmin } from './admin/topic-admin.js';
-import type { BrokerContext, Handler, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
-import { ApiKey } from '../generated/index.js';
+import type { BrokerContext, RequestContext, ShareCoordinator, ShareCoordinatorFactory, ShareGroupConfigOverrides } from './broker-context.js';
 import { crc32cImplementation } from '../runtime/crc32c.js';
 import { Cluster, SHARE_GROUP_STATE_TOPIC } from './cluster.js';
-import { listenersOf, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
+import { listenersOf, logFlushSettings, resolveConfig, type BrokerConfig, type BrokerConfigInput } from './config.js';
 import { CredentialStore } from './auth/credentials.js';
 import { unsecuredJwsValidator } from './auth/oauth.js';
-import { aclHandlers } from './auth/acl-handlers.js';
 import { authorizationHook, mayAutoCreateTopic } from './auth/api-acls.js';
 import { AclAuthorizer } from './auth/authorizer.js';
 import { ANONYMOUS, type SaslSettings } from './auth/session.js';
@@ -27,26 +24,22 @@ import { AclOperation, CLUSTER_NAME, ResourceType as AclResource } from './auth/
 import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
 import { tlsProtocolOptions } from './auth/tls-settings.js';
 import type { ListenerSpec } from './server/server.js';
-import { offsetFetchHandler, txnOffsetCommitHandler } from './group/handlers.js';
 import { OffsetStore } from './group/offset-store.js';
 import { ClassicGroups } from './group/classic-groups.js';
-import { classicGroupHandlers } from './group/classic-handlers.js';
 import { ConsumerGroups } from './group/consumer-groups.js';
-import { apiVersionsHandler, findCoordinatorHandler, metadataHandler, type AutoCreate } from './handlers/cluster-handlers.js';
 import { ErrorCode } from './errors.js';
-import { fetchHandler } from './handlers/fetch.js';
-import { listOffsetsHandler } from './handlers/list-offsets.js';
-import { produceHandler } from './handlers/produce.js';
-import { writeTxnMarkersHandler } from './handlers/write-txn-markers.js';
 import { LogManager } from './log/log-manager.js';
+import type { LogWriteEvent } from './log/flush.js';
 import { Metrics, describeRequestVersions, type MetricsSnapshot } from './metrics.js';
 import { PeerConnections } from './net/peers.js';
 import { ApiRegistry } from './server/api-registry.js';
+import { BROKER_APIS } from './apis/index.js';
+import { isServed } from './apis/define.js';
+import type { AutoCreate, BrokerServices } from './apis/services.js';
 import { KafkaServer } from './server/server.js';
 import { requestBudget } from './server/request-budget.js';
 import { createShareCoordinator } from './share/index.js';
-import { ShareStateLog } from './share-state-log.js';
-import { transactionHandlers } from './txn/handlers.js';
+import { ShareStateLog } from './broker-share-state-log.js';
 import { MarkerSender } from './txn/marker-sender.js';
 import { MarkerWriter } from './txn/marker-writer.js';
 import { ProducerIdManager } from './txn/producer-id-manager.js';
@@ -54,10 +47,6 @@ import { TransactionCoordinator } from './txn/transaction-coordinator.js';
 import { TransactionLog } from './txn/transaction-log.js';
 import { describePartitions, txnStateName } from './txn/transaction-metadata.js';
 import { TransactionVerifier } from './txn/verifier.js';
-
-/** API keys the share coordinator may serve; 96 is KIP-1289's and follows the kip1289 switch. */
-const SHARE_APIS: number[] = [ApiKey.ShareGroupHeartbeat, ApiKey.ShareGroupDescribe, ApiKey.ShareFetch, ApiKey.ShareAcknowledge, ApiKey.TxnShareAcknowledge];
-const KIP1289_APIS = new Set<number>([ApiKey.AddShareAcksToTxn, ApiKey.TxnShareAcknowledge]);
 
 export interface StartOptions {
   /**
@@ -132,14 +121,19 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     transactionStatePartitions: config.transactionStatePartitions,
     consumerOffsetsPartitions: config.consumerOffsetsPartitions,
   });
+  const metrics = new Metrics();
   const logs = new LogManager(
     cluster,
     config.dataDir,
     config.segmentBytes,
     { expirationMs: config.producerIdExpirationMs, checkIntervalMs: config.producerIdExpirationCheckIntervalMs },
     log,
+    {
+      settings: logFlushSettings(config),
+      stats: metrics.logFlush,
+      ...(config.traceLogWrites ? { trace: (event: LogWriteEvent) => log(`log-write ${JSON.stringify(event)}`) } : {}),
+    },
   );
-  const metrics = new Metrics();
   const registry = new ApiRegistry();
   const peers = new PeerConnections(cluster, config.requestTimeoutMs);
 
@@ -187,7 +181,6 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     ctx.listener === config.securityProtocol &&
     (authorizer === null || authorizer.authorize({ principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' }, { resourceType: AclResource.CLUSTER, resourceName: CLUSTER_NAME, operation: AclOperation.CLUSTER_ACTION }));
   const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log, interBroker);
-  const admin = adminHandlers(topicAdmin, groupConfigs, config);
   const autoCreate: AutoCreate | undefined = config.autoCreateTopics
     ? async (name, ctx) => {
         if (authorizer !== null && !mayAutoCreateTopic(authorizer, ctx, name)) return { error: ErrorCode.TOPIC_AUTHORIZATION_FAILED, message: 'not authorized to create the topic' };
@@ -196,29 +189,34 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     : undefined;
 
   // APIs of the broker itself.
-  registry.register(ApiKey.ApiVersions, apiVersionsHandler(registry, { 'transaction.version': { min: 0, max: 2, finalized: config.transactionVersion } }));
-  // SASL is answered by the connection's session (server.ts); registered for ApiVersions.
-  // After SaslHandshake v0 the tokens travel as bare frames (librdkafka requires v0 to be advertised).
-  const saslInServer = async (): Promise<never> => {
-    throw new Error('SASL requests are handled by the server');
+
+  const services: BrokerServices = {
+    config,
+    cluster,
+    logs,
+    verifier,
+    transactions: tc,
+    markerWriter,
+    offsets,
+    classicGroups,
+    consumerGroups,
+    groupConfigs,
+    topicAdmin,
+    authorizer,
+    autoCreate,
+    share: () => share,
+    served: () => registry.advertised(),
+    log,
   };
-  registry.register(ApiKey.SaslHandshake, saslInServer);
-  registry.register(ApiKey.SaslAuthenticate, saslInServer);
-  for (const [apiKey, handler] of aclHandlers(authorizer)) registry.register(apiKey, handler);
-  registry.register(ApiKey.Metadata, metadataHandler(cluster, autoCreate));
-  for (const [apiKey, handler] of admin) registry.register(apiKey, handler);
-  registry.register(ApiKey.FindCoordinator, findCoordinatorHandler(cluster, () => share));
-  registry.register(ApiKey.Produce, produceHandler(cluster, logs, verifier, log, config.maxRequestElements));
-  registry.register(ApiKey.Fetch, fetchHandler(cluster, logs));
-  registry.register(ApiKey.ListOffsets, listOffsetsHandler(cluster, logs));
-  registry.register(ApiKey.WriteTxnMarkers, writeTxnMarkersHandler(cluster, markerWriter));
-  registry.register(ApiKey.TxnOffsetCommit, txnOffsetCommitHandler(cluster, logs, offsets, verifier, log));
-  registry.register(ApiKey.OffsetFetch, offsetFetchHandler(cluster, offsets));
-  for (const [apiKey, handler] of classicGroupHandlers(cluster, offsets, classicGroups, consumerGroups, () => share, log)) registry.register(apiKey, handler);
-  for (const [apiKey, handler] of transactionHandlers(tc, cluster, config.transactionVersion)) {
-    if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-    registry.register(apiKey, handler);
-  }
+  // Each definition's handler is built once; which are served is decided again when a share coordinator registers.
+  const definitions = BROKER_APIS.map((api) => ({ api, handler: api.handler(services) }));
+  const serveDefinitions = (): void => {
+    for (const { api, handler } of definitions) {
+      if (isServed(api, config, share)) registry.register(api.apiKey, handler, api.versions, api.authorize);
+      else registry.unregister(api.apiKey);
+    }
+  };
+  serveDefinitions();
 
   const shareLog = logs.get(SHARE_GROUP_STATE_TOPIC, nodeIndex)!;
   const context: BrokerContext = {
@@ -237,14 +235,8 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
 
   const registerShareCoordinator = async (coordinator: ShareCoordinator): Promise<void> => {
     await coordinator.recover();
-    for (const apiKey of SHARE_APIS) registry.unregister(apiKey);
     share = coordinator;
-    for (const [apiKey, handler] of coordinator.handlers) {
-      if (!SHARE_APIS.includes(apiKey)) throw new Error(`the share coordinator may serve APIs ${SHARE_APIS.join(', ')}, not ${apiKey}`);
-      if (KIP1289_APIS.has(apiKey) && !config.kip1289) continue;
-      const range = coordinator.versions?.get(apiKey);
-      registry.register(apiKey, handler as Handler, range ? { min: range.min, max: range.max } : undefined);
-    }
+    serveDefinitions();
   };
 
   const factory = options.shareCoordinator === undefined ? createShareCoordinator : options.shareCoordinator;
@@ -253,6 +245,7 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
   tc.recover();
   tc.start();
   logs.startExpiringProducers();
+  logs.startFlusher();
 
   const server = new KafkaServer({
     listeners: listenerSpecs(config),

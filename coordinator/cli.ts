@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { startBroker } from './broker.js';
 import { DEFAULT_DATA_DIR, loadConfigFile, parseTopicArg, type BrokerConfigInput } from './config.js';
-import { dumpLog } from './log/dump.js';
+import { dumpLog } from './tools/dump-log.js';
 import { userConfig } from './auth/credentials.js';
 
 interface BrokerOptions {
@@ -18,6 +18,9 @@ interface BrokerOptions {
   topic: string[];
   kip1289: boolean;
   logRequests?: boolean;
+  logFlushIntervalMessages?: string;
+  logFlushIntervalMs?: string;
+  logFlushSchedulerIntervalMs?: string;
 }
 
 /**
@@ -37,6 +40,10 @@ export function registerBrokerCommand(program: Command, options: { brokerIsDefau
     .option('--topic <name:partitions>', 'create a data topic at start (repeatable)', (value: string, all: string[]) => [...all, value], [])
     .option('--no-kip1289', 'leave out AddShareAcksToTxn (95) and TxnShareAcknowledge (96)')
     .option('--log-requests', 'log one line per request (API, version, client id) to stderr')
+    // Kafka's names and defaults (never: the OS flushes the page cache, which survives kill -9 of the broker).
+    .option('--log-flush-interval-messages <n>', 'log.flush.interval.messages: fsync a partition log once n offsets are unflushed; 1 fsyncs every write before its reply (power-loss durability on one node). Default never')
+    .option('--log-flush-interval-ms <ms>', 'log.flush.interval.ms: the flusher fsyncs a log last flushed this long ago. Default: log.flush.scheduler.interval.ms')
+    .option('--log-flush-scheduler-interval-ms <ms>', 'log.flush.scheduler.interval.ms: how often the flusher runs. Default never')
     .action(async (options: BrokerOptions) => {
       const input: BrokerConfigInput = options.config ? loadConfigFile(options.config) : {};
       if (options.nodeId !== undefined) input.nodeId = parseInteger(options.nodeId, '--node-id');
@@ -48,6 +55,9 @@ export function registerBrokerCommand(program: Command, options: { brokerIsDefau
       }
       if (options.kip1289 === false) input.kip1289 = false;
       if (options.logRequests === true) input.logRequests = true;
+      if (options.logFlushIntervalMessages !== undefined) input.logFlushIntervalMessages = parseInteger(options.logFlushIntervalMessages, '--log-flush-interval-messages');
+      if (options.logFlushIntervalMs !== undefined) input.logFlushIntervalMs = parseInteger(options.logFlushIntervalMs, '--log-flush-interval-ms');
+      if (options.logFlushSchedulerIntervalMs !== undefined) input.logFlushSchedulerIntervalMs = parseInteger(options.logFlushSchedulerIntervalMs, '--log-flush-scheduler-interval-ms');
       // The CLI keeps its data (./.kipgen-data unless told otherwise) and logs to stderr;
       // startBroker as a library is throwaway and quiet by default.
       input.dataDir ??= DEFAULT_DATA_DIR;

@@ -297,7 +297,7 @@ function compressionConfigs(topic: Pick<TopicConfig, 'compressionType' | 'compre
 
 /**
  * compression.type and, for the codecs that take one here (gzip, zstd), its
- * level: what the produce path recompresses into (produce-validation.ts).
+ * level: what the produce path recompresses into (produce/batch-validation.ts).
  */
 function topicCompression(configs: Readonly<Record<string, string>>): Pick<TopicInfo, 'compressionType' | 'compressionLevel'> {
   const type = (configs['compression.type'] ?? 'producer') as TopicCompressionType;

@@ -12,6 +12,7 @@ import { SECURITY_PROTOCOLS, type SecurityProtocol } from './auth/session.js';
 import { SslPrincipalMapper } from './auth/ssl-principal-mapper.js';
 import { tlsProtocolOptions } from './auth/tls-settings.js';
 import { defaultMaxRequestElements, defaultQueuedMaxRequestBytes } from './server/request-budget.js';
+import { NEVER, type LogFlushSettings } from './log/flush.js';
 
 /** One more listener besides the primary (`port`) one: Kafka's `listeners` entry NAME://host:port. */
 export interface ListenerConfig {
@@ -161,6 +162,35 @@ export interface BrokerConfig {
   maxRequestElements: number;
   /** log.segment.bytes */
   segmentBytes: number;
+  /**
+   * log.flush.interval.messages (Kafka: Long.MAX_VALUE; here
+   * Number.MAX_SAFE_INTEGER, never): a partition log fsyncs once this many
+   * offsets are unflushed, before the append that reached it is answered.
+   * 1 fsyncs every write, markers and the coordinators' state included,
+   * before the reply: what survives a power failure of a single node (Kafka
+   * relies on replication instead). The default leaves writes in the page
+   * cache, which survives `kill -9` of the broker. Topic config flush.messages
+   * overrides it per topic.
+   */
+  logFlushIntervalMessages: number;
+  /**
+   * log.flush.interval.ms (Kafka: unset, which means
+   * log.flush.scheduler.interval.ms): the flusher fsyncs a log whose last
+   * flush is this old. Topic config flush.ms overrides it per topic.
+   */
+  logFlushIntervalMs: number | null;
+  /**
+   * log.flush.scheduler.interval.ms (Kafka: Long.MAX_VALUE; here
+   * Number.MAX_SAFE_INTEGER, never): how often the flusher looks for logs
+   * due under flush.ms; above 2147483647 it never runs.
+   */
+  logFlushSchedulerIntervalMs: number;
+  /**
+   * Log one line per partition-log append, fsync and marker write with its
+   * wall-clock start and duration (`log-write {json}`), for bench:txn --timeline.
+   * No Kafka setting. Default false.
+   */
+  traceLogWrites: boolean;
   /** KIP-932 settings, passed to the share coordinator. */
   shareGroup: ShareGroupSettings;
   /** When false, AddShareAcksToTxn (95) and TxnShareAcknowledge (96) are neither advertised nor served. */
@@ -221,6 +251,10 @@ export function defaultConfig(): BrokerConfig {
     queuedMaxRequestBytes: defaultQueuedMaxRequestBytes(),
     maxRequestElements: defaultMaxRequestElements(),
     segmentBytes: 16 * 1024 * 1024,
+    logFlushIntervalMessages: NEVER,
+    logFlushIntervalMs: null,
+    logFlushSchedulerIntervalMs: NEVER,
+    traceLogWrites: false,
     shareGroup: {
       recordLockDurationMs: 30_000,
       deliveryCountLimit: 5,
@@ -294,6 +328,12 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   if (config.queuedMaxRequestBytes !== -1) intIn(config.queuedMaxRequestBytes, 1, Number.MAX_SAFE_INTEGER, 'queuedMaxRequestBytes');
   intIn(config.maxRequestElements, 1, Number.MAX_SAFE_INTEGER, 'maxRequestElements');
   intIn(config.segmentBytes, 1024, 0x7fffffff, 'segmentBytes');
+  // ServerLogConfigs / LogConfig: log.flush.interval.messages is atLeast(1); flush.ms atLeast(0). Kafka does not
+  // bound the scheduler interval, but its executor refuses a period of 0.
+  intIn(config.logFlushIntervalMessages, 1, NEVER, 'logFlushIntervalMessages');
+  if (config.logFlushIntervalMs !== null) intIn(config.logFlushIntervalMs, 0, NEVER, 'logFlushIntervalMs');
+  intIn(config.logFlushSchedulerIntervalMs, 1, NEVER, 'logFlushSchedulerIntervalMs');
+  if (typeof config.traceLogWrites !== 'boolean') throw new Error(`config: traceLogWrites must be true or false, got ${JSON.stringify(config.traceLogWrites)}`);
   intIn(config.defaultPartitions, 1, 10_000, 'defaultPartitions');
   intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');
   intIn(config.groupMinSessionTimeoutMs, 1, 0x7fffffff, 'groupMinSessionTimeoutMs');
@@ -424,6 +464,11 @@ function checkSecurity(config: BrokerConfig): void {
   for (const user of authz.superUsers) {
     if (typeof user !== 'string' || !/^[^:]+:.+$/.test(user)) throw new Error(`config: authorizer.superUsers: ${JSON.stringify(user)} is not a principal like User:admin`);
   }
+}
+
+/** The log.flush.* settings as the logs take them. */
+export function logFlushSettings(config: BrokerConfig): LogFlushSettings {
+  return { intervalMessages: config.logFlushIntervalMessages, intervalMs: config.logFlushIntervalMs, schedulerIntervalMs: config.logFlushSchedulerIntervalMs };
 }
 
 function intIn(value: unknown, min: number, max: number, what: string): void {

@@ -1,11 +1,11 @@
 /**
  * Test-only fault injection: `KIPGEN_FAULT=<point>` makes the broker kill
- * itself with SIGKILL (like `kill -9`: no cleanup, no flush beyond what was
- * already fsynced) the first time it reaches that point. Several points may
+ * itself with SIGKILL (like `kill -9`: no cleanup; what the logs wrote is in
+ * the page cache, fsynced or not) the first time it reaches that point. Several points may
  * be given, comma-separated. Points (coordinator/README.md lists them too):
  *
- * - `crash-after-prepare-commit`  PREPARE_COMMIT fsynced in __transaction_state, no marker sent yet
- * - `crash-after-prepare-abort`   PREPARE_ABORT fsynced, no marker sent yet
+ * - `crash-after-prepare-commit`  PREPARE_COMMIT written to __transaction_state, no marker sent yet
+ * - `crash-after-prepare-abort`   PREPARE_ABORT written, no marker sent yet
  * - `crash-before-complete`       every marker acknowledged, COMPLETE_* not yet written
  * - `crash-after-marker-append`   a partition leader appended a marker but has not applied it
  *                                 (__consumer_offsets / __share_group_state) nor acknowledged it

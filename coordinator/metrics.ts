@@ -1,8 +1,9 @@
 /**
  * In-memory broker counters: requests per API, error codes seen in responses,
- * frames rejected, and transaction outcomes. Read with `broker.metrics()`.
+ * frames rejected, transaction outcomes and log fsyncs. Read with `broker.metrics()`.
  */
 import { errorCodeName } from './errors.js';
+import { LogFlushStats } from './log/flush.js';
 
 export interface MetricsSnapshot {
   /** API name → requests handled. */
@@ -16,6 +17,12 @@ export interface MetricsSnapshot {
   connectionsOpened: number;
   transactions: { committed: number; aborted: number; timedOut: number; fenced: number };
   markersSent: number;
+  /**
+   * Kafka's kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs: fsyncs of
+   * partition logs (flush.messages, the flusher, segment rolls, shutdown) and
+   * the milliseconds they took, in total and the longest.
+   */
+  logFlush: { count: number; totalMs: number; maxMs: number };
 }
 
 export class Metrics {
@@ -26,6 +33,8 @@ export class Metrics {
   connectionsOpened = 0;
   readonly transactions = { committed: 0, aborted: 0, timedOut: 0, fenced: 0 };
   markersSent = 0;
+  /** Every partition log records its fsyncs here (LogManager passes it on). */
+  readonly logFlush = new LogFlushStats();
 
   countRequest(apiName: string, version: number): void {
     let byVersion = this.versions.get(apiName);
@@ -51,6 +60,7 @@ export class Metrics {
       connectionsOpened: this.connectionsOpened,
       transactions: { ...this.transactions },
       markersSent: this.markersSent,
+      logFlush: this.logFlush.snapshot(),
     };
   }
 }

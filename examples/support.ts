@@ -19,7 +19,7 @@ import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js'
 import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';
 import { KafkaProducer } from '../client/producer.js';
 import type { KafkaShareConsumer } from '../client/share-consumer.js';
-import type { ShareConsumerRecord } from '../client/share-acknowledgements.js';
+import type { ShareConsumerRecord } from '../client/share/acknowledgements.js';
 import type { PreparedTransaction } from '../client/transaction-manager.js';
 
 /** How an example is run: `kipgen example <name> [--bootstrap host:port] [--verbose]`, or from a test. */

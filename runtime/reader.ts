@@ -1,9 +1,8 @@
 import { DecodeError, implausibleCount } from './errors.js';
 import { uuidToString } from './uuid.js';
 import type { RawTaggedField } from './tagged-fields.js';
+import { decodeUtf8Lenient } from './utf8.js';
 
-// ignoreBOM: a leading U+FEFF is part of the string, not a marker to strip.
-const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 // Node's Buffer method, which takes any Uint8Array as `this`: it copies the bytes
 // into a one-byte string with no decoding. Used for ASCII input only.
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Uint8Array, start: number, end: number): string })
@@ -240,7 +239,7 @@ export class Reader {
     return new Uint8Array(this.arrayBuffer, this.byteOffset + at, length);
   }
 
-  /** Reads `length` bytes as UTF-8 (lenient, as Kafka's Utils.utf8: bad sequences become U+FFFD). */
+  /** Reads `length` bytes as UTF-8 (lenient, as Kafka's Utils.utf8: bad sequences become U+FFFD as Java replaces them, ./utf8.ts). */
   utf8(length: number): string {
     const at = this.need(length);
     const bytes = this.buffer;
@@ -263,7 +262,7 @@ export class Reader {
       while (i < end && bytes[i]! < 0x80) i++;
       if (i === end) return latin1Slice.call(bytes, at, end);
     }
-    return textDecoder.decode(new Uint8Array(this.arrayBuffer, this.byteOffset + at, length));
+    return decodeUtf8Lenient(new Uint8Array(this.arrayBuffer, this.byteOffset + at, length));
   }
 
   /**

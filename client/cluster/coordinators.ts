@@ -9,6 +9,7 @@ import { FindCoordinatorRequest, FindCoordinatorResponse } from '../../generated
 import { NetworkError } from '../../connection/connection.js';
 import type { ApiMessageCodec } from '../../runtime/codec.js';
 import { Errors, errorFromCode, KafkaError } from '../errors.js';
+import { COORDINATOR_BUSY_CODES, COORDINATOR_MOVED_CODES } from '../transaction-protocol.js';
 import type { NetworkClient } from './network-client.js';
 import type { Retrier } from './retry.js';
 
@@ -21,11 +22,6 @@ const KIND = ['group', 'transaction', 'share'] as const;
 const FIND_COORDINATOR_BATCHED_VERSION = 4;
 /** The lowest FindCoordinator version that can ask for each key type: the key type came in v1, SHARE in v6 (KIP-932). */
 const FIND_COORDINATOR_MIN_VERSION: Record<CoordinatorKeyType, number> = { 0: 0, 1: 1, 2: 6 };
-
-/** Answers meaning the coordinator is elsewhere or gone: forget it and look it up again. */
-export const COORDINATOR_MOVED_ERRORS: ReadonlySet<number> = new Set([Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE]);
-/** Answers meaning the right coordinator cannot serve yet: wait and ask it again. */
-export const COORDINATOR_BUSY_ERRORS: ReadonlySet<number> = new Set([Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS]);
 
 export class Coordinators {
   /** `keyType:key` → node id. */
@@ -111,11 +107,11 @@ export class Coordinators {
           throw error;
         }
         const code = check(result.response, result.version);
-        if (COORDINATOR_MOVED_ERRORS.has(code)) {
+        if (COORDINATOR_MOVED_CODES.has(code)) {
           this.invalidate(keyType, key);
           throw errorFromCode(code, `${what} to node ${nodeId}`);
         }
-        if (COORDINATOR_BUSY_ERRORS.has(code)) throw errorFromCode(code, `${what} to node ${nodeId}`);
+        if (COORDINATOR_BUSY_CODES.has(code)) throw errorFromCode(code, `${what} to node ${nodeId}`);
         return { ...result, nodeId };
       },
       options.backoffFor,

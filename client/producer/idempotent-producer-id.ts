@@ -10,12 +10,10 @@
 import { InitProducerIdRequest, InitProducerIdResponse } from '../../generated/index.js';
 import type { ClusterClient } from '../cluster.js';
 import { errorFromCode, Errors } from '../errors.js';
+import { INIT_PRODUCER_ID_2PC_VERSION } from '../transaction-protocol.js';
 
-/**
- * The highest InitProducerId version this producer sends: v6 adds KIP-939's
- * two-phase-commit fields, which mean nothing without a transactional id.
- */
-const INIT_PRODUCER_ID_MAX_VERSION = 5;
+/** The highest InitProducerId version this producer sends: KIP-939's two-phase-commit fields mean nothing without a transactional id. */
+const INIT_PRODUCER_ID_MAX_VERSION = INIT_PRODUCER_ID_2PC_VERSION - 1;
 
 export interface IdempotentProducerIdHooks {
   /** A new producer id: every partition's sequence starts again. */

@@ -3,17 +3,18 @@
  * sends and the answers that mean its metadata is stale.
  */
 import { Errors } from '../errors.js';
+import { TV1_MAX_VERSIONS } from '../transaction-protocol.js';
 
 /**
- * The last Produce version of the classic transaction protocol (Kafka's
- * ProduceRequest.LAST_STABLE_VERSION_BEFORE_TRANSACTION_V2): from v12 the
+ * The highest Produce version of a producer without a transactional id: the
+ * last of the classic transaction protocol (Kafka's
+ * ProduceRequest.LAST_STABLE_VERSION_BEFORE_TRANSACTION_V2; from v12 the
  * partition leader adds a transactional batch's partition to the transaction
- * itself (KIP-890 part 2). A transactional producer's own limits under
- * Transactions V2 come from its TransactionManager (produceMinVersion,
- * produceMaxVersion). Kafka's producer without a transactional id sends the
- * latest version; kipgen's stays at this one.
+ * itself, KIP-890 part 2). A transactional producer's limits come from its
+ * TransactionManager (produceMinVersion, produceMaxVersion). Kafka's producer
+ * without a transactional id sends the latest version; kipgen's stays at this one.
  */
-export const PRODUCE_MAX_VERSION_BEFORE_TV2 = 11;
+export const PRODUCE_MAX_VERSION_BEFORE_TV2 = TV1_MAX_VERSIONS.produce;
 
 /** From this Produce version a topic is named by its id alone, its name sent empty (KIP-516). */
 export const PRODUCE_TOPIC_ID_VERSION = 13;

@@ -13,10 +13,9 @@ import {
   type SavedTransactionOutcome,
   type TransactionManager,
 } from '../transaction-manager.js';
+import { INIT_PRODUCER_ID_2PC_VERSION } from '../transaction-protocol.js';
 import type { CompleteTransactionConfig } from './config.js';
 
-/** The InitProducerId version that carries KIP-939's two-phase-commit fields (the TransactionManager sends it with them). */
-const INIT_PRODUCER_ID_2PC_VERSION = 6;
 /** The finalized transaction.version of Transactions V2 (KIP-890 part 2). */
 const TRANSACTION_VERSION_2 = 2;
 

@@ -4,9 +4,11 @@
  * what CreateTopics / IncrementalAlterConfigs accept. An unknown key or a bad
  * value is INVALID_CONFIG, as Kafka answers.
  *
- * Topic configs are stored and reported; the broker honours none of them yet
- * except through other owners (compression.type belongs to the compression
- * work). Group configs are honoured: consumer.* by the group coordinator,
+ * Topic configs are stored and reported; the broker honours compression.type
+ * and its levels, message.timestamp.type, max.message.bytes, and flush.messages
+ * / flush.ms (the partition logs, log/flush.ts), not the others. DescribeConfigs
+ * reports Kafka's default for an unset flush.messages / flush.ms, not the
+ * broker's logFlush* setting it falls back to. Group configs are honoured: consumer.* by the group coordinator,
  * share.* by the share coordinator (KIP-932).
  */
 

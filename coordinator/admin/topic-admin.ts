@@ -21,7 +21,7 @@
  */
 import type { RequestContext, TopicInfo } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode, errorCodeName } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PeerConnections } from '../net/peers.js';
 import type { ApiMessageCodec } from '../../runtime/index.js';
@@ -154,4 +154,10 @@ export class TopicAdmin {
       }),
     );
   }
+}
+
+/** The first refusal in a peer's answer to a forwarded change, for the log; null when it took every entry. */
+export function firstError(results: readonly { errorCode: number; errorMessage?: string | null; name?: string | null; resourceName?: string }[]): string | null {
+  const bad = results.find((r) => r.errorCode !== 0);
+  return bad === undefined ? null : `${bad.name ?? bad.resourceName}: ${errorCodeName(bad.errorCode)} ${bad.errorMessage ?? ''}`.trim();
 }

@@ -1,5 +1,5 @@
 /**
- * Reads the entries of `acls.json` (issue 33 item 7): every field of every
+ * Reads the entries of `acls.json`: every field of every
  * entry is checked before the broker starts, because an entry that loads but
  * can never match fails silently — a DENY without a host, or with an operation
  * no request asks for, would be skipped while the ALLOWs beside it still apply.

@@ -139,3 +139,27 @@ export function invalidFilter(f: AclFilter): string | null {
   if (f.permissionType === AclPermission.UNKNOWN || f.permissionType > AclPermission.ALLOW) return `permission ${f.permissionType} is unknown`;
   return null;
 }
+
+/** The filter DescribeAcls and DeleteAcls name (same fields in both requests), as the authorizer takes it. */
+export function aclFilterOf(wire: {
+  readonly resourceTypeFilter: number;
+  readonly resourceNameFilter: string | null;
+  readonly patternTypeFilter: number;
+  readonly principalFilter: string | null;
+  readonly hostFilter: string | null;
+  readonly operation: number;
+  readonly permissionType: number;
+}): AclFilter {
+  return {
+    resourceType: wire.resourceTypeFilter,
+    resourceName: wire.resourceNameFilter,
+    patternType: wire.patternTypeFilter,
+    principal: wire.principalFilter,
+    host: wire.hostFilter,
+    operation: wire.operation,
+    permissionType: wire.permissionType,
+  };
+}
+
+/** Why the ACL APIs (DescribeAcls, CreateAcls, DeleteAcls) answer SECURITY_DISABLED, as Kafka does without an authorizer. */
+export const ACLS_DISABLED = 'no authorizer is configured on this broker (authorizer.enabled)';

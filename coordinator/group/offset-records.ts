@@ -9,7 +9,7 @@
  */
 import { GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue as OffsetCommitValueCodec } from '../../generated/index.js';
 import type { GroupMetadataValue as GroupMetadataValueType } from '../../generated/GroupMetadataValue.js';
-import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-records.js';
+import { decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-record-layout.js';
 
 export const OFFSET_COMMIT_RECORD_TYPE = 1;
 export const GROUP_METADATA_RECORD_TYPE = 2;

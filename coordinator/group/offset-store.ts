@@ -7,13 +7,14 @@
  * group coordinator does the same. Replaying the log at startup resolves the
  * pending records against the markers found after them.
  *
- * OffsetCommit writes plain (non-transactional) OffsetCommit records, fsynced
- * before the reply. Classic groups' GroupMetadata records are kept here too
+ * OffsetCommit writes plain (non-transactional) OffsetCommit records before
+ * the reply (fsynced as the flush settings say). Classic groups' GroupMetadata records are kept here too
  * (the last one per group); DeleteGroups writes tombstones for both.
  */
 import { encodeRecordBatch, readControlRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, type Cluster } from '../cluster.js';
-import { coordinatorRecordType } from '../coordinator-records.js';
+import { coordinatorRecordType } from '../coordinator-record-layout.js';
+import { ErrorCode } from '../errors.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import {
@@ -126,8 +127,14 @@ export class OffsetStore {
     return this.partitions.has(this.cluster.offsetsPartitionFor(groupId));
   }
 
+  /** NONE, or why this node cannot serve the group: an empty id (INVALID_GROUP_ID), another node coordinates it (NOT_COORDINATOR). */
+  coordinatorError(groupId: string): number {
+    if (groupId === '') return ErrorCode.INVALID_GROUP_ID;
+    return this.isCoordinatorFor(groupId) ? ErrorCode.NONE : ErrorCode.NOT_COORDINATOR;
+  }
+
   /**
-   * Writes a transactional commit (fsynced) and holds it as pending. The
+   * Writes a transactional commit and holds it as pending. The
    * caller has verified that the group's partition is in the transaction; the
    * log enforces the producer epoch (INVALID_PRODUCER_EPOCH).
    */
@@ -136,13 +143,13 @@ export class OffsetStore {
     for (const commit of commits) this.addPending(state, producerId, commit);
   }
 
-  /** OffsetCommit: writes the offsets (fsynced) as one batch, then they are committed. */
+  /** OffsetCommit: writes the offsets as one batch, then they are committed. */
   async commit(groupId: string, offsets: OffsetToCommit[]): Promise<void> {
     const { state, commits } = await this.writeCommits(groupId, offsets, {});
     for (const commit of commits) state.apply(commit);
   }
 
-  /** Appends one batch of OffsetCommit records (fsynced), plain or transactional; the caller applies them. */
+  /** Appends one batch of OffsetCommit records, plain or transactional; the caller applies them. */
   private async writeCommits(
     groupId: string,
     offsets: OffsetToCommit[],
@@ -203,7 +210,7 @@ export class OffsetStore {
     return [...ids];
   }
 
-  /** DeleteGroups: tombstones for the group's offsets and metadata (fsynced), then forgotten. */
+  /** DeleteGroups: tombstones for the group's offsets and metadata, then forgotten. */
   async deleteGroup(groupId: string): Promise<void> {
     const partition = this.cluster.offsetsPartitionFor(groupId);
     const state = this.partitions.get(partition)!;

@@ -1,8 +1,10 @@
 /**
  * Opens and recovers the log of every partition this node leads, under
- * `<dataDir>/<topic>-<partition>/`. Internal topics are durable (fsync before
- * an append resolves); data topics are written to the page cache, which
- * survives `kill -9` (Kafka also leaves flushing to the OS by default).
+ * `<dataDir>/<topic>-<partition>/`. Every log, internal topics included,
+ * follows Kafka's flush settings (flush.ts): by default appends go to the page
+ * cache, which survives `kill -9`, and the OS flushes; `flush.messages` fsyncs
+ * from the append, and the flusher task (startFlusher) fsyncs logs that have
+ * waited `flush.ms`.
  *
  * Producer ids idle for `producer.id.expiration.ms` are forgotten once the
  * logs are recovered and then every `producer.id.expiration.check.interval.ms`
@@ -11,6 +13,7 @@
 import * as fs from 'node:fs';
 import type { TopicInfo } from '../broker-context.js';
 import type { Cluster } from '../cluster.js';
+import { DEFAULT_LOG_FLUSH, LogFlushStats, MAX_TIMER_MS, flushPolicyOf, type LogFlushSettings, type LogWriteTrace } from './flush.js';
 import { PartitionLog } from './partition-log.js';
 
 /** When partition logs forget idle producer ids (Kafka's settings of the same names). */
@@ -21,9 +24,17 @@ export interface ProducerIdExpiration {
   checkIntervalMs: number;
 }
 
+/** How the logs flush, where they count it, and who sees each write (bench:txn --timeline). */
+export interface LogFlushOptions {
+  settings: LogFlushSettings;
+  stats: LogFlushStats;
+  trace?: LogWriteTrace;
+}
+
 export class LogManager {
   private readonly logs = new Map<string, PartitionLog>();
   private expirationTimer: NodeJS.Timeout | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly cluster: Cluster,
@@ -31,6 +42,7 @@ export class LogManager {
     private readonly segmentBytes: number,
     private readonly producerIds: ProducerIdExpiration,
     private readonly log: (line: string) => void,
+    private readonly flush: LogFlushOptions = { settings: DEFAULT_LOG_FLUSH, stats: new LogFlushStats() },
   ) {
     const started = Date.now();
     for (const topic of cluster.topics()) this.openTopic(topic);
@@ -72,13 +84,50 @@ export class LogManager {
     this.expirationTimer.unref();
   }
 
+  /**
+   * Kafka's "kafka-log-flusher" task (LogManager.flushDirtyLogs): every
+   * log.flush.scheduler.interval.ms, flushes each log whose last flush is
+   * flush.ms or more ago. Not started with the default interval (never).
+   * Unref'd; a failed fsync is logged and retried at the next tick, as Kafka
+   * logs and carries on.
+   */
+  startFlusher(): void {
+    const interval = this.flush.settings.schedulerIntervalMs;
+    if (this.flushTimer !== null || interval > MAX_TIMER_MS) return;
+    let running = false;
+    this.flushTimer = setInterval(() => {
+      // One pass at a time: a slow disk must not pile passes up.
+      if (running) return;
+      running = true;
+      void this.flushDirtyLogs(Date.now()).finally(() => (running = false));
+    }, interval);
+    this.flushTimer.unref();
+  }
+
+  /** One pass of the flusher at `nowMs`; resolves with how many logs it flushed. */
+  async flushDirtyLogs(nowMs: number): Promise<number> {
+    let flushed = 0;
+    for (const partitionLog of this.logs.values()) {
+      try {
+        if (await partitionLog.flushIfDue(nowMs)) flushed++;
+      } catch (error) {
+        this.log(`${partitionLog.name}: flush failed: ${(error as Error).message}`);
+      }
+    }
+    return flushed;
+  }
+
   /** Opens (creating) the logs of this node's partitions of `topic` that are not open yet: after CreateTopics or CreatePartitions. */
   openTopic(topic: TopicInfo): void {
     for (const partition of this.cluster.localPartitions(topic)) {
       if (this.logs.has(key(topic.name, partition))) continue;
       const partitionLog = PartitionLog.open(this.dataDir, topic.name, topic.topicId, partition, {
         segmentBytes: this.segmentBytes,
-        durable: topic.internal,
+        // Read at each append, like the timestamp type: a topic's flush.messages / flush.ms changed by
+        // IncrementalAlterConfigs applies to the next append, the broker's settings where the topic has none.
+        flushPolicy: () => flushPolicyOf(this.cluster.topicConfigs(topic.name), this.flush.settings),
+        flushStats: this.flush.stats,
+        ...(this.flush.trace === undefined ? {} : { trace: this.flush.trace }),
         producerIdExpirationMs: this.producerIds.expirationMs,
         // Read at each append, so that IncrementalAlterConfigs applies to the next batch, as a LogConfig update does in Kafka.
         messageTimestampType: () => this.cluster.topicByName(topic.name)?.messageTimestampType ?? 'CreateTime',
@@ -119,6 +168,8 @@ export class LogManager {
   close(): void {
     if (this.expirationTimer !== null) clearInterval(this.expirationTimer);
     this.expirationTimer = null;
+    if (this.flushTimer !== null) clearInterval(this.flushTimer);
+    this.flushTimer = null;
     for (const log of this.logs.values()) {
       try {
         log.flushSync();

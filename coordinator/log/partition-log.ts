@@ -4,9 +4,12 @@
  * and the aborted-transaction index. One replica per partition, so the high
  * watermark is the log end offset.
  *
- * Writes go to the page cache at once (so they survive `kill -9`); `durable`
- * logs (the coordinators' internal topics) also fdatasync before an append
- * resolves, so that what a coordinator acknowledged survives a power failure.
+ * Writes go to the page cache at once, which survives `kill -9`. When they
+ * are fdatasynced is Kafka's flush policy (flush.ts): by default never from an
+ * append (the OS writes back, or the flusher task, or a roll or shutdown);
+ * with flush.messages 1 before every append resolves, which is what survives a
+ * power failure of the node. Markers and the coordinators' internal topics
+ * follow the same policy, as in Kafka.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,6 +27,7 @@ import {
 } from '../../runtime/index.js';
 import type { IsolationLevel, PartitionReader, ReadResult } from '../broker-context.js';
 import { ErrorCode, BrokerError } from '../errors.js';
+import { DEFAULT_LOG_FLUSH, LogFlushStats, flushPolicyOf, wallClockMs, type FlushPolicy, type LogWriteTrace } from './flush.js';
 import { ProducerState, type Duplicate } from './producer-state.js';
 import { Segment, SEGMENT_SUFFIX, syncDirectory } from './segment.js';
 
@@ -36,8 +40,12 @@ export const LEADER_EPOCH = 0;
 export interface PartitionLogOptions {
   /** Roll to a new segment when the active one would grow past this. */
   segmentBytes: number;
-  /** fdatasync before every append resolves. */
-  durable: boolean;
+  /** The topic's flush.messages / flush.ms, asked at every append. Absent: Kafka's defaults (never). */
+  flushPolicy?: () => FlushPolicy;
+  /** Where every fsync is counted and timed (the broker's Metrics). Absent: a private one. */
+  flushStats?: LogFlushStats;
+  /** Sees every append, fsync and marker write with its time (bench:txn --timeline). */
+  trace?: LogWriteTrace;
   /** producer.id.expiration.ms: removeExpiredProducers forgets a producer id idle this long (none with an open transaction). */
   producerIdExpirationMs: number;
   /**
@@ -67,7 +75,18 @@ export class PartitionLog implements PartitionReader {
   private readonly segments: Segment[] = [];
   readonly producers = new ProducerState();
   private nextOffset = 0n;
+  /**
+   * The offset below which everything is fdatasynced (Kafka's recovery point). The
+   * recovered log counts as flushed: what recovery kept was on disk or in the page
+   * cache, and a later flush covers only what this process writes.
+   */
+  private recoveryPoint = 0n;
+  /** When the last fsync that advanced the recovery point ended (Kafka's LocalLog.lastFlushTime; the log's opening at first). */
+  private lastFlushMs = Date.now();
   private readonly listeners = new Set<() => void>();
+  private readonly flushStats: LogFlushStats;
+  /** A new log's directory entry not fsynced yet: the first flush syncs it too (Kafka's LocalLog.flush syncs the directory after new segments). */
+  private directoryDirty = false;
 
   private constructor(
     readonly dir: string,
@@ -77,6 +96,7 @@ export class PartitionLog implements PartitionReader {
     private readonly options: PartitionLogOptions,
   ) {
     this.name = `${topic}-${partition}`;
+    this.flushStats = options.flushStats ?? new LogFlushStats();
   }
 
   /**
@@ -114,7 +134,11 @@ export class PartitionLog implements PartitionReader {
       log.segments.push(segment);
       log.nextOffset = segment.nextOffset ?? (segment.baseOffset > log.nextOffset ? segment.baseOffset : log.nextOffset);
     }
-    if (log.segments.length === 0) log.segments.push(Segment.create(dir, 0n, options.durable));
+    if (log.segments.length === 0) {
+      log.segments.push(Segment.create(dir, 0n, false));
+      log.directoryDirty = true;
+    }
+    log.recoveryPoint = log.nextOffset;
     return log;
   }
 
@@ -128,8 +152,17 @@ export class PartitionLog implements PartitionReader {
     }
   }
 
-  get durable(): boolean {
-    return this.options.durable;
+  private flushPolicy(): FlushPolicy {
+    return this.options.flushPolicy?.() ?? flushPolicyOf({}, DEFAULT_LOG_FLUSH);
+  }
+
+  /** Offsets written since the last fsync (Kafka's LocalLog.unflushedMessages). */
+  unflushedMessages(): bigint {
+    return this.nextOffset - this.recoveryPoint;
+  }
+
+  lastFlushTime(): number {
+    return this.lastFlushMs;
   }
 
   logStartOffset(): bigint {
@@ -176,7 +209,11 @@ export class PartitionLog implements PartitionReader {
     return this.write(batch, header, Date.now());
   }
 
-  /** Appends a COMMIT or ABORT marker for a producer; fsyncs (markers decide what is visible). */
+  /**
+   * Appends a COMMIT or ABORT marker for a producer. Kafka writes markers with
+   * appendAsLeader like any batch, so they follow the flush policy too: no fsync
+   * of their own by default.
+   */
   async appendMarker(producerId: bigint, producerEpoch: number, commit: boolean, coordinatorEpoch: number): Promise<AppendInfo> {
     this.producers.checkMarker(producerId, producerEpoch);
     const nowMs = Date.now();
@@ -189,14 +226,18 @@ export class PartitionLog implements PartitionReader {
     });
     // Kafka appends markers with appendAsLeader (AppendOrigin.COORDINATOR), which runs LogValidator with the
     // topic's timestamp type like any other leader append: on a LogAppendTime topic the marker is stamped too.
-    return this.write(batch, readBatchHeader(batch), nowMs, true);
+    const startMs = this.options.trace === undefined ? 0 : wallClockMs();
+    const info = await this.write(batch, readBatchHeader(batch), nowMs);
+    this.options.trace?.({ kind: 'marker', log: this.name, startMs, ms: wallClockMs() - startMs });
+    return info;
   }
 
   /**
    * Writes `batch` (whose header, as sent, is `sent`) at the next offset. `nowMs`
    * is the append time, read once per append (LogValidator's `now`).
    */
-  private async write(batch: Uint8Array, sent: RecordBatchHeader, nowMs: number, forceSync = false): Promise<AppendInfo> {
+  private async write(batch: Uint8Array, sent: RecordBatchHeader, nowMs: number): Promise<AppendInfo> {
+    const startMs = this.options.trace === undefined ? 0 : wallClockMs();
     // Own copy: the request buffer is a view of a socket chunk and the offset is rewritten in place.
     const bytes = Buffer.from(batch);
     const baseOffset = this.nextOffset;
@@ -212,7 +253,10 @@ export class PartitionLog implements PartitionReader {
     segment.append(bytes, header);
     this.nextOffset = header.lastOffset + 1n;
     this.replay(bytes, header);
-    if (this.options.durable || forceSync) await segment.flush();
+    this.options.trace?.({ kind: 'append', log: this.name, startMs, ms: wallClockMs() - startMs });
+    // UnifiedLog.append: `if (localLog.unflushedMessages() >= config().flushInterval) flush(false)`, before the
+    // append returns, so with flush.messages 1 the reply waits for the fsync.
+    if (Number(this.unflushedMessages()) >= this.flushPolicy().messages) await this.flush();
     for (const listener of this.listeners) listener();
     return { baseOffset, lastOffset: header.lastOffset, duplicate: false, logAppendTime };
   }
@@ -221,10 +265,53 @@ export class PartitionLog implements PartitionReader {
     return this.options.messageTimestampType?.() === 'LogAppendTime';
   }
 
+  /**
+   * fdatasyncs what was written up to now, unless it already is (Kafka's
+   * UnifiedLog.flush: only when the offset passes the recovery point). Earlier
+   * segments were flushed when they rolled, so only the active one can be dirty.
+   */
+  async flush(): Promise<void> {
+    const upTo = this.nextOffset;
+    if (upTo <= this.recoveryPoint) return;
+    const segment = this.segments[this.segments.length - 1]!;
+    const startMs = wallClockMs();
+    await segment.flush();
+    if (this.directoryDirty) {
+      syncDirectory(this.dir);
+      this.directoryDirty = false;
+    }
+    this.flushed(upTo, startMs);
+  }
+
+  /** The flusher's check (LogManager.flushDirtyLogs): flushes when the log was last flushed flush.ms or more before `nowMs`. */
+  async flushIfDue(nowMs: number): Promise<boolean> {
+    if (nowMs - this.lastFlushMs < this.flushPolicy().ms || this.unflushedMessages() === 0n) return false;
+    await this.flush();
+    return true;
+  }
+
+  private flushed(upTo: bigint, startMs: number): void {
+    const ms = wallClockMs() - startMs;
+    this.flushStats.record(ms);
+    this.options.trace?.({ kind: 'fsync', log: this.name, startMs, ms });
+    if (upTo > this.recoveryPoint) {
+      this.recoveryPoint = upTo;
+      this.lastFlushMs = Date.now();
+    }
+  }
+
+  /**
+   * Kafka flushes the old segment when it rolls (UnifiedLog.roll schedules
+   * flushUptoOffsetExclusive on the scheduler); kipgen does it at once, as
+   * before the flush settings, so earlier segments are never dirty.
+   */
   private roll(): Segment {
     const old = this.segments[this.segments.length - 1]!;
+    const startMs = wallClockMs();
     old.flushSync();
+    this.flushed(this.nextOffset, startMs);
     const segment = Segment.create(this.dir, this.nextOffset, true);
+    this.directoryDirty = false;
     this.segments.push(segment);
     this.options.log(`${this.name}: rolled to a new segment at offset ${this.nextOffset} (${old.size} bytes in the previous one)`);
     return segment;
@@ -335,9 +422,17 @@ export class PartitionLog implements PartitionReader {
     return () => this.listeners.delete(listener);
   }
 
-  /** fdatasync the active segment (at shutdown). */
+  /** fdatasync the active segment (at shutdown, as Kafka flushes every log on a clean shutdown). */
   flushSync(): void {
+    const upTo = this.nextOffset;
+    if (upTo <= this.recoveryPoint) return;
+    const startMs = wallClockMs();
     this.segments[this.segments.length - 1]!.flushSync();
+    if (this.directoryDirty) {
+      syncDirectory(this.dir);
+      this.directoryDirty = false;
+    }
+    this.flushed(upTo, startMs);
   }
 
   close(): void {

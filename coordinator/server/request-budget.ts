@@ -11,7 +11,7 @@
  *   that many elements; one over it is refused as malformed before it is
  *   built further (and the connection closed, as for any unreadable frame).
  *   The Produce handler applies the same number to the records of each batch
- *   it decodes (produce-validation.ts).
+ *   it decodes (produce/batch-validation.ts).
  * - All requests in flight: a pool of `queued.max.request.bytes`, after
  *   Kafka's SocketServer and its MemoryPool (clients/src/main/java/org/apache/
  *   kafka/common/memory/SimpleMemoryPool.java, non-strict: an allocation is

@@ -41,6 +41,7 @@ import type { RequestContext } from '../broker-context.js';
 import { ErrorCode, BrokerError, errorCodeName } from '../errors.js';
 import { fillErrorBody } from './error-bodies.js';
 import type { Metrics } from '../metrics.js';
+import type { AuthorizationRule } from '../auth/rule-kit.js';
 import type { ApiRegistry } from './api-registry.js';
 import { ANONYMOUS, ConnectionSession, type SaslSettings, type SecurityProtocol } from '../auth/session.js';
 import { canonicalHost, peerAddress } from '../net/address.js';
@@ -76,7 +77,15 @@ export interface ListenerSpec {
  * Runs around every handler (coordinator/auth/api-acls.ts): calls `next` with
  * the request (or its authorized part), or answers the denial itself.
  */
-export type AuthorizeHook = (request: unknown, ctx: RequestContext, next: (request: any) => Promise<any>) => Promise<unknown>;
+/** A request or response body as the dispatcher holds it. */
+type WireMessage = Record<string, unknown>;
+
+export type AuthorizeHook = (
+  request: unknown,
+  ctx: RequestContext,
+  next: (request: unknown) => Promise<unknown>,
+  rule: AuthorizationRule<unknown, unknown> | undefined,
+) => Promise<unknown>;
 
 export interface ServerOptions {
   listeners: ListenerSpec[];
@@ -451,8 +460,10 @@ class Connection {
         `${api.name} v${apiVersion} is not supported (served: v${registered.minVersion}-${registered.maxVersion}, correlation id ${correlationId})`,
       );
     }
-    const requestCodec = api.request as ApiMessageCodec<any>;
-    const responseCodec = api.response as ApiMessageCodec<any>;
+    // The dispatcher sees every API's messages as plain objects: a decoded request only
+    // ever reaches its own API's handler, whose definition (apis/) is typed.
+    const requestCodec = api.request as ApiMessageCodec<WireMessage, WireMessage>;
+    const responseCodec = api.response as ApiMessageCodec<WireMessage, WireMessage>;
     const reader = new Reader(frame);
     const budget = this.options.budget;
     if (budget !== undefined) reader.elementBudget = budget.elementBudget;
@@ -490,19 +501,19 @@ class Connection {
         else this.closeCallbacks.push(callback);
       },
     };
-    let body: any;
+    let body: WireMessage;
     try {
       if (apiKey === SASL_HANDSHAKE_KEY) {
-        body = responseCodec.create(this.session.handshake((request as { mechanism: string }).mechanism, apiVersion));
+        body = responseCodec.create(this.session.handshake((request as { mechanism: string }).mechanism, apiVersion) as unknown as WireMessage);
       } else if (apiKey === SASL_AUTHENTICATE_KEY) {
-        body = responseCodec.create(await this.session.authenticate((request as { authBytes: Uint8Array }).authBytes));
+        body = responseCodec.create((await this.session.authenticate((request as { authBytes: Uint8Array }).authBytes)) as unknown as WireMessage);
         if (this.session.authenticated && body.errorCode === 0 && body.authBytes !== undefined && this.authTimer) {
           clearTimeout(this.authTimer);
           this.authTimer = null;
         }
       } else {
         const authorize = this.options.authorize;
-        body = authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx)) : await registered.handler(request, ctx);
+        body = (authorize ? await authorize(request, ctx, (r) => registered.handler(r, ctx), registered.authorize) : await registered.handler(request, ctx)) as WireMessage;
         if (apiKey === API_VERSIONS_KEY && body.errorCode === ErrorCode.NONE) this.session.apiVersionsAnswered();
       }
     } catch (error) {

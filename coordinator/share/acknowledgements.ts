@@ -1,4 +1,4 @@
-import { ErrorCode, ShareError } from './error-codes.js';
+import { ErrorCode, ShareError } from './share-error.js';
 
 /** AcknowledgeType of ShareFetch/ShareAcknowledge/TxnShareAcknowledge (Kafka's AcknowledgeType ids). */
 export const AckType = {

@@ -1,6 +1,6 @@
 import type { ClusterView } from '../broker-context.js';
 import type { ShareGroup } from './share-groups.js';
-import type { SharePartitions } from './share-partitions.js';
+import type { SharePartitionManager } from './share-partition-manager.js';
 import type { ShareSession } from './share-sessions.js';
 
 /**
@@ -14,7 +14,7 @@ export function formatShareDump(input: {
   cluster: ClusterView;
   groups: readonly ShareGroup[];
   sessions: readonly ShareSession[];
-  partitions: ReturnType<SharePartitions['describe']>;
+  partitions: ReturnType<SharePartitionManager['describe']>;
 }): string {
   const { cluster, now } = input;
   const topicName = (topicId: string): string => cluster.topicById(topicId)?.name ?? topicId;

@@ -11,6 +11,6 @@ export function createShareCoordinator(ctx: BrokerContext, options?: ShareCoordi
 }
 
 export { KipgenShareCoordinator, type ShareCoordinatorOptions } from './share-coordinator.js';
-export { DEFAULT_SHARE_CONFIG, shareConfig, type ShareConfig } from './config.js';
+export { DEFAULT_SHARE_CONFIG, shareConfig, type ShareConfig } from './share-config.js';
 export { ManualClock, systemClock, type Clock } from './clock.js';
-export { FileStateLog } from './file-state-log.js';
+export { StandaloneStateLog } from './standalone-state-log.js';

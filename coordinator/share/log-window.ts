@@ -29,7 +29,7 @@ interface BatchInfo {
   acquirable: boolean;
 }
 
-export class FetchedLog {
+export class LogRead {
   private constructor(
     private readonly bytes: Uint8Array,
     private readonly batches: BatchInfo[],
@@ -41,7 +41,7 @@ export class FetchedLog {
    * [fromOffset, upTo): the last stable offset for read_committed, the high
    * watermark for read_uncommitted. A trailing partial batch is ignored.
    */
-  static index(read: ReadResult, fromOffset: bigint, upTo: bigint = read.lastStableOffset): FetchedLog {
+  static index(read: ReadResult, fromOffset: bigint, upTo: bigint = read.lastStableOffset): LogRead {
     const bytes = read.records;
     const aborted = [...read.abortedTransactions].sort((a, b) =>
       a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0,
@@ -80,7 +80,7 @@ export class FetchedLog {
         return batch !== undefined && batch.acquirable && (batch.presentOffsets === null || batch.presentOffsets.has(offset));
       },
     };
-    return new FetchedLog(bytes, batches, window);
+    return new LogRead(bytes, batches, window);
   }
 
   /** The raw batches holding any of the acquired offsets, concatenated, or null when there are none. */

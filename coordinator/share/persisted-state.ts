@@ -170,7 +170,7 @@ export function stateBatchesOf(changes: readonly StateChange[], startOffset: big
  * delivery-count limit: the limit that decides is the one in force at the
  * marker, which may differ (share.delivery.count.limit is a group config), so
  * the marker's own ShareUpdate says when a Release was archived
- * (SharePartitions.completeTransaction). An ARCHIVED written here could never
+ * (SharePartitionManager.completeTransaction). An ARCHIVED written here could never
  * be taken back if the limit went up: replay would pass it at once.
  */
 export function pendingStateBatchesOf(staged: readonly StagedAck[]): ShareUpdateValue['stateBatches'] {

@@ -1,7 +1,7 @@
 /**
  * Runs tasks one at a time, in order. The share coordinator changes state and
  * writes it to the log inside one task, so that no other request sees (or
- * changes) state between the check, the fsync and the reply — the single
+ * changes) state between the check, the write and the reply — the single
  * writer that Kafka's coordinator runtime gives each shard.
  */
 export class SerialQueue {

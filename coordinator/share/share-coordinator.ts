@@ -1,24 +1,32 @@
-import { ApiKey } from '../../generated/index.js';
-import type { BrokerContext, Handler, RequestContext, ShareCoordinator } from '../broker-context.js';
+import type { ShareAcknowledgeRequest } from '../../generated/ShareAcknowledgeRequest.js';
+import type { ShareFetchRequest } from '../../generated/ShareFetchRequest.js';
+import type { ShareGroupHeartbeatRequest } from '../../generated/ShareGroupHeartbeatRequest.js';
+import type { TxnShareAcknowledgeRequest } from '../../generated/TxnShareAcknowledgeRequest.js';
+import type {
+  BrokerContext,
+  RequestContext,
+  ShareAcknowledgeAnswer,
+  ShareCoordinator,
+  ShareFetchAnswer,
+  ShareGroupDescription,
+  ShareGroupOperations,
+  ShareHeartbeatResult,
+  SharePartitionOperations,
+  TxnShareAcknowledgeResult,
+} from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, partitionForKey } from '../cluster.js';
 import { systemClock, type Clock } from './clock.js';
-import { shareConfig, type ShareConfig } from './config.js';
+import { shareConfig, type ShareConfig } from './share-config.js';
 import { formatShareDump } from './dump.js';
-import { shareAcknowledgeHandler } from './handlers/share-acknowledge.js';
-import { shareFetchHandler } from './handlers/share-fetch.js';
-import { shareGroupDescribeHandler, shareGroupHeartbeatHandler } from './handlers/share-groups.js';
-import { txnShareAcknowledgeHandler } from './handlers/txn-share-acknowledge.js';
+import { shareAcknowledge } from './share-acknowledge.js';
+import { shareFetch } from './share-fetch.js';
+import { describeShareGroups, shareGroupHeartbeat } from './share-group-requests.js';
 import { ShareGroups } from './share-groups.js';
-import { SharePartitions } from './share-partitions.js';
-import { closeSession, dropMember, type ShareRuntime } from './share-runtime.js';
+import { SharePartitionManager } from './share-partition-manager.js';
+import { closeSession, dropMember, type ShareParts } from './share-parts.js';
 import { ShareSessions } from './share-sessions.js';
 import type { StateLog } from './state-log.js';
-
-export const API_SHARE_GROUP_HEARTBEAT = ApiKey.ShareGroupHeartbeat;
-export const API_SHARE_GROUP_DESCRIBE = ApiKey.ShareGroupDescribe;
-export const API_SHARE_FETCH = ApiKey.ShareFetch;
-export const API_SHARE_ACKNOWLEDGE = ApiKey.ShareAcknowledge;
-export const API_TXN_SHARE_ACKNOWLEDGE = ApiKey.TxnShareAcknowledge;
+import { txnShareAcknowledge } from './txn-share-acknowledge.js';
 
 export interface ShareCoordinatorOptions {
   /** Overrides of the settings; the broker's ShareGroupSettings come first. */
@@ -36,12 +44,14 @@ export interface ShareCoordinatorOptions {
  * assignment), share sessions, and the share partitions this node leads with
  * their durable state, behind the five APIs of KIP-932 and KIP-1289.
  */
-export class KipgenShareCoordinator implements ShareCoordinator {
-  readonly handlers: ReadonlyMap<number, Handler>;
+export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOperations, SharePartitionOperations {
+  /** Both sets of operations are this object's own methods. */
+  readonly groups: ShareGroupOperations = this;
+  readonly partitions: SharePartitionOperations = this;
   readonly config: ShareConfig;
-  private readonly runtime: ShareRuntime;
-  private readonly partitions: SharePartitions;
-  private readonly groups: ShareGroups;
+  private readonly runtime: ShareParts;
+  private readonly partitionState: SharePartitionManager;
+  private readonly groupState: ShareGroups;
   private readonly sessions: ShareSessions;
   private readonly clock: Clock;
   private readonly watchedConnections = new Set<number>();
@@ -65,14 +75,14 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       ...(settings.autoOffsetReset !== undefined ? { autoOffsetReset: settings.autoOffsetReset } : {}),
       ...options.config,
     });
-    this.partitions = new SharePartitions({
+    this.partitionState = new SharePartitionManager({
       broker,
       stateLog: options.stateLog ?? broker.shareStateLog,
       clock: this.clock,
       config: this.config,
       groupSettings: (groupId) => broker.shareGroupConfig?.(groupId) ?? {},
     });
-    this.groups = new ShareGroups(
+    this.groupState = new ShareGroups(
       this.clock,
       { topicByName: (name) => subscribableTopic(broker, name) },
       (groupId) => broker.shareGroupConfig?.(groupId).sessionTimeoutMs ?? this.config.sessionTimeoutMs,
@@ -83,41 +93,54 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       cluster: broker.cluster,
       config: this.config,
       clock: this.clock,
-      partitions: this.partitions,
-      groups: this.groups,
+      partitions: this.partitionState,
+      groups: this.groupState,
       sessions: this.sessions,
       isGroupCoordinator: (groupId) => this.isGroupCoordinator(groupId),
       watchConnection: (ctx) => this.watchConnection(ctx),
       waitForRecords: (refs, ms) => this.waitForRecords(refs, ms),
       heartbeatIntervalOf: (groupId) => broker.shareGroupConfig?.(groupId).heartbeatIntervalMs ?? this.config.heartbeatIntervalMs,
     };
-    this.handlers = new Map<number, Handler>([
-      [API_SHARE_GROUP_HEARTBEAT, shareGroupHeartbeatHandler(this.runtime)],
-      [API_SHARE_GROUP_DESCRIBE, shareGroupDescribeHandler(this.runtime)],
-      [API_SHARE_FETCH, shareFetchHandler(this.runtime)],
-      [API_SHARE_ACKNOWLEDGE, shareAcknowledgeHandler(this.runtime)],
-      [API_TXN_SHARE_ACKNOWLEDGE, txnShareAcknowledgeHandler(this.runtime)],
-    ]);
     if (options.housekeeping !== false) {
       this.timer = setInterval(() => void this.housekeeping(), this.config.housekeepingIntervalMs);
       this.timer.unref();
     }
   }
 
+  heartbeat(request: ShareGroupHeartbeatRequest, client: { readonly clientId: string; readonly clientHost: string }): Promise<ShareHeartbeatResult> {
+    return shareGroupHeartbeat(this.runtime, request, client);
+  }
+
+  describeGroups(groupIds: readonly string[]): ShareGroupDescription[] {
+    return describeShareGroups(this.runtime, groupIds);
+  }
+
+  shareFetch<R>(request: ShareFetchRequest, ctx: RequestContext, answer: ShareFetchAnswer<R>): Promise<R> {
+    return shareFetch(this.runtime, request, ctx, answer);
+  }
+
+  shareAcknowledge<R>(request: ShareAcknowledgeRequest, ctx: RequestContext, answer: ShareAcknowledgeAnswer<R>): Promise<R> {
+    return shareAcknowledge(this.runtime, request, ctx, answer);
+  }
+
+  txnShareAcknowledge(request: TxnShareAcknowledgeRequest, memberId: string | null): Promise<TxnShareAcknowledgeResult> {
+    return txnShareAcknowledge(this.runtime, request, memberId);
+  }
+
   async recover(): Promise<void> {
-    await this.partitions.recover();
+    await this.partitionState.recover();
   }
 
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): Promise<void> {
-    return this.partitions.completeTransaction(producerId, producerEpoch, commit);
+    return this.partitionState.completeTransaction(producerId, producerEpoch, commit);
   }
 
   /** Expires record locks and silent members (closing their share sessions here, releasing their records). Runs on a timer; tests call it after moving their clock. */
   async housekeeping(): Promise<void> {
     try {
-      await this.partitions.expireLocks();
-      for (const { groupId, memberId } of this.groups.expireMembers()) {
-        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.groups.sessionTimeoutOf(groupId)} ms`);
+      await this.partitionState.expireLocks();
+      for (const { groupId, memberId } of this.groupState.expireMembers()) {
+        this.broker.log(`share group ${groupId}: member ${memberId} timed out after ${this.groupState.sessionTimeoutOf(groupId)} ms`);
         await dropMember(this.runtime, groupId, memberId);
       }
     } catch (error) {
@@ -130,30 +153,30 @@ export class KipgenShareCoordinator implements ShareCoordinator {
       nodeId: this.broker.nodeId,
       now: this.clock.now(),
       cluster: this.broker.cluster,
-      groups: this.groups.allGroups(),
+      groups: this.groupState.allGroups(),
       sessions: this.sessions.all(),
-      partitions: this.partitions.describe(),
+      partitions: this.partitionState.describe(),
     });
   }
 
   /** The share groups this node coordinates, for ListGroups (Kafka's share group states: Empty, Stable). */
   listGroups(): { groupId: string; state: string }[] {
-    return this.groups
+    return this.groupState
       .allGroups()
       .filter((g) => this.isGroupCoordinator(g.groupId))
       .map((g) => ({ groupId: g.groupId, state: g.members.size > 0 ? 'Stable' : 'Empty' }));
   }
 
   /** The structured state behind dump(), for tests. */
-  describe(): ReturnType<SharePartitions['describe']> {
-    return this.partitions.describe();
+  describe(): ReturnType<SharePartitionManager['describe']> {
+    return this.partitionState.describe();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
     for (const wake of this.wakeOnClose) wake();
-    await this.partitions.drain();
+    await this.partitionState.drain();
   }
 
   // -------------------------------------------------------------------------
@@ -193,7 +216,7 @@ export class KipgenShareCoordinator implements ShareCoordinator {
         const reader = this.broker.partition(ref.topicId, ref.partition);
         if (reader !== undefined) unsubscribe.push(reader.onAppend(done));
       }
-      unsubscribe.push(this.partitions.onAvailable(done));
+      unsubscribe.push(this.partitionState.onAvailable(done));
       this.wakeOnClose.add(done);
     });
   }

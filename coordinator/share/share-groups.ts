@@ -1,6 +1,6 @@
 import { assignPartitions, type AssignorTopic } from './assignor.js';
 import type { Clock } from './clock.js';
-import { ErrorCode, ShareError } from './error-codes.js';
+import { ErrorCode, ShareError } from './share-error.js';
 
 /**
  * Share-group membership (KIP-932's ShareGroupHeartbeat): members pick their

@@ -1,5 +1,5 @@
 import { AckType, type AckRange, type TxnAckType, ackTypeAt, ackTypeName } from './acknowledgements.js';
-import { ErrorCode, ShareError } from './error-codes.js';
+import { ErrorCode, ShareError } from './share-error.js';
 
 /**
  * The in-flight state of one share partition (group, topic id, partition):

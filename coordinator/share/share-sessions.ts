@@ -1,4 +1,4 @@
-import { ErrorCode, ShareError } from './error-codes.js';
+import { ErrorCode, ShareError } from './share-error.js';
 
 /**
  * Share sessions (KIP-932): one per (group, member) on this broker, bound to

@@ -1,8 +1,8 @@
 import type { ShareUpdateValue } from '../../generated/index.js';
 import { readControlRecord, type RecordBatch } from '../../runtime/index.js';
 import type { CoordinatorRecord, TransactionalProducer } from '../broker-context.js';
-import { decodeShareRecord, encodeSnapshotRecord, encodeTombstone, encodeUpdateRecord } from './coordinator-records.js';
-import { ErrorCode, ShareError } from './error-codes.js';
+import { decodeShareRecord, encodeSnapshotRecord, encodeTombstone, encodeUpdateRecord } from './share-state-records.js';
+import { ErrorCode, ShareError } from './share-error.js';
 import { PersistedDeliveryState, PersistedShareState, pendingAckTypeOf, pendingStateBatchesOf, stateBatchesOf } from './persisted-state.js';
 import {
   sharePartitionKeyString,
@@ -37,7 +37,8 @@ interface ProducerIdAndEpoch {
  *   markers) fences zombies: a TxnShareAcknowledge with an older epoch gets
  *   PRODUCER_FENCED, as a partition's producer state rejects an old epoch.
  *
- * Appends are durable (fsynced) when the returned promise resolves. The
+ * Appends are in the log (fsynced when the flush settings say so, log/flush.ts)
+ * when the returned promise resolves. The
  * in-memory views change only after the append succeeded.
  */
 
@@ -159,7 +160,7 @@ export class ShareStateStore {
 
   /**
    * Persists the state changes of several share partitions in one batch (one
-   * fsync). Writes nothing for changes that persist nothing (acquisitions, lock renewals).
+   * append). Writes nothing for changes that persist nothing (acquisitions, lock renewals).
    */
   async writeChanges(partitions: readonly PartitionChanges[]): Promise<void> {
     const records: CoordinatorRecord[] = [];
@@ -239,7 +240,7 @@ export class ShareStateStore {
    * when one is due (or none exists yet). A snapshot holds nothing below its
    * start offset, so when the update finished records that the start offset
    * has already passed, an update naming just those follows the snapshot (same
-   * batch, one fsync): the log then still says how they finished (see
+   * batch, one append): the log then still says how they finished (see
    * stateBatchesOf). Replay merges it as a no-op below the start offset.
    */
   private nextWrite(

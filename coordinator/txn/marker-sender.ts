@@ -60,7 +60,7 @@ export class MarkerSender {
     this.stopped = true;
   }
 
-  /** This node's partitions: written directly, all at once (each append fsyncs its own log). */
+  /** This node's partitions: written directly, all at once (each append to its own log). */
   private async sendLocal(marker: Marker, byTopic: Map<string, number[]>): Promise<Map<string, number[]>> {
     const failed = new Map<string, number[]>();
     const writes: Promise<void>[] = [];

@@ -1,6 +1,6 @@
 /**
  * The partition-leader side of WriteTxnMarkers: append the COMMIT/ABORT
- * control batch to a local partition (fsynced), then let the coordinator that
+ * control batch to a local partition (fsynced per the flush settings), then let the coordinator that
  * owns the partition's records act on it — the offset store for
  * `__consumer_offsets`, the share coordinator for `__share_group_state`.
  * Only then is the marker acknowledged, so an acknowledged marker has been

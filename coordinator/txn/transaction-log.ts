@@ -2,16 +2,17 @@
  * The transaction coordinator's state in `__transaction_state`: one
  * TransactionLogKey/TransactionLogValue record per state change, written as
  * Kafka writes them (value version 0, the classic transaction protocol) and
- * fsynced before the coordinator acts on it. Replaying the partitions this
+ * written (to the page cache; fsynced as the flush settings say, log/flush.ts)
+ * before the coordinator acts on it. Replaying the partitions this
  * node leads, last record per key wins, rebuilds every transaction's state.
  */
 import { TransactionLogKey, TransactionLogValue } from '../../generated/index.js';
 import { encodeRecordBatch } from '../../runtime/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-records.js';
+import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-record-layout.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
-import { TxnState, type TransactionMetadata, type TxnStateCode } from './transaction-metadata.js';
+import { TransactionMetadata, TxnState, type TxnStateCode, type TxnTransitMetadata } from './transaction-metadata.js';
 
 /**
  * kipgen's own tagged field of TransactionLogValue v1: the share groups the
@@ -21,7 +22,7 @@ import { TxnState, type TransactionMetadata, type TxnStateCode } from './transac
 const SHARE_GROUPS_TAG = 10_000;
 
 /** v0 for the classic flow, as Kafka writes it; v1 (tagged fields) once a producer uses TV2, an identity is staged, or share groups are held. */
-function valueVersion(meta: TransactionMetadata): number {
+function valueVersion(meta: TxnTransitMetadata): number {
   return meta.clientTransactionVersion >= 2 || meta.nextProducerId >= 0n || meta.previousProducerId >= 0n || meta.shareGroups.size > 0 ? 1 : 0;
 }
 
@@ -29,7 +30,7 @@ function encodeTransactionKey(transactionalId: string): Uint8Array {
   return encodeCoordinatorKey(TransactionLogKey, TransactionLogKey.create({ transactionalId }));
 }
 
-export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8Array; value: Uint8Array } {
+export function encodeTransactionRecord(meta: TxnTransitMetadata): { key: Uint8Array; value: Uint8Array } {
   const key = encodeTransactionKey(meta.transactionalId);
   const value = encodeCoordinatorValue(
     TransactionLogValue,
@@ -58,7 +59,7 @@ export function encodeTransactionRecord(meta: TransactionMetadata): { key: Uint8
   return { key, value };
 }
 
-export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | null): TransactionMetadata | { tombstone: string } {
+export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | null): TxnTransitMetadata | { tombstone: string } {
   const { transactionalId } = decodeCoordinatorKey(TransactionLogKey, key);
   if (value === null) return { tombstone: transactionalId };
   const { value: v } = decodeCoordinatorValue(TransactionLogValue, value);
@@ -76,7 +77,6 @@ export function decodeTransactionRecord(key: Uint8Array, value: Uint8Array | nul
     shareGroups,
     startTimestamp: Number(v.transactionStartTimestampMs),
     lastUpdateTimestamp: Number(v.transactionLastUpdateTimestampMs),
-    pending: false,
     clientTransactionVersion: v.clientTransactionVersion,
     nextProducerId: v.nextProducerId,
     nextProducerEpoch: v.nextProducerEpoch,
@@ -91,8 +91,8 @@ export class TransactionLog {
     private readonly logs: LogManager,
   ) {}
 
-  /** Appends the state of `meta` to its partition and fsyncs. */
-  async write(meta: TransactionMetadata): Promise<void> {
+  /** Appends `meta` (the target of a prepared transition) to its partition (fsynced per the flush settings). */
+  async write(meta: TxnTransitMetadata): Promise<void> {
     const log = this.ledLog(this.cluster.transactionPartitionFor(meta.transactionalId));
     const { key, value } = encodeTransactionRecord(meta);
     const now = BigInt(Date.now());
@@ -101,7 +101,7 @@ export class TransactionLog {
 
   /**
    * Appends one tombstone (null value) per transactional id, all of
-   * `partition`, in one batch stamped `timestampMs`, and fsyncs: replay then
+   * `partition`, in one batch stamped `timestampMs`: replay then
    * forgets them. Kafka's TransactionStateManager.writeTombstonesForExpiredTransactionalIds
    * writes the expired ids of a partition the same way.
    */
@@ -131,7 +131,7 @@ export class TransactionLog {
           if (record.key === null || coordinatorRecordType(record.key) !== TransactionLogKey.apiKey) continue;
           const decoded = decodeTransactionRecord(record.key, record.value);
           if ('tombstone' in decoded) out.delete(decoded.tombstone);
-          else out.set(decoded.transactionalId, decoded);
+          else out.set(decoded.transactionalId, new TransactionMetadata(decoded));
         }
       }
     }

@@ -77,7 +77,7 @@ describe('records archived at the delivery-count limit', () => {
 });
 
 /**
- * Issue 34, item 2: a Release acknowledged in a transaction, the group's
+ * A Release acknowledged in a transaction, the group's
  * share.delivery.count.limit lowered from 10 to 2 with IncrementalAlterConfigs
  * while it waits, then the commit. The marker must resolve it with the limit
  * in force then (the records have been delivered twice: archived) and write

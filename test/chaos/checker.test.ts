@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, TransactionalShareAcknowledger, type ShareConsumerRecord } from '../../client/index.js';
 import { ROOT } from '../../chaos/harness.js';
 import { replayShareState } from '../../chaos/checker.js';
-import { encodeSnapshotRecord, encodeUpdateRecord } from '../../coordinator/share/coordinator-records.js';
+import { encodeSnapshotRecord, encodeUpdateRecord } from '../../coordinator/share/share-state-records.js';
 import { ShareSnapshotValue, ShareUpdateValue } from '../../generated/index.js';
 import { controlRecordBatch, decodeRecordBatches, encodeRecordBatch } from '../../runtime/record-batch.js';
 import { cluster, explain, seedInput, snapshot } from './support.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 34 item 1: a record that comes back to a checkpointing job (chaos/
+ * A record that comes back to a checkpointing job (chaos/
  * checkpoint-job.ts, real processes behind the fault proxy) inside the
  * transaction that already holds an earlier delivery of it — its member
  * timed out by a stalled link, or its lock run out between two polls of one
@@ -44,7 +44,7 @@ function checkpointJob(c: ChaosCluster, name: string, extra: string[]): ManagedP
   return j;
 }
 
-describe('a record back inside the transaction that holds it (issue 34)', () => {
+describe('a record back inside the transaction that holds it', () => {
   it('a member timed out mid-transaction by a stalled link: the checkpoint aborts (CommitFailedError) and every record is output once (2PC)', async () => {
     // A lock far longer than a checkpoint: the records come back only because the group removed the member.
     const c = await cluster({ topics: TOPICS, shareGroup: { recordLockDurationMs: 20_000 }, config: { transactionTwoPhaseCommitEnable: true } });
@@ -78,7 +78,7 @@ describe('a record back inside the transaction that holds it (issue 34)', () => 
   });
 
   it('a lock that runs out between two polls of one checkpoint (800 ms lock, 1200 ms apart): every record is output once', async () => {
-    // The issue's case: a checkpoint's second poll gets the first poll's records back. The lock is long enough for
+    // The reported case: a checkpoint's second poll gets the first poll's records back. The lock is long enough for
     // the acks to follow that poll on a loaded machine (a lock that runs out before the acks too makes the
     // checkpoint abort, correctly, at the cost of deliveries).
     const c = await cluster({ topics: TOPICS, shareGroup: { recordLockDurationMs: 800 } });

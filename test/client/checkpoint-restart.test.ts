@@ -1,5 +1,5 @@
 /**
- * Exactly-once across checkpoint restarts (DESIGN §5.6, issue 13): a job
+ * Exactly-once across checkpoint restarts (DESIGN §5.6): a job
  * commits T1 at checkpoint 1, begins T2 with the same producer, and dies
  * before checkpoint 2 completes. Recovery from checkpoint 1 must commit
  * nothing of T2: a read_committed reader sees T1's output only, T2's records
@@ -197,7 +197,7 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
   });
 });
 
-describe('issue 34 item 3: prepareTransaction needs two-phase commit; completeTransaction says what became of the saved transaction', () => {
+describe('prepareTransaction needs two-phase commit; completeTransaction says what became of the saved transaction', () => {
   it("prepareTransaction() without two-phase commit throws InvalidTxnStateError (Kafka's KafkaProducer.prepareTransaction); the transaction can still commit", async () => {
     const c = await cluster();
     const p = producer(c, 'no-2pc');
@@ -377,7 +377,7 @@ describe('the protocol the producer picks', () => {
 });
 
 describe('a broker that refuses two-phase commit', () => {
-  it('issue 34 item 3: by default, as Kafka (transaction.two.phase.commit.enable false): initTransactions() of a 2PC producer says so and what to do', async () => {
+  it('by default, as Kafka (transaction.two.phase.commit.enable false): initTransactions() of a 2PC producer says so and what to do', async () => {
     const c = await cluster(undefined, { twoPhaseCommit: null });
     const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'refused-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
     cleanups.push(() => p.close(1_000));

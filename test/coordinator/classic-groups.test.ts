@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../../coordinator/broker.js';
 import { ErrorCode } from '../../coordinator/errors.js';
-import { dumpLog } from '../../coordinator/log/dump.js';
+import { dumpLog } from '../../coordinator/tools/dump-log.js';
 import { TestClient, spawnBroker, startTestBroker, tempDir } from './support/broker-harness.js';
 
 const TIMINGS = { groupInitialRebalanceDelayMs: 100, groupMinSessionTimeoutMs: 100 };

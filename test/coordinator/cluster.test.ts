@@ -92,7 +92,7 @@ describe('three-node cluster', () => {
     await eventually(async () => (await endTxn(tc, id, producerId, producerEpoch, true)) === 0, 5000, 'COMPLETE_COMMIT');
   });
 
-  it('issue 34 item 5: a leader on another node than the coordinator verifies each write of a two-phase producer, so KeepPreparedTxn fences the old epoch there', async () => {
+  it('a leader on another node than the coordinator verifies each write of a two-phase producer, so KeepPreparedTxn fences the old epoch there', async () => {
     const id = txnIdOnNode0('tx-keep-remote');
     const [tc, leader1] = clients as [TestClient, TestClient];
     const old = await tc.call(22, { transactionalId: id, transactionTimeoutMs: 20_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }, 6);

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../coordinator/errors.js';
-import { dumpLog } from '../../coordinator/log/dump.js';
+import { dumpLog } from '../../coordinator/tools/dump-log.js';
 import { createTxnOffsetCommitRequestPartition } from '../../generated/TxnOffsetCommitRequest.js';
 import {
   TestClient,

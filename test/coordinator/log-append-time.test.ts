@@ -232,7 +232,7 @@ describe('PartitionLog with message.timestamp.type=LogAppendTime', () => {
   });
 
   function openLog(dir: string, timestampType: () => TimestampType): PartitionLog {
-    const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, durable: false, producerIdExpirationMs: 86_400_000, messageTimestampType: timestampType, log: () => {} });
+    const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, producerIdExpirationMs: 86_400_000, messageTimestampType: timestampType, log: () => {} });
     opened.push(log);
     return log;
   }

@@ -7,7 +7,7 @@
  * bytes left — and answers INVALID_RECORD ("must have at least one record batch
  * per partition"); only a size field below the record overhead or above the
  * largest message is CorruptRecordException (CORRUPT_MESSAGE). Our broker's
- * check is produce-validation.ts checkFraming (the declared size against the
+ * check is produce/batch-validation.ts checkFraming (the declared size against the
  * bytes sent).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -16,7 +16,7 @@ import { resolveConfig } from '../../coordinator/config.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { LogManager } from '../../coordinator/log/log-manager.js';
 import { PartitionLog } from '../../coordinator/log/partition-log.js';
-import type { ShareStateLog } from '../../coordinator/share-state-log.js';
+import type { ShareStateLog } from '../../coordinator/broker-share-state-log.js';
 import { TxnState } from '../../coordinator/txn/transaction-metadata.js';
 import { encodeRecordBatch } from '../../runtime/index.js';
 import { ENC, FAST, TestClient, endTxn, eventually, initProducer, produce, startTestBroker, tempDir } from './support/broker-harness.js';
@@ -34,7 +34,7 @@ afterEach(() => {
 });
 
 function openLog(dir: string): PartitionLog {
-  const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, durable: false, producerIdExpirationMs: EXPIRATION_MS, log: () => {} });
+  const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, producerIdExpirationMs: EXPIRATION_MS, log: () => {} });
   opened.push(log);
   return log;
 }
@@ -331,7 +331,7 @@ describe('broker: the settings, the pass at startup and the timer', () => {
 
 describe('ShareStateLog: the groups verified for a transaction go with the transaction', () => {
   /** A share coordinator that serves nothing: the test writes to the share-state log itself. */
-  const idle: ShareCoordinator = { handlers: new Map(), recover: async () => {}, completeTransaction: async () => {}, dump: () => '', close: async () => {} };
+  const idle: ShareCoordinator = { recover: async () => {}, completeTransaction: async () => {}, dump: () => '', close: async () => {} };
   const record = { key: ENC.encode('key'), value: ENC.encode('value') };
 
   it('an entry per producer while its transaction is open; removed when its COMMIT or ABORT marker is written', async () => {

@@ -6,11 +6,11 @@
  * Each test uses its own topic and group.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrokerContext, ShareCoordinator } from '../../coordinator/broker-context.js';
+import type { BrokerContext, ShareCoordinator, SharePartitionOperations } from '../../coordinator/broker-context.js';
 import { startBroker, type Broker } from '../../coordinator/broker.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
-import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/share-error.js';
 import { createShareCoordinator, type KipgenShareCoordinator } from '../../coordinator/share/index.js';
 import { FAST, TestClient, addPartitions, batch, endTxn, eventually, initProducer, produce, tempDir } from './support/broker-harness.js';
 import { ShareStateStore } from '../../coordinator/share/share-state-store.js';
@@ -66,19 +66,22 @@ let txnAckCalls = 0;
 
 /** The share coordinator as the broker sees it, with TxnShareAcknowledge able to lose its response. */
 function withLossyTxnAck(inner: KipgenShareCoordinator): ShareCoordinator {
-  const handlers = new Map(inner.handlers);
-  const handle = inner.handlers.get(96)!;
-  handlers.set(96, async (request, requestCtx) => {
-    txnAckCalls++;
-    const response = await handle(request, requestCtx);
-    if (dropTxnAckResponses > 0) {
-      dropTxnAckResponses--;
-      throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a BrokerError: the broker closes the connection
-    }
-    return response;
-  });
+  const partitions: SharePartitionOperations = {
+    shareFetch: (request, requestCtx, answer) => inner.shareFetch(request, requestCtx, answer),
+    shareAcknowledge: (request, requestCtx, answer) => inner.shareAcknowledge(request, requestCtx, answer),
+    txnShareAcknowledge: async (request, memberId) => {
+      txnAckCalls++;
+      const result = await inner.txnShareAcknowledge(request, memberId);
+      if (dropTxnAckResponses > 0) {
+        dropTxnAckResponses--;
+        throw new Error('test: TxnShareAcknowledge handled, response lost'); // not a BrokerError: the broker closes the connection
+      }
+      return result;
+    },
+  };
   return {
-    handlers,
+    groups: inner.groups,
+    partitions,
     recover: () => inner.recover(),
     completeTransaction: (producerId, producerEpoch, commit) => inner.completeTransaction(producerId, producerEpoch, commit),
     dump: () => inner.dump(),
@@ -838,7 +841,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     await c2.close();
   });
 
-  it('an offset named twice in one transaction is refused: INVALID_REQUEST within one request, INVALID_RECORD_STATE across requests (issue 34)', async () => {
+  it('an offset named twice in one transaction is refused: INVALID_REQUEST within one request, INVALID_RECORD_STATE across requests', async () => {
     const t = topicId('txn-twice');
     await produceValues('txn-twice', ['a', 'b', 'c', 'd']);
     const { producer, acks } = await txnSetup('txn-twice', 'tx-twice', 'g-tw', 'm1');
@@ -906,7 +909,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect(state.ranges.find((r) => r.firstOffset === 0n)!.state).toBe('AVAILABLE');
   });
 
-  it('issue 34 item 5: after KeepPreparedTxn the old producer epoch is fenced on the share-state partition its transaction already holds', async () => {
+  it('after KeepPreparedTxn the old producer epoch is fenced on the share-state partition its transaction already holds', async () => {
     const t = topicId('txn-keep');
     await produceValues('txn-keep', ['a', 'b']);
     await heartbeat(c, 'g-txk', 'm1', 0, ['txn-keep']);

@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode as BrokerError } from '../../coordinator/errors.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
-import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/share-error.js';
 import {
   TestClient,
   batch,

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
-import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/share-error.js';
 import {
   TestClient,
   batch,

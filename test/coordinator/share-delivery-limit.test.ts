@@ -7,7 +7,7 @@
  * checker's replay) all agree; and acquiring never delivers a record whose
  * delivery count already reached the limit.
  *
- * Regression (issue 34, item 2): a Release pending in a transaction, the limit
+ * Regression: a Release pending in a transaction, the limit
  * lowered from 10 to 2 with IncrementalAlterConfigs, commit. The transactional
  * update said AVAILABLE (limit 10 at staging) while the live partition
  * archived the records, and the next write only moved the start offset past
@@ -24,7 +24,7 @@ import type { BrokerContext } from '../../coordinator/broker-context.js';
 import { startBroker, type Broker } from '../../coordinator/broker.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
-import { FileStateLog } from '../../coordinator/share/file-state-log.js';
+import { StandaloneStateLog } from '../../coordinator/share/standalone-state-log.js';
 import { createShareCoordinator, type KipgenShareCoordinator } from '../../coordinator/share/index.js';
 import { SharePartition, type StateChange } from '../../coordinator/share/share-partition.js';
 import { ShareStateStore } from '../../coordinator/share/share-state-store.js';
@@ -45,7 +45,7 @@ describe('SharePartition: acquiring checks the delivery-count limit', () => {
     sp.acknowledge('m', [{ firstOffset: 0n, lastOffset: 0n, types: [AckType.RELEASE] }], T0);
     expect([sp.stateOf(0n), sp.deliveryCountOf(0n), sp.stateOf(1n), sp.deliveryCountOf(1n)]).toEqual(['AVAILABLE', 2, 'AVAILABLE', 1]);
 
-    limits.deliveryCountLimit = 2; // the group's config changed (SharePartitions shares this object with the group's partitions)
+    limits.deliveryCountLimit = 2; // the group's config changed (SharePartitionManager shares this object with the group's partitions)
     const archived: StateChange[] = [];
     expect(sp.acquire('m', window(0n, 4n), 10, T0, archived)).toEqual([
       { firstOffset: 1n, lastOffset: 1n, deliveryCount: 2 },
@@ -56,7 +56,7 @@ describe('SharePartition: acquiring checks the delivery-count limit', () => {
   });
 });
 
-describe('the limit in force at the marker, on disk (FileStateLog)', () => {
+describe('the limit in force at the marker, on disk (StandaloneStateLog)', () => {
   const dirs: string[] = [];
   afterEach(() => {
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
@@ -67,7 +67,7 @@ describe('the limit in force at the marker, on disk (FileStateLog)', () => {
     dirs.push(dir);
     const file = path.join(dir, '__share_group_state-0.log');
     const limits = { deliveryCountLimit: 2, recordLockDurationMs: 30_000, maxRecordLocks: 200 };
-    let log = await FileStateLog.open(file);
+    let log = await StandaloneStateLog.open(file);
     try {
       let store = new ShareStateStore(log, { snapshotUpdateRecords: 500, now: () => T0 });
       await store.writeChanges([{ key: KEY, startOffset: 0n, changes: [{ offset: 0n, state: 'AVAILABLE', deliveryCount: 1 }] }]);
@@ -78,7 +78,7 @@ describe('the limit in force at the marker, on disk (FileStateLog)', () => {
       await log.appendMarker(42n, 1, true);
       // The process dies here: completeTransaction never ran, the marker's ShareUpdate was never written.
       await log.close();
-      log = await FileStateLog.open(file);
+      log = await StandaloneStateLog.open(file);
       store = new ShareStateStore(log, { snapshotUpdateRecords: 500, now: () => T0 });
       const [recovered] = store.recover();
       const sp = SharePartition.restore(KEY, limits, recovered!.state.startOffset, recovered!.state.restoredRanges(), recovered!.pending);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assignPartitions } from '../../coordinator/share/assignor.js';
 import { ManualClock } from '../../coordinator/share/clock.js';
-import { ErrorCode } from '../../coordinator/share/error-codes.js';
+import { ErrorCode } from '../../coordinator/share/share-error.js';
 import { ShareGroups } from '../../coordinator/share/share-groups.js';
 import { ShareSessions } from '../../coordinator/share/share-sessions.js';
 import { shareErrorCode as codeOf } from './support/share-errors.js';

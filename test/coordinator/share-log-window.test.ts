@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FetchedLog } from '../../coordinator/share/log-window.js';
+import { LogRead } from '../../coordinator/share/log-window.js';
 import { controlRecordBatch, decodeRecordBatches, encodeRecordBatch } from '../../runtime/index.js';
 
 const value = (s: string) => new TextEncoder().encode(s);
@@ -29,15 +29,15 @@ function read(parts: Uint8Array[], lastStableOffset: bigint, abortedTransactions
   return { records: Buffer.concat(parts), highWatermark: lastStableOffset, lastStableOffset, logStartOffset: 0n, abortedTransactions };
 }
 
-const acquirable = (log: FetchedLog, from: bigint, to: bigint) => {
+const acquirable = (log: LogRead, from: bigint, to: bigint) => {
   const out: bigint[] = [];
   for (let o = from; o < to; o++) if (log.window.isAcquirable(o)) out.push(o);
   return out;
 };
 
-describe('FetchedLog: what a read_committed read makes acquirable', () => {
+describe('LogRead: what a read_committed read makes acquirable', () => {
   it('skips control records and the aborted transaction, keeps committed and plain data', () => {
-    const log = FetchedLog.index(
+    const log = LogRead.index(
       read(
         [data(0n, 2), data(2n, 2, 7n), data(4n, 1, 8n), marker(5n, 7n, false), marker(6n, 8n, true), data(7n, 1, 7n), marker(8n, 7n, true)],
         9n,
@@ -51,7 +51,7 @@ describe('FetchedLog: what a read_committed read makes acquirable', () => {
   });
 
   it('does not go past the last stable offset, and clips to where the fetch started', () => {
-    const log = FetchedLog.index(read([data(0n, 3), data(3n, 2)], 3n), 1n);
+    const log = LogRead.index(read([data(0n, 3), data(3n, 2)], 3n), 1n);
     expect(log.window.startOffset).toBe(1n);
     expect(log.window.endOffset).toBe(3n);
   });
@@ -64,12 +64,12 @@ describe('FetchedLog: what a read_committed read makes acquirable', () => {
         { offset: 13n, value: value('b') },
       ],
     });
-    const log = FetchedLog.index(read([compacted], 14n), 10n);
+    const log = LogRead.index(read([compacted], 14n), 10n);
     expect(acquirable(log, 10n, 14n)).toEqual([10n, 13n]);
   });
 
   it('returns only the batches holding acquired offsets', () => {
-    const log = FetchedLog.index(read([data(0n, 2), data(2n, 2), data(4n, 2)], 6n), 0n);
+    const log = LogRead.index(read([data(0n, 2), data(2n, 2), data(4n, 2)], 6n), 0n);
     const records = log.recordsFor([{ firstOffset: 3n, lastOffset: 4n, deliveryCount: 1 }])!;
     expect(decodeRecordBatches(records).batches.map((b) => b.baseOffset)).toEqual([2n, 4n]);
     expect(log.recordsFor([])).toBeNull();

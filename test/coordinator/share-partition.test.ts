@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AckType, validateAckBatches, validateTxnAckBatches, type AckRange } from '../../coordinator/share/acknowledgements.js';
-import { ErrorCode, type ShareError } from '../../coordinator/share/error-codes.js';
+import { ErrorCode, type ShareError } from '../../coordinator/share/share-error.js';
 import { SharePartition, type LogWindow } from '../../coordinator/share/share-partition.js';
 import { shareErrorCode as errorCodeOf } from './support/share-errors.js';
 
@@ -246,7 +246,7 @@ describe('SharePartition: transactional acknowledgements (DESIGN §5)', () => {
     expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm1', [ack(0n, 1n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
   });
 
-  it('an offset already pending in a transaction is refused in a later acknowledgement of it that is no retry (issue 34)', () => {
+  it('an offset already pending in a transaction is refused in a later acknowledgement of it that is no retry', () => {
     const sp = fresh();
     sp.acquire('m1', window(0n, 6n), 100, T0);
     sp.stageTransactional(TXN, 'm1', [ack(0n, 2n, AckType.ACCEPT)], T0);

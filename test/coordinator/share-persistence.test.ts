@@ -1,6 +1,6 @@
 /**
  * Persistence of share-partition state in `__share_group_state`, through the
- * stand-alone FileStateLog (a real append-only file): ShareUpdate deltas,
+ * stand-alone StandaloneStateLog (a real append-only file): ShareUpdate deltas,
  * ShareSnapshots, transactional updates resolved by markers, producer fencing,
  * torn tails, and Kafka's coordinator-record layout on disk.
  */
@@ -9,9 +9,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
-import { decodeShareRecord } from '../../coordinator/share/coordinator-records.js';
-import { ErrorCode, ShareError } from '../../coordinator/share/error-codes.js';
-import { FileStateLog } from '../../coordinator/share/file-state-log.js';
+import { decodeShareRecord } from '../../coordinator/share/share-state-records.js';
+import { ErrorCode, ShareError } from '../../coordinator/share/share-error.js';
+import { StandaloneStateLog } from '../../coordinator/share/standalone-state-log.js';
 import { SharePartition, type StateChange } from '../../coordinator/share/share-partition.js';
 import { ShareStateStore } from '../../coordinator/share/share-state-store.js';
 import { ShareSnapshotKey, ShareUpdateValue } from '../../generated/index.js';
@@ -23,7 +23,7 @@ const TXN = { transactionalId: 'tx', producerId: 42n, producerEpoch: 1 };
 const T0 = 1_000_000;
 const window = (start: bigint, end: bigint) => ({ startOffset: start, endOffset: end, isAcquirable: () => true });
 
-const opened: FileStateLog[] = [];
+const opened: StandaloneStateLog[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const log of opened.splice(0)) await log.close();
@@ -36,14 +36,14 @@ function tempFile(): string {
   return path.join(dir, '__share_group_state-0.log');
 }
 
-async function openStore(file: string, snapshotUpdateRecords = 500): Promise<{ log: FileStateLog; store: ShareStateStore }> {
-  const log = await FileStateLog.open(file);
+async function openStore(file: string, snapshotUpdateRecords = 500): Promise<{ log: StandaloneStateLog; store: ShareStateStore }> {
+  const log = await StandaloneStateLog.open(file);
   opened.push(log);
   return { log, store: new ShareStateStore(log, { snapshotUpdateRecords, now: () => T0 }) };
 }
 
 /** Restarts: closes the log, reopens the file, replays. */
-async function reopen(file: string, log: FileStateLog, snapshotUpdateRecords = 500) {
+async function reopen(file: string, log: StandaloneStateLog, snapshotUpdateRecords = 500) {
   await log.close();
   opened.splice(opened.indexOf(log), 1);
   const next = await openStore(file, snapshotUpdateRecords);
@@ -54,7 +54,7 @@ function change(offset: bigint, state: StateChange['state'], deliveryCount: numb
   return { offset, state, deliveryCount };
 }
 
-function recordTypes(log: FileStateLog): string[] {
+function recordTypes(log: StandaloneStateLog): string[] {
   const out: string[] = [];
   for (const batch of log.batches()) {
     if (batch.isControl) out.push('marker');

@@ -7,7 +7,7 @@
  */
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { dumpLog } from '../../coordinator/log/dump.js';
+import { dumpLog } from '../../coordinator/tools/dump-log.js';
 import { createAcknowledgePartition, createAcknowledgeTopic } from '../../generated/ShareAcknowledgeRequest.js';
 import {
   createAcknowledgementBatch,

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransactionLogKey } from '../../generated/index.js';
 import { Cluster, TRANSACTION_STATE_TOPIC } from '../../coordinator/cluster.js';
 import { resolveConfig } from '../../coordinator/config.js';
-import { decodeCoordinatorKey } from '../../coordinator/coordinator-records.js';
+import { decodeCoordinatorKey } from '../../coordinator/coordinator-record-layout.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { LogManager } from '../../coordinator/log/log-manager.js';
 import { Metrics } from '../../coordinator/metrics.js';

@@ -320,8 +320,8 @@ describe('two-phase commit (KIP-939)', () => {
   });
 });
 
-describe('issue 34: deviations from Kafka transaction rules', () => {
-  it('item 4: a transaction kept at the last epoch refuses adds and writes from the recovery producer (INVALID_TXN_STATE), so none hangs after the commit', async () => {
+describe('deviations from Kafka transaction rules', () => {
+  it('a transaction kept at the last epoch refuses adds and writes from the recovery producer (INVALID_TXN_STATE), so none hangs after the commit', async () => {
     const id = 'keep-last-epoch-writes';
     const a = await init(c, id, { enable2Pc: true });
     (broker.transactions.get(id) as { producerEpoch: number }).producerEpoch = 32766;
@@ -342,7 +342,7 @@ describe('issue 34: deviations from Kafka transaction rules', () => {
     expect(visible).not.toContain('recovery-write');
   });
 
-  it('item 5: after KeepPreparedTxn the old producer epoch is fenced on a partition its transaction already wrote to (INVALID_PRODUCER_EPOCH), and nothing of it commits', async () => {
+  it('after KeepPreparedTxn the old producer epoch is fenced on a partition its transaction already wrote to (INVALID_PRODUCER_EPOCH), and nothing of it commits', async () => {
     const id = 'keep-fences-old-epoch';
     const a = await init(c, id, { enable2Pc: true });
     expect((await produceV(c, 12, id, 1, ['before-keep'], a.producerId, a.producerEpoch, 0)).errorCode).toBe(0);
@@ -358,7 +358,7 @@ describe('issue 34: deviations from Kafka transaction rules', () => {
     expect(visible).not.toContain('zombie-after-keep');
   });
 
-  it('item 6: InitProducerId resent after its answer was lost gets the epoch it bumped to, not PRODUCER_FENCED; older epochs stay fenced', async () => {
+  it('InitProducerId resent after its answer was lost gets the epoch it bumped to, not PRODUCER_FENCED; older epochs stay fenced', async () => {
     const id = 'init-retry';
     const first = await init(c, id, {}, 5);
     const bump = { producerId: first.producerId, producerEpoch: first.producerEpoch };
@@ -383,7 +383,7 @@ describe('issue 34: deviations from Kafka transaction rules', () => {
     expect(await init(c, `${id}-rotation`, last, 5)).toMatchObject({ errorCode: 0, producerId: rotated.producerId, producerEpoch: 0 });
   });
 
-  it('item 7: a fenced producer writing transactionally gets INVALID_PRODUCER_EPOCH from the partition leader (Produce), PRODUCER_FENCED from the coordinator (EndTxn)', async () => {
+  it('a fenced producer writing transactionally gets INVALID_PRODUCER_EPOCH from the partition leader (Produce), PRODUCER_FENCED from the coordinator (EndTxn)', async () => {
     const id = 'fenced-produce';
     const a = await init(c, id, {}, 5);
     expect((await produceV(c, 12, id, 0, ['open'], a.producerId, a.producerEpoch)).errorCode).toBe(0);
@@ -447,7 +447,6 @@ describe('__transaction_state records', () => {
       shareGroups: new Set(['g-b', 'g-a']),
       startTimestamp: 1,
       lastUpdateTimestamp: 2,
-      pending: false,
       clientTransactionVersion: 2,
       nextProducerId: 5n,
       nextProducerEpoch: 4,

@@ -27,7 +27,6 @@ import { kcatConsume, kcatProduceFiles, requireKcat } from './support/kcat.js';
 import { ProduceV0Proxy } from './support/produce-v0-proxy.js';
 
 const require = createRequire(import.meta.url);
-/* eslint-disable @typescript-eslint/no-explicit-any */
 const { CompressionCodecs, CompressionTypes } = require('kafkajs') as any;
 const kafkajsBatchDecoder = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (decoder: any) => Promise<any>;
 const KafkajsDecoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => unknown;

@@ -25,7 +25,6 @@ import {
 // CRC-32C table): we encode the same input with it and compare bytes, and let
 // each side decode what the other wrote.
 const require = createRequire(import.meta.url);
-/* eslint-disable @typescript-eslint/no-explicit-any */
 const { RecordBatch: kafkajsRecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as {
   RecordBatch: (input: any) => Promise<{ buffer: Buffer }>;
 };
@@ -34,7 +33,6 @@ const kafkajsBatchDecoder = require('kafkajs/src/protocol/recordBatch/v0/decoder
 const KafkajsDecoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => unknown;
 const kafkajsCrc32C = require('kafkajs/src/protocol/recordBatch/crc32C') as (buffer: Buffer) => number;
 const Long = require('kafkajs/src/utils/long') as { fromString(value: string): unknown };
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 const long = (value: bigint): unknown => Long.fromString(value.toString());
 const buf = (text: string): Buffer => Buffer.from(text, 'utf8');

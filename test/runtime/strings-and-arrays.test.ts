@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DecodeError, EncodeError, Reader, sizeOfString, sizeOfUnsignedVarint, utf8Length, Writer } from '../../runtime/index.js';
 
-// Kafka's own encoding of a string: the length prefix, then Java's UTF-8 (a
-// lone surrogate becomes U+FFFD, 3 bytes), which Buffer.from matches.
+// Kafka's own encoding of a well-formed string: the length prefix, then its
+// UTF-8, which Buffer.from matches. (A lone surrogate is where they part: Java
+// writes '?', Buffer.from U+FFFD; see test/kafka/conformance-differences.json.)
 function reference(value: string, compact: boolean): Uint8Array {
   const body = Buffer.from(value, 'utf8');
   if (!compact) {
@@ -96,11 +97,32 @@ describe('strings', () => {
     }
   });
 
-  it('reads invalid UTF-8 as TextDecoder does, short and long', () => {
+  it('reads invalid UTF-8 as TextDecoder does, short and long, but for encoded surrogates', () => {
     const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-    for (const bytes of [[0x61, 0xff], [0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0xc3], [0xef, 0xbb, 0xbf, 0x61], [0xed, 0xa0, 0x80, ...Array(12).fill(0x7a)]]) {
+    for (const bytes of [[0x61, 0xff], [0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0xc3], [0xef, 0xbb, 0xbf, 0x61], [0xe2, 0x28, 0xa1], [0xf0, 0x9f, 0x98, 0x61], [0xed, 0x9f, 0xbf, 0xed, 0x95, 0x9c]]) {
       const input = new Uint8Array(bytes);
       expect(new Reader(input).utf8(input.length)).toBe(decoder.decode(input));
+    }
+  });
+
+  // What Kafka 4.4 reads from these bytes (new String(bytes, UTF_8), seen through its
+  // HeartbeatRequestData in test/kafka/conformance.test.ts): Java's decoder replaces an
+  // encoded surrogate (ED A0..BF, then a continuation byte if any) by one U+FFFD, where
+  // TextDecoder gives one per byte.
+  it('reads a UTF-16 surrogate encoded in UTF-8 as one U+FFFD, as Kafka does', () => {
+    const z = Array(12).fill(0x7a);
+    const cases: [number[], string][] = [
+      [[0xed, 0xa0, 0x80], '\uFFFD'],
+      [[0xed, 0xbf, 0xbf], '\uFFFD'],
+      [[0xed, 0xa0, 0x80, 0xed, 0xb0, 0x80], '\uFFFD\uFFFD'],
+      [[0xed, 0xa0, 0x41], '\uFFFDA'],
+      [[0x61, 0xed, 0xa0], 'a\uFFFD'],
+      [[0xe2, 0x82, 0xed, 0xa0, 0x80, 0xc3, 0xa9], '\uFFFD\uFFFD\u00e9'],
+      [[0xed, 0xa0, 0x80, ...z], `\uFFFD${'z'.repeat(12)}`],
+    ];
+    for (const [bytes, kafka] of cases) {
+      const input = new Uint8Array(bytes);
+      expect(new Reader(input).utf8(input.length), Buffer.from(bytes).toString('hex')).toBe(kafka);
     }
   });
 });

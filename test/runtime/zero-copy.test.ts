@@ -13,7 +13,6 @@ import {
   encodeFrame,
   encodeFrameChunks,
   encodeRecordBatch,
-  type MessageCodec,
 } from '../../runtime/index.js';
 import { toHex } from '../support/vectors.js';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 33 item 7: acls.json entries are checked field by field when the
+ * `acls.json` entries are checked field by field when the
  * broker starts (coordinator/auth/acl-file.ts). An entry that could never
  * match — a DENY without a host, an operation no request asks for — stops the
  * broker with the file, the entry and the field named, instead of loading and

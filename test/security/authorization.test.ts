@@ -22,7 +22,7 @@ import {
   TransactionalIdAuthorizationError,
   type ShareConsumerRecord,
 } from '../../client/index.js';
-import { AUTHORIZED_APIS } from '../../coordinator/auth/api-acls.js';
+import { BROKER_APIS } from '../../coordinator/apis/index.js';
 import { startBroker } from '../../coordinator/broker.js';
 import {
   AddOffsetsToTxnRequest,
@@ -38,7 +38,9 @@ import {
   OffsetFetchRequest,
   ProduceRequest,
   ShareAcknowledgeRequest,
+  ShareAcknowledgeResponse,
   ShareFetchRequest,
+  ShareFetchResponse,
   ShareGroupDescribeRequest,
   ShareGroupHeartbeatRequest,
   TxnOffsetCommitRequest,
@@ -132,9 +134,10 @@ async function learnTopicIds(): Promise<void> {
 }
 
 describe('every API the broker serves has an ACL rule', () => {
-  it('ApiVersions lists no API without a rule in coordinator/auth/api-acls.ts', async () => {
+  it('ApiVersions lists no API without a definition in coordinator/apis/ (which cannot be written without its rule)', async () => {
     const response = await admin.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3, ApiVersionsResponse);
-    const unruled = response.apiKeys.map((k) => k.apiKey).filter((key) => !AUTHORIZED_APIS.includes(key));
+    const defined = BROKER_APIS.map((api) => api.apiKey);
+    const unruled = response.apiKeys.map((k) => k.apiKey).filter((key) => !defined.includes(key));
     expect(unruled).toEqual([]);
   });
 });
@@ -289,6 +292,15 @@ describe('share groups and KIP-1289', () => {
     const noGroup = shareConsumer('bob', 'g-closed');
     noGroup.subscribe(['in']);
     expect(await noGroup.poll(2_000).catch((e: unknown) => e)).toBeInstanceOf(GroupAuthorizationError);
+  });
+
+  it('a ShareFetch or ShareAcknowledge with a null GroupId is answered GROUP_AUTHORIZATION_FAILED, not a dropped connection, while a PREFIXED group ACL exists', async () => {
+    // A PREFIXED entry is matched by the start of the name: the rule checks the group as '' (a null name has no start).
+    await grant({ principal: 'User:carol', resourceType: Res.GROUP, resourceName: 'null-group-', operation: Op.READ, patternType: PatternType.PREFIXED });
+    const fetch = await as('dave', (c) => c.send(ShareFetchRequest, ShareFetchRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 0, topics: [] }), 2, ShareFetchResponse));
+    expect(fetch.errorCode).toBe(30);
+    const ack = await as('dave', (c) => c.send(ShareAcknowledgeRequest, ShareAcknowledgeRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 1, topics: [] }), 2, ShareAcknowledgeResponse));
+    expect(ack.errorCode).toBe(30);
   });
 
   it('a share consumer may read but not bind acks to a transaction: each half of AddShareAcksToTxn and TxnShareAcknowledge is denied alone', async () => {

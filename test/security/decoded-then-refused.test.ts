@@ -1,5 +1,5 @@
 /**
- * Issue 33, item 11: what decodes must be answerable. A request string that
+ * What decodes must be answerable. A request string that
  * decodes (bad UTF-8 bytes become U+FFFD, three bytes each) to more than a
  * string can carry is refused when decoded, not when its echo fails to
  * encode; a producer's batch that decodes but cannot be rebuilt on a topic

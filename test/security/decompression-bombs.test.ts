@@ -1,5 +1,5 @@
 /**
- * Issue 33, item 9: a compressed batch must not make the decoder allocate
+ * A compressed batch must not make the decoder allocate
  * what its payload declares. Snappy's length varint and xerial chunks, and an
  * LZ4 frame's content size, are checked against what the bytes can inflate to
  * before anything is allocated (snappy-wasm's WebAssembly memory, once grown,

@@ -1,5 +1,5 @@
 /**
- * Issue 33 item 6: what a principal may not DESCRIBE stays hidden.
+ * What a principal may not DESCRIBE stays hidden.
  * bob may use the groups below and DESCRIBE (READ) the topic `events`, but has
  * no ACL on `audit`:
  * - OffsetFetch leaves `audit` out of all-topics answers and answers it by name

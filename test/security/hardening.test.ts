@@ -1,5 +1,5 @@
 /**
- * The smaller holes of issue 33 (item 8): the TLS handshake counts toward
+ * Smaller holes: the TLS handshake counts toward
  * the authentication timeout; OAUTHBEARER refuses an authorization id that is
  * not the token's principal; connections.max.idle.ms; TLS protocols and
  * cipher suites; a client id does not make a client a peer broker; a failed

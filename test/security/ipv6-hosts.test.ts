@@ -1,5 +1,5 @@
 /**
- * ACL hosts on a dual-stack listener (issue 33, item 4): a broker bound to
+ * ACL hosts on a dual-stack listener: a broker bound to
  * `::` sees an IPv4 client as `::ffff:127.0.0.1`; Kafka (Java) sees it as
  * 127.0.0.1, so an ACL for host 127.0.0.1 must apply to it
  * (coordinator/net/address.ts, coordinator/auth/authorizer.ts).

@@ -1,5 +1,5 @@
 /**
- * Issue 33 item 5: an unauthenticated client cannot make the broker hold
+ * An unauthenticated client cannot make the broker hold
  * memory. On a SASL listener a connection may send one ApiVersions, then
  * SaslHandshake, then SaslAuthenticate (Kafka's SaslServerAuthenticator:
  * HANDSHAKE_OR_VERSIONS_REQUEST -> HANDSHAKE_REQUEST -> AUTHENTICATE); a second

@@ -1,5 +1,5 @@
 /**
- * Issue 33, item 10: a frame's bytes are not what it costs once decoded. A
+ * A frame's bytes are not what it costs once decoded. A
  * 39 MiB Produce v3 frame of 6.8 million empty topic entries grew the broker
  * by 1.4 GiB; two at once, on a broker whose heap is 512 MiB, must leave it
  * serving (coordinator/server/request-budget.ts).

@@ -1,5 +1,5 @@
 /**
- * Who a TLS client is (issue 33, items 1 and 2): an SSL listener with
+ * Who a TLS client is: an SSL listener with
  * ssl.clientAuth "requested" takes a principal only from a certificate the
  * CA verifies, refuses an untrusted one, and builds the principal from the
  * subject's RFC 2253 form so that a crafted CN cannot pass for another

@@ -1,5 +1,5 @@
 /**
- * Issue 33 item 3: a principal with topic WRITE alone may not append into
+ * A principal with topic WRITE alone may not append into
  * another principal's open transaction. Transactional records need the
  * request's transactional id and WRITE on it, else the whole Produce is
  * TRANSACTIONAL_ID_AUTHORIZATION_FAILED (Kafka's KafkaApis.handleProduceRequest);

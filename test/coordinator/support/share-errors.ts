@@ -1,4 +1,4 @@
-import { ErrorCode, ShareError } from '../../../coordinator/share/error-codes.js';
+import { ErrorCode, ShareError } from '../../../coordinator/share/share-error.js';
 
 /** The code of the ShareError that `fn` throws, or NONE when it returns; any other error is rethrown. */
 export function shareErrorCode(fn: () => unknown): number {

@@ -60,8 +60,14 @@ export interface StartKafkaOptions {
   brokerProperties?: Record<string, string | number | boolean>;
   /** Give up starting after this long (default 120 s; about 10–25 s on a loaded 2-core machine). */
   readyTimeoutMs?: number;
-  /** JVM heap, `-Xmx` (default `512m`). */
+  /** JVM heap, `-Xmx` (default `512m`; with `jvm: 'server'`, Kafka's own 1g). */
   heap?: string;
+  /**
+   * 'test' (default): one GC thread and C1 only, for a quick start on a shared machine.
+   * 'server': the flags Kafka's own start script gives a broker (G1, C2, a 1 GiB heap),
+   * for benchmarks that compare throughput with it.
+   */
+  jvm?: 'test' | 'server';
 }
 
 export interface KafkaSaslSsl {
@@ -97,6 +103,8 @@ export interface KafkaCluster {
   startMs: number;
   /** The last `lines` lines of the broker's log, for failure messages. */
   logTail(lines?: number): string;
+  /** The broker JVM's process id (for its resident memory), undefined once it has exited. */
+  jvmPid(): number | undefined;
   /** Kills the JVM (SIGKILL: nothing is left to flush that a test needs) and removes `dir`. Idempotent. */
   stop(): Promise<void>;
 }
@@ -115,6 +123,33 @@ function jvmFlags(heap: string, log4jConfig: string): string[] {
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${log4jConfig}`,
   ];
+}
+
+/** The flags kafka-run-class.sh and kafka-server-start.sh give a broker (KAFKA_HEAP_OPTS, KAFKA_JVM_PERFORMANCE_OPTS). */
+function serverJvmFlags(heap: string, log4jConfig: string): string[] {
+  return [
+    `-Xmx${heap}`,
+    `-Xms${heap}`,
+    '-server',
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:InitiatingHeapOccupancyPercent=35',
+    '-XX:+ExplicitGCInvokesConcurrent',
+    '-Djava.awt.headless=true',
+    `-Dlog4j2.configurationFile=${log4jConfig}`,
+  ];
+}
+
+/** The child process of the guard shell `guardPid`: the JVM. */
+function childOf(guardPid: number | undefined): number | undefined {
+  if (guardPid === undefined) return undefined;
+  try {
+    const children = fs.readFileSync(`/proc/${guardPid}/task/${guardPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    for (const pid of children) if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'java') return pid;
+  } catch {
+    /* gone, or no /proc: unknown */
+  }
+  return undefined;
 }
 
 /** A port the kernel just handed out on 127.0.0.1 (free now; Kafka binds it a moment later). */
@@ -345,7 +380,7 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
     fs.writeFileSync(propsPath, propertiesFile(props));
     const log4jPath = path.join(dir, 'log4j2.yaml');
     fs.writeFileSync(log4jPath, log4jYaml(logFile));
-    const flags = jvmFlags(options.heap ?? '512m', log4jPath);
+    const flags = options.jvm === 'server' ? serverJvmFlags(options.heap ?? '1g', log4jPath) : jvmFlags(options.heap ?? '512m', log4jPath);
 
     const clusterId = clusterIdOf();
     const format = await runJava(
@@ -434,6 +469,7 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
       logFile,
       startMs,
       logTail: (lines = 40) => tail(logFile, lines),
+      jvmPid: () => (gone ? undefined : childOf(guard.pid)),
       stop,
     };
   } catch (e) {

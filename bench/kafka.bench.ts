@@ -1,0 +1,207 @@
+/**
+ * Speed against Apache Kafka itself, on this machine, in one run:
+ *
+ *  1. Brokers: start-up (process start to serving) and resident memory of Kafka 4.4
+ *     and of our broker, idle and after the load below.
+ *  2. Clients against one Kafka 4.4 broker: our KafkaProducer beside Kafka's Java
+ *     KafkaProducer, @platformatic/kafka and kafkajs — records/s and p50/p99 send
+ *     latency for 1 KiB records, acks=all, idempotent; then transactions of 100
+ *     records (p50/p99 of the commit). Our KafkaShareConsumer beside Kafka's
+ *     (explicit acknowledgement, commitSync per poll) draining a topic.
+ *  3. Brokers under Kafka's own load generators (kafka-tools 4.4): ProducerPerformance
+ *     and ShareConsumerPerformance against Kafka 4.4 and against our broker.
+ *
+ * Every comparison runs in interleaved rounds (the order rotates each round), each
+ * participant on a fresh topic; a ratio is the median of the per-round ratios.
+ *
+ *   npm run bench:kafka [-- --records 100000] [--txn-records 10000] [--consume-records 200000] [--rounds 3] [--parts clients,share,tools] [--json]
+ *
+ * Needs java and mvn (the classpath test:kafka resolves); says what is missing otherwise.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as ClientModule from '../client/index.js';
+import { kafkaPrerequisites } from '../test/kafka/support/prerequisites.js';
+import { compileProject, startApacheKafka, startKipgen, type BrokerUnderTest } from './kafka/brokers.js';
+import { JavaSide, type LoopResult } from './kafka/java.js';
+import { produceKafkajs, produceOurs, producePlatformatic, shareConsumeOurs, type ProduceSpec } from './kafka/node-clients.js';
+
+const argv = process.argv.slice(2);
+const opt = (name: string): string | undefined => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const RECORDS = Number(opt('records') ?? 100_000);
+/** Transactional producing runs fewer records: @platformatic/kafka commits about once a second here. */
+const TXN_RECORDS = Number(opt('txn-records') ?? 10_000);
+const CONSUME_RECORDS = Number(opt('consume-records') ?? 200_000);
+const ROUNDS = Number(opt('rounds') ?? 3);
+const PARTS = new Set((opt('parts') ?? 'clients,share,tools').split(','));
+const JSON_OUT = argv.includes('--json');
+const RECORD_SIZE = 1024;
+const PARTITIONS = 3;
+/** Unacknowledged records each producer may have (Kafka's buffer.memory holds 32 MiB; 8 MiB of 1 KiB records here). */
+const WINDOW = 8_192;
+const PER_TXN = 100;
+
+interface Row {
+  part: string;
+  target: string;
+  participant: string;
+  round: number;
+  result: LoopResult;
+}
+
+const rows: Row[] = [];
+let topicCounter = 0;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const rps = (r: LoopResult): number => r.records / r.seconds;
+const fmt = (n: number | null | undefined, digits = 0): string => (n === null || n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+/** Runs each participant once per round, the order rotated each round. */
+async function interleaved(part: string, target: string, participants: [string, (round: number) => Promise<LoopResult>][]): Promise<void> {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < participants.length; i++) {
+      const [name, run] = participants[(i + round) % participants.length]!;
+      const result = await run(round);
+      rows.push({ part, target, participant: name, round, result });
+      process.stderr.write(`  ${part} ${target} round ${round + 1}: ${name} ${fmt(rps(result))} records/s\n`);
+    }
+  }
+}
+
+/** The part's table: each participant's median records/s and latencies, and the median per-round ratio of `anchor` to it. */
+function table(part: string, anchor: string, latencyLabel: string): string {
+  const mine = rows.filter((r) => r.part === part);
+  const names = [...new Set(mine.map((r) => `${r.target}\u0000${r.participant}`))];
+  const lines = [`| target | participant | records/s (median of ${ROUNDS}) | ${latencyLabel} p50 ms | ${latencyLabel} p99 ms | ${anchor} ÷ this (per-round ratios) |`, '| --- | --- | ---: | ---: | ---: | --- |'];
+  for (const key of names) {
+    const [target, participant] = key.split('\u0000') as [string, string];
+    const own = mine.filter((r) => r.target === target && r.participant === participant);
+    const ratios = own.map((r) => {
+      const peer = mine.find((a) => a.participant === anchor && a.round === r.round);
+      return peer === undefined ? Number.NaN : rps(peer.result) / rps(r.result);
+    });
+    lines.push(
+      `| ${target} | ${participant} | ${fmt(median(own.map((r) => rps(r.result))))} | ${fmt(median(own.map((r) => r.result.p50Ms ?? Number.NaN)), 1)} | ${fmt(median(own.map((r) => r.result.p99Ms ?? Number.NaN)), 1)} | ${participant === anchor ? '—' : `${fmt(median(ratios), 2)}× (${ratios.map((x) => fmt(x, 2)).join(' / ')})`} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const prerequisites = kafkaPrerequisites();
+  if (!prerequisites.ok) {
+    process.stderr.write(`bench:kafka needs Apache Kafka 4.4 and its Java clients: ${prerequisites.missing}\n`);
+    process.exit(2);
+  }
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-bench-kafka-java-'));
+  let compiled: string | undefined;
+  const brokers: BrokerUnderTest[] = [];
+  const report: string[] = [];
+  try {
+    process.stderr.write('compiling the Java side and our client and broker…\n');
+    const java = JavaSide.compile(prerequisites.classpath, work);
+    compiled = compileProject();
+    const client = (await import(pathToFileURL(path.join(compiled, 'client/index.js')).href)) as typeof ClientModule;
+
+    const kafka = await startApacheKafka();
+    brokers.push(kafka);
+    const ours = await startKipgen(compiled);
+    brokers.push(ours);
+    const idle = { kafka: kafka.rssMiB(), ours: ours.rssMiB() };
+    process.stderr.write(`started: Kafka 4.4 in ${fmt(kafka.startMs)} ms (${fmt(idle.kafka)} MiB), ours in ${fmt(ours.startMs)} ms (${fmt(idle.ours)} MiB)\n`);
+
+    const newTopic = async (broker: BrokerUnderTest, prefix: string): Promise<string> => {
+      const topic = `${prefix}-${++topicCounter}`;
+      await java.clientBench(['topic', broker.bootstrap, topic, PARTITIONS]);
+      return topic;
+    };
+
+    if (PARTS.has('clients')) {
+      for (const perTxn of [0, PER_TXN]) {
+        const part = perTxn === 0 ? 'produce' : 'produce-transactional';
+        const records = perTxn === 0 ? RECORDS : TXN_RECORDS;
+        const spec = async (): Promise<ProduceSpec> => ({ bootstrap: kafka.bootstrap, topic: await newTopic(kafka, part), records, size: RECORD_SIZE, window: WINDOW, perTxn });
+        await interleaved(part, 'Kafka 4.4', [
+          ['kipgen', async () => produceOurs(client, await spec())],
+          ['Kafka Java client', async () => {
+            const s = await spec();
+            return java.clientBench(['produce', s.bootstrap, s.topic, s.records, s.size, s.window, s.perTxn]);
+          }],
+          ['@platformatic/kafka', async () => producePlatformatic(await spec())],
+          ['kafkajs', async () => produceKafkajs(await spec())],
+        ]);
+        report.push(`### ${perTxn === 0 ? 'Produce' : `Transactional produce (${PER_TXN} records per transaction)`}: ${fmt(records)} records of 1 KiB, acks=all, idempotent, against Kafka 4.4\n\n${table(part, 'kipgen', perTxn === 0 ? 'send' : 'commit')}`);
+      }
+    }
+
+    if (PARTS.has('share')) {
+      const topic = await newTopic(kafka, 'share-input');
+      await java.clientBench(['produce', kafka.bootstrap, topic, CONSUME_RECORDS * ROUNDS * 2, RECORD_SIZE, WINDOW, 0]);
+      const group = async (name: string, round: number): Promise<string> => {
+        const id = `bench-${name}-${round}`;
+        await java.clientBench(['group-earliest', kafka.bootstrap, id]);
+        return id;
+      };
+      // Each group starts from the earliest offset: every participant drains the same records.
+      await interleaved('share', 'Kafka 4.4', [
+        ['kipgen', async (round) => shareConsumeOurs(client, kafka.bootstrap, topic, await group('kipgen', round), CONSUME_RECORDS)],
+        ['Kafka Java client', async (round) => java.clientBench(['share-consume', kafka.bootstrap, topic, await group('java', round), CONSUME_RECORDS])],
+      ]);
+      report.push(`### Share consumer: draining ${fmt(CONSUME_RECORDS)} records (explicit acknowledgement, commitSync per poll) from Kafka 4.4\n\n${table('share', 'kipgen', 'commit')}`);
+    }
+
+    if (PARTS.has('tools')) {
+      await interleaved('tools-produce', '—', [
+        ['kipgen', async () => java.producerPerformance(ours.bootstrap, await newTopic(ours, 'perf'), RECORDS, RECORD_SIZE)],
+        ['Kafka 4.4', async () => java.producerPerformance(kafka.bootstrap, await newTopic(kafka, 'perf'), RECORDS, RECORD_SIZE)],
+      ]);
+      report.push(`### Brokers under Kafka's ProducerPerformance (${fmt(RECORDS)} records of 1 KiB, acks=all; the broker is what differs)\n\n${table('tools-produce', 'kipgen', 'send')}`);
+      const seeded = new Map<BrokerUnderTest, string>();
+      for (const broker of [ours, kafka]) {
+        const topic = await newTopic(broker, 'share-perf');
+        await java.clientBench(['produce', broker.bootstrap, topic, CONSUME_RECORDS * ROUNDS, RECORD_SIZE, WINDOW, 0]);
+        seeded.set(broker, topic);
+      }
+      const perfGroup = async (broker: BrokerUnderTest, round: number): Promise<string> => {
+        const id = `perf-${broker.name === 'kipgen' ? 'kipgen' : 'kafka'}-${round}`;
+        await java.clientBench(['group-earliest', broker.bootstrap, id]);
+        return id;
+      };
+      await interleaved('tools-share', '—', [
+        ['kipgen', async (round) => java.shareConsumerPerformance(ours.bootstrap, seeded.get(ours)!, await perfGroup(ours, round), CONSUME_RECORDS)],
+        ['Kafka 4.4', async (round) => java.shareConsumerPerformance(kafka.bootstrap, seeded.get(kafka)!, await perfGroup(kafka, round), CONSUME_RECORDS)],
+      ]);
+      report.push(`### Brokers under Kafka's ShareConsumerPerformance (${fmt(CONSUME_RECORDS)} records)\n\n${table('tools-share', 'kipgen', 'fetch')}`);
+    }
+
+    const loaded = { kafka: kafka.rssMiB(), ours: ours.rssMiB() };
+    report.unshift(
+      [
+        '### Brokers: start-up and memory',
+        '',
+        '| broker | start to serving, ms | resident memory idle, MiB | after the load, MiB |',
+        '| --- | ---: | ---: | ---: |',
+        `| Kafka 4.4 (one KRaft node, Kafka's JVM flags, 1 GiB heap; storage format not counted) | ${fmt(kafka.startMs)} | ${fmt(idle.kafka)} | ${fmt(loaded.kafka)} |`,
+        `| kipgen (compiled JavaScript, Node ${process.versions.node}) | ${fmt(ours.startMs)} | ${fmt(idle.ours)} | ${fmt(loaded.ours)} |`,
+        `| Kafka ÷ kipgen | ${fmt(kafka.startMs / ours.startMs, 1)}× | ${fmt(idle.kafka / idle.ours, 1)}× | ${fmt(loaded.kafka / loaded.ours, 1)}× |`,
+      ].join('\n'),
+    );
+    process.stdout.write(JSON_OUT ? `${JSON.stringify({ rows, startup: { kafkaMs: kafka.startMs, oursMs: ours.startMs }, memory: { idle, loaded } }, null, 2)}\n` : `${report.join('\n\n')}\n`);
+  } finally {
+    for (const broker of brokers) await broker.stop().catch(() => {});
+    fs.rmSync(work, { recursive: true, force: true });
+    if (compiled !== undefined) fs.rmSync(compiled, { recursive: true, force: true });
+  }
+}
+
+await main();

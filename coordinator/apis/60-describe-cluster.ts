@@ -1,0 +1,52 @@
+/**
+ * DescribeCluster (key 60): the cluster id, the controller and the brokers, for
+ * Admin.describeCluster.
+ *
+ * Kafka: KafkaApis.handleDescribeCluster.
+ * - kipgen nodes are brokers: endpoint type 2 (controllers, v1+) is
+ *   UNSUPPORTED_ENDPOINT_TYPE. kipgen has no controller; the first node is named
+ *   as one, as clients expect an id.
+ * - No rack, nothing fenced; authorized operations are not computed (Kafka's
+ *   "not asked" value).
+ * Rule: DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top level.
+ */
+import { DescribeClusterRequest } from '../../generated/DescribeClusterRequest.js';
+import { DescribeClusterResponse } from '../../generated/DescribeClusterResponse.js';
+import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from '../auth/acl.js';
+import { requirePermission } from '../auth/rule-kit.js';
+import { ErrorCode } from '../errors.js';
+import { defineApi } from './define.js';
+
+/** clusterAuthorizedOperations when they are not computed. */
+const NO_OPERATIONS = -2147483648;
+/** DescribeClusterRequest.EndpointType: brokers (1) or controllers (2), v1+. */
+const BROKER_ENDPOINTS = 1;
+
+export default defineApi({
+  request: DescribeClusterRequest,
+  response: DescribeClusterResponse,
+  authorize: async (request, check, _ctx, next) => {
+    requirePermission(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    return next(request);
+  },
+  handler:
+    ({ cluster }) =>
+    async (request, ctx) => {
+      if (ctx.apiVersion >= 1 && request.endpointType !== BROKER_ENDPOINTS) {
+        return DescribeClusterResponse.create({
+          errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+          errorMessage: `kipgen nodes are brokers; endpoint type ${request.endpointType} is not served`,
+          endpointType: request.endpointType,
+          clusterId: cluster.clusterId,
+        });
+      }
+      return DescribeClusterResponse.create({
+        errorCode: 0,
+        endpointType: BROKER_ENDPOINTS,
+        clusterId: cluster.clusterId,
+        controllerId: cluster.nodes[0]!.nodeId,
+        brokers: cluster.nodes.map((n) => ({ brokerId: n.nodeId, host: n.host, port: n.port, rack: null, isFenced: false })),
+        clusterAuthorizedOperations: NO_OPERATIONS,
+      });
+    },
+});
