@@ -7,14 +7,7 @@
  */
 import { RECORD_BATCH_OVERHEAD, type RecordHeader, type RecordInput } from '../runtime/record-batch.js';
 import { ClusterClient } from './cluster.js';
-import {
-  ApiError,
-  ClientClosedError,
-  ConfigError,
-  Errors,
-  IllegalStateError,
-  KafkaTimeoutError,
-} from './errors.js';
+import { ApiError, ClientClosedError, ConfigError, Errors, IllegalStateError, KafkaTimeoutError } from './errors.js';
 import { ShareTransactionMetrics, type ShareTransactionMetricsSnapshot } from './metrics.js';
 import {
   producerSettings,
@@ -65,10 +58,7 @@ export class KafkaProducer {
   private transactionGeneration = 0;
 
   constructor(config: ProducerConfig) {
-    this.cluster = new ClusterClient(
-      config,
-      config.transactionalId ? `producer-${config.transactionalId}` : 'producer-1',
-    );
+    this.cluster = new ClusterClient(config, config.transactionalId ? `producer-${config.transactionalId}` : 'producer-1');
     this.clientId = this.cluster.clientId;
     this.cfg = producerSettings(config);
     this.accumulator = new RecordAccumulator(this.cfg, config.partitioner);
@@ -155,9 +145,7 @@ export class KafkaProducer {
   private requireTxn(call: string): TransactionManager {
     this.checkOpen();
     if (!this.txn) {
-      throw new IllegalStateError(
-        `cannot call ${call}: this producer has no transactionalId; set transactionalId in its config to use transactions`,
-      );
+      throw new IllegalStateError(`cannot call ${call}: this producer has no transactionalId; set transactionalId in its config to use transactions`);
     }
     return this.txn;
   }
@@ -208,10 +196,7 @@ export class KafkaProducer {
   }
 
   /** Adds consumer-group offsets to the transaction (AddOffsetsToTxn + TxnOffsetCommit). */
-  async sendOffsetsToTransaction(
-    offsets: readonly TopicPartitionOffset[],
-    groupMetadata: ConsumerGroupMetadata | string,
-  ): Promise<void> {
+  async sendOffsetsToTransaction(offsets: readonly TopicPartitionOffset[], groupMetadata: ConsumerGroupMetadata | string): Promise<void> {
     await this.requireTxn('sendOffsetsToTransaction()').sendOffsetsToTransaction(offsets, groupMetadata);
   }
 
@@ -221,10 +206,7 @@ export class KafkaProducer {
    * Resolves when the acks are pending; they take effect when the transaction
    * commits, and are discarded (records redelivered) when it aborts.
    */
-  async sendShareAcksToTransaction(
-    acknowledgements: ShareAcknowledgements,
-    groupMetadata: ShareGroupMetadata,
-  ): Promise<void> {
+  async sendShareAcksToTransaction(acknowledgements: ShareAcknowledgements, groupMetadata: ShareGroupMetadata): Promise<void> {
     await this.requireTxn('sendShareAcksToTransaction()').sendShareAcksToTransaction(acknowledgements, groupMetadata);
   }
 
@@ -269,8 +251,7 @@ export class KafkaProducer {
     try {
       this.checkOpen();
       this.txn?.checkSend();
-      if (!record || typeof record.topic !== 'string' || record.topic === '')
-        throw new ConfigError('a ProducerRecord needs a topic');
+      if (!record || typeof record.topic !== 'string' || record.topic === '') throw new ConfigError('a ProducerRecord needs a topic');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -352,7 +333,10 @@ export class KafkaProducer {
         .catch((error: unknown) => {
           const e =
             error instanceof KafkaTimeoutError
-              ? new KafkaTimeoutError(`topic ${record.topic} not present in metadata after ${this.cfg.maxBlockMs} ms (max.block.ms)${this.whyAbsent(record.topic)}`, error)
+              ? new KafkaTimeoutError(
+                  `topic ${record.topic} not present in metadata after ${this.cfg.maxBlockMs} ms (max.block.ms)${this.whyAbsent(record.topic)}`,
+                  error,
+                )
               : error;
           this.failTransactionOf(generation, e);
           reject(e as Error);
@@ -414,9 +398,7 @@ export class KafkaProducer {
           await this.txn
             .abortTransaction()
             .catch((error: unknown) =>
-              this.cluster.logger.warn(
-                `producer ${this.clientId}: aborting the open transaction on close failed: ${(error as Error).message}`,
-              ),
+              this.cluster.logger.warn(`producer ${this.clientId}: aborting the open transaction on close failed: ${(error as Error).message}`),
             );
         } else {
           await this.flushInternal();

@@ -35,10 +35,7 @@ export async function negotiateApiVersions(connection: KafkaConnection, nodeId: 
     if (response.errorCode !== Errors.NONE) throw errorFromCode(response.errorCode, `ApiVersions to node ${nodeId}`);
     return {
       versions: new Map(response.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion] as const])),
-      features:
-        response.finalizedFeaturesEpoch >= 0n
-          ? new Map(response.finalizedFeatures.map((f) => [f.name, f.maxVersionLevel] as const))
-          : new Map(),
+      features: response.finalizedFeaturesEpoch >= 0n ? new Map(response.finalizedFeatures.map((f) => [f.name, f.maxVersionLevel] as const)) : new Map(),
     };
   }
 }

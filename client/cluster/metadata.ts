@@ -46,11 +46,7 @@ export class Metadata {
    * (Kafka's producer does, per allow.auto.create.topics; the broker decides,
    * per its auto.create.topics.enable).
    */
-  async refresh(
-    topics: readonly string[] | null,
-    deadline = Date.now() + this.timings.requestTimeoutMs,
-    allowAutoTopicCreation = false,
-  ): Promise<void> {
+  async refresh(topics: readonly string[] | null, deadline = Date.now() + this.timings.requestTimeoutMs, allowAutoTopicCreation = false): Promise<void> {
     await this.retrier.retry('Metadata', deadline, async () => {
       const nodeId = this.network.anyNode();
       const { response } = await this.network.send(

@@ -137,10 +137,11 @@ export class NetworkClient {
    */
   private async authenticate(node: NodeState, connection: KafkaConnection, again: boolean): Promise<void> {
     const versions = { handshake: node.versions.get(ApiKey.SaslHandshake), authenticate: node.versions.get(ApiKey.SaslAuthenticate) };
-    const run = (): Promise<{ mechanism: string; sessionLifetimeMs: number }> =>
-      authenticate(connection, this.sasl!, versions, { exclusive: again });
+    const run = (): Promise<{ mechanism: string; sessionLifetimeMs: number }> => authenticate(connection, this.sasl!, versions, { exclusive: again });
     const outcome = again ? await connection.exclusive(run) : await run();
-    this.logger.debug(`${again ? 're-' : ''}authenticated to node ${node.id} with ${outcome.mechanism}; session lifetime ${outcome.sessionLifetimeMs || 'unlimited'} ms`);
+    this.logger.debug(
+      `${again ? 're-' : ''}authenticated to node ${node.id} with ${outcome.mechanism}; session lifetime ${outcome.sessionLifetimeMs || 'unlimited'} ms`,
+    );
     if (outcome.sessionLifetimeMs <= 0) return;
     const timer = setTimeout(() => {
       if (!connection.isOpen || this.lifecycle.closed) return;

@@ -6,13 +6,7 @@
 import { ApiKey } from '../../generated/index.js';
 import { CoordinatorType, type ClusterClient } from '../cluster.js';
 import { ConfigError, UnsupportedVersionError } from '../errors.js';
-import {
-  endTransaction,
-  PreparedTxnState,
-  type PreparedTransaction,
-  type SavedTransactionOutcome,
-  type TransactionManager,
-} from '../transaction-manager.js';
+import { endTransaction, PreparedTxnState, type PreparedTransaction, type SavedTransactionOutcome, type TransactionManager } from '../transaction-manager.js';
 import { INIT_PRODUCER_ID_2PC_VERSION } from '../transaction-protocol.js';
 import type { CompleteTransactionConfig } from './config.js';
 
@@ -38,7 +32,8 @@ export async function completeSavedTransaction(
   result: 'commit' | 'abort',
   open: (state: PreparedTxnState) => RecoveryProducer,
 ): Promise<SavedTransactionOutcome> {
-  if (result !== 'commit' && result !== 'abort') throw new ConfigError(`completeTransaction: result must be 'commit' or 'abort', got ${JSON.stringify(result)}`);
+  if (result !== 'commit' && result !== 'abort')
+    throw new ConfigError(`completeTransaction: result must be 'commit' or 'abort', got ${JSON.stringify(result)}`);
   const state = typeof saved === 'string' ? PreparedTxnState.fromString(saved) : PreparedTxnState.from(saved);
   const producer = open(state);
   try {

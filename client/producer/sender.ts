@@ -181,11 +181,7 @@ export class Sender implements DrainTarget {
       const topic = response.responses.find((t) => t.name === queue.topic || t.topicId === queue.topicId);
       const part = topic?.partitionResponses.find((p) => p.index === queue.partition);
       if (!part) {
-        this.onBatchError(
-          queue,
-          batch,
-          new KafkaError(`the Produce response of node ${nodeId} has no result for ${queue.key}`, { retriable: false }),
-        );
+        this.onBatchError(queue, batch, new KafkaError(`the Produce response of node ${nodeId} has no result for ${queue.key}`, { retriable: false }));
         continue;
       }
       // DUPLICATE_SEQUENCE_NUMBER: the broker has the batch but no longer its offset; a success without one, as in Kafka.
@@ -193,11 +189,7 @@ export class Sender implements DrainTarget {
         this.accumulator.completeFirst(queue, batch, part.errorCode === Errors.NONE ? part.baseOffset : -1n, part.logAppendTimeMs);
         continue;
       }
-      this.onBatchError(
-        queue,
-        batch,
-        errorFromCode(part.errorCode, `Produce to ${queue.key} on ${this.cluster.describeNode(nodeId)}`, part.errorMessage),
-      );
+      this.onBatchError(queue, batch, errorFromCode(part.errorCode, `Produce to ${queue.key} on ${this.cluster.describeNode(nodeId)}`, part.errorMessage));
     }
   }
 
