@@ -1,8 +1,7 @@
 /**
  * Protocol facts of the transaction RPCs, each written once for every part of
- * the client (the transaction manager now; the producer, the share consumer
- * and ClusterClient.coordinatorRequest, which still spells out the coordinator
- * codes itself, can take them from here):
+ * the client (the transaction manager, the producer's Sender and completeTransaction,
+ * ClusterClient.coordinatorRequest; the share consumer can take them from here):
  * which error codes mean "look the coordinator up again", "wait and retry" or
  * "the coordinator moved past this producer", and the version limits of each
  * transaction protocol. Kafka keeps these in its handlers

@@ -1,0 +1,243 @@
+/**
+ * The producer's Sender (Kafka's producer/internals/Sender.java): takes the
+ * ready batches from the RecordAccumulator, sends one Produce request per
+ * leader, and settles each batch from its answer — success (records
+ * resolved), retry with the same sequence after a backoff (and fresh metadata
+ * when the leader moved), or failure (records rejected; with a sequence number
+ * spent, a new producer id or epoch before the next batch). It runs on
+ * setImmediate / a timer instead of a thread, and holds back a partition
+ * until the producer has an id and, under the classic transaction protocol,
+ * the partition has joined the transaction.
+ */
+import { ProduceRequest, ProduceResponse } from '../../generated/index.js';
+import { NetworkError } from '../../connection/connection.js';
+import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID } from '../../runtime/record-batch.js';
+import { ZERO_UUID } from '../../runtime/uuid.js';
+import { groupBy, type ClusterClient } from '../cluster.js';
+import { ApiError, Errors, errorFromCode, isRetriableCode, KafkaError, KafkaTimeoutError } from '../errors.js';
+import type { TransactionManager } from '../transaction-manager.js';
+import type { ProducerSettings } from './config.js';
+import type { IdempotentProducerId } from './idempotent-producer-id.js';
+import { PRODUCE_MAX_VERSION_BEFORE_TV2, PRODUCE_TOPIC_ID_VERSION, STALE_METADATA_ERRORS } from './produce-protocol.js';
+import type { ProducerBatch } from './producer-batch.js';
+import { HOLD, RETRY_LATER, type DrainedBatch, type DrainTarget, type PartitionQueue, type RecordAccumulator } from './record-accumulator.js';
+
+export class Sender implements DrainTarget {
+  private readonly inFlightRequests = new Set<Promise<void>>();
+  private scheduled = false;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  private closed = false;
+  /** Set by leaderFor during one drain: what to ask for once the drain is over. */
+  private needMetadata = false;
+  private needPartitions = false;
+
+  constructor(
+    private readonly cluster: ClusterClient,
+    private readonly accumulator: RecordAccumulator,
+    private readonly txn: TransactionManager | null,
+    /** Set for an idempotent producer without a transactional id. */
+    private readonly producerId: IdempotentProducerId | null,
+    private readonly settings: ProducerSettings,
+  ) {}
+
+  /** Runs the sender soon (once, however often it is woken before it runs). */
+  wakeup(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.run();
+    });
+  }
+
+  /** Runs the sender at `at` (epoch ms) unless it is already due to run earlier. */
+  scheduleAt(at: number): void {
+    if (at >= this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.timerAt = Infinity;
+        this.run();
+      },
+      Math.max(0, at - Date.now()),
+    );
+  }
+
+  /** Stops: nothing is sent or retried from now on. */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  async awaitInFlight(): Promise<void> {
+    while (this.inFlightRequests.size > 0) await Promise.allSettled([...this.inFlightRequests]);
+  }
+
+  /** Fails every queued batch but the one in flight of each partition with `error`. */
+  abortUndrainedBatches(error: Error): void {
+    // A failed batch that was sent before (it has a sequence) may be in the log: the next transaction needs a new epoch.
+    if (this.accumulator.abortUndrained(error)) this.txn?.requireEpochBump();
+  }
+
+  /** One round (Kafka's Sender.sendProducerData): drain what is ready, ask for what is missing, send. */
+  private run(): void {
+    if (this.closed) return;
+    this.needMetadata = false;
+    this.needPartitions = false;
+    const { byNode, nextCheckAt } = this.accumulator.drain(Date.now(), this);
+    if (this.needPartitions && this.txn) void this.txn.addPendingPartitions();
+    if (this.needMetadata) {
+      this.cluster.invalidateMetadata();
+      void this.cluster.refreshMetadata(this.accumulator.topics()).catch(() => {});
+    }
+    for (const [nodeId, items] of byNode) this.sendProduce(nodeId, items);
+    if (nextCheckAt < Infinity) this.scheduleAt(nextCheckAt);
+  }
+
+  /** DrainTarget: the partition's leader, once the producer may send to the partition at all. */
+  leaderFor(queue: PartitionQueue, now: number): number {
+    if (this.producerId && !this.producerId.valid) {
+      this.producerId.ensure();
+      return HOLD;
+    }
+    if (this.txn && !this.txn.isPartitionAdded(queue.topic, queue.partition)) {
+      this.needPartitions = true;
+      return HOLD;
+    }
+    const leader = this.cluster.cachedTopic(queue.topic)?.partitions.find((p) => p.partition === queue.partition)?.leader ?? -1;
+    if (leader < 0) {
+      this.needMetadata = true;
+      queue.retryAt = now + this.cluster.backoff(1);
+      return RETRY_LATER;
+    }
+    return leader;
+  }
+
+  /** DrainTarget: a batch that ran out of delivery.timeout.ms before it was sent. */
+  expired(queue: PartitionQueue, batch: ProducerBatch, error: KafkaTimeoutError): void {
+    this.onBatchFailed(queue, batch, error);
+  }
+
+  /** The producer id batches carry now: the transaction's, the idempotent producer's, or none. */
+  private producerIdNow(): bigint {
+    if (!this.settings.idempotent) return NO_PRODUCER_ID;
+    return this.txn ? this.txn.producerId : this.producerId!.id;
+  }
+
+  private producerEpochNow(): number {
+    if (!this.settings.idempotent) return NO_PRODUCER_EPOCH;
+    return this.txn ? this.txn.producerEpoch : this.producerId!.epoch;
+  }
+
+  /** One Produce request to `nodeId` with a batch for each partition (Kafka's Sender.sendProduceRequest). */
+  private sendProduce(nodeId: number, items: DrainedBatch[]): void {
+    for (const item of items) {
+      item.queue.inFlight = true;
+      item.batch.attempts++;
+      if (item.batch.encoded === null) this.accumulator.closeBatch(item.queue, item.batch, this.producerIdNow(), this.producerEpochNow());
+    }
+    const byTopic = groupBy(items, (item) => item.queue.topic);
+    const request = (version: number) =>
+      ProduceRequest.create({
+        transactionalId: this.txn?.transactionalId ?? null,
+        acks: this.settings.acks,
+        timeoutMs: this.cluster.requestTimeoutMs,
+        topicData: [...byTopic].map(([name, list]) => ({
+          name: version >= PRODUCE_TOPIC_ID_VERSION ? '' : name,
+          topicId: version >= PRODUCE_TOPIC_ID_VERSION ? list[0]!.queue.topicId : ZERO_UUID,
+          partitionData: list.map(({ queue, batch }) => ({ index: queue.partition, records: batch.encoded })),
+        })),
+      });
+    const run = (async () => {
+      let response: ProduceResponse | undefined;
+      try {
+        ({ response } = await this.cluster.send(nodeId, ProduceRequest, ProduceResponse, request, {
+          max: this.txn ? this.txn.produceMaxVersion : PRODUCE_MAX_VERSION_BEFORE_TV2,
+          min: this.txn ? this.txn.produceMinVersion : undefined,
+        }));
+      } catch (error) {
+        for (const { queue, batch } of items) this.onBatchError(queue, batch, error as Error);
+        return;
+      }
+      this.handleResponse(nodeId, items, response);
+    })().finally(() => {
+      this.inFlightRequests.delete(run);
+      this.wakeup();
+    });
+    this.inFlightRequests.add(run);
+  }
+
+  /** Settles each batch of a request from its partition's answer (Kafka's Sender.handleProduceResponse / completeBatch). */
+  private handleResponse(nodeId: number, items: DrainedBatch[], response: ProduceResponse | undefined): void {
+    for (const { queue, batch } of items) {
+      if (response === undefined) {
+        // acks=0: no response.
+        this.accumulator.completeFirst(queue, batch, -1n, -1n);
+        continue;
+      }
+      const topic = response.responses.find((t) => t.name === queue.topic || t.topicId === queue.topicId);
+      const part = topic?.partitionResponses.find((p) => p.index === queue.partition);
+      if (!part) {
+        this.onBatchError(queue, batch, new KafkaError(`the Produce response of node ${nodeId} has no result for ${queue.key}`, { retriable: false }));
+        continue;
+      }
+      // DUPLICATE_SEQUENCE_NUMBER: the broker has the batch but no longer its offset; a success without one, as in Kafka.
+      if (part.errorCode === Errors.NONE || part.errorCode === Errors.DUPLICATE_SEQUENCE_NUMBER) {
+        this.accumulator.completeFirst(queue, batch, part.errorCode === Errors.NONE ? part.baseOffset : -1n, part.logAppendTimeMs);
+        continue;
+      }
+      this.onBatchError(queue, batch, errorFromCode(part.errorCode, `Produce to ${queue.key} on ${this.cluster.describeNode(nodeId)}`, part.errorMessage));
+    }
+  }
+
+  /** A batch attempt failed: retry it (same sequence) if retriable and in time, else fail it (Kafka's Sender.canRetry). */
+  private onBatchError(queue: PartitionQueue, batch: ProducerBatch, error: Error): void {
+    queue.inFlight = false;
+    const code = error instanceof ApiError ? error.code : undefined;
+    const retriable = error instanceof NetworkError || (code !== undefined && isRetriableCode(code));
+    const inTime = Date.now() - batch.createdAt < this.settings.deliveryTimeoutMs;
+    const state = this.txn?.state;
+    const aborting = state === 'ABORTING_TRANSACTION' || state === 'ABORTABLE_ERROR' || state === 'FATAL_ERROR';
+    // A batch of a transaction that is aborting (or can only abort) is never retried: a retry would
+    // land in the *next* transaction and commit there (chaos soak: duplicates; test/chaos/CLIENT-ISSUES.md #0).
+    if (retriable && inTime && !this.closed && !aborting) {
+      if (error instanceof NetworkError || STALE_METADATA_ERRORS.has(code!)) {
+        this.cluster.invalidateMetadata();
+        void this.cluster.refreshMetadata([queue.topic]).catch(() => {});
+      }
+      queue.retryAt = Date.now() + this.cluster.backoff(batch.attempts);
+      this.scheduleAt(queue.retryAt);
+      return;
+    }
+    queue.batches.shift();
+    if (retriable && !inTime) {
+      error = new KafkaTimeoutError(
+        `${batch.records.length} record(s) for ${queue.key} expired: not acknowledged within delivery.timeout.ms (${this.settings.deliveryTimeoutMs} ms); last error: ${error.message}`,
+        error,
+      );
+    }
+    this.onBatchFailed(queue, batch, error);
+  }
+
+  /** A batch failed for good (Kafka's Sender.failBatch): its records are rejected and its transaction can only abort. */
+  private onBatchFailed(queue: PartitionQueue, batch: ProducerBatch, error: Error): void {
+    if (batch.baseSequence >= 0) {
+      // The broker may or may not have this sequence: start a new epoch / producer id.
+      if (this.txn) this.txn.requireEpochBump();
+      else {
+        this.producerId?.reset();
+        this.accumulator.resetSequences();
+      }
+    }
+    this.accumulator.fail(batch, error);
+    if (this.txn && this.txn.isInTransaction) {
+      this.txn.fail(error);
+      if (this.txn.state === 'ABORTABLE_ERROR' || this.txn.state === 'FATAL_ERROR') {
+        this.abortUndrainedBatches(this.txn.lastError ?? error);
+      }
+    }
+  }
+}
