@@ -23,7 +23,7 @@ import { headerSizeEstimate, MAX_RECORD_OVERHEAD, type PendingRecord } from './p
 import { RecordAccumulator } from './producer/record-accumulator.js';
 import { completeSavedTransaction } from './producer/saved-transaction.js';
 import { Sender } from './producer/sender.js';
-import type { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
+import type { ShareAcknowledgements, ShareGroupMetadata } from './share/acknowledgements.js';
 import {
   PreparedTxnState,
   TransactionAbortedError,

@@ -17,9 +17,9 @@
 import type { ClusterClient } from './cluster.js';
 import { ApiError, Errors, IllegalStateError, isFatalTransactionError, KafkaError, KafkaTimeoutError } from './errors.js';
 import type { ShareTransactionMetrics } from './metrics.js';
-import type { ShareAcknowledgements, ShareGroupMetadata } from './share-acknowledgements.js';
+import type { ShareAcknowledgements, ShareGroupMetadata } from './share/acknowledgements.js';
 import { TV1_MAX_VERSIONS, TV2_MIN_VERSIONS, TV2_PRODUCE_MAX_VERSION } from './transaction-protocol.js';
-import { deliveriesOf, ledgersOfAcks } from './transactional-deliveries.js';
+import { deliveriesOf, ledgersOfAcks } from './share/transactional-deliveries.js';
 import { PartitionAdder } from './transactions/add-partitions.js';
 import { AddRequestQueue } from './transactions/add-queue.js';
 import { checkShareAckSupport, coordinatorRunsTransactionsV2 } from './transactions/coordinator-protocol.js';

@@ -202,7 +202,7 @@ export class Sender implements DrainTarget {
     const state = this.txn?.state;
     const aborting = state === 'ABORTING_TRANSACTION' || state === 'ABORTABLE_ERROR' || state === 'FATAL_ERROR';
     // A batch of a transaction that is aborting (or can only abort) is never retried: a retry would
-    // land in the *next* transaction and commit there (chaos soak: duplicates; test/chaos/CLIENT-ISSUES.md #0).
+    // land in the *next* transaction and commit there (the chaos soak found such duplicates).
     if (retriable && inTime && !this.closed && !aborting) {
       if (error instanceof NetworkError || STALE_METADATA_ERRORS.has(code!)) {
         this.cluster.invalidateMetadata();

@@ -16,7 +16,7 @@ import {
 import { NetworkError } from '../../connection/connection.js';
 import { type ClusterClient, CoordinatorType, groupBy } from '../cluster.js';
 import { Errors, errorFromCode, IllegalStateError, isRetriableCode, UnsupportedVersionError } from '../errors.js';
-import { acknowledgeTypeCode, type ShareAcknowledgements, ShareGroupMetadata } from '../share-acknowledgements.js';
+import { acknowledgeTypeCode, type ShareAcknowledgements, ShareGroupMetadata } from '../share/acknowledgements.js';
 import {
   ADD_RETRIABLE_PARTITION_CODES,
   COORDINATOR_MOVED_CODES,

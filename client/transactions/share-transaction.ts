@@ -7,7 +7,7 @@
 import { ApiError, KafkaTimeoutError } from '../errors.js';
 import type { ShareTransactionMetrics } from '../metrics.js';
 import { BROKER_ABORT_CODES } from '../transaction-protocol.js';
-import type { TransactionalDeliveries } from '../transactional-deliveries.js';
+import type { TransactionalDeliveries } from '../share/transactional-deliveries.js';
 import type { CurrentTransaction } from './current-transaction.js';
 
 export class ShareTransactionLink {
