@@ -23,7 +23,16 @@ export default tseslint.config(
   {
     // An \`any\` in product code hides a schema change from the compiler. Tests read
     // decoded responses loosely on purpose and are left to the type checker.
-    files: ['runtime/**/*.ts', 'connection/**/*.ts', 'generator/**/*.ts', 'client/**/*.ts', 'coordinator/**/*.ts', 'chaos/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
+    files: [
+      'runtime/**/*.ts',
+      'connection/**/*.ts',
+      'generator/**/*.ts',
+      'client/**/*.ts',
+      'coordinator/**/*.ts',
+      'chaos/**/*.ts',
+      'bench/**/*.ts',
+      'examples/**/*.ts',
+    ],
     rules: { '@typescript-eslint/no-explicit-any': 'error' },
   },
 );

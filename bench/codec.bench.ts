@@ -69,7 +69,27 @@ import { makePlan, W } from './plan.js';
 import { runReferenceSelfcheck } from './reference-selfcheck.js';
 
 function parseArgs(argv: string[]) {
-  const o = { peersOnly: false, rounds: 5, processes: 3, roundMs: 200, warmupMs: 1000, filter: null as RegExp | null, checkOnly: false, json: null as string | null, selfcheck: true, ours: undefined as string | undefined, oursTree: undefined as string | undefined, baselineTree: undefined as string | undefined, source: false, settleMs: 25, mallocPin: true, isolate: true, checkApart: true, onePerProcess: true, maxForeign: 0.15 as number | null };
+  const o = {
+    peersOnly: false,
+    rounds: 5,
+    processes: 3,
+    roundMs: 200,
+    warmupMs: 1000,
+    filter: null as RegExp | null,
+    checkOnly: false,
+    json: null as string | null,
+    selfcheck: true,
+    ours: undefined as string | undefined,
+    oursTree: undefined as string | undefined,
+    baselineTree: undefined as string | undefined,
+    source: false,
+    settleMs: 25,
+    mallocPin: true,
+    isolate: true,
+    checkApart: true,
+    onePerProcess: true,
+    maxForeign: 0.15 as number | null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const val = () => {
@@ -97,7 +117,9 @@ function parseArgs(argv: string[]) {
     else if (a === '--one-process') o.onePerProcess = false;
     else if (a === '--max-foreign') o.maxForeign = val() === 'off' ? null : Number(argv[i]);
     else if (a === '--help' || a === '-h') {
-      console.log('options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --baseline-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --check-in-timed-isolate --one-process --max-foreign X|off');
+      console.log(
+        'options: --peers-only --rounds N --processes N --round-ms N --warmup-ms N --filter REGEX --check-only --settle-ms N --json FILE --ours PATH --ours-tree DIR --baseline-tree DIR --source --no-selfcheck --no-malloc-pin --no-isolate --check-in-timed-isolate --one-process --max-foreign X|off',
+      );
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -109,7 +131,11 @@ const log = (s: string) => process.stderr.write(s + '\n');
 
 // Interrupted (Ctrl-C, kill): leave through process.exit, so that the 'exit' handlers below
 // remove the compiled trees and the results folder; a signal's default action skips them.
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) process.once(signal, () => process.exit(code));
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const)
+  process.once(signal, () => process.exit(code));
 
 const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864';
 if (opts.mallocPin && process.env.KIPGEN_BENCH_MALLOC_PINNED !== '1') {
@@ -294,14 +320,21 @@ if (failed.length) {
 
 /** Each ours row against its "@ baseline" twin: the median of per-round ratios (same round, same machine conditions). */
 function renderBaselineRatios(all: ComparisonResult[]): string {
-  const lines = ['### This tree ÷ baseline, per round', '', '| workload | API version | op | participant | this tree ops/s | baseline ops/s | ratio (median [min–max]) |', '|---|---|---|---|---|---|---|'];
+  const lines = [
+    '### This tree ÷ baseline, per round',
+    '',
+    '| workload | API version | op | participant | this tree ops/s | baseline ops/s | ratio (median [min–max]) |',
+    '|---|---|---|---|---|---|---|',
+  ];
   const ops = (n: number | null | undefined) => (n == null ? '—' : Math.round(n).toLocaleString('en-US'));
   for (const c of all) {
     for (const row of c.rows) {
       const ratio = row.baselineRatio;
       if (!ratio) continue;
       const base = c.rows.find((r) => r.label === `${row.label}${BASELINE_MARK}`);
-      lines.push(`| ${c.workload} | ${c.api} v${c.version} | ${c.op} | ${row.label} | ${ops(row.medianOps)} | ${ops(base?.medianOps)} | **${ratio.median.toFixed(3)}** [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}] |`);
+      lines.push(
+        `| ${c.workload} | ${c.api} v${c.version} | ${c.op} | ${row.label} | ${ops(row.medianOps)} | ${ops(base?.medianOps)} | **${ratio.median.toFixed(3)}** [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}] |`,
+      );
     }
   }
   return lines.join('\n');

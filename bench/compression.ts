@@ -39,12 +39,21 @@ export function compressionWorkload(): CompressionWorkload {
       JSON.stringify({
         orderId: `ord-${Math.floor(rand() * 1e9).toString(36)}`,
         customer: { id: Math.floor(rand() * 50_000), tier: pick(['free', 'pro', 'enterprise']), country: pick(['DE', 'FR', 'US', 'JP', 'BR', 'IN']) },
-        items: Array.from({ length: 1 + Math.floor(rand() * 4) }, () => ({ sku: `sku-${Math.floor(rand() * 2000)}`, qty: 1 + Math.floor(rand() * 5), price: Math.round(rand() * 20_000) / 100 })),
+        items: Array.from({ length: 1 + Math.floor(rand() * 4) }, () => ({
+          sku: `sku-${Math.floor(rand() * 2000)}`,
+          qty: 1 + Math.floor(rand() * 5),
+          price: Math.round(rand() * 20_000) / 100,
+        })),
         status: pick(['created', 'paid', 'shipped', 'delivered']),
         ts: 1_700_000_000_000 + i * 17,
       }),
     );
-    const record: BenchRecord = { key: utf8(`customer-${Math.floor(rand() * 50_000)}`), value, headers: [['source', utf8('checkout')]], timestamp: 1_700_000_000_000n + BigInt(i * 17) };
+    const record: BenchRecord = {
+      key: utf8(`customer-${Math.floor(rand() * 50_000)}`),
+      value,
+      headers: [['source', utf8('checkout')]],
+      timestamp: 1_700_000_000_000n + BigInt(i * 17),
+    };
     records.push(record);
     size += value.length + 40;
   }
@@ -59,7 +68,12 @@ export async function oursCodecs(codec: Codec): Promise<Codecs> {
 
 /** The library each side uses, for the row labels. */
 export const OURS_LIBRARY: Record<Codec, string> = { gzip: 'node:zlib', snappy: 'snappy-wasm', lz4: 'lz4-napi', zstd: '@toondepauw/node-zstd' };
-export const PLATFORMATIC_LIBRARY: Record<Codec, string> = { gzip: 'node:zlib', snappy: '@platformatic/wasm-utils', lz4: '@platformatic/wasm-utils', zstd: 'node:zlib' };
+export const PLATFORMATIC_LIBRARY: Record<Codec, string> = {
+  gzip: 'node:zlib',
+  snappy: '@platformatic/wasm-utils',
+  lz4: '@platformatic/wasm-utils',
+  zstd: 'node:zlib',
+};
 
 /** @platformatic/kafka's codecs, or null when it has none here (its zstd needs node:zlib's, from Node 22.15). */
 export async function platformaticCodecs(codec: Codec): Promise<Codecs | null> {

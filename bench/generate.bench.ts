@@ -45,7 +45,9 @@ for (const folder of folders) {
   fileCount += schemaFiles([folder]).length;
   const out = join(here, '..', '.bench-generate', folder.split(/[\\/]/).pop()!);
   // This checkout's runtime by relative path (the generator's default names the installed package).
-  const runtime = relative(out, join(here, '..', 'runtime', 'index.js')).split(sep).join('/');
+  const runtime = relative(out, join(here, '..', 'runtime', 'index.js'))
+    .split(sep)
+    .join('/');
   const { specs, diagnostics } = await time('load + check', () => loadSpecs([folder]));
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) throw new Error(`${folder}: ${errors.length} schema errors, e.g. ${errors[0]!.message}`);
@@ -66,5 +68,6 @@ const elapsedCpu = cpuMs() - totalCpu;
 console.log(`kipgen generate over ${root}: ${fileCount} schema files, ${specCount} with versions, ${files.size} modules\n`);
 console.log('| phase | wall ms | share | CPU ms |');
 console.log('| --- | ---: | ---: | ---: |');
-for (const [phase, [ms, cpu]] of Object.entries(phases)) console.log(`| ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / elapsed).toFixed(0)}% | ${cpu.toFixed(0)} |`);
+for (const [phase, [ms, cpu]] of Object.entries(phases))
+  console.log(`| ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / elapsed).toFixed(0)}% | ${cpu.toFixed(0)} |`);
 console.log(`| **total** | **${elapsed.toFixed(0)}** | target < 10000 | ${elapsedCpu.toFixed(0)} |`);

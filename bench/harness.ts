@@ -166,7 +166,8 @@ function workerRunner(pp: ParticipantPlan, opts: HarnessOptions): Promise<Runner
         worker.postMessage({ id, cmd, ...extra });
       });
     let ready = false;
-    worker.on('message', (m: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    worker.on('message', (m: any) => {
+      // eslint-disable-line @typescript-eslint/no-explicit-any
       if (!ready) {
         ready = true;
         if (m.type === 'ready') {
@@ -209,7 +210,11 @@ const median = (xs: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-const firstLines = (e: unknown) => String((e as Error)?.stack ?? e).split('\n').slice(0, 3).join(' | ');
+const firstLines = (e: unknown) =>
+  String((e as Error)?.stack ?? e)
+    .split('\n')
+    .slice(0, 3)
+    .join(' | ');
 
 /**
  * Fills in each timed row's median ops/s, MB/s and spread, and for ours the
@@ -233,7 +238,10 @@ export function summarize(res: ComparisonResult): void {
  * Ratios of `r` to `other` round by round (the same index of opsPerRound: the same round of
  * the same process), summarized; null unless both ran the same rounds.
  */
-export function roundRatios(r: Pick<ParticipantResult, 'opsPerRound'>, other: Pick<ParticipantResult, 'opsPerRound'>): { median: number; min: number; max: number } | null {
+export function roundRatios(
+  r: Pick<ParticipantResult, 'opsPerRound'>,
+  other: Pick<ParticipantResult, 'opsPerRound'>,
+): { median: number; min: number; max: number } | null {
   if (r.opsPerRound.length === 0 || r.opsPerRound.length !== other.opsPerRound.length) return null;
   const ratios = r.opsPerRound.map((x, i) => x / other.opsPerRound[i]!);
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
@@ -372,11 +380,16 @@ export function renderMarkdown(results: ComparisonResult[], header: string[]): s
       return;
     }
     for (const r of c.rows) {
-      const check = r.checkError === null ? (r.medianOps === null ? 'ok (not timed)' : 'ok') : `**FAILED**: ${r.checkError.replaceAll('|', '\\|').slice(0, 160)}`;
+      const check =
+        r.checkError === null ? (r.medianOps === null ? 'ok (not timed)' : 'ok') : `**FAILED**: ${r.checkError.replaceAll('|', '\\|').slice(0, 160)}`;
       const ops = r.medianOps === null ? '—' : fmtOps(r.medianOps);
       const mb = r.mbPerSec === null ? '—' : fmtMB(r.mbPerSec);
       const spread = r.spread === null ? '—' : `${(r.spread * 100).toFixed(0)}%`;
-      const ratio = r.ratio ? `**${r.ratio.median.toFixed(2)}×** [${r.ratio.min.toFixed(2)}–${r.ratio.max.toFixed(2)}]` : r.role === 'ours' && r.medianOps !== null ? 'absolute only' : '';
+      const ratio = r.ratio
+        ? `**${r.ratio.median.toFixed(2)}×** [${r.ratio.min.toFixed(2)}–${r.ratio.max.toFixed(2)}]`
+        : r.role === 'ours' && r.medianOps !== null
+          ? 'absolute only'
+          : '';
       out.push(`${head}| ${r.label}${noteRef(r.note)} | ${r.equalWork} | ${check} | ${ops} | ${mb} | ${spread} | ${ratio} |`);
     }
   });

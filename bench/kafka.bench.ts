@@ -64,7 +64,8 @@ function median(values: number[]): number {
 }
 
 const rps = (r: LoopResult): number => r.records / r.seconds;
-const fmt = (n: number | null | undefined, digits = 0): string => (n === null || n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const fmt = (n: number | null | undefined, digits = 0): string =>
+  n === null || n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** Runs each participant once per round, the order rotated each round. */
 async function interleaved(part: string, target: string, participants: [string, (round: number) => Promise<LoopResult>][]): Promise<void> {
@@ -82,7 +83,10 @@ async function interleaved(part: string, target: string, participants: [string, 
 function table(part: string, anchor: string, latencyLabel: string): string {
   const mine = rows.filter((r) => r.part === part);
   const names = [...new Set(mine.map((r) => `${r.target}\u0000${r.participant}`))];
-  const lines = [`| target | participant | records/s (median of ${ROUNDS}) | ${latencyLabel} p50 ms | ${latencyLabel} p99 ms | ${anchor} ÷ this (per-round ratios) |`, '| --- | --- | ---: | ---: | ---: | --- |'];
+  const lines = [
+    `| target | participant | records/s (median of ${ROUNDS}) | ${latencyLabel} p50 ms | ${latencyLabel} p99 ms | ${anchor} ÷ this (per-round ratios) |`,
+    '| --- | --- | ---: | ---: | ---: | --- |',
+  ];
   for (const key of names) {
     const [target, participant] = key.split('\u0000') as [string, string];
     const own = mine.filter((r) => r.target === target && r.participant === participant);
@@ -130,17 +134,29 @@ async function main(): Promise<void> {
       for (const perTxn of [0, PER_TXN]) {
         const part = perTxn === 0 ? 'produce' : 'produce-transactional';
         const records = perTxn === 0 ? RECORDS : TXN_RECORDS;
-        const spec = async (): Promise<ProduceSpec> => ({ bootstrap: kafka.bootstrap, topic: await newTopic(kafka, part), records, size: RECORD_SIZE, window: WINDOW, perTxn });
+        const spec = async (): Promise<ProduceSpec> => ({
+          bootstrap: kafka.bootstrap,
+          topic: await newTopic(kafka, part),
+          records,
+          size: RECORD_SIZE,
+          window: WINDOW,
+          perTxn,
+        });
         await interleaved(part, 'Kafka 4.4', [
           ['kipgen', async () => produceOurs(client, await spec())],
-          ['Kafka Java client', async () => {
-            const s = await spec();
-            return java.clientBench(['produce', s.bootstrap, s.topic, s.records, s.size, s.window, s.perTxn]);
-          }],
+          [
+            'Kafka Java client',
+            async () => {
+              const s = await spec();
+              return java.clientBench(['produce', s.bootstrap, s.topic, s.records, s.size, s.window, s.perTxn]);
+            },
+          ],
           ['@platformatic/kafka', async () => producePlatformatic(await spec())],
           ['kafkajs', async () => produceKafkajs(await spec())],
         ]);
-        report.push(`### ${perTxn === 0 ? 'Produce' : `Transactional produce (${PER_TXN} records per transaction)`}: ${fmt(records)} records of 1 KiB, acks=all, idempotent, against Kafka 4.4\n\n${table(part, 'kipgen', perTxn === 0 ? 'send' : 'commit')}`);
+        report.push(
+          `### ${perTxn === 0 ? 'Produce' : `Transactional produce (${PER_TXN} records per transaction)`}: ${fmt(records)} records of 1 KiB, acks=all, idempotent, against Kafka 4.4\n\n${table(part, 'kipgen', perTxn === 0 ? 'send' : 'commit')}`,
+        );
       }
     }
 
@@ -157,7 +173,9 @@ async function main(): Promise<void> {
         ['kipgen', async (round) => shareConsumeOurs(client, kafka.bootstrap, topic, await group('kipgen', round), CONSUME_RECORDS)],
         ['Kafka Java client', async (round) => java.clientBench(['share-consume', kafka.bootstrap, topic, await group('java', round), CONSUME_RECORDS])],
       ]);
-      report.push(`### Share consumer: draining ${fmt(CONSUME_RECORDS)} records (explicit acknowledgement, commitSync per poll) from Kafka 4.4\n\n${table('share', 'kipgen', 'commit')}`);
+      report.push(
+        `### Share consumer: draining ${fmt(CONSUME_RECORDS)} records (explicit acknowledgement, commitSync per poll) from Kafka 4.4\n\n${table('share', 'kipgen', 'commit')}`,
+      );
     }
 
     if (PARTS.has('tools')) {
@@ -165,7 +183,9 @@ async function main(): Promise<void> {
         ['kipgen', async () => java.producerPerformance(ours.bootstrap, await newTopic(ours, 'perf'), RECORDS, RECORD_SIZE)],
         ['Kafka 4.4', async () => java.producerPerformance(kafka.bootstrap, await newTopic(kafka, 'perf'), RECORDS, RECORD_SIZE)],
       ]);
-      report.push(`### Brokers under Kafka's ProducerPerformance (${fmt(RECORDS)} records of 1 KiB, acks=all; the broker is what differs)\n\n${table('tools-produce', 'kipgen', 'send')}`);
+      report.push(
+        `### Brokers under Kafka's ProducerPerformance (${fmt(RECORDS)} records of 1 KiB, acks=all; the broker is what differs)\n\n${table('tools-produce', 'kipgen', 'send')}`,
+      );
       const seeded = new Map<BrokerUnderTest, string>();
       for (const broker of [ours, kafka]) {
         const topic = await newTopic(broker, 'share-perf');
@@ -196,7 +216,11 @@ async function main(): Promise<void> {
         `| Kafka ÷ kipgen | ${fmt(kafka.startMs / ours.startMs, 1)}× | ${fmt(idle.kafka / idle.ours, 1)}× | ${fmt(loaded.kafka / loaded.ours, 1)}× |`,
       ].join('\n'),
     );
-    process.stdout.write(JSON_OUT ? `${JSON.stringify({ rows, startup: { kafkaMs: kafka.startMs, oursMs: ours.startMs }, memory: { idle, loaded } }, null, 2)}\n` : `${report.join('\n\n')}\n`);
+    process.stdout.write(
+      JSON_OUT
+        ? `${JSON.stringify({ rows, startup: { kafkaMs: kafka.startMs, oursMs: ours.startMs }, memory: { idle, loaded } }, null, 2)}\n`
+        : `${report.join('\n\n')}\n`,
+    );
   } finally {
     for (const broker of brokers) await broker.stop().catch(() => {});
     fs.rmSync(work, { recursive: true, force: true });

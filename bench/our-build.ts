@@ -43,7 +43,22 @@ export function compileOurs(tree: string): string {
   try {
     execFileSync(
       process.execPath,
-      [tsc, '--ignoreConfig', ...flags, '--types', 'node', '--skipLibCheck', '--esModuleInterop', '--resolveJsonModule', '--isolatedModules', '--rootDir', root, '--outDir', out, ...entries],
+      [
+        tsc,
+        '--ignoreConfig',
+        ...flags,
+        '--types',
+        'node',
+        '--skipLibCheck',
+        '--esModuleInterop',
+        '--resolveJsonModule',
+        '--isolatedModules',
+        '--rootDir',
+        root,
+        '--outDir',
+        out,
+        ...entries,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
   } catch (error) {

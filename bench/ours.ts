@@ -17,14 +17,7 @@ import { oursRoot, type OursBuild } from './our-build.js';
 import { flatFromBatches } from './normalize.js';
 import { REQUEST_FLEXIBLE_FROM } from './reference.js';
 import type { ChunksCase, DecodeCase, EncodeCase } from './types.js';
-import type {
-  FetchWorkload,
-  MetadataWorkload,
-  ProduceWorkload,
-  SmallRequest,
-  SmallRequestsWorkload,
-  TxnShareAckWorkload,
-} from './workloads.js';
+import type { FetchWorkload, MetadataWorkload, ProduceWorkload, SmallRequest, SmallRequestsWorkload, TxnShareAckWorkload } from './workloads.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -94,11 +87,8 @@ const recordBatchesOf = (rb: RecordBatchModule) => ({
     })),
 });
 
-
-
 export type LoadResult =
-  | { ok: true; registry: OursRegistry; encodeFrame: null | ((...a: any[]) => Uint8Array); recordBatches: RecordBatchModule }
-  | { ok: false; reason: string };
+  { ok: true; registry: OursRegistry; encodeFrame: null | ((...a: any[]) => Uint8Array); recordBatches: RecordBatchModule } | { ok: false; reason: string };
 
 /**
  * Import generated/index.js of `build` (the current tree's or the baseline's; see
@@ -148,14 +138,7 @@ export function requestHeaderVersion(codec: OursCodec, apiKey: number, version: 
  * copied into one output array. (Two intermediate arrays; a generated frameRequest that
  * sizes first and writes once would avoid them.)
  */
-export function frameOurs(
-  header: OursCodec,
-  headerMsg: unknown,
-  headerVersion: number,
-  body: OursCodec,
-  bodyMsg: unknown,
-  version: number,
-): Uint8Array {
+export function frameOurs(header: OursCodec, headerMsg: unknown, headerVersion: number, body: OursCodec, bodyMsg: unknown, version: number): Uint8Array {
   const h = header.encode(headerMsg, headerVersion);
   const b = body.encode(bodyMsg, version);
   const size = h.length + b.length;

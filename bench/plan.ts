@@ -101,7 +101,6 @@ function oursCasesFor(oursPath: string | undefined, build: OursBuild = 'current'
   return cases;
 }
 
-
 const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 /** An encoder's output, one buffer or a chunk list, must be the expected bytes (a list is joined by the check, not the op). */
@@ -137,7 +136,9 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
     if (o.filter && !o.filter.test(`${c.workload} ${c.api} v${c.version} ${c.op}`)) return;
     if (o.baseline) {
       c.participants = c.participants.flatMap((p) =>
-        p.makeBaseline ? [p, { ...p, label: `${p.label}${BASELINE_MARK}`, equalWork: 'the same, baseline build', make: p.makeBaseline, makeBaseline: undefined }] : [p],
+        p.makeBaseline
+          ? [p, { ...p, label: `${p.label}${BASELINE_MARK}`, equalWork: 'the same, baseline build', make: p.makeBaseline, makeBaseline: undefined }]
+          : [p],
       );
     }
     c.participants.forEach((p, i) => (p.key = `${c.workload}|${c.api}|v${c.version}|${c.op}|${i}|${p.label}`));
@@ -156,7 +157,10 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
   const ours = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant): Make =>
     Object.assign(async () => f(await oursCasesFor(o.oursPath)), { baseline: async () => f(await oursCasesFor(undefined, 'baseline')) });
   /** A floor made from our chunks: the same for any build, so it has no baseline twin. */
-  const oursFloor = (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant): Make => async () => f(await oursCasesFor(o.oursPath));
+  const oursFloor =
+    (f: (c: Awaited<ReturnType<typeof oursCasesFor>>) => Participant): Make =>
+    async () =>
+      f(await oursCasesFor(o.oursPath));
   const peer = (lib: Exclude<Lib, 'ours'>, f: (a: PeerAdapter) => Participant) => async () => f(await peerModules[lib]());
   const libs = ['kafkajs', 'platformatic'] as const;
   const RB = RECORD_BATCH_LABELS;
@@ -187,11 +191,27 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         participants: [
           ...(o.ours
             ? [
-                P('ours', 'ours', 'ours', ours((c) => fromEncode(c.producePrebuilt(w(), v), exp))),
-                P('ours', 'ours', 'floor: allocate + copy the chunks in', oursFloor((c) => fromEncode(oneBufferFloor(oursChunks(c, w(), v)), exp)), 'yes, minus all encoding (see floor.ts)'),
+                P(
+                  'ours',
+                  'ours',
+                  'ours',
+                  ours((c) => fromEncode(c.producePrebuilt(w(), v), exp)),
+                ),
+                P(
+                  'ours',
+                  'ours',
+                  'floor: allocate + copy the chunks in',
+                  oursFloor((c) => fromEncode(oneBufferFloor(oursChunks(c, w(), v)), exp)),
+                  'yes, minus all encoding (see floor.ts)',
+                ),
               ]
             : []),
-          P(lib, 'peer', `${lib} (framing replica)`, peer(lib, (a) => fromEncode(a.producePrebuilt(w())!, exp))),
+          P(
+            lib,
+            'peer',
+            `${lib} (framing replica)`,
+            peer(lib, (a) => fromEncode(a.producePrebuilt(w())!, exp)),
+          ),
         ],
       });
       // The same request as zero-copy chunks, where a library can end there: platformatic's
@@ -206,8 +226,27 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
           op: 'encodeChunks',
           bytesPerOp: exp().length,
           participants: [
-            ...(o.ours ? [P('ours', 'ours', 'ours (encodeChunks)', ours((c) => fromEncode(oursChunks(c, w(), v), exp)), lib === 'platformatic' ? 'yes' : 'n/a (no peer chunk list)')] : []),
-            ...(lib === 'platformatic' ? [P(lib, 'peer', `${lib} (framing replica, chunk list)`, peer(lib, (a) => fromEncode(a.producePrebuiltChunks(w())!, exp)))] : []),
+            ...(o.ours
+              ? [
+                  P(
+                    'ours',
+                    'ours',
+                    'ours (encodeChunks)',
+                    ours((c) => fromEncode(oursChunks(c, w(), v), exp)),
+                    lib === 'platformatic' ? 'yes' : 'n/a (no peer chunk list)',
+                  ),
+                ]
+              : []),
+            ...(lib === 'platformatic'
+              ? [
+                  P(
+                    lib,
+                    'peer',
+                    `${lib} (framing replica, chunk list)`,
+                    peer(lib, (a) => fromEncode(a.producePrebuiltChunks(w())!, exp)),
+                  ),
+                ]
+              : []),
           ],
           skipped: o.ours || lib === 'platformatic' ? undefined : 'ours only (kafkajs has no chunk list)',
         });
@@ -225,9 +264,22 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       bytesPerOp: exp().length,
       participants: [
         ...(o.ours
-          ? [P('ours', 'ours', `ours + ${RB.build}`, ours((c) => fromEncode(c.produceFromMessages(W.produce(), v), exp)), `yes (batches by ${RB.build})`)]
+          ? [
+              P(
+                'ours',
+                'ours',
+                `ours + ${RB.build}`,
+                ours((c) => fromEncode(c.produceFromMessages(W.produce(), v), exp)),
+                `yes (batches by ${RB.build})`,
+              ),
+            ]
           : []),
-        P(lib, 'peer', `${lib} (own Produce encoder)`, peer(lib, (a) => fromEncode(a.produceFromMessages(W.produce())!, exp))),
+        P(
+          lib,
+          'peer',
+          `${lib} (own Produce encoder)`,
+          peer(lib, (a) => fromEncode(a.produceFromMessages(W.produce())!, exp)),
+        ),
       ],
     });
   }
@@ -244,16 +296,54 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       op: 'decode',
       bytesPerOp: input().length,
       participants: [
-        ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromDecode(c.metadataDecode(W.metadata(), v), input, canon)))] : []),
-        ...(v === 6
+        ...(o.ours
           ? [
-              P('ours', 'ours', 'floor: same objects, no checks', async () => fromDecode(metadataV6Floor(), input, canon), 'yes, minus every input check (see floor.ts)'),
-              P('ours', 'ours', 'floor + checks: same objects, every input check', async () => fromDecode(metadataV6CheckedFloor(), input, canon), 'yes, minus the error detail (see floor.ts)'),
-              P('ours', 'ours', 'floor + checks + error path: one function', async () => fromDecode(metadataV6DetailedFloor(), input, canon), 'yes (see floor.ts)'),
-              P('ours', 'ours', 'floor + checks + error path: a function per struct', async () => fromDecode(metadataV6PerStructFloor(), input, canon), 'yes (see floor.ts)'),
+              P(
+                'ours',
+                'ours',
+                'ours',
+                ours((c) => fromDecode(c.metadataDecode(W.metadata(), v), input, canon)),
+              ),
             ]
           : []),
-        P(lib, 'peer', lib, peer(lib, (a) => fromDecode(a.metadataDecode(W.metadata())!, input, canon))),
+        ...(v === 6
+          ? [
+              P(
+                'ours',
+                'ours',
+                'floor: same objects, no checks',
+                async () => fromDecode(metadataV6Floor(), input, canon),
+                'yes, minus every input check (see floor.ts)',
+              ),
+              P(
+                'ours',
+                'ours',
+                'floor + checks: same objects, every input check',
+                async () => fromDecode(metadataV6CheckedFloor(), input, canon),
+                'yes, minus the error detail (see floor.ts)',
+              ),
+              P(
+                'ours',
+                'ours',
+                'floor + checks + error path: one function',
+                async () => fromDecode(metadataV6DetailedFloor(), input, canon),
+                'yes (see floor.ts)',
+              ),
+              P(
+                'ours',
+                'ours',
+                'floor + checks + error path: a function per struct',
+                async () => fromDecode(metadataV6PerStructFloor(), input, canon),
+                'yes (see floor.ts)',
+              ),
+            ]
+          : []),
+        P(
+          lib,
+          'peer',
+          lib,
+          peer(lib, (a) => fromDecode(a.metadataDecode(W.metadata())!, input, canon)),
+        ),
       ],
     });
   }
@@ -266,7 +356,17 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       version: v,
       op: 'encode',
       bytesPerOp: exp().length,
-      participants: o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.metadataEncode(W.metadata(), v), exp)), 'n/a (no peer encoder)')] : [],
+      participants: o.ours
+        ? [
+            P(
+              'ours',
+              'ours',
+              'ours',
+              ours((c) => fromEncode(c.metadataEncode(W.metadata(), v), exp)),
+              'n/a (no peer encoder)',
+            ),
+          ]
+        : [],
       skipped: o.ours ? undefined : 'ours only (neither peer has a response encoder)',
     });
   }
@@ -285,11 +385,28 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       participants: [
         ...(o.ours
           ? [
-              P('ours', 'ours', `ours + ${RB.parse}`, ours((c) => fromDecode(c.fetchDecodeParsed(W.fetch(), v), input, canon)), `yes (records parsed by ${RB.parse})`),
-              P('ours', 'ours', 'ours, records as bytes', ours((c) => fromDecode(c.fetchDecodeRaw(W.fetch(), v), input, canon)), 'no: records not parsed'),
+              P(
+                'ours',
+                'ours',
+                `ours + ${RB.parse}`,
+                ours((c) => fromDecode(c.fetchDecodeParsed(W.fetch(), v), input, canon)),
+                `yes (records parsed by ${RB.parse})`,
+              ),
+              P(
+                'ours',
+                'ours',
+                'ours, records as bytes',
+                ours((c) => fromDecode(c.fetchDecodeRaw(W.fetch(), v), input, canon)),
+                'no: records not parsed',
+              ),
             ]
           : []),
-        P(lib, 'peer', lib, peer(lib, (a) => fromDecode(a.fetchDecode(W.fetch())!, input, canon))),
+        P(
+          lib,
+          'peer',
+          lib,
+          peer(lib, (a) => fromDecode(a.fetchDecode(W.fetch())!, input, canon)),
+        ),
       ],
     });
   }
@@ -334,7 +451,12 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
                 ),
               ]
             : []),
-          P(lib, 'peer', lib, peer(lib, (a) => fromEncode(a.smallRequest(W.small(), api)!, exp))),
+          P(
+            lib,
+            'peer',
+            lib,
+            peer(lib, (a) => fromEncode(a.smallRequest(W.small(), api)!, exp)),
+          ),
         ],
       });
     }
@@ -352,8 +474,22 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         op: 'encode',
         bytesPerOp: exp().length,
         participants: [
-          ...(o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.smallRequestBody(W.small(), api, v), exp)))] : []),
-          P(lib, 'peer', lib, peer(lib, (a) => fromEncode(a.smallRequestBody(W.small(), api)!, exp))),
+          ...(o.ours
+            ? [
+                P(
+                  'ours',
+                  'ours',
+                  'ours',
+                  ours((c) => fromEncode(c.smallRequestBody(W.small(), api, v), exp)),
+                ),
+              ]
+            : []),
+          P(
+            lib,
+            'peer',
+            lib,
+            peer(lib, (a) => fromEncode(a.smallRequestBody(W.small(), api)!, exp)),
+          ),
         ],
       });
     }
@@ -371,7 +507,17 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       version: v,
       op: 'encode',
       bytesPerOp: bytes().length,
-      participants: o.ours ? [P('ours', 'ours', 'ours', ours((c) => fromEncode(c.txnShareAckEncode(W.txnShareAck(), v), bytes)), 'n/a (no peer)')] : [],
+      participants: o.ours
+        ? [
+            P(
+              'ours',
+              'ours',
+              'ours',
+              ours((c) => fromEncode(c.txnShareAckEncode(W.txnShareAck(), v), bytes)),
+              'n/a (no peer)',
+            ),
+          ]
+        : [],
       skipped,
     });
     add({
@@ -381,7 +527,21 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
       op: 'decode',
       bytesPerOp: bytes().length,
       participants: o.ours
-        ? [P('ours', 'ours', 'ours', ours((c) => fromDecode(c.txnShareAckDecode(W.txnShareAck(), v), () => asBuffer(bytes()), () => W.txnShareAck().message(v))), 'n/a (no peer)')]
+        ? [
+            P(
+              'ours',
+              'ours',
+              'ours',
+              ours((c) =>
+                fromDecode(
+                  c.txnShareAckDecode(W.txnShareAck(), v),
+                  () => asBuffer(bytes()),
+                  () => W.txnShareAck().message(v),
+                ),
+              ),
+              'n/a (no peer)',
+            ),
+          ]
         : [],
       skipped,
     });
@@ -408,7 +568,9 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         version: 2,
         async: false,
         op: () => compress(input),
-        note: peerMissing ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}` : undefined,
+        note: peerMissing
+          ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}`
+          : undefined,
         check: async () => {
           const back = (await reader()).decompress(compress(input));
           return bytesDiff(input, back);
@@ -423,7 +585,9 @@ export function makePlan(o: PlanOptions): ComparisonPlan[] {
         version: 2,
         async: false,
         op: () => decompress(frame),
-        note: peerMissing ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}` : undefined,
+        note: peerMissing
+          ? `no platformatic row: @platformatic/kafka's ${codec} needs node:zlib's (Node 22.15+); this is Node ${process.versions.node}`
+          : undefined,
         check: async () => bytesDiff(records(), decompress(frame)),
       };
     };

@@ -47,7 +47,10 @@ export function buildRecordBatch(records: BenchRecord[], opts: BatchOptions = {}
   const rec = new WireWriter(256);
   records.forEach((r, i) => {
     rec.pos = 0;
-    rec.int8(0).varlong(r.timestamp - first).varint(i);
+    rec
+      .int8(0)
+      .varlong(r.timestamp - first)
+      .varint(i);
     if (r.key === null) rec.varint(-1);
     else rec.varint(r.key.length).raw(r.key);
     if (r.value === null) rec.varint(-1);

@@ -16,11 +16,7 @@ type Any = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const i64 = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(v as string | number));
 const bin = (v: unknown): Uint8Array | null =>
-  v === null || v === undefined
-    ? null
-    : v instanceof Uint8Array
-      ? v
-      : new Uint8Array(Buffer.from(v as string, 'base64'));
+  v === null || v === undefined ? null : v instanceof Uint8Array ? v : new Uint8Array(Buffer.from(v as string, 'base64'));
 
 function sub(fn: (w: WireWriter) => void): Uint8Array {
   const w = new WireWriter(64);
@@ -37,7 +33,9 @@ function int32Array(w: WireWriter, a: number[], flex: boolean): void {
 export function encodeProduceRequest(m: Any, v: number): Uint8Array {
   const flex = v >= 9;
   const w = new WireWriter(4096);
-  w.string(m.transactionalId ?? null, flex).int16(m.acks).int32(m.timeoutMs);
+  w.string(m.transactionalId ?? null, flex)
+    .int16(m.acks)
+    .int32(m.timeoutMs);
   w.arrayLength(m.topicData.length, flex);
   for (const t of m.topicData) {
     if (v <= 12) w.string(t.name, flex);
@@ -119,14 +117,11 @@ export function encodeFetchResponse(m: Any, v: number): Uint8Array {
       if (flex) {
         const tags: Array<[number, Uint8Array]> = [];
         const de = p.divergingEpoch;
-        if (de && (de.epoch !== -1 || i64(de.endOffset) !== -1n))
-          tags.push([0, sub((s) => s.int32(de.epoch).int64(i64(de.endOffset)).tags())]);
+        if (de && (de.epoch !== -1 || i64(de.endOffset) !== -1n)) tags.push([0, sub((s) => s.int32(de.epoch).int64(i64(de.endOffset)).tags())]);
         const cl = p.currentLeader;
-        if (cl && (cl.leaderId !== -1 || cl.leaderEpoch !== -1))
-          tags.push([1, sub((s) => s.int32(cl.leaderId).int32(cl.leaderEpoch).tags())]);
+        if (cl && (cl.leaderId !== -1 || cl.leaderEpoch !== -1)) tags.push([1, sub((s) => s.int32(cl.leaderId).int32(cl.leaderEpoch).tags())]);
         const si = p.snapshotId;
-        if (si && (i64(si.endOffset) !== -1n || si.epoch !== -1))
-          tags.push([2, sub((s) => s.int64(i64(si.endOffset)).int32(si.epoch).tags())]);
+        if (si && (i64(si.endOffset) !== -1n || si.epoch !== -1)) tags.push([2, sub((s) => s.int64(i64(si.endOffset)).int32(si.epoch).tags())]);
         w.tags(tags);
       }
     }
@@ -140,7 +135,12 @@ export function encodeFetchResponse(m: Any, v: number): Uint8Array {
         0,
         sub((s) => {
           s.arrayLength(ne.length, true);
-          for (const e of ne) s.int32(e.nodeId).string(e.host, true).int32(e.port).string(e.rack ?? null, true).tags();
+          for (const e of ne)
+            s.int32(e.nodeId)
+              .string(e.host, true)
+              .int32(e.port)
+              .string(e.rack ?? null, true)
+              .tags();
         }),
       ]);
     }
@@ -225,18 +225,9 @@ export const REQUEST_FLEXIBLE_FROM: Record<number, number> = {
 };
 
 /** int32 size + RequestHeader (v2 if the API version is flexible, else v1) + body. */
-export function frameRequest(
-  apiKey: number,
-  apiVersion: number,
-  correlationId: number,
-  clientId: string | null,
-  body: Uint8Array,
-): Uint8Array {
+export function frameRequest(apiKey: number, apiVersion: number, correlationId: number, clientId: string | null, body: Uint8Array): Uint8Array {
   const headerVersion = apiVersion >= (REQUEST_FLEXIBLE_FROM[apiKey] ?? Infinity) ? 2 : 1;
-  const header = encodeRequestHeader(
-    { requestApiKey: apiKey, requestApiVersion: apiVersion, correlationId, clientId },
-    headerVersion,
-  );
+  const header = encodeRequestHeader({ requestApiKey: apiKey, requestApiVersion: apiVersion, correlationId, clientId }, headerVersion);
   const size = new WireWriter(4).int32(header.length + body.length).finish();
   return concat([size, header, body]);
 }

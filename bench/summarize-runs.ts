@@ -31,11 +31,30 @@ for (const first of runs[0]!) {
       const peer = c?.rows.find((x) => x.role === 'peer');
       const floor = c?.rows.find((x) => x.label.startsWith('floor:'));
       const vsFloor = r && floor && r !== floor ? (roundRatios(r, floor)?.median ?? null) : null;
-      return { ops: r?.medianOps ?? null, ratio: r?.ratio?.median ?? null, peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—', vsFloor, vsBase: r?.baselineRatio?.median ?? null };
+      return {
+        ops: r?.medianOps ?? null,
+        ratio: r?.ratio?.median ?? null,
+        peer: peer ? `${peer.lib} ${fmt(peer.medianOps ?? 0)}` : '—',
+        vsFloor,
+        vsBase: r?.baselineRatio?.median ?? null,
+      };
     });
-    const list = (xs: Array<number | null>, f: (n: number) => string): string => (xs.every((x) => x === null) ? '—' : xs.map((x) => (x === null ? '—' : f(x))).join(' / '));
+    const list = (xs: Array<number | null>, f: (n: number) => string): string =>
+      xs.every((x) => x === null) ? '—' : xs.map((x) => (x === null ? '—' : f(x))).join(' / ');
     lines.push(
-      `| ${first.workload} | ${first.api} v${first.version} | ${first.op} | ${row.label} | ${list(per.map((p) => p.ops), fmt)} | ${per[0]!.peer} | ${list(per.map((p) => p.ratio), (x) => `${x.toFixed(2)}×`)} | ${list(per.map((p) => p.vsFloor), (x) => x.toFixed(2))} | ${list(per.map((p) => p.vsBase), (x) => x.toFixed(3))} |`,
+      `| ${first.workload} | ${first.api} v${first.version} | ${first.op} | ${row.label} | ${list(
+        per.map((p) => p.ops),
+        fmt,
+      )} | ${per[0]!.peer} | ${list(
+        per.map((p) => p.ratio),
+        (x) => `${x.toFixed(2)}×`,
+      )} | ${list(
+        per.map((p) => p.vsFloor),
+        (x) => x.toFixed(2),
+      )} | ${list(
+        per.map((p) => p.vsBase),
+        (x) => x.toFixed(3),
+      )} |`,
     );
   }
 }

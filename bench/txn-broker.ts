@@ -43,7 +43,14 @@ export async function startBenchBroker(transactionVersion: number, options: Benc
       ],
       transactionAbortCheckIntervalMs: 500,
       transactionVersion,
-      shareGroup: { recordLockDurationMs: 30_000, maxRecordLocks: 5_000, heartbeatIntervalMs: 1_000, sessionTimeoutMs: 30_000, isolationLevel: 'read_committed', autoOffsetReset: 'earliest' },
+      shareGroup: {
+        recordLockDurationMs: 30_000,
+        maxRecordLocks: 5_000,
+        heartbeatIntervalMs: 1_000,
+        sessionTimeoutMs: 30_000,
+        isolationLevel: 'read_committed',
+        autoOffsetReset: 'earliest',
+      },
       ...options.config,
     }),
   );

@@ -63,7 +63,11 @@ export async function runTimeline(argv: string[]): Promise<void> {
   const tv = Number(opt('tv') ?? 2);
   const flushMessages = opt('log-flush-interval-messages');
   if (mode !== 'transactional-ctp' && mode !== 'explicit-ctp') throw new Error(`--mode ${mode}: transactional-ctp or explicit-ctp`);
-  for (const [name, value] of [['batch', batch], ['records', records], ['tv', tv]] as const) {
+  for (const [name, value] of [
+    ['batch', batch],
+    ['records', records],
+    ['tv', tv],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${value}`);
   }
 
@@ -114,7 +118,12 @@ async function loop(bootstrap: string, mode: Mode, batch: number, total: number)
     maxPollRecords: batch,
     fetchMaxWaitMs: 100,
   });
-  const producer = new KafkaProducer({ ...common, lingerMs: 0, metricsRegistry: null, ...(mode === 'transactional-ctp' ? { transactionalId: 'timeline-tx' } : {}) });
+  const producer = new KafkaProducer({
+    ...common,
+    lingerMs: 0,
+    metricsRegistry: null,
+    ...(mode === 'transactional-ctp' ? { transactionalId: 'timeline-tx' } : {}),
+  });
   const commits: Commit[] = [];
   try {
     consumer.subscribe(['bench-in']);
@@ -163,7 +172,10 @@ interface Totals {
 
 /** The length of the union of intervals, each clipped to [from, to]. */
 function unionMs(intervals: Array<[number, number]>, from: number, to: number): number {
-  const clipped = intervals.map(([a, b]) => [Math.max(a, from), Math.min(b, to)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  const clipped = intervals
+    .map(([a, b]) => [Math.max(a, from), Math.min(b, to)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
   let total = 0;
   let end = -Infinity;
   for (const [a, b] of clipped) {
@@ -180,7 +192,11 @@ function unionMs(intervals: Array<[number, number]>, from: number, to: number): 
 
 function totalsOf(commit: Commit, nextStartMs: number, rpcs: Rpc[], writes: LogWrite[]): Totals {
   const inTxn = rpcs.filter((r) => r.endMs > commit.startMs && r.startMs < commit.endMs);
-  const rpcWaitMs = unionMs(inTxn.map((r) => [r.startMs, r.endMs]), commit.startMs, commit.endMs);
+  const rpcWaitMs = unionMs(
+    inTxn.map((r) => [r.startMs, r.endMs]),
+    commit.startMs,
+    commit.endMs,
+  );
   const byRpc = new Map<string, { count: number; ms: number }>();
   for (const r of inTxn.filter((x) => x.startMs >= commit.startMs)) {
     const entry = byRpc.get(r.rpc) ?? { count: 0, ms: 0 };
@@ -223,12 +239,19 @@ function report(
   const out: string[] = [];
   out.push(`## Timeline of one ${run.mode} commit (TV${run.tv}, batch ${run.batch}, ${run.records} records, log.flush.interval.messages ${run.flushMessages})`);
   out.push('');
-  out.push(`The commit with the median duration of ${measured.length}: ${f(typical.endMs - typical.startMs)} ms from ${run.mode === 'transactional-ctp' ? 'beginTransaction to commitTransaction resolved' : 'the first send to commitSync resolved'}; ms relative to its start.`);
+  out.push(
+    `The commit with the median duration of ${measured.length}: ${f(typical.endMs - typical.startMs)} ms from ${run.mode === 'transactional-ctp' ? 'beginTransaction to commitTransaction resolved' : 'the first send to commitSync resolved'}; ms relative to its start.`,
+  );
   out.push('');
   out.push('| start ms | end ms | ms | where | step |');
   out.push('| ---: | ---: | ---: | --- | --- |');
   const rows: Array<{ start: number; end: number; where: string; what: string }> = [];
-  rows.push({ start: typical.commitMs, end: typical.commitMs, where: 'client', what: run.mode === 'transactional-ctp' ? 'sendShareAcksToTransaction + commitTransaction called' : 'acknowledge + commitSync called' });
+  rows.push({
+    start: typical.commitMs,
+    end: typical.commitMs,
+    where: 'client',
+    what: run.mode === 'transactional-ctp' ? 'sendShareAcksToTransaction + commitTransaction called' : 'acknowledge + commitSync called',
+  });
   rows.push({ start: typical.endMs, end: typical.endMs, where: 'client', what: 'commit resolved' });
   for (const r of rpcs.filter((x) => x.startMs >= typical.startMs && x.startMs < nextStart)) {
     rows.push({ start: r.startMs, end: r.endMs, where: `RPC ${r.client ?? ''}`, what: `${r.rpc} v${r.v}` });
@@ -250,10 +273,14 @@ function report(
   out.push(`| client with no RPC in flight | — | ${f(mean(totals.map((t) => t.clientOnlyMs)))} |`);
   const rpcNames = [...new Set(totals.flatMap((t) => [...t.rpcs.keys()]))].sort();
   for (const name of rpcNames) {
-    out.push(`| RPC ${name} (round trips, summed) | ${mean(totals.map((t) => t.rpcs.get(name)?.count ?? 0)).toFixed(1)} | ${f(mean(totals.map((t) => t.rpcs.get(name)?.ms ?? 0)))} |`);
+    out.push(
+      `| RPC ${name} (round trips, summed) | ${mean(totals.map((t) => t.rpcs.get(name)?.count ?? 0)).toFixed(1)} | ${f(mean(totals.map((t) => t.rpcs.get(name)?.ms ?? 0)))} |`,
+    );
   }
   for (const kind of ['fsync', 'marker', 'append']) {
-    out.push(`| broker ${kind} | ${mean(totals.map((t) => t.kinds.get(kind)?.count ?? 0)).toFixed(1)} | ${f(mean(totals.map((t) => t.kinds.get(kind)?.ms ?? 0)))} |`);
+    out.push(
+      `| broker ${kind} | ${mean(totals.map((t) => t.kinds.get(kind)?.count ?? 0)).toFixed(1)} | ${f(mean(totals.map((t) => t.kinds.get(kind)?.ms ?? 0)))} |`,
+    );
   }
   return out.join('\n') + '\n';
 }

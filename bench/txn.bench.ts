@@ -78,7 +78,8 @@ async function run(bootstrap: string, mode: Mode, tv: number | null, batch: numb
   const txnProducer =
     mode === 'transactional-ctp' ? new KafkaProducer({ ...common, transactionalId: `bench-tx-${runId}`, lingerMs: 0, metricsRegistry: null }) : null;
   const plainProducer = mode === 'explicit-ctp' ? new KafkaProducer({ ...common, lingerMs: 0, metricsRegistry: null }) : null;
-  const acker = mode === 'transactional' ? new TransactionalShareAcknowledger({ ...common, transactionalId: `bench-acks-${runId}`, metricsRegistry: null }) : null;
+  const acker =
+    mode === 'transactional' ? new TransactionalShareAcknowledger({ ...common, transactionalId: `bench-acks-${runId}`, metricsRegistry: null }) : null;
   const latencies: number[] = [];
   let done = 0;
   let commits = 0;
@@ -163,7 +164,9 @@ async function main(): Promise<void> {
         for (const tv of isTransactional(mode) ? TVS : [null]) {
           const r = await run(brokers.get(tv ?? 2)!.bootstrap, mode, tv, batch, runId++);
           results.push(r);
-          process.stderr.write(`  ${label(r)} batch=${batch}: ${r.records} records in ${r.seconds.toFixed(2)} s, ${r.rps.toFixed(0)} rec/s, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms\n`);
+          process.stderr.write(
+            `  ${label(r)} batch=${batch}: ${r.records} records in ${r.seconds.toFixed(2)} s, ${r.rps.toFixed(0)} rec/s, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms\n`,
+          );
         }
       }
     }
@@ -178,7 +181,9 @@ async function main(): Promise<void> {
     lines.push('| ---: | --- | ---: | ---: | ---: | ---: |');
     for (const r of results) lines.push(`| ${r.batch} | ${label(r)} | ${r.rps.toFixed(0)} | ${r.commits} | ${fmt(r.p50)} | ${fmt(r.p99)} |`);
     lines.push('');
-    lines.push('| batch | protocol | throughput transactional/explicit | transactional/implicit | transactional-ctp/explicit-ctp | p50 latency transactional/explicit | p50 transactional-ctp/explicit-ctp |');
+    lines.push(
+      '| batch | protocol | throughput transactional/explicit | transactional/implicit | transactional-ctp/explicit-ctp | p50 latency transactional/explicit | p50 transactional-ctp/explicit-ctp |',
+    );
     lines.push('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
     for (const batch of BATCHES) {
       for (const tv of TVS) {

@@ -18,7 +18,12 @@ const port = parentPort!;
 
 let participant: Participant;
 try {
-  const plan = makePlan({ ours: input.plan.ours, oursPath: input.plan.oursPath, baseline: input.plan.baseline, filter: input.plan.filter ? new RegExp(input.plan.filter, 'i') : null });
+  const plan = makePlan({
+    ours: input.plan.ours,
+    oursPath: input.plan.oursPath,
+    baseline: input.plan.baseline,
+    filter: input.plan.filter ? new RegExp(input.plan.filter, 'i') : null,
+  });
   const pp = plan.flatMap((c) => c.participants).find((p) => p.key === input.key);
   if (!pp) throw new Error(`no participant ${input.key} in the worker's plan`);
   participant = await pp.make();

@@ -340,12 +340,7 @@ export function smallRequestsWorkload(): SmallRequestsWorkload {
         },
         ref.encodeFindCoordinatorRequest,
       ),
-      EndTxnRequest: mk(
-        'EndTxnRequest',
-        26,
-        () => ({ transactionalId, producerId, producerEpoch, committed: true }),
-        ref.encodeEndTxnRequest,
-      ),
+      EndTxnRequest: mk('EndTxnRequest', 26, () => ({ transactionalId, producerId, producerEpoch, committed: true }), ref.encodeEndTxnRequest),
       InitProducerIdRequest: mk(
         'InitProducerIdRequest',
         22,

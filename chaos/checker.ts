@@ -130,7 +130,13 @@ export interface PartitionShareState {
 }
 
 type ShareRecord =
-  | { kind: 'snapshot' | 'update'; topicId: string; partition: number; startOffset: bigint; batches: { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }[] }
+  | {
+      kind: 'snapshot' | 'update';
+      topicId: string;
+      partition: number;
+      startOffset: bigint;
+      batches: { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }[];
+    }
   | { kind: 'tombstone'; topicId: string; partition: number };
 
 function readInt16(bytes: Uint8Array, at: number): number {
@@ -152,7 +158,12 @@ function decodeShareRecord(key: Uint8Array | null, value: Uint8Array | null, gro
     topicId: k.topicId,
     partition: k.partition,
     startOffset: v.startOffset,
-    batches: v.stateBatches.map((b) => ({ firstOffset: b.firstOffset, lastOffset: b.lastOffset, deliveryState: b.deliveryState, deliveryCount: b.deliveryCount })),
+    batches: v.stateBatches.map((b) => ({
+      firstOffset: b.firstOffset,
+      lastOffset: b.lastOffset,
+      deliveryState: b.deliveryState,
+      deliveryCount: b.deliveryCount,
+    })),
   };
 }
 
@@ -416,7 +427,6 @@ export async function check(options: CheckOptions): Promise<CheckReport> {
     await client.close();
   }
 }
-
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = Object.fromEntries(parseFlags(process.argv.slice(2)));

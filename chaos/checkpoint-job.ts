@@ -87,7 +87,12 @@ const started = Date.now();
 const emit = (event: string, fields: Record<string, unknown> = {}): void => {
   process.stdout.write(JSON.stringify({ event, job: clientId, t: Date.now() - started, ...fields }, (_k, v) => (typeof v === 'bigint' ? String(v) : v)) + '\n');
 };
-const logger = { debug() {}, info() {}, warn: (m: string) => process.stderr.write(`[${clientId}] WARN ${m}\n`), error: (m: string) => process.stderr.write(`[${clientId}] ERROR ${m}\n`) };
+const logger = {
+  debug() {},
+  info() {},
+  warn: (m: string) => process.stderr.write(`[${clientId}] WARN ${m}\n`),
+  error: (m: string) => process.stderr.write(`[${clientId}] ERROR ${m}\n`),
+};
 const common = { bootstrapServers: bootstrap, clientId, logger, retryBackoffMaxMs: 300, reconnectBackoffMaxMs: 300, requestTimeoutMs: 5_000 };
 
 let stopping = false;
@@ -121,7 +126,11 @@ async function recover(): Promise<number> {
     return 0;
   }
   if (cp.transaction && !cp.committed) {
-    const prepared: PreparedTransaction = { transactionalId: cp.transaction.transactionalId, producerId: BigInt(cp.transaction.producerId), producerEpoch: cp.transaction.producerEpoch };
+    const prepared: PreparedTransaction = {
+      transactionalId: cp.transaction.transactionalId,
+      producerId: BigInt(cp.transaction.producerId),
+      producerEpoch: cp.transaction.producerEpoch,
+    };
     try {
       // classicProtocolFallback: the transaction.version 1 runs exercise the classic fallback on purpose (EndTxn
       // for the saved id and epoch); on a Transactions V2 broker it changes nothing.
@@ -162,7 +171,7 @@ async function main(): Promise<number> {
       producer.beginTransaction();
       const buffered = new ShareAcknowledgements();
       const sources: string[] = [];
-      for (let polls = 0; polls < pollsPerCheckpoint && !stopping; ) {
+      for (let polls = 0; polls < pollsPerCheckpoint && !stopping;) {
         // A checkpoint interval longer than the record lock (KIP §2.3): records of the first poll may come back.
         if (polls > 0 && pollGapMs > 0) await new Promise((r) => setTimeout(r, pollGapMs));
         const records: ShareConsumerRecord[] = await consumer.poll(200);
@@ -176,7 +185,12 @@ async function main(): Promise<number> {
         emit('polled', { checkpointId, sources: records.map((r) => `${r.partition}:${r.offset}`), deliveryCounts: records.map((r) => r.deliveryCount) });
         for (const r of records) {
           const source = `${r.partition}:${r.offset}`;
-          const sent = producer.send({ topic: output, key: r.key, value: `${Buffer.from(r.value ?? []).toString()}:done`, headers: { source, job: clientId, checkpoint: String(checkpointId) } });
+          const sent = producer.send({
+            topic: output,
+            key: r.key,
+            value: `${Buffer.from(r.value ?? []).toString()}:done`,
+            headers: { source, job: clientId, checkpoint: String(checkpointId) },
+          });
           sent.catch(() => {});
           buffered.add(r, 'accept');
           sources.push(source);

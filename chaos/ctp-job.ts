@@ -26,18 +26,11 @@
  * source ids), released, aborted, failed, fenced, dying, hanging, exit. Exit codes: 0
  * done (SIGTERM, idle or max runtime), 3 fenced, 1 fatal error.
  */
-import {
-  KafkaProducer,
-  KafkaShareConsumer,
-  ProducerFencedError,
-  ShareAcknowledgements,
-  type ShareConsumerRecord,
-} from '../client/index.js';
+import { KafkaProducer, KafkaShareConsumer, ProducerFencedError, ShareAcknowledgements, type ShareConsumerRecord } from '../client/index.js';
 import { parseFlags } from './args.js';
 
 type Point = 'before-begin' | 'after-send' | 'after-share-acks' | 'after-commit';
 const POINTS: readonly Point[] = ['before-begin', 'after-send', 'after-share-acks', 'after-commit'];
-
 
 const args = parseFlags(process.argv.slice(2));
 function need(name: string): string {
@@ -83,7 +76,7 @@ const txnPauseMs = num('txn-pause-ms', 0);
 
 const started = Date.now();
 const emit = (event: string, fields: Record<string, unknown> = {}): void => {
-  process.stdout.write(JSON.stringify({ event, job: clientId, t: Date.now() - started, ...fields }, (_k, v) => (typeof v === "bigint" ? String(v) : v)) + "\n");
+  process.stdout.write(JSON.stringify({ event, job: clientId, t: Date.now() - started, ...fields }, (_k, v) => (typeof v === 'bigint' ? String(v) : v)) + '\n');
 };
 
 let stopping = false;
@@ -167,11 +160,7 @@ async function main(): Promise<number> {
       const sends: Promise<unknown>[] = [];
       const explicitAbort = abortTxn === txn;
       const release = txn <= releaseTxns;
-      const toSend = release
-        ? []
-        : explicitAbort && abortPoint === 'before-acks'
-          ? records.slice(0, Math.max(1, Math.floor(records.length / 2)))
-          : records;
+      const toSend = release ? [] : explicitAbort && abortPoint === 'before-acks' ? records.slice(0, Math.max(1, Math.floor(records.length / 2))) : records;
       for (const r of toSend) {
         const sent = producer.send({
           topic: output,

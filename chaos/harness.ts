@@ -62,7 +62,11 @@ export interface ManagedProcess {
   readonly running: boolean;
   /** Resolves with the first event matching `pred` (rejects when the process exits first or after `timeoutMs`). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the events above
-  waitFor(pred: (e: Record<string, any> & { event: string }) => boolean, timeoutMs: number, what?: string): Promise<Record<string, any> & { event: string; at: number }>;
+  waitFor(
+    pred: (e: Record<string, any> & { event: string }) => boolean,
+    timeoutMs: number,
+    what?: string,
+  ): Promise<Record<string, any> & { event: string; at: number }>;
   /**
    * Resolves once the process is stopped (SIGSTOP: state `T`). A job that
    * freezes itself prints its `hanging` event and *then* stops; a SIGCONT
@@ -201,7 +205,11 @@ export function processState(pid: number): string | null {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) || null;
   } catch {
     try {
-      return execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().charAt(0) || null;
+      return (
+        execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' })
+          .trim()
+          .charAt(0) || null
+      );
     } catch {
       return null;
     }
@@ -261,7 +269,13 @@ export interface ChaosClusterOptions {
   nodes: number;
   topics: { name: string; partitions: number }[];
   /** Share-group settings (short by default). */
-  shareGroup?: Partial<{ recordLockDurationMs: number; deliveryCountLimit: number; sessionTimeoutMs: number; heartbeatIntervalMs: number; maxRecordLocks: number }>;
+  shareGroup?: Partial<{
+    recordLockDurationMs: number;
+    deliveryCountLimit: number;
+    sessionTimeoutMs: number;
+    heartbeatIntervalMs: number;
+    maxRecordLocks: number;
+  }>;
   /** Other BrokerConfig fields. */
   config?: Record<string, unknown>;
   /** KIPGEN_FAULT per node id, for its first start. */
@@ -325,7 +339,16 @@ export class ChaosCluster {
       const proxyPort = await proxy.start();
       const dataDir = path.join(dir, `node-${i}`);
       fs.mkdirSync(dataDir, { recursive: true });
-      cluster.nodes.push({ nodeId: i, port: ports[i]!, proxyPort, proxy, dataDir, configFile: path.join(dataDir, 'broker-config.json'), process: null, starts: 0 });
+      cluster.nodes.push({
+        nodeId: i,
+        port: ports[i]!,
+        proxyPort,
+        proxy,
+        dataDir,
+        configFile: path.join(dataDir, 'broker-config.json'),
+        process: null,
+        starts: 0,
+      });
     }
     const clusterConfig = cluster.nodes.map((n) => ({ nodeId: n.nodeId, host: '127.0.0.1', port: n.proxyPort }));
     for (const n of cluster.nodes) {

@@ -178,11 +178,31 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       ? spawnManaged(
           `ckpt${i}-${jobStarts}`,
           [
-            '--import', 'tsx', path.join(ROOT, 'chaos/checkpoint-job.ts'),
-            '--bootstrap', cluster.bootstrap, '--group', 'soak', '--input', 'in', '--output', 'out',
-            '--transactional-id', `soak-ckpt-${i}`, '--checkpoint-file', path.join(cluster.dir, `checkpoint-${i}.json`),
-            '--client-id', `ckpt${i}-${jobStarts}`, '--max-poll-records', '8', '--polls-per-checkpoint', '2',
-            '--transaction-timeout-ms', '3000', '--max-runtime-ms', '120000',
+            '--import',
+            'tsx',
+            path.join(ROOT, 'chaos/checkpoint-job.ts'),
+            '--bootstrap',
+            cluster.bootstrap,
+            '--group',
+            'soak',
+            '--input',
+            'in',
+            '--output',
+            'out',
+            '--transactional-id',
+            `soak-ckpt-${i}`,
+            '--checkpoint-file',
+            path.join(cluster.dir, `checkpoint-${i}.json`),
+            '--client-id',
+            `ckpt${i}-${jobStarts}`,
+            '--max-poll-records',
+            '8',
+            '--polls-per-checkpoint',
+            '2',
+            '--transaction-timeout-ms',
+            '3000',
+            '--max-runtime-ms',
+            '120000',
             ...(options.twoPhaseCommit ? ['--two-phase-commit'] : []),
             ...(options.redelivery && i === 0 ? ['--poll-gap-ms', String(REDELIVERY_POLL_GAP_MS)] : []),
           ],
@@ -190,16 +210,29 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           options.echo,
         )
       : spawnJob({
-      name: `job${i}-${jobStarts}`,
-      bootstrap: cluster.bootstrap,
-      group: 'soak',
-      input: 'in',
-      output: 'out',
-      // A restarted job keeps its transactional id, as a real deployment does: it fences its predecessor.
-      transactionalId: `soak-tx-${i}`,
-      extra: ['--max-poll-records', '8', '--txn-pause-ms', '40', '--transaction-timeout-ms', '3000', '--max-block-ms', '8000', '--request-timeout-ms', '3000', '--max-runtime-ms', '120000'],
-      echo: options.echo,
-    });
+          name: `job${i}-${jobStarts}`,
+          bootstrap: cluster.bootstrap,
+          group: 'soak',
+          input: 'in',
+          output: 'out',
+          // A restarted job keeps its transactional id, as a real deployment does: it fences its predecessor.
+          transactionalId: `soak-tx-${i}`,
+          extra: [
+            '--max-poll-records',
+            '8',
+            '--txn-pause-ms',
+            '40',
+            '--transaction-timeout-ms',
+            '3000',
+            '--max-block-ms',
+            '8000',
+            '--request-timeout-ms',
+            '3000',
+            '--max-runtime-ms',
+            '120000',
+          ],
+          echo: options.echo,
+        });
     jobs[i] = j;
     clientIds[i] = checkpointJobs ? `ckpt${i}-${jobStarts}` : `job-job${i}-${jobStarts}`;
     all.push(j);
@@ -284,7 +317,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const events = all.flatMap((j) => j.events);
     const commits = events.filter((e) => e.event === 'committed' || e.event === 'checkpoint-complete').length;
     const redeliveries = events.filter((e) => e.event === 'polled').reduce((n, e) => n + (e.deliveryCounts as number[]).filter((c) => c > 1).length, 0);
-    const abortedOrFenced = events.filter((e) => e.event === 'aborted' || e.event === 'fenced' || (e.event === 'recovered' && String(e.outcome).startsWith('aborted'))).length;
+    const abortedOrFenced = events.filter(
+      (e) => e.event === 'aborted' || e.event === 'fenced' || (e.event === 'recovered' && String(e.outcome).startsWith('aborted')),
+    ).length;
     const commitFailed = events.filter(
       (e) => (e.event === 'aborted' || e.event === 'failed') && typeof e.error === 'string' && e.error.startsWith('CommitFailedError'),
     ).length;
@@ -318,7 +353,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
-
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = Object.fromEntries(parseFlags(process.argv.slice(2)));

@@ -135,7 +135,16 @@ export class WireClient {
               topic: layout.name,
               topicId: layout.topicId,
               partitions: [
-                { partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 4 << 20, replicaDirectoryId: ZERO_UUID, highWatermark: -1n },
+                {
+                  partition,
+                  currentLeaderEpoch: -1,
+                  fetchOffset: offset,
+                  lastFetchedEpoch: -1,
+                  logStartOffset: -1n,
+                  partitionMaxBytes: 4 << 20,
+                  replicaDirectoryId: ZERO_UUID,
+                  highWatermark: -1n,
+                },
               ],
             },
           ],
@@ -147,11 +156,13 @@ export class WireClient {
       )) as FetchResponse;
       const part = response.responses[0]?.partitions[0];
       if (!part) throw new Error(`fetch ${layout.name}-${partition}: empty response`);
-      if (response.errorCode !== 0 || part.errorCode !== 0) throw new Error(`fetch ${layout.name}-${partition} from node ${leader}: error ${part.errorCode || response.errorCode}`);
+      if (response.errorCode !== 0 || part.errorCode !== 0)
+        throw new Error(`fetch ${layout.name}-${partition} from node ${leader}: error ${part.errorCode || response.errorCode}`);
       highWatermark = part.highWatermark;
       lastStableOffset = part.lastStableOffset;
       for (const a of part.abortedTransactions ?? []) {
-        if (!aborted.some((x) => x.producerId === a.producerId && x.firstOffset === a.firstOffset)) aborted.push({ producerId: a.producerId, firstOffset: a.firstOffset });
+        if (!aborted.some((x) => x.producerId === a.producerId && x.firstOffset === a.firstOffset))
+          aborted.push({ producerId: a.producerId, firstOffset: a.firstOffset });
       }
       const end = isolation === 'read_committed' ? lastStableOffset : highWatermark;
       const decoded = part.records && part.records.length > 0 ? decodeRecordBatches(part.records).batches : [];
@@ -210,7 +221,14 @@ export class WireClient {
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
-    await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+    await Promise.all(
+      all.map((p) =>
+        p.then(
+          (c) => c.close(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }
 
@@ -238,4 +256,5 @@ export function committedRecords(
   return out;
 }
 
-export const utf8 = (bytes: Uint8Array | null | undefined): string => (bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : '');
+export const utf8 = (bytes: Uint8Array | null | undefined): string =>
+  bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : '';

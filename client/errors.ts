@@ -162,11 +162,7 @@ export class ClusterAuthorizationError extends AuthorizationError {
 }
 
 /** A typed error for an error code, with `context` (what was being done) and the broker's message. */
-export function errorFromCode(
-  code: number,
-  context: string,
-  brokerMessage?: string | null,
-): KafkaError | UnsupportedVersionError {
+export function errorFromCode(code: number, context: string, brokerMessage?: string | null): KafkaError | UnsupportedVersionError {
   const name = errorCodeName(code);
   const detail = brokerMessage ? `: ${brokerMessage}` : '';
   const base = `${context} failed with ${name}${detail}`;
@@ -183,15 +179,9 @@ export function errorFromCode(
         `${base}. The producer epoch is stale: the coordinator aborted the transaction (it timed out or a newer producer started). Close this producer and create a new one.`,
       );
     case Errors.TRANSACTION_ABORTABLE:
-      return new TransactionAbortableError(
-        code,
-        `${base}. Call abortTransaction() and retry the work in a new transaction.`,
-      );
+      return new TransactionAbortableError(code, `${base}. Call abortTransaction() and retry the work in a new transaction.`);
     case Errors.INVALID_TXN_STATE:
-      return new InvalidTxnStateError(
-        code,
-        `${base}. The transaction coordinator's state differs from this producer's; close the producer.`,
-      );
+      return new InvalidTxnStateError(code, `${base}. The transaction coordinator's state differs from this producer's; close the producer.`);
     case Errors.INVALID_RECORD_STATE:
       return new InvalidRecordStateError(
         code,
@@ -204,9 +194,15 @@ export function errorFromCode(
     case Errors.GROUP_AUTHORIZATION_FAILED:
       return new GroupAuthorizationError(code, `${base}. The principal may not use this group; ask an administrator for a READ ACL on it.`);
     case Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
-      return new TransactionalIdAuthorizationError(code, `${base}. The principal may not use this transactional id; ask an administrator for a WRITE ACL on it. This producer cannot continue.`);
+      return new TransactionalIdAuthorizationError(
+        code,
+        `${base}. The principal may not use this transactional id; ask an administrator for a WRITE ACL on it. This producer cannot continue.`,
+      );
     case Errors.CLUSTER_AUTHORIZATION_FAILED:
-      return new ClusterAuthorizationError(code, `${base}. The principal lacks a cluster permission this needs; ask an administrator for an ACL on the cluster.`);
+      return new ClusterAuthorizationError(
+        code,
+        `${base}. The principal lacks a cluster permission this needs; ask an administrator for an ACL on the cluster.`,
+      );
     case Errors.SASL_AUTHENTICATION_FAILED:
       return new SaslAuthenticationError('unknown', `${base}. Check the sasl settings.`);
     case Errors.UNSUPPORTED_VERSION:

@@ -8,30 +8,13 @@ export { KafkaProducer, type CompleteTransactionConfig } from './producer.js';
 export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
 export type { CompressionType } from '../runtime/index.js';
 export { KafkaShareConsumer } from './share-consumer.js';
-export type {
-  ShareConsumerConfig,
-  AcknowledgementMode,
-  AcknowledgementCommitResult,
-  AcknowledgementCommitCallback,
-} from './share-consumer.js';
+export type { ShareConsumerConfig, AcknowledgementMode, AcknowledgementCommitResult, AcknowledgementCommitCallback } from './share-consumer.js';
 export { TransactionalShareAcknowledger } from './share/transactional-acknowledger.js';
 export type { TransactionalShareAcknowledgerConfig } from './share/transactional-acknowledger.js';
 export { ShareAcknowledgements, ShareGroupMetadata, ACKNOWLEDGE_TYPE_CODES } from './share/acknowledgements.js';
-export type {
-  AcknowledgeType,
-  ShareAcknowledgementBatch,
-  PartitionAcknowledgements,
-  ShareConsumerRecord,
-  RecordPosition,
-} from './share/acknowledgements.js';
+export type { AcknowledgeType, ShareAcknowledgementBatch, PartitionAcknowledgements, ShareConsumerRecord, RecordPosition } from './share/acknowledgements.js';
 export { TransactionAbortedError, PreparedTxnState } from './transaction-manager.js';
-export type {
-  TransactionState,
-  PreparedTransaction,
-  SavedTransactionOutcome,
-  ConsumerGroupMetadata,
-  TopicPartitionOffset,
-} from './transaction-manager.js';
+export type { TransactionState, PreparedTransaction, SavedTransactionOutcome, ConsumerGroupMetadata, TopicPartitionOffset } from './transaction-manager.js';
 export { murmur2, toPositive, partitionForKey, DefaultPartitioner, roundRobinPartitioner } from './partitioner.js';
 export type { Partitioner } from './partitioner.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';

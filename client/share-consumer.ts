@@ -11,13 +11,7 @@
  */
 import { ClusterClient, randomUuid } from './cluster.js';
 import { ClientClosedError, ConfigError, IllegalStateError } from './errors.js';
-import {
-  ACKNOWLEDGE_TYPE_CODES,
-  acknowledgeTypeCode,
-  ShareGroupMetadata,
-  type AcknowledgeType,
-  type ShareConsumerRecord,
-} from './share/acknowledgements.js';
+import { ACKNOWLEDGE_TYPE_CODES, acknowledgeTypeCode, ShareGroupMetadata, type AcknowledgeType, type ShareConsumerRecord } from './share/acknowledgements.js';
 import { AcknowledgementModeState, parseAcknowledgementMode, type AcknowledgementMode } from './share/acknowledgement-mode.js';
 import { AcknowledgementSender } from './share/acknowledgement-sender.js';
 import { shareFetchConfig, type ShareConsumerConfig } from './share/consumer-config.js';
@@ -26,12 +20,7 @@ import { ShareMembership } from './share/membership.js';
 import { ShareSessions } from './share/session.js';
 import { ShareFetcher } from './share/share-fetcher.js';
 import { attachDeliveries, TransactionalDeliveries } from './share/transactional-deliveries.js';
-import {
-  firstError,
-  type AcknowledgementCommitCallback,
-  type AcknowledgementCommitResult,
-  type AckResultListener,
-} from './share/types.js';
+import { firstError, type AcknowledgementCommitCallback, type AcknowledgementCommitResult, type AckResultListener } from './share/types.js';
 
 export type { AcknowledgementMode } from './share/acknowledgement-mode.js';
 export type { ShareConsumerConfig } from './share/consumer-config.js';
@@ -68,12 +57,7 @@ export class KafkaShareConsumer {
     this.deliveries =
       mode === 'transactional'
         ? new TransactionalDeliveries(
-            (w) =>
-              this.inFlight.add(
-                { topicId: w.topicId, topic: w.topic, partition: w.partition },
-                w.offset,
-                ACKNOWLEDGE_TYPE_CODES.release,
-              ),
+            (w) => this.inFlight.add({ topicId: w.topicId, topic: w.topic, partition: w.partition }, w.offset, ACKNOWLEDGE_TYPE_CODES.release),
             `share consumer ${this.cluster.clientId} (member ${this.memberId} of group ${config.groupId})`,
           )
         : null;
@@ -146,8 +130,7 @@ export class KafkaShareConsumer {
         const deadline = Date.now() + this.cluster.requestTimeoutMs;
         const subscription = this.membership.subscription;
         await this.cluster.refreshMetadata(subscription.length > 0 ? subscription : [], deadline);
-        if (this.mode.configured === 'transactional')
-          await this.mode.checkTransactionalSupport(this.cluster.anyNode(), deadline);
+        if (this.mode.configured === 'transactional') await this.mode.checkTransactionalSupport(this.cluster.anyNode(), deadline);
         this.membership.start();
       })();
       this.started.catch(() => (this.started = null));
@@ -223,12 +206,8 @@ export class KafkaShareConsumer {
    */
   async poll(timeoutMs: number): Promise<ShareConsumerRecord[]> {
     this.checkOpen();
-    if (this.membership.subscription.length === 0)
-      throw new IllegalStateError('poll() needs a subscription: call subscribe(topics) first');
-    if (this.polling)
-      throw new IllegalStateError(
-        'poll() is already running on this consumer; a share consumer is not safe for concurrent use',
-      );
+    if (this.membership.subscription.length === 0) throw new IllegalStateError('poll() needs a subscription: call subscribe(topics) first');
+    if (this.polling) throw new IllegalStateError('poll() is already running on this consumer; a share consumer is not safe for concurrent use');
     this.polling = true;
     try {
       const deadline = Date.now() + Math.max(0, timeoutMs);

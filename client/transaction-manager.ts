@@ -27,12 +27,7 @@ import { CurrentTransaction } from './transactions/current-transaction.js';
 import { endTransaction } from './transactions/end-txn.js';
 import { sendTxnRequest, sendUntilAnswered, type TxnContext } from './transactions/handler.js';
 import { InitProducerIdHandler } from './transactions/init-producer-id.js';
-import {
-  AddOffsetsToTxnHandler,
-  TxnOffsetCommitHandler,
-  type ConsumerGroupMetadata,
-  type TopicPartitionOffset,
-} from './transactions/offsets.js';
+import { AddOffsetsToTxnHandler, TxnOffsetCommitHandler, type ConsumerGroupMetadata, type TopicPartitionOffset } from './transactions/offsets.js';
 import { PreparedTxnState, type PreparedTransaction, type SavedTransactionOutcome } from './transactions/prepared-txn-state.js';
 import {
   AddShareAcksToTxnHandler,

@@ -214,21 +214,19 @@ export class KafkaConnection extends EventEmitter {
         : net.connect({ host, port });
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(
-          new RequestTimeoutError(
-            `could not connect to ${host}:${port} within ${connectTimeoutMs} ms`,
-            host,
-            port,
-            connectTimeoutMs,
-          ),
-        );
+        reject(new RequestTimeoutError(`could not connect to ${host}:${port} within ${connectTimeoutMs} ms`, host, port, connectTimeoutMs));
       }, connectTimeoutMs);
       const onError = (error: Error): void => {
         clearTimeout(timer);
         socket.destroy();
         reject(
           secure && isTlsFailure(error)
-            ? new TlsHandshakeError(`TLS handshake with ${host}:${port} failed: ${error.message}; check the ssl settings (ca, cert, key, servername)`, host, port, { cause: error })
+            ? new TlsHandshakeError(
+                `TLS handshake with ${host}:${port} failed: ${error.message}; check the ssl settings (ca, cert, key, servername)`,
+                host,
+                port,
+                { cause: error },
+              )
             : new NetworkError(`could not connect to ${host}:${port}: ${error.message}`, host, port, { cause: error }),
         );
       };
@@ -278,8 +276,7 @@ export class KafkaConnection extends EventEmitter {
     if (this.closing !== null) {
       return Promise.reject(
         new NetworkError(
-          `cannot send ${requestCodec.name} v${version}: the connection to ${this.address} is closed` +
-            (this.closing ? ` (${this.closing.message})` : ''),
+          `cannot send ${requestCodec.name} v${version}: the connection to ${this.address} is closed` + (this.closing ? ` (${this.closing.message})` : ''),
           this.host,
           this.port,
           { cause: this.closing },
@@ -358,8 +355,7 @@ export class KafkaConnection extends EventEmitter {
       const pending = this.pendingCount;
       this.fail(
         new NetworkError(
-          `connection to ${this.address} was closed by close()` +
-            (pending > 0 ? ` with ${pending} request(s) in flight; they were not answered` : ''),
+          `connection to ${this.address} was closed by close()` + (pending > 0 ? ` with ${pending} request(s) in flight; they were not answered` : ''),
           this.host,
           this.port,
         ),
@@ -417,14 +413,9 @@ export class KafkaConnection extends EventEmitter {
       correlationId = ResponseHeader.read(reader, entry.responseCodec.headerVersion(entry.version)).correlationId;
     } catch (error) {
       this.fail(
-        new NetworkError(
-          `unreadable response header from ${this.address}: ${(error as Error).message}`,
-          this.host,
-          this.port,
-          {
-            cause: error,
-          },
-        ),
+        new NetworkError(`unreadable response header from ${this.address}: ${(error as Error).message}`, this.host, this.port, {
+          cause: error,
+        }),
       );
       return;
     }

@@ -141,7 +141,11 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
   offsets.recover();
   const classicGroups = new ClassicGroups(
     offsets,
-    { initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs, minSessionTimeoutMs: config.groupMinSessionTimeoutMs, maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs },
+    {
+      initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+      minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+      maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+    },
     (line) => log(line),
   );
   classicGroups.recover();
@@ -179,11 +183,23 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
   // Peers reach this node on its primary listener (PeerConnections); with an authorizer, their principal needs ClusterAction.
   const interBroker = (ctx: RequestContext): boolean =>
     ctx.listener === config.securityProtocol &&
-    (authorizer === null || authorizer.authorize({ principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' }, { resourceType: AclResource.CLUSTER, resourceName: CLUSTER_NAME, operation: AclOperation.CLUSTER_ACTION }));
-  const topicAdmin = new TopicAdmin(cluster, logs, peers, { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions }, log, interBroker);
+    (authorizer === null ||
+      authorizer.authorize(
+        { principal: ctx.principal ?? ANONYMOUS, host: ctx.clientHost ?? '' },
+        { resourceType: AclResource.CLUSTER, resourceName: CLUSTER_NAME, operation: AclOperation.CLUSTER_ACTION },
+      ));
+  const topicAdmin = new TopicAdmin(
+    cluster,
+    logs,
+    peers,
+    { autoCreateTopics: config.autoCreateTopics, defaultPartitions: config.defaultPartitions },
+    log,
+    interBroker,
+  );
   const autoCreate: AutoCreate | undefined = config.autoCreateTopics
     ? async (name, ctx) => {
-        if (authorizer !== null && !mayAutoCreateTopic(authorizer, ctx, name)) return { error: ErrorCode.TOPIC_AUTHORIZATION_FAILED, message: 'not authorized to create the topic' };
+        if (authorizer !== null && !mayAutoCreateTopic(authorizer, ctx, name))
+          return { error: ErrorCode.TOPIC_AUTHORIZATION_FAILED, message: 'not authorized to create the topic' };
         return topicAdmin.autoCreate(name);
       }
     : undefined;
@@ -400,9 +416,18 @@ function dumpBroker(cluster: Cluster, logs: LogManager, tc: TransactionCoordinat
     if (l.logEndOffset() === 0n) continue;
     lines.push(`  ${l.name}: log start ${l.logStartOffset()} end ${l.logEndOffset()} LSO ${l.lastStableOffset()} segments ${l.segmentCount()}`);
     for (const p of l.producers.describe()) {
-      lines.push(`    producer ${p.producerId} epoch ${p.epoch} last sequence ${p.lastSequence}${p.txnFirstOffset !== null ? ` open transaction from ${p.txnFirstOffset}` : ''}`);
+      lines.push(
+        `    producer ${p.producerId} epoch ${p.epoch} last sequence ${p.lastSequence}${p.txnFirstOffset !== null ? ` open transaction from ${p.txnFirstOffset}` : ''}`,
+      );
     }
   }
-  if (share) lines.push('share coordinator:', ...share.dump().split('\n').map((l) => `  ${l}`));
+  if (share)
+    lines.push(
+      'share coordinator:',
+      ...share
+        .dump()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
   return lines.join('\n');
 }

@@ -33,7 +33,7 @@ export function registerBrokerCommand(program: Command, options: { brokerIsDefau
     .command('broker', { isDefault: options.brokerIsDefault === true })
     .description('run a node of a kipgen cluster: Kafka protocol on 127.0.0.1, transactions, KIP-1289')
     // The help names a document every package ships: the README of @kipgen/broker ("Config file").
-    .option('-c, --config <file>', "JSON config file: startBroker's config fields (the @kipgen/broker README, \"Config file\"); flags override it")
+    .option('-c, --config <file>', 'JSON config file: startBroker\'s config fields (the @kipgen/broker README, "Config file"); flags override it')
     .option('--node-id <n>', 'this node id (must be in the config cluster)')
     .option('--port <p>', 'listener port (0: any free port, single node only)')
     .option('--data-dir <dir>', 'data directory (default ./.kipgen-data)')
@@ -41,8 +41,14 @@ export function registerBrokerCommand(program: Command, options: { brokerIsDefau
     .option('--no-kip1289', 'leave out AddShareAcksToTxn (95) and TxnShareAcknowledge (96)')
     .option('--log-requests', 'log one line per request (API, version, client id) to stderr')
     // Kafka's names and defaults (never: the OS flushes the page cache, which survives kill -9 of the broker).
-    .option('--log-flush-interval-messages <n>', 'log.flush.interval.messages: fsync a partition log once n offsets are unflushed; 1 fsyncs every write before its reply (power-loss durability on one node). Default never')
-    .option('--log-flush-interval-ms <ms>', 'log.flush.interval.ms: the flusher fsyncs a log last flushed this long ago. Default: log.flush.scheduler.interval.ms')
+    .option(
+      '--log-flush-interval-messages <n>',
+      'log.flush.interval.messages: fsync a partition log once n offsets are unflushed; 1 fsyncs every write before its reply (power-loss durability on one node). Default never',
+    )
+    .option(
+      '--log-flush-interval-ms <ms>',
+      'log.flush.interval.ms: the flusher fsyncs a log last flushed this long ago. Default: log.flush.scheduler.interval.ms',
+    )
     .option('--log-flush-scheduler-interval-ms <ms>', 'log.flush.scheduler.interval.ms: how often the flusher runs. Default never')
     .action(async (options: BrokerOptions) => {
       const input: BrokerConfigInput = options.config ? loadConfigFile(options.config) : {};
@@ -55,15 +61,19 @@ export function registerBrokerCommand(program: Command, options: { brokerIsDefau
       }
       if (options.kip1289 === false) input.kip1289 = false;
       if (options.logRequests === true) input.logRequests = true;
-      if (options.logFlushIntervalMessages !== undefined) input.logFlushIntervalMessages = parseInteger(options.logFlushIntervalMessages, '--log-flush-interval-messages');
+      if (options.logFlushIntervalMessages !== undefined)
+        input.logFlushIntervalMessages = parseInteger(options.logFlushIntervalMessages, '--log-flush-interval-messages');
       if (options.logFlushIntervalMs !== undefined) input.logFlushIntervalMs = parseInteger(options.logFlushIntervalMs, '--log-flush-interval-ms');
-      if (options.logFlushSchedulerIntervalMs !== undefined) input.logFlushSchedulerIntervalMs = parseInteger(options.logFlushSchedulerIntervalMs, '--log-flush-scheduler-interval-ms');
+      if (options.logFlushSchedulerIntervalMs !== undefined)
+        input.logFlushSchedulerIntervalMs = parseInteger(options.logFlushSchedulerIntervalMs, '--log-flush-scheduler-interval-ms');
       // The CLI keeps its data (./.kipgen-data unless told otherwise) and logs to stderr;
       // startBroker as a library is throwaway and quiet by default.
       input.dataDir ??= DEFAULT_DATA_DIR;
       const broker = await startBroker(input, { log: (line) => process.stderr.write(`${line}\n`) });
       // stdout carries one machine-readable line, for scripts and tests that spawn the broker.
-      process.stdout.write(`${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port, listeners: Object.fromEntries(broker.ports) })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ event: 'listening', nodeId: broker.nodeId, host: broker.host, port: broker.port, listeners: Object.fromEntries(broker.ports) })}\n`,
+      );
       const stop = (signal: string): void => {
         process.stderr.write(`[kipgen node ${broker.nodeId}] ${signal}: stopping\n`);
         broker.close().then(
@@ -95,7 +105,9 @@ export function registerBrokerCommand(program: Command, options: { brokerIsDefau
         password = Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
       }
       if (!password) throw new Error('scram-credential: the password is empty');
-      process.stdout.write(JSON.stringify(userConfig(user, password, ['SCRAM-SHA-256', 'SCRAM-SHA-512'], parseInteger(options.iterations, '--iterations')), null, 2) + '\n');
+      process.stdout.write(
+        JSON.stringify(userConfig(user, password, ['SCRAM-SHA-256', 'SCRAM-SHA-512'], parseInteger(options.iterations, '--iterations')), null, 2) + '\n',
+      );
     });
 
   program

@@ -203,7 +203,12 @@ export class Cluster implements ClusterView {
     // Only the identity is taken from `base`, which may be the TopicInfo registered before: what the configuration
     // decides is derived again, so that a setting removed (a codec's level) does not survive from the old entry.
     const identity = { name: base.name, topicId: base.topicId, partitions: base.partitions, internal: base.internal };
-    const topic: TopicInfo = { ...identity, ...topicCompression(configs), messageTimestampType: topicTimestampType(configs), maxMessageBytes: topicMaxMessageBytes(configs) };
+    const topic: TopicInfo = {
+      ...identity,
+      ...topicCompression(configs),
+      messageTimestampType: topicTimestampType(configs),
+      maxMessageBytes: topicMaxMessageBytes(configs),
+    };
     this.byName.set(topic.name, topic);
     this.byId.set(topic.topicId, topic);
     return topic;

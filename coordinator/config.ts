@@ -338,7 +338,8 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');
   intIn(config.groupMinSessionTimeoutMs, 1, 0x7fffffff, 'groupMinSessionTimeoutMs');
   intIn(config.groupMaxSessionTimeoutMs, config.groupMinSessionTimeoutMs, 0x7fffffff, 'groupMaxSessionTimeoutMs');
-  if (typeof config.autoCreateTopics !== 'boolean') throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
+  if (typeof config.autoCreateTopics !== 'boolean')
+    throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
   intIn(config.transactionVersion, 1, 2, 'transactionVersion');
   if (typeof config.transactionTwoPhaseCommitEnable !== 'boolean') throw new Error('config: transactionTwoPhaseCommitEnable must be true or false');
   const seen = new Set<string>();
@@ -405,7 +406,8 @@ function checkTopicCompression(topic: TopicConfig): void {
     throw new Error(`config: topics[${topic.name}].compressionType must be one of ${TOPIC_COMPRESSION_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
   }
   if (topic.compressionLevel === undefined) return;
-  if (type === 'producer' || type === 'uncompressed') throw new Error(`config: topics[${topic.name}].compressionLevel does not apply to compression.type ${type}`);
+  if (type === 'producer' || type === 'uncompressed')
+    throw new Error(`config: topics[${topic.name}].compressionLevel does not apply to compression.type ${type}`);
   try {
     checkCompressionLevel(type, topic.compressionLevel);
   } catch (error) {
@@ -427,42 +429,56 @@ function checkSecurity(config: BrokerConfig): void {
   }
   const names = new Set<string>([config.securityProtocol]);
   for (const listener of config.listeners) {
-    if (typeof listener.name !== 'string' || !/^[A-Za-z0-9_-]+$/.test(listener.name)) throw new Error(`config: listeners[].name ${JSON.stringify(listener.name)} must be letters, digits, '_' or '-'`);
-    if (names.has(listener.name)) throw new Error(`config: listener name ${listener.name} is used twice (the primary listener is named ${config.securityProtocol})`);
+    if (typeof listener.name !== 'string' || !/^[A-Za-z0-9_-]+$/.test(listener.name))
+      throw new Error(`config: listeners[].name ${JSON.stringify(listener.name)} must be letters, digits, '_' or '-'`);
+    if (names.has(listener.name))
+      throw new Error(`config: listener name ${listener.name} is used twice (the primary listener is named ${config.securityProtocol})`);
     names.add(listener.name);
     intIn(listener.port, 0, 65535, `listeners[${listener.name}].port`);
     if (listener.port === 0 && config.cluster.length > 1) throw new Error(`config: listeners[${listener.name}].port 0 works only for a single node`);
     const protocol = listener.securityProtocol ?? listener.name;
     if (!SECURITY_PROTOCOLS.includes(protocol as SecurityProtocol)) {
-      throw new Error(`config: listeners[${listener.name}]: securityProtocol must be one of ${SECURITY_PROTOCOLS.join(', ')} (or the name one of them), got ${JSON.stringify(protocol)}`);
+      throw new Error(
+        `config: listeners[${listener.name}]: securityProtocol must be one of ${SECURITY_PROTOCOLS.join(', ')} (or the name one of them), got ${JSON.stringify(protocol)}`,
+      );
     }
   }
   const protocols = listenersOf(config).map((l) => l.protocol);
   if (config.cluster.length > 1 && config.securityProtocol !== 'PLAINTEXT') {
-    throw new Error('config: in a cluster the primary listener carries inter-broker requests, which kipgen sends unauthenticated: its securityProtocol must be PLAINTEXT (add secured listeners with `listeners`)');
+    throw new Error(
+      'config: in a cluster the primary listener carries inter-broker requests, which kipgen sends unauthenticated: its securityProtocol must be PLAINTEXT (add secured listeners with `listeners`)',
+    );
   }
   if (protocols.some((p) => p === 'SSL' || p === 'SASL_SSL')) {
     const ssl = config.ssl;
-    if (!ssl || (!ssl.key && !ssl.keyFile) || (!ssl.cert && !ssl.certFile)) throw new Error('config: an SSL or SASL_SSL listener needs ssl.key (or ssl.keyFile) and ssl.cert (or ssl.certFile)');
-    if (ssl.clientAuth !== undefined && !['none', 'requested', 'required'].includes(ssl.clientAuth)) throw new Error(`config: ssl.clientAuth must be none, requested or required, got ${JSON.stringify(ssl.clientAuth)}`);
-    if (ssl.clientAuth && ssl.clientAuth !== 'none' && !ssl.ca && !ssl.caFile) throw new Error('config: ssl.clientAuth needs ssl.ca (or ssl.caFile) to verify client certificates');
-    if (ssl.principalMappingRules !== undefined && typeof ssl.principalMappingRules !== 'string') throw new Error('config: ssl.principalMappingRules must be a string of rules, like "RULE:^CN=([^,]*).*$/$1/,DEFAULT"');
+    if (!ssl || (!ssl.key && !ssl.keyFile) || (!ssl.cert && !ssl.certFile))
+      throw new Error('config: an SSL or SASL_SSL listener needs ssl.key (or ssl.keyFile) and ssl.cert (or ssl.certFile)');
+    if (ssl.clientAuth !== undefined && !['none', 'requested', 'required'].includes(ssl.clientAuth))
+      throw new Error(`config: ssl.clientAuth must be none, requested or required, got ${JSON.stringify(ssl.clientAuth)}`);
+    if (ssl.clientAuth && ssl.clientAuth !== 'none' && !ssl.ca && !ssl.caFile)
+      throw new Error('config: ssl.clientAuth needs ssl.ca (or ssl.caFile) to verify client certificates');
+    if (ssl.principalMappingRules !== undefined && typeof ssl.principalMappingRules !== 'string')
+      throw new Error('config: ssl.principalMappingRules must be a string of rules, like "RULE:^CN=([^,]*).*$/$1/,DEFAULT"');
     new SslPrincipalMapper(ssl.principalMappingRules);
     tlsProtocolOptions(ssl.cipherSuites, ssl.enabledProtocols);
   }
   const sasl = config.sasl;
   for (const mechanism of sasl.mechanisms) {
-    if (!SUPPORTED_MECHANISMS.includes(mechanism)) throw new Error(`config: sasl.mechanisms: ${JSON.stringify(mechanism)} is not one of ${SUPPORTED_MECHANISMS.join(', ')}`);
+    if (!SUPPORTED_MECHANISMS.includes(mechanism))
+      throw new Error(`config: sasl.mechanisms: ${JSON.stringify(mechanism)} is not one of ${SUPPORTED_MECHANISMS.join(', ')}`);
   }
-  if (protocols.some((p) => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL') && sasl.mechanisms.length === 0) throw new Error('config: a SASL listener needs at least one of sasl.mechanisms');
+  if (protocols.some((p) => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL') && sasl.mechanisms.length === 0)
+    throw new Error('config: a SASL listener needs at least one of sasl.mechanisms');
   intIn(sasl.maxReceiveBytes, 64, 0x7fffffff, 'sasl.maxReceiveBytes');
   intIn(sasl.connectionsMaxReauthMs, 0, 0x7fffffff, 'sasl.connectionsMaxReauthMs');
   intIn(sasl.authenticationTimeoutMs, 1, 0x7fffffff, 'sasl.authenticationTimeoutMs');
   if (!Array.isArray(sasl.users)) throw new Error('config: sasl.users must be a list');
   const authz = config.authorizer;
-  if (typeof authz.enabled !== 'boolean' || typeof authz.allowEveryoneIfNoAclFound !== 'boolean') throw new Error('config: authorizer.enabled and authorizer.allowEveryoneIfNoAclFound are booleans');
+  if (typeof authz.enabled !== 'boolean' || typeof authz.allowEveryoneIfNoAclFound !== 'boolean')
+    throw new Error('config: authorizer.enabled and authorizer.allowEveryoneIfNoAclFound are booleans');
   for (const user of authz.superUsers) {
-    if (typeof user !== 'string' || !/^[^:]+:.+$/.test(user)) throw new Error(`config: authorizer.superUsers: ${JSON.stringify(user)} is not a principal like User:admin`);
+    if (typeof user !== 'string' || !/^[^:]+:.+$/.test(user))
+      throw new Error(`config: authorizer.superUsers: ${JSON.stringify(user)} is not a principal like User:admin`);
   }
 }
 

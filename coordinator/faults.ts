@@ -10,13 +10,14 @@
  * - `crash-after-marker-append`   a partition leader appended a marker but has not applied it
  *                                 (__consumer_offsets / __share_group_state) nor acknowledged it
  */
-export type FaultPoint =
-  | 'crash-after-prepare-commit'
-  | 'crash-after-prepare-abort'
-  | 'crash-before-complete'
-  | 'crash-after-marker-append';
+export type FaultPoint = 'crash-after-prepare-commit' | 'crash-after-prepare-abort' | 'crash-before-complete' | 'crash-after-marker-append';
 
-const armed = new Set((process.env.KIPGEN_FAULT ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const armed = new Set(
+  (process.env.KIPGEN_FAULT ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 export function maybeCrash(point: FaultPoint, log: (line: string) => void): void {
   if (!armed.has(point)) return;

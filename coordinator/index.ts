@@ -4,5 +4,14 @@
  * for tests — and returns its port and `close()`.
  */
 export { startBroker, type Broker, type StartOptions } from './broker.js';
-export { DEFAULT_DATA_DIR, defaultConfig, loadConfigFile, parseTopicArg, resolveConfig, type BrokerConfig, type BrokerConfigInput, type TopicConfig } from './config.js';
+export {
+  DEFAULT_DATA_DIR,
+  defaultConfig,
+  loadConfigFile,
+  parseTopicArg,
+  resolveConfig,
+  type BrokerConfig,
+  type BrokerConfigInput,
+  type TopicConfig,
+} from './config.js';
 export type { MetricsSnapshot } from './metrics.js';

@@ -93,6 +93,11 @@ function walk(value: unknown, onError: (code: number) => void): void {
 export function describeRequestVersions(snapshot: MetricsSnapshot): string {
   const parts = Object.entries(snapshot.requestVersions)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([api, byVersion]) => `${api} ${Object.entries(byVersion).map(([v, n]) => `v${v}×${n}`).join(' ')}`);
+    .map(
+      ([api, byVersion]) =>
+        `${api} ${Object.entries(byVersion)
+          .map(([v, n]) => `v${v}×${n}`)
+          .join(' ')}`,
+    );
   return parts.length > 0 ? parts.join(', ') : 'none';
 }

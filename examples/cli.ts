@@ -23,14 +23,12 @@ export const EXAMPLES: Readonly<Record<string, ExampleEntry>> = {
   },
   'share-source': {
     section: '§2.2',
-    about:
-      'a source without a producer: TransactionalShareAcknowledger at checkpoints, restart from a prepared checkpoint',
+    about: 'a source without a producer: TransactionalShareAcknowledger at checkpoints, restart from a prepared checkpoint',
     run: async () => (await import('./share-source.js')).runShareSource,
   },
   'source-and-sink': {
     section: '§2.3',
-    about:
-      'Flink-style source + Kafka sink in one transaction per checkpoint: prepareCommit, snapshotState, notifyCheckpointComplete',
+    about: 'Flink-style source + Kafka sink in one transaction per checkpoint: prepareCommit, snapshotState, notifyCheckpointComplete',
     run: async () => (await import('./source-and-sink.js')).runSourceAndSink,
   },
 };
@@ -38,8 +36,7 @@ export const EXAMPLES: Readonly<Record<string, ExampleEntry>> = {
 /** Runs the example `name`; the summary says whether its own checks passed. */
 export async function runExample(name: string, options: ExampleOptions = {}): Promise<ExampleSummary> {
   const entry = EXAMPLES[name];
-  if (entry === undefined)
-    throw new Error(`no example ${JSON.stringify(name)}; the examples are: ${Object.keys(EXAMPLES).join(', ')}`);
+  if (entry === undefined) throw new Error(`no example ${JSON.stringify(name)}; the examples are: ${Object.keys(EXAMPLES).join(', ')}`);
   return (await entry.run())(options);
 }
 
@@ -55,10 +52,7 @@ export function registerExampleCommand(program: Command): void {
     .command('example')
     .description("run one of KIP-1289's three use cases end to end against an embedded broker, and check its outcome")
     .argument('[name]', `${Object.keys(EXAMPLES).join(' | ')} (none: list them)`)
-    .option(
-      '--bootstrap <host:port>',
-      'run against this kipgen broker instead of an embedded one (it must have the topics; the error says how to start it)',
-    )
+    .option('--bootstrap <host:port>', 'run against this kipgen broker instead of an embedded one (it must have the topics; the error says how to start it)')
     .option('--verbose', "also print the broker's log and the clients' info messages (stderr)")
     .option('--json', 'end with the summary as one JSON line')
     .addHelpText('after', `\nExamples:\n${listing()}`)
@@ -68,8 +62,7 @@ export function registerExampleCommand(program: Command): void {
         return;
       }
       const summary = await runExample(name, { bootstrap: options.bootstrap, verbose: options.verbose === true });
-      if (options.json)
-        console.log(JSON.stringify(summary, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+      if (options.json) console.log(JSON.stringify(summary, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
       if (!summary.ok) process.exitCode = 1;
     });
 }

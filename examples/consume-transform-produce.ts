@@ -81,8 +81,7 @@ function label(records: ShareConsumerRecord[], orders: ShareConsumerRecord[]): s
 /** Stands in for any failure between sendShareAcksToTransaction() and commitTransaction(): a crash, a failed send, a shutdown. */
 function simulateFailureBeforeCommit(orders: ShareConsumerRecord[]): void {
   const failing = orders.find((r) => text(r.key) === `order-${FAILING_ORDER}` && r.deliveryCount === 1);
-  if (failing)
-    throw new Error(`simulated failure before commitTransaction() (${text(failing.key)} is in this transaction)`);
+  if (failing) throw new Error(`simulated failure before commitTransaction() (${text(failing.key)} is in this transaction)`);
 }
 
 export interface ConsumeTransformProduceSummary extends ExampleSummary {
@@ -110,9 +109,7 @@ export interface ConsumeTransformProduceSummary extends ExampleSummary {
   prometheus: string[];
 }
 
-export async function runConsumeTransformProduce(
-  options: ExampleOptions = {},
-): Promise<ConsumeTransformProduceSummary> {
+export async function runConsumeTransformProduce(options: ExampleOptions = {}): Promise<ConsumeTransformProduceSummary> {
   return runExample(
     [
       { name: ORDERS, partitions: 3 },
@@ -126,9 +123,7 @@ export async function runConsumeTransformProduce(
 async function consumeTransformProduce(env: ExampleEnvironment): Promise<ConsumeTransformProduceSummary> {
   const { print, bootstrap, runId, logger } = env;
   const groupId = await env.shareGroup('order-pricers');
-  print(
-    `consume-transform-produce (KIP-1289 §2.1): ${ORDERS} → price → ${PRICED}, output and acknowledgements in one transaction`,
-  );
+  print(`consume-transform-produce (KIP-1289 §2.1): ${ORDERS} → price → ${PRICED}, output and acknowledgements in one transaction`);
   print(`  ${describeEnvironment(env)}`);
 
   // 1. Input: a dozen orders.
@@ -196,10 +191,7 @@ async function consumeTransformProduce(env: ExampleEnvironment): Promise<Consume
       );
       await Promise.all(sends); // the priced orders are in the log now, not yet visible
       // Bind the share acks to this transaction (KIP-1289).
-      await producer.sendShareAcksToTransaction(
-        ShareAcknowledgements.fromRecords(records, 'accept'),
-        consumer.groupMetadata(),
-      );
+      await producer.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
       simulateFailureBeforeCommit(orders);
       await producer.commitTransaction(); // the priced orders and the acks, atomically
       if (records.length === 0) continue; // an empty transaction: nothing was sent to the broker
@@ -216,18 +208,14 @@ async function consumeTransformProduce(env: ExampleEnvironment): Promise<Consume
       abortedOrders = orders;
       const results = await Promise.allSettled(sends);
       abortedOutputsInLog = results.filter((r) => r.status === 'fulfilled').length;
-      print(
-        `   txn ${committed + aborted}: ${label(records, orders)} → ${(error as Error).message} → abortTransaction()`,
-      );
+      print(`   txn ${committed + aborted}: ${label(records, orders)} → ${(error as Error).message} → abortTransaction()`);
 
       // What does a read_committed reader of orders-priced see now?
       const visible = (await readTopic(bootstrap, PRICED, 'read_committed')).filter((r) => isThisRun(env, r));
       const inLog = (await readTopic(bootstrap, PRICED, 'read_uncommitted')).filter((r) => isThisRun(env, r));
       const abortedKeys = new Set(orders.map((r) => text(r.key)));
       abortedOutputsVisible = visible.filter((r) => abortedKeys.has(r.key)).length;
-      print(
-        `      its ${abortedOutputsInLog} priced orders were already in the log and its acks pending on the share coordinator;`,
-      );
+      print(`      its ${abortedOutputsInLog} priced orders were already in the log and its acks pending on the share coordinator;`);
       print(
         `      now a read_committed reader sees ${visible.length} priced orders, ${abortedOutputsVisible} of them from this transaction; a read_uncommitted one sees all ${inLog.length} records in the log`,
       );
@@ -266,20 +254,14 @@ async function consumeTransformProduce(env: ExampleEnvironment): Promise<Consume
   if (lost > 0) problems.push(`${lost} order(s) lost`);
   if (duplicated > 0) problems.push(`${duplicated} priced order(s) duplicated`);
   if (wrong > 0) problems.push(`${wrong} priced order(s) wrong`);
-  if (outputs.length !== ORDER_COUNT)
-    problems.push(`${outputs.length} priced orders committed, expected ${ORDER_COUNT}`);
+  if (outputs.length !== ORDER_COUNT) problems.push(`${outputs.length} priced orders committed, expected ${ORDER_COUNT}`);
   if (aborted !== 1) problems.push(`${aborted} transactions aborted, expected 1`);
-  if (abortedOutputsVisible > 0)
-    problems.push(`${abortedOutputsVisible} aborted priced order(s) visible to read_committed`);
-  if (redelivered.size !== abortedOrders.length)
-    problems.push(`${redelivered.size} of ${abortedOrders.length} aborted orders redelivered`);
-  if (redeliveredAfterMs === null || redeliveredAfterMs >= 30_000)
-    problems.push('the aborted orders did not come back before their lock expired');
+  if (abortedOutputsVisible > 0) problems.push(`${abortedOutputsVisible} aborted priced order(s) visible to read_committed`);
+  if (redelivered.size !== abortedOrders.length) problems.push(`${redelivered.size} of ${abortedOrders.length} aborted orders redelivered`);
+  if (redeliveredAfterMs === null || redeliveredAfterMs >= 30_000) problems.push('the aborted orders did not come back before their lock expired');
   if (leftOver > 0) problems.push(`${leftOver} order(s) delivered again after being committed`);
-  if (metrics['share-transaction-abort-total'] !== 1)
-    problems.push(`share-transaction-abort-total is ${metrics['share-transaction-abort-total']}, expected 1`);
-  if (metrics['share-transaction-commit-time-ms'].count !== committed)
-    problems.push('share-transaction-commit-time-ms count is not the number of commits');
+  if (metrics['share-transaction-abort-total'] !== 1) problems.push(`share-transaction-abort-total is ${metrics['share-transaction-abort-total']}, expected 1`);
+  if (metrics['share-transaction-commit-time-ms'].count !== committed) problems.push('share-transaction-commit-time-ms count is not the number of commits');
   if (metrics['share-transaction-active'] !== 0) problems.push('share-transaction-active is not 0 at the end');
 
   return {

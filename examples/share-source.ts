@@ -206,9 +206,7 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
   const { print, bootstrap } = env;
   const groupId = await env.shareGroup('sensor-totals');
   const transactionalId = env.unique('sensor-totals-source-0');
-  print(
-    `share-source (KIP-1289 §2.2): ${READINGS} → [share source] → totals per sensor (operator state, checkpointed); no producer`,
-  );
+  print(`share-source (KIP-1289 §2.2): ${READINGS} → [share source] → totals per sensor (operator state, checkpointed); no producer`);
   print(`  ${describeEnvironment(env)}; checkpoints in ${env.stateDir}`);
 
   // 1. Input.
@@ -225,9 +223,7 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
   // 2. Attempt 1 of the job.
   const first = new ShareSourceTask(env, groupId, transactionalId, {});
   await first.start();
-  print(
-    `2. attempt 1: share consumer in group ${groupId} (transactional mode), TransactionalShareAcknowledger ${transactionalId}`,
-  );
+  print(`2. attempt 1: share consumer in group ${groupId} (transactional mode), TransactionalShareAcknowledger ${transactionalId}`);
   let records = await first.pollAndProcess();
   print(`   polled ${describe(env, records)} → state updated, acks buffered`);
   const acks1 = await first.checkpoint(1);
@@ -280,17 +276,14 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
   while (accounted() < READING_COUNT) {
     records = await second.pollAndProcess();
     for (const r of records) {
-      if (isThisRun(env, r) && afterBarrier.some((a) => a.partition === r.partition && a.offset === r.offset))
-        redelivered.add(position(r));
+      if (isThisRun(env, r) && afterBarrier.some((a) => a.partition === r.partition && a.offset === r.offset)) redelivered.add(position(r));
     }
     print(`   polled ${describe(env, records)} → state updated, acks buffered`);
   }
   const snapshot4 = await second.snapshotState(4);
   completeCheckpoint(env.stateDir, 4);
   await second.notifyCheckpointComplete();
-  print(
-    `   checkpoint 4: prepareAcknowledgements(${snapshot4.acks}), saved, complete; notifyCheckpointComplete → commitPrepared() ✓`,
-  );
+  print(`   checkpoint 4: prepareAcknowledgements(${snapshot4.acks}), saved, complete; notifyCheckpointComplete → commitPrepared() ✓`);
 
   // 4. Attempt 1 comes back from its pause and tries to commit.
   let zombieError: unknown = null;
@@ -314,18 +307,18 @@ async function shareSource(env: ExampleEnvironment): Promise<ShareSourceSummary>
   const { lost, duplicated } = exactlyOnce(ids, expected);
   const rejected = ids.includes(MALFORMED) ? 0 : 1;
   print(`5. final state: ${describeTotals(second.totals)}`);
-  print(
-    `   ${ids.length} readings counted, lost ${lost}, duplicated ${duplicated}; reading ${MALFORMED} rejected; ${leftOver} left to deliver`,
-  );
+  print(`   ${ids.length} readings counted, lost ${lost}, duplicated ${duplicated}; reading ${MALFORMED} rejected; ${leftOver} left to deliver`);
 
   const problems: string[] = [];
   if (lost > 0) problems.push(`${lost} reading(s) lost`);
   if (duplicated > 0) problems.push(`${duplicated} reading(s) counted twice`);
   if (ids.length !== expected.length) problems.push(`${ids.length} readings counted, expected ${expected.length}`);
   const readAfterBarrier = afterBarrier.filter((r) => isThisRun(env, r)).length;
-  if (redelivered.size !== readAfterBarrier)
-    problems.push(`${redelivered.size} of the ${readAfterBarrier} readings read after checkpoint 2 were redelivered`);
-  if (recovery !== 'unknown') problems.push(`completing checkpoint 2's transaction after the restart: ${recovery ?? 'did not happen'}; expected 'unknown' (checkpoint 3's open instead, aborted)`);
+  if (redelivered.size !== readAfterBarrier) problems.push(`${redelivered.size} of the ${readAfterBarrier} readings read after checkpoint 2 were redelivered`);
+  if (recovery !== 'unknown')
+    problems.push(
+      `completing checkpoint 2's transaction after the restart: ${recovery ?? 'did not happen'}; expected 'unknown' (checkpoint 3's open instead, aborted)`,
+    );
   if (!zombieFenced) problems.push('the old instance was not fenced');
   if (leftOver > 0) problems.push(`${leftOver} reading(s) delivered again after the last checkpoint`);
 

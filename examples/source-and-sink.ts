@@ -210,12 +210,8 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   const { print, bootstrap } = env;
   // What a read_committed consumer of the sink topic sees (waitMs: how long to wait for open transactions to end).
   const committedViews = async (waitMs = 3_000): Promise<EnrichedView[]> =>
-    (await readTopic(bootstrap, ENRICHED, 'read_committed', waitMs))
-      .filter((r) => isThisRun(env, r))
-      .map((r) => JSON.parse(r.value) as EnrichedView);
-  print(
-    `source-and-sink (KIP-1289 §2.3): ${VIEWS} → [share source] → enrich → [Kafka sink] → ${ENRICHED}, one transaction per checkpoint`,
-  );
+    (await readTopic(bootstrap, ENRICHED, 'read_committed', waitMs)).filter((r) => isThisRun(env, r)).map((r) => JSON.parse(r.value) as EnrichedView);
+  print(`source-and-sink (KIP-1289 §2.3): ${VIEWS} → [share source] → enrich → [Kafka sink] → ${ENRICHED}, one transaction per checkpoint`);
   print(`  ${describeEnvironment(env)}`);
 
   // 1. Input.
@@ -247,31 +243,24 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   // One poll per checkpoint period (maxPollRecords 5), then the checkpoint.
   print('3. checkpoints:');
   for (let checkpointId = 1; processed.size < VIEW_COUNT; checkpointId++) {
-    if (checkpointId > 10)
-      throw new Error(`only ${processed.size} of ${VIEW_COUNT} page views processed after 10 checkpoints`);
+    if (checkpointId > 10) throw new Error(`only ${processed.size} of ${VIEW_COUNT} page views processed after 10 checkpoints`);
     const records = await task.process();
     for (const r of records) {
-      if (abortedRecords.some((a) => a.partition === r.partition && a.offset === r.offset))
-        redelivered.add(position(r));
+      if (abortedRecords.some((a) => a.partition === r.partition && a.offset === r.offset)) redelivered.add(position(r));
     }
     const mine = records.filter((r) => isThisRun(env, r));
-    const others =
-      records.length > mine.length ? ` + ${records.length - mine.length} of earlier runs (acknowledged only)` : '';
+    const others = records.length > mine.length ? ` + ${records.length - mine.length} of earlier runs (acknowledged only)` : '';
     print(`   checkpoint ${checkpointId}: processed ${describe(mine)}${others}`);
 
     const { prepared, acks } = await task.prepareCommit();
     const file = task.snapshotState(checkpointId, prepared, acks);
     const before = await committedViews(0); // the transaction is open: read what is committed now
-    const pendingVisible = before.filter((v) =>
-      mine.some((r) => (JSON.parse(text(r.value)) as PageView).view === v.view),
-    ).length;
+    const pendingVisible = before.filter((v) => mine.some((r) => (JSON.parse(text(r.value)) as PageView).view === v.view)).length;
     visibleBeforeCommit += pendingVisible;
     print(
       `     prepareCommit: ${mine.length} enriched views flushed + acks (${describeAcks(acks.partitions())}) in transaction {producerId ${prepared.producerId}, epoch ${prepared.producerEpoch}}`,
     );
-    print(
-      `     snapshotState: saved to ${file.split('/').pop()}; a read_committed reader sees ${pendingVisible} of them yet`,
-    );
+    print(`     snapshotState: saved to ${file.split('/').pop()}; a read_committed reader sees ${pendingVisible} of them yet`);
 
     if (checkpointId === 2) {
       // Another task fails before checkpoint 2 completes: the job restarts from the last complete checkpoint,
@@ -306,9 +295,7 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
     completed++;
     for (const r of mine) processed.add((JSON.parse(text(r.value)) as PageView).view);
     const after = await committedViews();
-    print(
-      `     notifyCheckpointComplete → commitTransaction(): a read_committed reader now sees ${after.length} enriched views`,
-    );
+    print(`     notifyCheckpointComplete → commitTransaction(): a read_committed reader now sees ${after.length} enriched views`);
   }
   leftOver = (await task.consumer.poll(300)).filter((r) => isThisRun(env, r)).length;
   await task.close();
@@ -318,7 +305,9 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
       () => null,
       (e: unknown) => e,
     );
-    print(`   the failed task's sink comes back and calls commitTransaction(): ${error instanceof ProducerFencedError ? 'ProducerFencedError — fenced, as it must be' : String(error ?? 'it succeeded')}`);
+    print(
+      `   the failed task's sink comes back and calls commitTransaction(): ${error instanceof ProducerFencedError ? 'ProducerFencedError — fenced, as it must be' : String(error ?? 'it succeeded')}`,
+    );
     if (!(error instanceof ProducerFencedError)) zombieProblem = 'the failed task was not fenced';
     await failedTask.sink.close(1_000);
   }
@@ -336,17 +325,16 @@ async function sourceAndSink(env: ExampleEnvironment): Promise<SourceAndSinkSumm
   const problems: string[] = [];
   if (lost > 0) problems.push(`${lost} page view(s) lost`);
   if (duplicated > 0) problems.push(`${duplicated} page view(s) duplicated`);
-  if (outputs.length !== VIEW_COUNT)
-    problems.push(`${outputs.length} enriched views committed, expected ${VIEW_COUNT}`);
-  if (visibleBeforeCommit > 0)
-    problems.push(`${visibleBeforeCommit} enriched view(s) visible before notifyCheckpointComplete`);
+  if (outputs.length !== VIEW_COUNT) problems.push(`${outputs.length} enriched views committed, expected ${VIEW_COUNT}`);
+  if (visibleBeforeCommit > 0) problems.push(`${visibleBeforeCommit} enriched view(s) visible before notifyCheckpointComplete`);
   if (aborted !== 1) problems.push(`${aborted} checkpoints aborted, expected 1`);
   if (zombieProblem !== null) problems.push(zombieProblem);
-  if (recovery !== 'unknown') problems.push(`completing checkpoint 1's transaction after the restart: ${recovery ?? 'not done'}; expected 'unknown' (checkpoint 2's open instead, aborted)`);
-  if (redelivered.size !== abortedRecords.length)
-    problems.push(`${redelivered.size} of ${abortedRecords.length} aborted page views redelivered`);
-  if (abortedOutputsInLog !== abortedRecords.length)
-    problems.push(`${abortedOutputsInLog} aborted outputs in the log, expected ${abortedRecords.length}`);
+  if (recovery !== 'unknown')
+    problems.push(
+      `completing checkpoint 1's transaction after the restart: ${recovery ?? 'not done'}; expected 'unknown' (checkpoint 2's open instead, aborted)`,
+    );
+  if (redelivered.size !== abortedRecords.length) problems.push(`${redelivered.size} of ${abortedRecords.length} aborted page views redelivered`);
+  if (abortedOutputsInLog !== abortedRecords.length) problems.push(`${abortedOutputsInLog} aborted outputs in the log, expected ${abortedRecords.length}`);
   if (leftOver > 0) problems.push(`${leftOver} page view(s) delivered again after being committed`);
 
   return {
@@ -378,7 +366,6 @@ function describe(records: ShareConsumerRecord[]): string {
         const view = JSON.parse(text(r.value)) as PageView;
         return `#${view.view}${r.deliveryCount > 1 ? `↺` : ''}`;
       })
-      .join(' ') +
-    ` (${records.length} page views${records.some((r) => r.deliveryCount > 1) ? '; ↺ = redelivered' : ''})`
+      .join(' ') + ` (${records.length} page views${records.some((r) => r.deliveryCount > 1) ? '; ↺ = redelivered' : ''})`
   );
 }

@@ -92,9 +92,7 @@ async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Pr
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-example-'));
   const runId = randomBytes(3).toString('hex');
   const brokerLog: string[] = [];
-  const logger: Logger = options.verbose
-    ? { ...consoleLogger, info: (m) => console.error(`[kipgen] INFO ${m}`) }
-    : consoleLogger;
+  const logger: Logger = options.verbose ? { ...consoleLogger, info: (m) => console.error(`[kipgen] INFO ${m}`) } : consoleLogger;
   let broker: Broker | null = null;
   let bootstrap: string;
   try {
@@ -163,12 +161,16 @@ async function configureShareGroup(bootstrap: string, groupId: string, configs: 
   try {
     const { response } = await client.send(client.anyNode(), IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, () =>
       IncrementalAlterConfigsRequest.create({
-        resources: [{ resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }],
+        resources: [
+          { resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) },
+        ],
       }),
     );
     const result = response.responses[0];
     if (result === undefined || result.errorCode !== 0) {
-      throw new Error(`the broker at ${bootstrap} refused the configs of share group ${groupId} (error ${result?.errorCode}): ${result?.errorMessage ?? 'no reason given'}`);
+      throw new Error(
+        `the broker at ${bootstrap} refused the configs of share group ${groupId} (error ${result?.errorCode}): ${result?.errorMessage ?? 'no reason given'}`,
+      );
     }
   } finally {
     await client.close();
@@ -202,12 +204,7 @@ async function requireTopics(bootstrap: string, topics: TopicSpec[]): Promise<vo
  * The example's input: `count` records `make(i)` to `topic`, values as JSON,
  * each with header `run` (this run's id), from a plain (idempotent) producer.
  */
-export async function produceInput(
-  env: ExampleEnvironment,
-  topic: string,
-  count: number,
-  make: (i: number) => { key: string; value: unknown },
-): Promise<void> {
+export async function produceInput(env: ExampleEnvironment, topic: string, count: number, make: (i: number) => { key: string; value: unknown }): Promise<void> {
   const producer = new KafkaProducer({
     bootstrapServers: env.bootstrap,
     lingerMs: 1,
@@ -257,8 +254,7 @@ export async function pollUntil(
   const deadline = Date.now() + timeoutMs;
   const all: ShareConsumerRecord[] = [];
   while (!enough(all)) {
-    if (Date.now() >= deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (got ${all.length} records)`);
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (got ${all.length} records)`);
     all.push(...(await consumer.poll(Math.min(500, deadline - Date.now()))));
   }
   return all;
@@ -283,12 +279,7 @@ interface TopicRecord {
  * read_uncommitted (every data record in the log, aborted ones included).
  * Waits up to `waitMs` for open transactions on the topic to finish.
  */
-export async function readTopic(
-  bootstrap: string,
-  topic: string,
-  isolation: 'read_committed' | 'read_uncommitted',
-  waitMs = 3_000,
-): Promise<TopicRecord[]> {
+export async function readTopic(bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', waitMs = 3_000): Promise<TopicRecord[]> {
   const deadline = Date.now() + waitMs;
   const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
   try {
@@ -303,11 +294,7 @@ export async function readTopic(
   }
 }
 
-async function readOnce(
-  client: ClusterClient,
-  topic: string,
-  isolationLevel: 0 | 1,
-): Promise<{ records: TopicRecord[]; stable: boolean }> {
+async function readOnce(client: ClusterClient, topic: string, isolationLevel: 0 | 1): Promise<{ records: TopicRecord[]; stable: boolean }> {
   const meta = await client.topic(topic);
   const out: TopicRecord[] = [];
   let stable = true;
@@ -347,20 +334,15 @@ async function readOnce(
         }),
       );
       const part = response.responses[0]?.partitions[0];
-      if (!part || part.errorCode !== 0)
-        throw new Error(`fetch ${topic}-${p.partition}: error code ${part?.errorCode}`);
+      if (!part || part.errorCode !== 0) throw new Error(`fetch ${topic}-${p.partition}: error code ${part?.errorCode}`);
       if (part.lastStableOffset !== part.highWatermark) stable = false;
       const end = isolationLevel === 1 ? part.lastStableOffset : part.highWatermark;
       // AbortedTransactions (read_committed only): a producer's records from firstOffset on are aborted until its ABORT marker.
-      const aborted =
-        isolationLevel === 0
-          ? []
-          : [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
+      const aborted = isolationLevel === 0 ? [] : [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
       const batches = part.records ? decodeRecordBatches(part.records).batches : [];
       for (const batch of batches) {
         if (batch.baseOffset >= end) break;
-        while (aborted.length > 0 && aborted[0]!.firstOffset <= batch.lastOffset)
-          abortedPids.add(aborted.shift()!.producerId);
+        while (aborted.length > 0 && aborted[0]!.firstOffset <= batch.lastOffset) abortedPids.add(aborted.shift()!.producerId);
         fetchOffset = batch.lastOffset + 1n;
         if (batch.isControl) {
           if (readControlRecord(batch.records[0]!).type === 'ABORT') abortedPids.delete(batch.producerId);
@@ -469,12 +451,7 @@ export function describeAcks(
     .map(
       (p) =>
         `${p.topic}-${p.partition}: ` +
-        p.batches
-          .map(
-            (b) =>
-              `${b.firstOffset === b.lastOffset ? b.firstOffset : `${b.firstOffset}-${b.lastOffset}`} ${b.acknowledgeType}`,
-          )
-          .join(', '),
+        p.batches.map((b) => `${b.firstOffset === b.lastOffset ? b.firstOffset : `${b.firstOffset}-${b.lastOffset}`} ${b.acknowledgeType}`).join(', '),
     )
     .join('; ');
 }
@@ -537,9 +514,7 @@ export function finish(env: ExampleEnvironment, example: string, facts: string, 
   const ok = problems.length === 0;
   const durationMs = Date.now() - env.startedAt;
   const seconds = (durationMs / 1000).toFixed(1);
-  const line = ok
-    ? `${example}: OK — ${facts} (${seconds} s)`
-    : `${example}: FAILED — ${problems.join('; ')} (${seconds} s)`;
+  const line = ok ? `${example}: OK — ${facts} (${seconds} s)` : `${example}: FAILED — ${problems.join('; ')} (${seconds} s)`;
   env.print(line);
   return { example, ok, problems, durationMs, line };
 }

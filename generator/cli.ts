@@ -62,7 +62,10 @@ export function buildCli(): Command {
     .description('validate the schemas and write one codec module per message, plus index.ts')
     .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
     .option('-o, --out <dir>', 'output folder', DEFAULT_OUT)
-    .option('--runtime-import <specifier>', "module the generated code imports the runtime from (default @kipgen/codecs/runtime; ../runtime/index.js for this repository's own generated/)")
+    .option(
+      '--runtime-import <specifier>',
+      "module the generated code imports the runtime from (default @kipgen/codecs/runtime; ../runtime/index.js for this repository's own generated/)",
+    )
     .option('--no-typecheck', 'skip the in-memory type check of the emitted code')
     .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; typecheck: boolean }) => {
       const missing = missingSchemas('generate', options.schemas);
@@ -104,7 +107,10 @@ export function buildCli(): Command {
     .option('-s, --schemas <dirs...>', 'schema folders or files', DEFAULT_SCHEMAS)
     .option('-o, --out <dir>', 'generated folder', DEFAULT_OUT)
     .option('--runtime-import <specifier>', 'runtime module specifier used when generating')
-    .option('-b, --baseline <file>', `also fail on a breaking change against this baseline of released wire layouts (default ${DEFAULT_BASELINE} with the default schemas)`)
+    .option(
+      '-b, --baseline <file>',
+      `also fail on a breaking change against this baseline of released wire layouts (default ${DEFAULT_BASELINE} with the default schemas)`,
+    )
     .action(async (options: { schemas: string[]; out: string; runtimeImport?: string; baseline?: string }) => {
       const missing = missingSchemas('check', options.schemas);
       if (missing !== undefined) {

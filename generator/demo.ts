@@ -76,7 +76,10 @@ export async function runDemo(schemas = [DEMO_SCHEMAS]): Promise<void> {
     if (!response) continue;
     const sizes: Record<'request' | 'response', number[]> = { request: [], response: [] };
     for (const version of request.validVersions) {
-      for (const [kind, spec] of [['request', request], ['response', response]] as const) {
+      for (const [kind, spec] of [
+        ['request', request],
+        ['response', response],
+      ] as const) {
         const codec = messages[spec.name]!;
         checks++;
         try {
@@ -110,7 +113,12 @@ export async function runDemo(schemas = [DEMO_SCHEMAS]): Promise<void> {
 function printTable(rows: string[][]): void {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   rows.forEach((row, i) => {
-    console.log(row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+    console.log(
+      row
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    );
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   });
 }

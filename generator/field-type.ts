@@ -3,20 +3,7 @@
  * struct name, or an array ("[]T") of either.
  */
 
-export const PRIMITIVE_TYPES = [
-  'bool',
-  'int8',
-  'int16',
-  'uint16',
-  'int32',
-  'uint32',
-  'int64',
-  'float64',
-  'string',
-  'bytes',
-  'records',
-  'uuid',
-] as const;
+export const PRIMITIVE_TYPES = ['bool', 'int8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'float64', 'string', 'bytes', 'records', 'uuid'] as const;
 
 export type PrimitiveName = (typeof PRIMITIVE_TYPES)[number];
 

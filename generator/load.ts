@@ -115,7 +115,13 @@ function checkSpecSet(specs: readonly MessageSpec[], sources: ReadonlyMap<Messag
     const suffix = spec.type === 'request' ? 'Request' : spec.type === 'response' ? 'Response' : undefined;
     if (suffix !== undefined && !spec.name.endsWith(suffix)) {
       const place = sources.get(spec)?.locate(['name']) ?? { line: 1, column: 1 };
-      diagnostics.push({ severity: 'error', file: spec.file, ...place, jsonPath: 'name', message: `String ${spec.name} does not end with the expected suffix ${suffix}` });
+      diagnostics.push({
+        severity: 'error',
+        file: spec.file,
+        ...place,
+        jsonPath: 'name',
+        message: `String ${spec.name} does not end with the expected suffix ${suffix}`,
+      });
     }
   }
   for (const spec of specs) {

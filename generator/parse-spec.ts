@@ -83,7 +83,8 @@ class SpecParser {
     }
     const type = raw.type as SpecType;
     const validVersions = this.versions(raw.validVersions, ['validVersions']) ?? Versions.NONE;
-    const deprecatedVersions = raw.deprecatedVersions === undefined ? Versions.NONE : (this.versions(raw.deprecatedVersions, ['deprecatedVersions'], Versions.NONE) ?? Versions.NONE);
+    const deprecatedVersions =
+      raw.deprecatedVersions === undefined ? Versions.NONE : (this.versions(raw.deprecatedVersions, ['deprecatedVersions'], Versions.NONE) ?? Versions.NONE);
     const apiKey = raw.apiKey === undefined ? undefined : Number(raw.apiKey);
     const listeners = raw.listeners == null ? [] : Array.isArray(raw.listeners) ? (raw.listeners as string[]) : [String(raw.listeners)];
     const latestVersionUnstable = flag(raw.latestVersionUnstable);
@@ -152,7 +153,10 @@ class SpecParser {
       // MessageDataGenerator writes a class for every common struct, guarded by its own versions;
       // with none, Kafka's VersionConditional refuses the always-false check.
       else if (versions !== undefined && versions.empty) {
-        this.error([...path, 'versions'], `Version ranges ${versions} and ${versions} have no versions in common: common struct ${String(struct.name)} has no versions.`);
+        this.error(
+          [...path, 'versions'],
+          `Version ranges ${versions} and ${versions} have no versions in common: common struct ${String(struct.name)} has no versions.`,
+        );
       }
       return { name: String(struct.name), versions: versions ?? Versions.NONE, raw: struct, path };
     });
@@ -166,7 +170,12 @@ class SpecParser {
       this.structs.set(common.name, { name: common.name, versions: common.versions, fields, isCommon: true, jsonPath: common.path });
     }
 
-    const fields = this.fields((raw.fields as Raw[] | null | undefined) ?? [], ['fields'], { name, reachable: validVersions, declared: validVersions, inCommon: false });
+    const fields = this.fields((raw.fields as Raw[] | null | undefined) ?? [], ['fields'], {
+      name,
+      reachable: validVersions,
+      declared: validVersions,
+      inCommon: false,
+    });
     // MessageDataGenerator: the top-level class is no element of a keyed set.
     ((raw.fields as Raw[] | null | undefined) ?? []).forEach((f, i) => {
       if (flag(f.mapKey)) this.error(['fields', i, 'mapKey'], 'Cannot set mapKey on top level fields.');
@@ -233,7 +242,8 @@ class SpecParser {
     const errorsBefore = this.errorCount();
     if (!FIELD_NAME.test(name)) this.error([...path, 'name'], `Invalid field name ${name}`);
 
-    const taggedVersions = raw.taggedVersions === undefined ? Versions.NONE : (this.versions(raw.taggedVersions, [...path, 'taggedVersions'], Versions.NONE) ?? Versions.NONE);
+    const taggedVersions =
+      raw.taggedVersions === undefined ? Versions.NONE : (this.versions(raw.taggedVersions, [...path, 'taggedVersions'], Versions.NONE) ?? Versions.NONE);
     // Without versions, a field takes its tagged versions (FieldSpec); a blank string counts as absent.
     const fallback = taggedVersions.empty ? undefined : taggedVersions;
     const versionsGiven = raw.versions !== undefined && String(raw.versions).trim() !== '';
@@ -248,7 +258,8 @@ class SpecParser {
     } catch (e) {
       this.error([...path, 'type'], (e as Error).message);
     }
-    const nullableVersions = raw.nullableVersions === undefined ? Versions.NONE : (this.versions(raw.nullableVersions, [...path, 'nullableVersions'], Versions.NONE) ?? Versions.NONE);
+    const nullableVersions =
+      raw.nullableVersions === undefined ? Versions.NONE : (this.versions(raw.nullableVersions, [...path, 'nullableVersions'], Versions.NONE) ?? Versions.NONE);
     const mapKey = flag(raw.mapKey);
     const ignorable = flag(raw.ignorable);
     const zeroCopy = flag(raw.zeroCopy);
@@ -296,7 +307,13 @@ class SpecParser {
         `Field ${name} specifies tagged versions ${taggedVersions} that are not a subset of the flexible versions ${fieldFlexible}`,
       );
     }
-    if (type !== undefined && type.kind === 'primitive' && type.name === 'records' && versions !== undefined && !taggedVersions.intersect(versions).intersect(context.reachable).empty) {
+    if (
+      type !== undefined &&
+      type.kind === 'primitive' &&
+      type.name === 'records' &&
+      versions !== undefined &&
+      !taggedVersions.intersect(versions).intersect(context.reachable).empty
+    ) {
       this.error([...path, 'tag'], `Unsupported attempt to declare field \`${name}\` with \`records\` type as a tagged field.`);
     }
 
@@ -380,7 +397,10 @@ class SpecParser {
     // StructRegistry registers inline structs of the message's own fields only, so the
     // generators cannot find one declared inside a common struct.
     if (context.inCommon) {
-      this.error(fieldPath, `Unable to locate a specification for the structure ${structName} (an inline struct inside common struct ${context.name}; declare ${structName} in commonStructs instead)`);
+      this.error(
+        fieldPath,
+        `Unable to locate a specification for the structure ${structName} (an inline struct inside common struct ${context.name}; declare ${structName} in commonStructs instead)`,
+      );
       return;
     }
     if (this.structs.has(structName)) {
@@ -441,14 +461,7 @@ class SpecParser {
     }
   }
 
-  private defaultValue(
-    raw: unknown,
-    type: FieldType,
-    name: string,
-    versions: Versions,
-    nullable: Versions,
-    path: JsonPath,
-  ): DefaultValue | undefined {
+  private defaultValue(raw: unknown, type: FieldType, name: string, versions: Versions, nullable: Versions, path: JsonPath): DefaultValue | undefined {
     // Jackson hands Kafka's generator the default as text; a JSON null means "no default".
     const text = raw === null || raw === undefined ? '' : String(raw);
     const nullDefault = (): DefaultValue | undefined => {
@@ -587,7 +600,10 @@ class SpecParser {
       }
       const highestHeader = type === 'request' ? 2 : 1;
       if (headerVersion > highestHeader) {
-        this.error(at, `Message ${name} maps versions ${versions} to ${type} header version ${headerVersion}, but ${type} headers go up to version ${highestHeader}.`);
+        this.error(
+          at,
+          `Message ${name} maps versions ${versions} to ${type} header version ${headerVersion}, but ${type} headers go up to version ${highestHeader}.`,
+        );
         continue;
       }
       if (type === 'response' && apiKey === API_VERSIONS_KEY && headerVersion !== 0) {
@@ -613,7 +629,10 @@ class SpecParser {
       const previous = entries[i - 1]!.versions;
       const current = entries[i]!;
       if (previous.openEnded) {
-        this.error(['headerVersions', current.key], `Message ${name} has an open-ended headerVersions range ${previous} that is followed by ${current.versions}; only the last range may be open-ended.`);
+        this.error(
+          ['headerVersions', current.key],
+          `Message ${name} has an open-ended headerVersions range ${previous} that is followed by ${current.versions}; only the last range may be open-ended.`,
+        );
         return undefined;
       }
       if (current.versions.lowest !== previous.highest + 1) {
@@ -626,12 +645,18 @@ class SpecParser {
     }
     const last = entries[entries.length - 1]!;
     if (!last.versions.openEnded) {
-      this.error(['headerVersions', last.key], `Message ${name} has headerVersions whose last range ${last.versions} is not open-ended; the last range must end with a plus sign.`);
+      this.error(
+        ['headerVersions', last.key],
+        `Message ${name} has headerVersions whose last range ${last.versions} is not open-ended; the last range must end with a plus sign.`,
+      );
       return undefined;
     }
     for (const entry of entries) {
       if (entry.versions.lowest > validVersions.highest) {
-        this.error(['headerVersions', entry.key], `Message ${name} has a headerVersions range ${entry.versions} that starts above the highest valid version ${validVersions.highest}.`);
+        this.error(
+          ['headerVersions', entry.key],
+          `Message ${name} has a headerVersions range ${entry.versions} that starts above the highest valid version ${validVersions.highest}.`,
+        );
         return undefined;
       }
     }
@@ -669,7 +694,10 @@ class SpecParser {
       const text = raw[key];
       const reversed = typeof text === 'string' ? /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(text) : null;
       if (reversed !== null && Number(reversed[1]) > Number(reversed[2])) {
-        this.error([...path, key], `${key} "${text as string}" is a reversed version range: its lowest version ${reversed[1]} is above its highest ${reversed[2]} (did you mean "${reversed[2]}-${reversed[1]}"? Kafka would read it as none)`);
+        this.error(
+          [...path, key],
+          `${key} "${text as string}" is a reversed version range: its lowest version ${reversed[1]} is above its highest ${reversed[2]} (did you mean "${reversed[2]}-${reversed[1]}"? Kafka would read it as none)`,
+        );
         found = true;
       }
     }

@@ -56,7 +56,13 @@ export class SchemaSource {
     if (tooDeep !== undefined) {
       const probe = new SchemaSource(file, text, { type: 'null', offset: 0, length: 0 } as Node, null);
       throw new SchemaError([
-        { severity: 'error', file, ...probe.lineColumn(tooDeep), jsonPath: '', message: `nesting deeper than ${MAX_NESTING} levels (Kafka's deepest schema nests under 20)` },
+        {
+          severity: 'error',
+          file,
+          ...probe.lineColumn(tooDeep),
+          jsonPath: '',
+          message: `nesting deeper than ${MAX_NESTING} levels (Kafka's deepest schema nests under 20)`,
+        },
       ]);
     }
     const errors: ParseError[] = [];

@@ -14,7 +14,9 @@ import { PACKAGE_ROOT } from './package-root.js';
 function runtimeEntry(): string | undefined {
   try {
     // Its declarations: a path mapped to an existing .js would be read as untyped JavaScript.
-    return createRequire(import.meta.url).resolve(RUNTIME_PACKAGE).replace(/\.js$/, '.d.ts');
+    return createRequire(import.meta.url)
+      .resolve(RUNTIME_PACKAGE)
+      .replace(/\.js$/, '.d.ts');
   } catch {
     const own = join(PACKAGE_ROOT, 'runtime', 'index.ts');
     return existsSync(own) ? join(PACKAGE_ROOT, 'runtime', 'index.js') : undefined;

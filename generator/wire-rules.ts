@@ -53,8 +53,10 @@ export function headerVersion(spec: MessageSpec, version: number): number | unde
 function headerRule(spec: MessageSpec, version: number): { header: number; reason?: string } {
   const declared = spec.headerVersions?.find((h) => h.versions.contains(version));
   if (declared !== undefined) return { header: declared.headerVersion, reason: 'as the schema declares' };
-  if (spec.type === 'response' && spec.apiKey === API_VERSIONS_KEY) return { header: 0, reason: 'ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511)' };
-  if (spec.type === 'request' && spec.apiKey === CONTROLLED_SHUTDOWN && version === 0) return { header: 0, reason: 'ControlledShutdown v0 predates the client id in the header' };
+  if (spec.type === 'response' && spec.apiKey === API_VERSIONS_KEY)
+    return { header: 0, reason: 'ApiVersionsResponse always uses header v0, so that any client can read it (KIP-511)' };
+  if (spec.type === 'request' && spec.apiKey === CONTROLLED_SHUTDOWN && version === 0)
+    return { header: 0, reason: 'ControlledShutdown v0 predates the client id in the header' };
   const flexible = spec.flexibleVersions.contains(version);
   if (spec.type === 'request') return { header: flexible ? 2 : 1 };
   return { header: flexible ? 1 : 0 };

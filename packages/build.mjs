@@ -27,11 +27,20 @@ export const PACKAGES = Object.fromEntries(
 function specifierFor(folder, file) {
   const base = file.replace(/\.js$/, '');
   switch (folder) {
-    case 'generated': return base === 'index' ? '@kipgen/codecs' : `@kipgen/codecs/generated/${base}`;
-    case 'runtime': return base === 'index' ? '@kipgen/codecs/runtime' : `@kipgen/codecs/runtime/${base}`;
-    case 'connection': if (base === 'connection') return '@kipgen/client/connection'; break;
-    case 'client': if (base === 'index') return '@kipgen/client'; break;
-    case 'coordinator': if (base === 'index') return '@kipgen/broker'; if (base === 'cli') return '@kipgen/broker/cli'; break;
+    case 'generated':
+      return base === 'index' ? '@kipgen/codecs' : `@kipgen/codecs/generated/${base}`;
+    case 'runtime':
+      return base === 'index' ? '@kipgen/codecs/runtime' : `@kipgen/codecs/runtime/${base}`;
+    case 'connection':
+      if (base === 'connection') return '@kipgen/client/connection';
+      break;
+    case 'client':
+      if (base === 'index') return '@kipgen/client';
+      break;
+    case 'coordinator':
+      if (base === 'index') return '@kipgen/broker';
+      if (base === 'cli') return '@kipgen/broker/cli';
+      break;
   }
   return undefined;
 }
@@ -53,7 +62,9 @@ function rewrite(text, fileInDist, own, problems) {
 }
 
 function filesUnder(dir) {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
 }
 
 export function assemble() {
@@ -105,7 +116,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
     try {
       // Piped, not inherited: tsc's errors are printed after the status line is cleared, not onto it.
-      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'pipe', cwd: ROOT });
+      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
+        stdio: 'pipe',
+        cwd: ROOT,
+      });
     } catch (error) {
       status('');
       process.stdout.write(error.stdout ?? '');

@@ -22,12 +22,7 @@ export function readArray<T>(reader: Reader, length: number, version: number, re
   return out;
 }
 
-export function readNullableArray<T>(
-  reader: Reader,
-  length: number,
-  version: number,
-  readElement: ElementReader<T>,
-): T[] | null {
+export function readNullableArray<T>(reader: Reader, length: number, version: number, readElement: ElementReader<T>): T[] | null {
   return length < 0 ? null : readArray(reader, length, version, readElement);
 }
 

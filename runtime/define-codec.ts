@@ -25,9 +25,7 @@ export function defineCodec<T, I = Partial<T>>(parts: CodecParts<T, I>): Message
   const { name, validVersions } = parts;
   const check = (version: number): void => {
     if (!Number.isInteger(version) || version < validVersions.lowest || version > validVersions.highest) {
-      throw new UnsupportedVersionError(
-        `${name} has no version ${version} (valid: ${validVersions.lowest}-${validVersions.highest})`,
-      );
+      throw new UnsupportedVersionError(`${name} has no version ${version} (valid: ${validVersions.lowest}-${validVersions.highest})`);
     }
   };
   // A throw from size or write on a value of the wrong type (a JavaScript
@@ -102,8 +100,6 @@ function withVersionHint(error: DecodeError, name: string, version: number): Dec
 }
 
 /** A request or response codec, which also knows its header version. */
-export function defineApiCodec<T, I = Partial<T>>(
-  parts: CodecParts<T, I> & { apiKey: number; headerVersion(version: number): number },
-): ApiMessageCodec<T, I> {
+export function defineApiCodec<T, I = Partial<T>>(parts: CodecParts<T, I> & { apiKey: number; headerVersion(version: number): number }): ApiMessageCodec<T, I> {
   return { ...defineCodec(parts), apiKey: parts.apiKey, headerVersion: parts.headerVersion };
 }

@@ -5,8 +5,7 @@ import { decodeUtf8Lenient } from './utf8.js';
 
 // Node's Buffer method, which takes any Uint8Array as `this`: it copies the bytes
 // into a one-byte string with no decoding. Used for ASCII input only.
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Uint8Array, start: number, end: number): string })
-  .latin1Slice;
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Uint8Array, start: number, end: number): string }).latin1Slice;
 
 /** Above these, a count or a read size taken from the wire is flagged as implausible (errors.ts). */
 const LARGE_COUNT = 0xffff;

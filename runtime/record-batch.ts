@@ -283,12 +283,7 @@ export function encodeRecordBatch(input: RecordBatchInput): Uint8Array {
       (wideTimestampDeltas ??= new Map()).set(i, timestampDelta);
       timestampDeltaSize = sizeOfVarlong(timestampDelta);
     }
-    let bodySize =
-      1 +
-      timestampDeltaSize +
-      sizeOfVarint(Number(offsetDelta)) +
-      sizeOfNullableVarintBytes(key) +
-      sizeOfNullableVarintBytes(value);
+    let bodySize = 1 + timestampDeltaSize + sizeOfVarint(Number(offsetDelta)) + sizeOfNullableVarintBytes(key) + sizeOfNullableVarintBytes(value);
     const headers = record.headers;
     const headerCount = headers === undefined ? 0 : headers.length;
     bodySize += sizeOfVarint(headerCount);
@@ -543,7 +538,7 @@ function headerView(bytes: Uint8Array, at: number): DataView {
   if (bytes.length - at < RECORD_BATCH_OVERHEAD) {
     throw new DecodeError(`record batch header needs ${RECORD_BATCH_OVERHEAD} bytes at offset ${at}, only ${bytes.length - at} left`);
   }
-  checkMagic(bytes[at + MAGIC_OFFSET]! << 24 >> 24, at);
+  checkMagic((bytes[at + MAGIC_OFFSET]! << 24) >> 24, at);
   return new DataView(bytes.buffer, bytes.byteOffset + at, RECORD_BATCH_OVERHEAD);
 }
 
@@ -568,7 +563,9 @@ function partialTailError(bytes: Uint8Array, at: number, index: number): never {
   const what = declared === undefined ? `${left} byte${left === 1 ? '' : 's'}, too few for a batch header` : `${left} of the ${declared} bytes it declares`;
   throw new DecodeError(
     `batch at offset ${at} is cut short: ${what} (partialTail: 'error' wants whole batches, as in a Produce request; only a Fetch response may end with part of a batch)`,
-  ).within(`[${index}]`).within('batches');
+  )
+    .within(`[${index}]`)
+    .within('batches');
 }
 
 function checkBatchLength(batchLength: number, at: number): void {
@@ -640,9 +637,7 @@ function decodeBatchAt(bytes: Uint8Array, at: number, options: DecodeRecordsOpti
   if (options?.checkCrc !== false) {
     const actual = crc32c(bytes.subarray(at + ATTRIBUTES_OFFSET, end));
     if (actual !== header.crc) {
-      throw new DecodeError(
-        `CRC mismatch in batch at offset ${at}: it declares 0x${hex32(header.crc)} but its bytes give 0x${hex32(actual)}`,
-      );
+      throw new DecodeError(`CRC mismatch in batch at offset ${at}: it declares 0x${hex32(header.crc)} but its bytes give 0x${hex32(actual)}`);
     }
   }
   const count = header.recordCount;
@@ -791,15 +786,7 @@ function hex32(value: number): string {
 // Control records (transaction markers)
 
 /** Kafka's ControlRecordType by type id (ABORT 0, COMMIT 1, ...); UNKNOWN for ids this code does not know. */
-export type ControlRecordTypeName =
-  | 'ABORT'
-  | 'COMMIT'
-  | 'LEADER_CHANGE'
-  | 'SNAPSHOT_HEADER'
-  | 'SNAPSHOT_FOOTER'
-  | 'KRAFT_VERSION'
-  | 'KRAFT_VOTERS'
-  | 'UNKNOWN';
+export type ControlRecordTypeName = 'ABORT' | 'COMMIT' | 'LEADER_CHANGE' | 'SNAPSHOT_HEADER' | 'SNAPSHOT_FOOTER' | 'KRAFT_VERSION' | 'KRAFT_VOTERS' | 'UNKNOWN';
 
 const CONTROL_RECORD_TYPES: readonly ControlRecordTypeName[] = [
   'ABORT',

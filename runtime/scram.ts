@@ -69,11 +69,7 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** The credential a broker stores for `password` (Kafka's ScramFormatter.generateCredential). */
-export function scramCredential(
-  mechanism: ScramMechanismName,
-  password: string,
-  options: { salt?: Uint8Array; iterations?: number } = {},
-): ScramCredential {
+export function scramCredential(mechanism: ScramMechanismName, password: string, options: { salt?: Uint8Array; iterations?: number } = {}): ScramCredential {
   const algorithm = SCRAM_ALGORITHMS[mechanism];
   const iterations = options.iterations ?? 4096;
   if (!Number.isInteger(iterations) || iterations < algorithm.minIterations) {

@@ -28,12 +28,7 @@ export function sizeOfUnknownTaggedFields(fields: readonly RawTaggedField[] | un
  * writers call it before each known tag so that the section stays in tag order,
  * as Kafka's RawTaggedFieldWriter does.
  */
-export function writeRawTaggedFields(
-  writer: Writer,
-  fields: readonly RawTaggedField[] | undefined,
-  next: number,
-  belowTag: number,
-): number {
+export function writeRawTaggedFields(writer: Writer, fields: readonly RawTaggedField[] | undefined, next: number, belowTag: number): number {
   if (fields === undefined) return next;
   let i = next;
   for (; i < fields.length && fields[i]!.tag < belowTag; i++) {

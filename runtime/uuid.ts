@@ -16,11 +16,7 @@ export function uuidToString(bytes: Uint8Array, offset: number): string {
   const end = offset + 15;
   for (; i < end; i += 3) {
     const triple = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out +=
-      ALPHABET[triple >>> 18]! +
-      ALPHABET[(triple >>> 12) & 63]! +
-      ALPHABET[(triple >>> 6) & 63]! +
-      ALPHABET[triple & 63]!;
+    out += ALPHABET[triple >>> 18]! + ALPHABET[(triple >>> 12) & 63]! + ALPHABET[(triple >>> 6) & 63]! + ALPHABET[triple & 63]!;
   }
   const last = bytes[i]!;
   return out + ALPHABET[last >>> 2]! + ALPHABET[(last & 3) << 4]!;

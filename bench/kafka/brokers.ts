@@ -42,7 +42,11 @@ export function compileProject(): string {
   const cache = path.join(ROOT, 'node_modules', '.cache');
   fs.mkdirSync(cache, { recursive: true });
   const out = fs.mkdtempSync(path.join(cache, 'kipgen-bench-kafka-js-'));
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', out, '--declaration', 'false'], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', out, '--declaration', 'false'],
+    { stdio: 'inherit' },
+  );
   return out;
 }
 

@@ -28,7 +28,10 @@ export class JavaSide {
   ) {}
 
   static compile(classpath: string, outDir: string): JavaSide {
-    const sources = fs.readdirSync(SOURCES).filter((f) => f.endsWith('.java')).map((f) => path.join(SOURCES, f));
+    const sources = fs
+      .readdirSync(SOURCES)
+      .filter((f) => f.endsWith('.java'))
+      .map((f) => path.join(SOURCES, f));
     const result = spawnSync('javac', ['-nowarn', '-encoding', 'UTF-8', '-d', outDir, '-cp', classpath, ...sources], { encoding: 'utf8' });
     if (result.error) throw new Error(`javac could not run: ${result.error.message}`);
     if (result.status !== 0) throw new Error(`javac failed on ${SOURCES}:\n${result.stderr}`);
@@ -37,8 +40,15 @@ export class JavaSide {
 
   /** Runs ClientBench with `args`; resolves with its JSON line. */
   async clientBench(args: (string | number)[], timeoutMs = 600_000): Promise<LoopResult & Record<string, unknown>> {
-    const out = await this.java([...CLIENT_JVM, '-cp', `${this.classes}${path.delimiter}${this.classpath}`, 'dev.kipgen.bench.ClientBench', ...args.map(String)], timeoutMs);
-    const line = out.stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+    const out = await this.java(
+      [...CLIENT_JVM, '-cp', `${this.classes}${path.delimiter}${this.classpath}`, 'dev.kipgen.bench.ClientBench', ...args.map(String)],
+      timeoutMs,
+    );
+    const line = out.stdout
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => l.startsWith('{'));
     if (line === undefined) throw new Error(`ClientBench ${args.join(' ')} printed no result:\n${out.stderr.slice(-3000)}`);
     return JSON.parse(line) as LoopResult & Record<string, unknown>;
   }
@@ -49,7 +59,23 @@ export class JavaSide {
    */
   async producerPerformance(bootstrap: string, topic: string, records: number, size: number): Promise<LoopResult> {
     const out = await this.java(
-      [...CLIENT_JVM, '-cp', this.classpath, 'org.apache.kafka.tools.ProducerPerformance', '--topic', topic, '--num-records', String(records), '--record-size', String(size), '--throughput', '-1', '--producer-props', `bootstrap.servers=${bootstrap}`, 'acks=all'],
+      [
+        ...CLIENT_JVM,
+        '-cp',
+        this.classpath,
+        'org.apache.kafka.tools.ProducerPerformance',
+        '--topic',
+        topic,
+        '--num-records',
+        String(records),
+        '--record-size',
+        String(size),
+        '--throughput',
+        '-1',
+        '--producer-props',
+        `bootstrap.servers=${bootstrap}`,
+        'acks=all',
+      ],
       600_000,
     );
     const match = /(\d+)[^\n]*? records sent, ([\d.]+) records\/sec .*?, ([\d.]+) ms 50th, [\d.]+ ms 95th, ([\d.]+) ms 99th/.exec(out.stdout);
@@ -64,12 +90,33 @@ export class JavaSide {
    */
   async shareConsumerPerformance(bootstrap: string, topic: string, group: string, records: number): Promise<LoopResult> {
     const out = await this.java(
-      [...CLIENT_JVM, '-cp', this.classpath, 'org.apache.kafka.tools.ShareConsumerPerformance', '--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--num-records', String(records), '--timeout', '60000', '--hide-header'],
+      [
+        ...CLIENT_JVM,
+        '-cp',
+        this.classpath,
+        'org.apache.kafka.tools.ShareConsumerPerformance',
+        '--bootstrap-server',
+        bootstrap,
+        '--topic',
+        topic,
+        '--group',
+        group,
+        '--num-records',
+        String(records),
+        '--timeout',
+        '60000',
+        '--hide-header',
+      ],
       600_000,
     );
-    const line = out.stdout.trim().split('\n').reverse().find((l) => /^\d{4}-\d\d-\d\d/.test(l));
+    const line = out.stdout
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => /^\d{4}-\d\d-\d\d/.test(l));
     const fields = line?.split(',').map((f) => f.trim());
-    if (fields === undefined || fields.length < 6) throw new Error(`ShareConsumerPerformance printed no summary:\n${out.stdout.slice(-2000)}\n${out.stderr.slice(-2000)}`);
+    if (fields === undefined || fields.length < 6)
+      throw new Error(`ShareConsumerPerformance printed no summary:\n${out.stdout.slice(-2000)}\n${out.stderr.slice(-2000)}`);
     const consumed = Number(fields[5]);
     return { records: consumed, seconds: consumed / Number(fields[4]), p50Ms: null, p99Ms: null };
   }

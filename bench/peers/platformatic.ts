@@ -15,16 +15,7 @@
 //   function for it, so smallRequest() replays those statements.
 // - No response encoders at all.
 import * as platformatic from '@platformatic/kafka';
-import {
-  Reader,
-  Writer,
-  endTxnV4,
-  fetchV17,
-  findCoordinatorV6,
-  initProducerIdV5,
-  metadataV12,
-  produceV11,
-} from '@platformatic/kafka';
+import { Reader, Writer, endTxnV4, fetchV17, findCoordinatorV6, initProducerIdV5, metadataV12, produceV11 } from '@platformatic/kafka';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -43,7 +34,11 @@ export const PLATFORMATIC_VERSIONS = PEER_VERSIONS.platformatic;
 {
   // the highest vN export of each API module family
   const highest = (prefix: string): number =>
-    Math.max(...Object.keys(platformatic).filter((k) => new RegExp(`^${prefix}V\\d+$`).test(k)).map((k) => Number(k.slice(prefix.length + 1))));
+    Math.max(
+      ...Object.keys(platformatic)
+        .filter((k) => new RegExp(`^${prefix}V\\d+$`).test(k))
+        .map((k) => Number(k.slice(prefix.length + 1))),
+    );
   assertVersions('platformatic', {
     libVersion,
     Produce: highest('produce'),
@@ -120,7 +115,9 @@ function produceV11Replica(w: ProduceWorkload): () => InstanceType<typeof Writer
       .appendInt32(timeout)
       .appendArray(topics, (w: any, { topic, partitions }: any) => {
         w.appendString(topic).appendArray(partitions, (w: any, { partition, records }: any) => {
-          w.appendInt32(partition).appendUnsignedVarInt(records.length + 1).appendFrom(records);
+          w.appendInt32(partition)
+            .appendUnsignedVarInt(records.length + 1)
+            .appendFrom(records);
         });
       })
       .appendTaggedFields();
@@ -233,5 +230,5 @@ function platformaticSmallRequest(w: SmallRequestsWorkload, api: SmallRequest['a
       body = () => (initProducerIdV5.createRequest as any)(w.transactionalId, 60_000);
       break;
   }
-return { apiKey, version, body };
+  return { apiKey, version, body };
 }

@@ -27,6 +27,8 @@ export function assertVersions(lib: keyof typeof PEER_VERSIONS, actual: Record<s
   const want = PEER_VERSIONS[lib] as Record<string, number | string>;
   const drift = Object.keys(want).filter((k) => want[k] !== actual[k]);
   if (drift.length) {
-    throw new Error(`${lib}: benchmarked versions drifted (${drift.map((k) => `${k}: expected ${want[k]}, library has ${actual[k]}`).join('; ')}); update bench/peers/versions.ts`);
+    throw new Error(
+      `${lib}: benchmarked versions drifted (${drift.map((k) => `${k}: expected ${want[k]}, library has ${actual[k]}`).join('; ')}); update bench/peers/versions.ts`,
+    );
   }
 }

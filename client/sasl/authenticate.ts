@@ -8,12 +8,7 @@
  * retriable, so a wrong password fails the operation at once instead of
  * looping through reconnects.
  */
-import {
-  SaslAuthenticateRequest,
-  SaslAuthenticateResponse,
-  SaslHandshakeRequest,
-  SaslHandshakeResponse,
-} from '../../generated/index.js';
+import { SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse } from '../../generated/index.js';
 import type { KafkaConnection } from '../../connection/connection.js';
 import { ErrorCode, errorCodeName } from '../../runtime/error-codes.js';
 import { SaslAuthenticationError } from '../errors.js';

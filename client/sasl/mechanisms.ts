@@ -127,7 +127,7 @@ class ScramExchange implements SaslExchange {
       throw this.fail(`server-first-message ${JSON.stringify(serverFirst)} lacks r, s or i`);
     }
     if (!nonce.startsWith(this.nonce) || nonce.length === this.nonce.length) {
-      throw this.fail('the broker\'s nonce does not extend the client\'s (RFC 5802 §5.1)');
+      throw this.fail("the broker's nonce does not extend the client's (RFC 5802 §5.1)");
     }
     if (iterations < this.algorithm.minIterations) {
       throw this.fail(`the broker asks for ${iterations} iterations, fewer than the minimum ${this.algorithm.minIterations}`);
@@ -146,7 +146,7 @@ class ScramExchange implements SaslExchange {
     if (attributes.has('e')) throw this.fail(`the broker refused: ${attributes.get('e')}`);
     const verifier = attributes.get('v');
     if (verifier === undefined || !constantTimeEqual(Buffer.from(verifier, 'base64'), this.expectedServerSignature!)) {
-      throw this.fail('the broker\'s signature is wrong: it does not know this user\'s credential (or is not the broker it claims to be)');
+      throw this.fail("the broker's signature is wrong: it does not know this user's credential (or is not the broker it claims to be)");
     }
   }
 

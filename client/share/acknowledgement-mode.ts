@@ -18,9 +18,7 @@ const MODES: readonly AcknowledgementMode[] = ['implicit', 'explicit', 'transact
 export function parseAcknowledgementMode(mode: AcknowledgementMode | undefined): AcknowledgementMode {
   const configured = mode ?? 'implicit';
   if (!MODES.includes(configured)) {
-    throw new ConfigError(
-      `acknowledgementMode must be 'implicit', 'explicit' or 'transactional', not ${JSON.stringify(configured)}`,
-    );
+    throw new ConfigError(`acknowledgementMode must be 'implicit', 'explicit' or 'transactional', not ${JSON.stringify(configured)}`);
   }
   return configured;
 }
@@ -52,12 +50,7 @@ export class AcknowledgementModeState {
   /** Transactional mode needs TxnShareAcknowledge (API 96) on `nodeId`: fail fast, or fall back when opted in. */
   async checkTransactionalSupport(nodeId: number, deadline?: number): Promise<void> {
     if (this.current !== 'transactional') return;
-    const supported = await this.cluster.supports(
-      nodeId,
-      TRANSACTIONAL_ACKNOWLEDGE.apiKey,
-      TRANSACTIONAL_ACKNOWLEDGE.minVersion,
-      deadline,
-    );
+    const supported = await this.cluster.supports(nodeId, TRANSACTIONAL_ACKNOWLEDGE.apiKey, TRANSACTIONAL_ACKNOWLEDGE.minVersion, deadline);
     if (supported) return;
     const what = `broker ${this.cluster.describeMissingApi(nodeId, TxnShareAcknowledgeRequest, 'KIP-1289')}; acknowledgementMode 'transactional' needs it`;
     if (!this.allowFallback) {

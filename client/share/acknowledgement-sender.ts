@@ -50,10 +50,9 @@ export class AcknowledgementSender {
         if (!session || session.isNew) {
           if (items.length > 0)
             fail(
-              new KafkaError(
-                'no share session with the leader; the acquisition locks were released and the records will be redelivered',
-                { code: Errors.SHARE_SESSION_NOT_FOUND },
-              ),
+              new KafkaError('no share session with the leader; the acquisition locks were released and the records will be redelivered', {
+                code: Errors.SHARE_SESSION_NOT_FOUND,
+              }),
             );
           return;
         }
@@ -83,16 +82,12 @@ export class AcknowledgementSender {
             if (response.errorCode !== 0) {
               sessions.onError(nodeId, response.errorCode);
               if (response.errorCode === Errors.UNKNOWN_MEMBER_ID && !closing) membership.rejoinAfterUnknownMember(memberEpoch);
-              return fail(
-                errorFromCode(response.errorCode, `ShareAcknowledge to ${cluster.describeNode(nodeId)}`, response.errorMessage),
-              );
+              return fail(errorFromCode(response.errorCode, `ShareAcknowledge to ${cluster.describeNode(nodeId)}`, response.errorMessage));
             }
             s.acknowledged(closing);
             if (closing) sessions.delete(nodeId);
             for (const item of items) {
-              const part = response.responses
-                .find((t) => t.topicId === item.ref.topicId)
-                ?.partitions.find((p) => p.partitionIndex === item.ref.partition);
+              const part = response.responses.find((t) => t.topicId === item.ref.topicId)?.partitions.find((p) => p.partitionIndex === item.ref.partition);
               const code = part?.errorCode ?? 0;
               result.set(
                 resultKey(item.ref),

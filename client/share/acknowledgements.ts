@@ -13,8 +13,7 @@ export const ACKNOWLEDGE_TYPE_CODES: Readonly<Record<AcknowledgeType, number>> =
 
 export function acknowledgeTypeCode(type: AcknowledgeType): number {
   const code = ACKNOWLEDGE_TYPE_CODES[type];
-  if (code === undefined)
-    throw new ConfigError(`acknowledge type must be 'accept', 'release' or 'reject', not ${JSON.stringify(type)}`);
+  if (code === undefined) throw new ConfigError(`acknowledge type must be 'accept', 'release' or 'reject', not ${JSON.stringify(type)}`);
   return code;
 }
 
@@ -88,21 +87,9 @@ export class ShareAcknowledgements {
   }
 
   /** Adds a range of offsets (inclusive) acknowledged with one type. */
-  addRange(
-    topic: string,
-    partition: number,
-    firstOffset: bigint,
-    lastOffset: bigint,
-    type: AcknowledgeType,
-    topicId?: string,
-  ): this {
+  addRange(topic: string, partition: number, firstOffset: bigint, lastOffset: bigint, type: AcknowledgeType, topicId?: string): this {
     acknowledgeTypeCode(type);
-    if (
-      typeof firstOffset !== 'bigint' ||
-      typeof lastOffset !== 'bigint' ||
-      firstOffset < 0n ||
-      lastOffset < firstOffset
-    ) {
+    if (typeof firstOffset !== 'bigint' || typeof lastOffset !== 'bigint' || firstOffset < 0n || lastOffset < firstOffset) {
       throw new ConfigError(`invalid acknowledgement range ${firstOffset}..${lastOffset} for ${topic}-${partition}`);
     }
     const key = `${topic}\u0000${partition}`;
@@ -121,8 +108,7 @@ export class ShareAcknowledgements {
   merge(other: ShareAcknowledgements): this {
     copyAckLedgers(this, other);
     for (const p of other.partitions()) {
-      for (const b of p.batches)
-        this.addRange(p.topic, p.partition, b.firstOffset, b.lastOffset, b.acknowledgeType, p.topicId);
+      for (const b of p.batches) this.addRange(p.topic, p.partition, b.firstOffset, b.lastOffset, b.acknowledgeType, p.topicId);
     }
     return this;
   }
@@ -157,10 +143,7 @@ export class ShareAcknowledgements {
 
   toString(): string {
     return this.partitions()
-      .map(
-        (p) =>
-          `${p.topic}-${p.partition}: ${p.batches.map((b) => `${b.firstOffset}-${b.lastOffset}:${b.acknowledgeType}`).join(', ')}`,
-      )
+      .map((p) => `${p.topic}-${p.partition}: ${p.batches.map((b) => `${b.firstOffset}-${b.lastOffset}:${b.acknowledgeType}`).join(', ')}`)
       .join('; ');
   }
 }
@@ -200,8 +183,7 @@ function paint(batches: ShareAcknowledgementBatch[], batch: ShareAcknowledgement
   batches.length = 0;
   for (const b of out) {
     const prev = batches[batches.length - 1];
-    if (prev && prev.acknowledgeType === b.acknowledgeType && prev.lastOffset + 1n === b.firstOffset)
-      prev.lastOffset = b.lastOffset;
+    if (prev && prev.acknowledgeType === b.acknowledgeType && prev.lastOffset + 1n === b.firstOffset) prev.lastOffset = b.lastOffset;
     else batches.push({ ...b });
   }
 }
@@ -219,8 +201,7 @@ export class ShareGroupMetadata {
     /** The member epoch, or -1 when unknown. */
     readonly generationId: number = -1,
   ) {
-    if (typeof groupId !== 'string' || groupId.length === 0)
-      throw new ConfigError('ShareGroupMetadata needs a non-empty groupId');
+    if (typeof groupId !== 'string' || groupId.length === 0) throw new ConfigError('ShareGroupMetadata needs a non-empty groupId');
   }
 
   toString(): string {

@@ -73,8 +73,7 @@ export function acquiredRecords(
   for (const range of ranges) {
     const span = range.lastOffset - range.firstOffset + 1n;
     if (span > GAP_SCAN_LIMIT) continue;
-    for (let o = range.firstOffset; o <= range.lastOffset; o++)
-      if (!found.has(o) && isCovered(o)) inFlight.add(ref, o, GAP_ACKNOWLEDGE_TYPE);
+    for (let o = range.firstOffset; o <= range.lastOffset; o++) if (!found.has(o) && isCovered(o)) inFlight.add(ref, o, GAP_ACKNOWLEDGE_TYPE);
   }
   return out;
 }

@@ -131,9 +131,7 @@ export class ShareMembership {
     const code = response.errorCode;
     if (MEMBERSHIP_LOST_ERRORS.has(code)) {
       // Rejoin from scratch with the same member id.
-      this.cluster.logger.warn(
-        `share consumer ${this.cluster.clientId}: ${response.errorMessage ?? 'fenced'}; rejoining the group`,
-      );
+      this.cluster.logger.warn(`share consumer ${this.cluster.clientId}: ${response.errorMessage ?? 'fenced'}; rejoining the group`);
       this.memberEpoch = JOIN_GROUP_MEMBER_EPOCH;
       this.subscriptionChanged = true;
       this.hooks.onLost(errorCodeName(code), code);
@@ -156,9 +154,7 @@ export class ShareMembership {
     for (const t of assignmentIds) {
       const meta = topics.get(t.topicId);
       if (!meta) {
-        this.cluster.logger.warn(
-          `share consumer ${this.cluster.clientId}: assigned topic id ${t.topicId} is not in the metadata yet`,
-        );
+        this.cluster.logger.warn(`share consumer ${this.cluster.clientId}: assigned topic id ${t.topicId} is not in the metadata yet`);
         continue;
       }
       for (const partition of t.partitions) refs.push({ topicId: t.topicId, topic: meta.name, partition });

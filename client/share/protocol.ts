@@ -51,10 +51,7 @@ export const SESSION_ENDING_ERRORS: ReadonlySet<number> = new Set([
  * again with the same member id (Kafka's ShareMembershipManager via
  * AbstractMembershipManager.transitionToFenced: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH).
  */
-export const MEMBERSHIP_LOST_ERRORS: ReadonlySet<number> = new Set([
-  Errors.UNKNOWN_MEMBER_ID,
-  Errors.FENCED_MEMBER_EPOCH,
-]);
+export const MEMBERSHIP_LOST_ERRORS: ReadonlySet<number> = new Set([Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_MEMBER_EPOCH]);
 
 /**
  * A partition error of a ShareFetch that means our metadata is stale (leader
@@ -63,8 +60,4 @@ export const MEMBERSHIP_LOST_ERRORS: ReadonlySet<number> = new Set([
  * (REPLICA_NOT_AVAILABLE, KAFKA_STORAGE_ERROR, FENCED_LEADER_EPOCH, OFFSET_NOT_AVAILABLE,
  * INCONSISTENT_TOPIC_ID); other partition errors are logged here.
  */
-export const STALE_METADATA_ERRORS: ReadonlySet<number> = new Set([
-  Errors.NOT_LEADER_OR_FOLLOWER,
-  Errors.UNKNOWN_TOPIC_OR_PARTITION,
-  Errors.UNKNOWN_TOPIC_ID,
-]);
+export const STALE_METADATA_ERRORS: ReadonlySet<number> = new Set([Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_ID]);

@@ -6,12 +6,7 @@
  * request at a time per session, since each one moves its epoch.
  */
 import type { ClusterClient } from '../cluster.js';
-import {
-  FINAL_SHARE_SESSION_EPOCH,
-  INITIAL_SHARE_SESSION_EPOCH,
-  MAX_SHARE_SESSION_EPOCH,
-  SESSION_ENDING_ERRORS,
-} from './protocol.js';
+import { FINAL_SHARE_SESSION_EPOCH, INITIAL_SHARE_SESSION_EPOCH, MAX_SHARE_SESSION_EPOCH, SESSION_ENDING_ERRORS } from './protocol.js';
 import type { TopicPartitionRef } from './types.js';
 
 /** What leaderOf answers for a partition whose leader the metadata does not name (Kafka's leader id −1). */

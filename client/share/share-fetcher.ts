@@ -20,14 +20,7 @@ import type { ShareMembership } from './membership.js';
 import { STALE_METADATA_ERRORS } from './protocol.js';
 import { leaderOf, NO_LEADER, type ShareSessions } from './session.js';
 import { startAtLogEndNote } from './start-note.js';
-import {
-  resultKey,
-  tpKey,
-  type AckResultListener,
-  type AcknowledgementCommitResult,
-  type PartitionAckBatches,
-  type TopicPartitionRef,
-} from './types.js';
+import { resultKey, tpKey, type AckResultListener, type AcknowledgementCommitResult, type PartitionAckBatches, type TopicPartitionRef } from './types.js';
 
 export interface ShareFetcherParts {
   cluster: ClusterClient;
@@ -75,8 +68,7 @@ export class ShareFetcher {
       (line) => {
         if (line !== undefined && !isClosed()) cluster.logger.warn(`share consumer ${cluster.clientId}: ${line}`);
       },
-      (error: Error) =>
-        cluster.logger.debug(`share consumer ${cluster.clientId}: checking where the group starts failed: ${error.message}`),
+      (error: Error) => cluster.logger.debug(`share consumer ${cluster.clientId}: checking where the group starts failed: ${error.message}`),
     );
   }
 
@@ -95,9 +87,7 @@ export class ShareFetcher {
       const forgotten = session.forgotten(wanted);
       if (refs.length === 0 && session.isNew) return [];
       const isNew = session.isNew;
-      const acks: Map<string, PartitionAckBatches> = isNew
-        ? new Map()
-        : inFlight.take((ref) => leaderOf(cluster, ref) === nodeId);
+      const acks: Map<string, PartitionAckBatches> = isNew ? new Map() : inFlight.take((ref) => leaderOf(cluster, ref) === nodeId);
       const toSend = [
         ...refs.map((ref) => ({ ref, batches: acks.get(tpKey(ref.topicId, ref.partition))?.batches ?? [] })),
         // Acks for partitions no longer assigned to us but still led by this node.
@@ -133,9 +123,7 @@ export class ShareFetcher {
                   acknowledgementBatches: batches,
                 })),
               })),
-              forgottenTopicsData: isNew
-                ? []
-                : [...forgottenByTopic].map(([topicId, keys]) => ({ topicId, partitions: keys.map(([, p]) => Number(p)) })),
+              forgottenTopicsData: isNew ? [] : [...forgottenByTopic].map(([topicId, keys]) => ({ topicId, partitions: keys.map(([, p]) => Number(p)) })),
             }),
           { timeoutMs: cluster.requestTimeoutMs + maxWaitMs },
         ));
@@ -144,8 +132,7 @@ export class ShareFetcher {
         session.reset();
         this.reportAcks(acks, error as Error);
         if (error instanceof UnsupportedVersionError) throw error;
-        if (!(error instanceof NetworkError))
-          cluster.logger.warn(`ShareFetch to ${cluster.describeNode(nodeId)} failed: ${(error as Error).message}`);
+        if (!(error instanceof NetworkError)) cluster.logger.warn(`ShareFetch to ${cluster.describeNode(nodeId)} failed: ${(error as Error).message}`);
         await sleep(cluster.backoff(1), cluster.closeSignal);
         return [];
       }
@@ -186,11 +173,7 @@ export class ShareFetcher {
             resultKey(ref),
             part.acknowledgeErrorCode === 0
               ? null
-              : errorFromCode(
-                  part.acknowledgeErrorCode,
-                  `acknowledging ${ref.topic}-${ref.partition}`,
-                  part.acknowledgeErrorMessage,
-                ),
+              : errorFromCode(part.acknowledgeErrorCode, `acknowledging ${ref.topic}-${ref.partition}`, part.acknowledgeErrorMessage),
           );
         }
         if (part.errorCode !== 0) {

@@ -9,12 +9,7 @@
  * the group's config is `latest`. Built only then: one DescribeConfigs and one
  * ListOffsets per leader, once per consumer.
  */
-import {
-  DescribeConfigsRequest,
-  DescribeConfigsResponse,
-  ListOffsetsRequest,
-  ListOffsetsResponse,
-} from '../../generated/index.js';
+import { DescribeConfigsRequest, DescribeConfigsResponse, ListOffsetsRequest, ListOffsetsResponse } from '../../generated/index.js';
 import { groupBy, type ClusterClient } from '../cluster.js';
 import { NO_LEADER } from './session.js';
 

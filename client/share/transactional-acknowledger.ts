@@ -98,10 +98,7 @@ export class TransactionalShareAcknowledger {
    * with commitPrepared() / abortAcknowledgements(), or after a restart with
    * completeTransaction(snapshot, 'commit' | 'abort').
    */
-  async prepareAcknowledgements(
-    acks: ShareAcknowledgements,
-    group: string | ShareGroupMetadata,
-  ): Promise<PreparedTxnState> {
+  async prepareAcknowledgements(acks: ShareAcknowledgements, group: string | ShareGroupMetadata): Promise<PreparedTxnState> {
     this.producer.beginTransaction();
     try {
       await this.producer.sendShareAcksToTransaction(acks, toMetadata(group));

@@ -16,12 +16,7 @@ import { INIT_PRODUCER_ID_2PC_VERSION, TV2_MIN_VERSIONS } from '../transaction-p
  * `enable2Pc`, throws UnsupportedVersionError unless it has InitProducerId v6
  * and Transactions V2.
  */
-export async function coordinatorRunsTransactionsV2(
-  cluster: ClusterClient,
-  transactionalId: string,
-  enable2Pc: boolean,
-  deadline: number,
-): Promise<boolean> {
+export async function coordinatorRunsTransactionsV2(cluster: ClusterClient, transactionalId: string, enable2Pc: boolean, deadline: number): Promise<boolean> {
   const coordinator = await cluster.findCoordinator(CoordinatorType.TRANSACTION, transactionalId, deadline);
   const transactionV2 =
     (await cluster.finalizedFeature(coordinator, 'transaction.version', deadline)) >= 2 &&

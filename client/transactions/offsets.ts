@@ -82,9 +82,7 @@ export class TxnOffsetCommitHandler implements TxnRequestHandler<TxnOffsetCommit
     transactionV2: boolean,
   ) {
     this.coordinatorKey = group.groupId;
-    this.versions = transactionV2
-      ? { min: TV2_TXN_OFFSET_COMMIT_VERSION, max: TV2_TXN_OFFSET_COMMIT_VERSION }
-      : { max: TV1_MAX_VERSIONS.txnOffsetCommit };
+    this.versions = transactionV2 ? { min: TV2_TXN_OFFSET_COMMIT_VERSION, max: TV2_TXN_OFFSET_COMMIT_VERSION } : { max: TV1_MAX_VERSIONS.txnOffsetCommit };
   }
 
   build(): TxnOffsetCommitRequest {
@@ -116,10 +114,7 @@ export class TxnOffsetCommitHandler implements TxnRequestHandler<TxnOffsetCommit
     for (const t of response.topics) {
       for (const p of t.partitions) {
         if (p.errorCode === Errors.NONE) continue;
-        return (
-          coordinatorNext(p.errorCode) ??
-          fail(coordinatorError(this.txn.transactionalId, p.errorCode, `${this.what} (${t.name}-${p.partitionIndex})`))
-        );
+        return coordinatorNext(p.errorCode) ?? fail(coordinatorError(this.txn.transactionalId, p.errorCode, `${this.what} (${t.name}-${p.partitionIndex})`));
       }
     }
     return DONE;

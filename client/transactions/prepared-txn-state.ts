@@ -57,7 +57,9 @@ export class PreparedTxnState implements PreparedTransaction {
 
   /** Whether this names the same transaction as `other`. */
   equals(other: PreparedTransaction | null): boolean {
-    return other !== null && other.transactionalId === this.transactionalId && other.producerId === this.producerId && other.producerEpoch === this.producerEpoch;
+    return (
+      other !== null && other.transactionalId === this.transactionalId && other.producerId === this.producerId && other.producerEpoch === this.producerEpoch
+    );
   }
 
   toString(): string {

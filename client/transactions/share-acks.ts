@@ -7,12 +7,7 @@
  * offsets (KIP-1289 §3; coordinator/share/README.md). Kafka has neither: the
  * handlers follow its AddPartitionsToTxnHandler and TxnOffsetCommitHandler.
  */
-import {
-  AddShareAcksToTxnRequest,
-  AddShareAcksToTxnResponse,
-  TxnShareAcknowledgeRequest,
-  TxnShareAcknowledgeResponse,
-} from '../../generated/index.js';
+import { AddShareAcksToTxnRequest, AddShareAcksToTxnResponse, TxnShareAcknowledgeRequest, TxnShareAcknowledgeResponse } from '../../generated/index.js';
 import { NetworkError } from '../../connection/connection.js';
 import { type ClusterClient, CoordinatorType, groupBy } from '../cluster.js';
 import { Errors, errorFromCode, IllegalStateError, isRetriableCode, UnsupportedVersionError } from '../errors.js';
@@ -34,11 +29,7 @@ export interface ShareAckPartition {
 }
 
 /** The acks by share-partition, with topic ids from metadata where the acks lack them. */
-export async function resolveShareAckPartitions(
-  cluster: ClusterClient,
-  acks: ShareAcknowledgements,
-  deadline: number,
-): Promise<ShareAckPartition[]> {
+export async function resolveShareAckPartitions(cluster: ClusterClient, acks: ShareAcknowledgements, deadline: number): Promise<ShareAckPartition[]> {
   const out: ShareAckPartition[] = [];
   for (const p of acks.partitions()) {
     const topicId = p.topicId ?? (await cluster.topic(p.topic, deadline)).topicId;

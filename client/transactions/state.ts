@@ -8,14 +8,7 @@
 import { ApiError, Errors, IllegalStateError, TransactionAbortableError } from '../errors.js';
 
 export type TransactionState =
-  | 'UNINITIALIZED'
-  | 'INITIALIZING'
-  | 'READY'
-  | 'IN_TRANSACTION'
-  | 'COMMITTING_TRANSACTION'
-  | 'ABORTING_TRANSACTION'
-  | 'ABORTABLE_ERROR'
-  | 'FATAL_ERROR';
+  'UNINITIALIZED' | 'INITIALIZING' | 'READY' | 'IN_TRANSACTION' | 'COMMITTING_TRANSACTION' | 'ABORTING_TRANSACTION' | 'ABORTABLE_ERROR' | 'FATAL_ERROR';
 
 export const TRANSACTION_STATES: readonly TransactionState[] = [
   'UNINITIALIZED',
@@ -58,10 +51,8 @@ export const ALLOWED_CALLS: Readonly<Record<TransactionState, string>> = {
   READY: 'no transaction is in progress: call beginTransaction() first',
   IN_TRANSACTION:
     'a transaction is in progress: call send(), sendOffsetsToTransaction(), sendShareAcksToTransaction(), commitTransaction() or abortTransaction()',
-  COMMITTING_TRANSACTION:
-    'commitTransaction() is in progress; wait for it (or call commitTransaction() again after a timeout)',
-  ABORTING_TRANSACTION:
-    'abortTransaction() is in progress; wait for it (or call abortTransaction() again after a timeout)',
+  COMMITTING_TRANSACTION: 'commitTransaction() is in progress; wait for it (or call commitTransaction() again after a timeout)',
+  ABORTING_TRANSACTION: 'abortTransaction() is in progress; wait for it (or call abortTransaction() again after a timeout)',
   ABORTABLE_ERROR: 'the transaction failed and can only be aborted: call abortTransaction()',
   FATAL_ERROR: 'the producer failed fatally: close() it and create a new one',
 };
@@ -110,9 +101,7 @@ export class TransactionStateMachine {
   }
 
   illegal(call: string): IllegalStateError {
-    return new IllegalStateError(
-      `TransactionalId ${this.transactionalId}: cannot call ${call} in state ${this.current}: ${ALLOWED_CALLS[this.current]}`,
-    );
+    return new IllegalStateError(`TransactionalId ${this.transactionalId}: cannot call ${call} in state ${this.current}: ${ALLOWED_CALLS[this.current]}`);
   }
 
   /**

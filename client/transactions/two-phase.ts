@@ -46,9 +46,7 @@ export function twoPhaseCommitRequired(transactionalId: string): InvalidTxnState
 export async function completePrepared(txn: TwoPhaseManager, state: PreparedTransaction): Promise<SavedTransactionOutcome> {
   const named = PreparedTxnState.from(state);
   if (named.transactionalId !== txn.transactionalId) {
-    throw new IllegalStateError(
-      `completeTransaction(): the state names transactional id ${named.transactionalId}, this producer is ${txn.transactionalId}`,
-    );
+    throw new IllegalStateError(`completeTransaction(): the state names transactional id ${named.transactionalId}, this producer is ${txn.transactionalId}`);
   }
   const isNamed = named.equals(txn.preparedTransaction);
   // A retry after a timeout finishes what the first call started.

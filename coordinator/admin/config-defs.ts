@@ -69,14 +69,23 @@ function listOf(name: string, defaultValue: string, values: readonly string[] | 
     doc,
     validate: (value) => {
       if (values === null) return null;
-      const bad = value.split(',').map((v) => v.trim()).filter((v) => !values.includes(v));
+      const bad = value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => !values.includes(v));
       return bad.length === 0 ? null : `${name} accepts ${values.join(', ')}; got ${bad.join(', ')}`;
     },
   };
 }
 
 function boolDef(name: string, defaultValue: string, doc: string): ConfigDef {
-  return { name, type: ConfigType.BOOLEAN, defaultValue, doc, validate: (v) => (v === 'true' || v === 'false' ? null : `${name} must be true or false, got ${JSON.stringify(v)}`) };
+  return {
+    name,
+    type: ConfigType.BOOLEAN,
+    defaultValue,
+    doc,
+    validate: (v) => (v === 'true' || v === 'false' ? null : `${name} must be true or false, got ${JSON.stringify(v)}`),
+  };
 }
 
 function doubleDef(name: string, defaultValue: string, min: number, max: number, doc: string): ConfigDef {
@@ -98,7 +107,12 @@ const I64 = 9223372036854775807n;
 /** Topic-level configs (Kafka's LogConfig), Kafka 4.x defaults. */
 export const TOPIC_CONFIGS: readonly ConfigDef[] = [
   listOf('cleanup.policy', 'delete', ['delete', 'compact'], 'What happens to old segments: deleted, compacted, or both.'),
-  oneOf('compression.type', 'producer', ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'], 'The codec batches are stored in; producer keeps what the producer sent.'),
+  oneOf(
+    'compression.type',
+    'producer',
+    ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'],
+    'The codec batches are stored in; producer keeps what the producer sent.',
+  ),
   intDef('compression.gzip.level', '-1', -1n, 9n, 'gzip level when compression.type is gzip.'),
   intDef('compression.lz4.level', '9', 1n, 17n, 'lz4 level when compression.type is lz4.'),
   intDef('compression.zstd.level', '3', -131072n, 22n, 'zstd level when compression.type is zstd.'),
@@ -153,7 +167,12 @@ export const GROUP_CONFIGS: readonly ConfigDef[] = [
           ? `share.auto.offset.reset ${v} is not supported by kipgen (latest or earliest)`
           : `share.auto.offset.reset must be latest or earliest; got ${JSON.stringify(v)}`,
   },
-  oneOf('share.isolation.level', 'read_uncommitted', ['read_committed', 'read_uncommitted'], 'Whether share consumers see records of open and aborted transactions.'),
+  oneOf(
+    'share.isolation.level',
+    'read_uncommitted',
+    ['read_committed', 'read_uncommitted'],
+    'Whether share consumers see records of open and aborted transactions.',
+  ),
 ];
 
 export function configDef(defs: readonly ConfigDef[], name: string): ConfigDef | undefined {

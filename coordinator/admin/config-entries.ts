@@ -73,9 +73,24 @@ export function brokerEntries(config: BrokerConfig, admin: TopicAdmin, groups: G
     b('offsets.topic.num.partitions', ConfigType.INT, config.consumerOffsetsPartitions, 'Partitions of __consumer_offsets.'),
     b('transaction.state.log.num.partitions', ConfigType.INT, config.transactionStatePartitions, 'Partitions of __transaction_state.'),
     b('transaction.max.timeout.ms', ConfigType.INT, config.transactionMaxTimeoutMs, 'Longest transaction timeout a producer may ask for.'),
-    b('producer.id.expiration.ms', ConfigType.INT, config.producerIdExpirationMs, 'How long a partition keeps the state of a producer id with no open transaction after its last write.'),
-    b('producer.id.expiration.check.interval.ms', ConfigType.INT, config.producerIdExpirationCheckIntervalMs, 'How often the partitions look for expired producer ids.'),
-    b('transactional.id.expiration.ms', ConfigType.INT, config.transactionalIdExpirationMs, 'How long the transaction coordinator keeps a transactional id with no transaction open after its last state change.'),
+    b(
+      'producer.id.expiration.ms',
+      ConfigType.INT,
+      config.producerIdExpirationMs,
+      'How long a partition keeps the state of a producer id with no open transaction after its last write.',
+    ),
+    b(
+      'producer.id.expiration.check.interval.ms',
+      ConfigType.INT,
+      config.producerIdExpirationCheckIntervalMs,
+      'How often the partitions look for expired producer ids.',
+    ),
+    b(
+      'transactional.id.expiration.ms',
+      ConfigType.INT,
+      config.transactionalIdExpirationMs,
+      'How long the transaction coordinator keeps a transactional id with no transaction open after its last state change.',
+    ),
     b(
       'transaction.remove.expired.transaction.cleanup.interval.ms',
       ConfigType.INT,
@@ -85,15 +100,27 @@ export function brokerEntries(config: BrokerConfig, admin: TopicAdmin, groups: G
     b('socket.request.max.bytes', ConfigType.INT, config.maxFrameBytes, 'Largest request frame accepted.'),
     b('queued.max.request.bytes', ConfigType.LONG, config.queuedMaxRequestBytes, 'What all requests in flight may cost, as decoded (-1: unbounded).'),
     b('log.segment.bytes', ConfigType.INT, config.segmentBytes, 'Size at which a new segment file is started.'),
-    b('group.share.record.lock.duration.ms', ConfigType.INT, groups.brokerDefault('share.record.lock.duration.ms'), 'Default acquisition lock of a share-group record.'),
+    b(
+      'group.share.record.lock.duration.ms',
+      ConfigType.INT,
+      groups.brokerDefault('share.record.lock.duration.ms'),
+      'Default acquisition lock of a share-group record.',
+    ),
     b('group.share.delivery.count.limit', ConfigType.INT, groups.brokerDefault('share.delivery.count.limit'), 'Default delivery count limit of share groups.'),
     b('group.share.session.timeout.ms', ConfigType.INT, groups.brokerDefault('share.session.timeout.ms'), 'Default session timeout of share-group members.'),
-    b('group.share.heartbeat.interval.ms', ConfigType.INT, groups.brokerDefault('share.heartbeat.interval.ms'), 'Default heartbeat interval of share-group members.'),
+    b(
+      'group.share.heartbeat.interval.ms',
+      ConfigType.INT,
+      groups.brokerDefault('share.heartbeat.interval.ms'),
+      'Default heartbeat interval of share-group members.',
+    ),
   ];
 }
 
 /** The configuration a new topic will have (for CreateTopics v5+, validateOnly included). */
-export function topicEntriesFor(set: Readonly<Record<string, string>>): { name: string; value: string; readOnly: boolean; configSource: number; isSensitive: boolean }[] {
+export function topicEntriesFor(
+  set: Readonly<Record<string, string>>,
+): { name: string; value: string; readOnly: boolean; configSource: number; isSensitive: boolean }[] {
   return TOPIC_CONFIGS.map((def) => ({
     name: def.name,
     value: set[def.name] ?? def.defaultValue,
@@ -104,7 +131,12 @@ export function topicEntriesFor(set: Readonly<Record<string, string>>): { name: 
 }
 
 /** The configs after IncrementalAlterConfigs' operations, or why they cannot apply. */
-export function applyOps(defs: readonly ConfigDef[], kind: string, current: Readonly<Record<string, string>>, ops: readonly { name: string; configOperation: number; value: string | null }[]): Record<string, string> | string {
+export function applyOps(
+  defs: readonly ConfigDef[],
+  kind: string,
+  current: Readonly<Record<string, string>>,
+  ops: readonly { name: string; configOperation: number; value: string | null }[],
+): Record<string, string> | string {
   const next: Record<string, string> = { ...current };
   const names = new Set<string>();
   for (const op of ops) {
@@ -123,8 +155,14 @@ export function applyOps(defs: readonly ConfigDef[], kind: string, current: Read
       case OP_APPEND:
       case OP_SUBTRACT: {
         if (def.type !== ConfigType.LIST) return `Config value append/subtract is not allowed for config key ${op.name}, which is not a list`;
-        const items = (next[op.name] ?? def.defaultValue).split(',').map((s) => s.trim()).filter((s) => s !== '');
-        const given = (op.value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+        const items = (next[op.name] ?? def.defaultValue)
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+        const given = (op.value ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
         const result = op.configOperation === OP_APPEND ? [...items, ...given.filter((g) => !items.includes(g))] : items.filter((i) => !given.includes(i));
         next[op.name] = result.join(',');
         break;

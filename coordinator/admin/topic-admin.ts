@@ -67,7 +67,10 @@ export class TopicAdmin {
   /** Why `name` cannot be a new topic, or null. */
   checkNewName(name: string): Outcome {
     if (name === '' || name === '.' || name === '..' || !LEGAL_TOPIC.test(name)) {
-      return { error: ErrorCode.INVALID_TOPIC_EXCEPTION, message: `topic name ${JSON.stringify(name)} is illegal: use 1 to 249 of letters, digits, '.', '_' and '-' (not "." or "..")` };
+      return {
+        error: ErrorCode.INVALID_TOPIC_EXCEPTION,
+        message: `topic name ${JSON.stringify(name)} is illegal: use 1 to 249 of letters, digits, '.', '_' and '-' (not "." or "..")`,
+      };
     }
     if (this.cluster.topicByName(name) !== undefined) return { error: ErrorCode.TOPIC_ALREADY_EXISTS, message: `Topic '${name}' already exists.` };
     // Kafka refuses names that differ only by '.' versus '_' (they collide in metric names).
@@ -78,17 +81,32 @@ export class TopicAdmin {
   }
 
   /** Checks a CreateTopics entry; the partition count to use, or the error. */
-  checkCreate(topic: { name: string; numPartitions: number; replicationFactor: number; assignments: unknown[]; configs: { name: string; value: string | null }[] }): { partitions: number; configs: Record<string, string> } | { error: number; message: string } {
+  checkCreate(topic: {
+    name: string;
+    numPartitions: number;
+    replicationFactor: number;
+    assignments: unknown[];
+    configs: { name: string; value: string | null }[];
+  }): { partitions: number; configs: Record<string, string> } | { error: number; message: string } {
     const bad = this.checkNewName(topic.name);
     if (bad !== null) return bad;
     if (topic.assignments.length > 0) {
-      return { error: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: 'kipgen places partitions itself (partition p on node p mod n); manual assignments are not supported' };
+      return {
+        error: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        message: 'kipgen places partitions itself (partition p on node p mod n); manual assignments are not supported',
+      };
     }
-    if (topic.numPartitions === 0 || topic.numPartitions < -1) return { error: ErrorCode.INVALID_PARTITIONS, message: `Number of partitions was set to an invalid non-positive value: ${topic.numPartitions}` };
-    if (topic.numPartitions > 10_000) return { error: ErrorCode.INVALID_PARTITIONS, message: `Number of partitions ${topic.numPartitions} is above kipgen's limit of 10000` };
-    if (topic.replicationFactor === 0 || topic.replicationFactor < -1) return { error: ErrorCode.INVALID_REPLICATION_FACTOR, message: `Replication factor must be larger than 0, or -1 to use the default value.` };
+    if (topic.numPartitions === 0 || topic.numPartitions < -1)
+      return { error: ErrorCode.INVALID_PARTITIONS, message: `Number of partitions was set to an invalid non-positive value: ${topic.numPartitions}` };
+    if (topic.numPartitions > 10_000)
+      return { error: ErrorCode.INVALID_PARTITIONS, message: `Number of partitions ${topic.numPartitions} is above kipgen's limit of 10000` };
+    if (topic.replicationFactor === 0 || topic.replicationFactor < -1)
+      return { error: ErrorCode.INVALID_REPLICATION_FACTOR, message: `Replication factor must be larger than 0, or -1 to use the default value.` };
     if (topic.replicationFactor > this.cluster.nodes.length) {
-      return { error: ErrorCode.INVALID_REPLICATION_FACTOR, message: `Unable to replicate the partition ${topic.replicationFactor} time(s): The target replication factor of ${topic.replicationFactor} cannot be reached because only ${this.cluster.nodes.length} broker(s) are registered.` };
+      return {
+        error: ErrorCode.INVALID_REPLICATION_FACTOR,
+        message: `Unable to replicate the partition ${topic.replicationFactor} time(s): The target replication factor of ${topic.replicationFactor} cannot be reached because only ${this.cluster.nodes.length} broker(s) are registered.`,
+      };
     }
     const configs: Record<string, string> = {};
     for (const c of topic.configs) {
@@ -139,7 +157,14 @@ export class TopicAdmin {
   }
 
   /** Sends a change to every other node; failures are logged (see the module comment). */
-  async forward<Req, Res>(what: string, request: ApiMessageCodec<Req>, body: Req, version: number, response: ApiMessageCodec<Res>, failed: (res: Res) => string | null): Promise<void> {
+  async forward<Req, Res>(
+    what: string,
+    request: ApiMessageCodec<Req>,
+    body: Req,
+    version: number,
+    response: ApiMessageCodec<Res>,
+    failed: (res: Res) => string | null,
+  ): Promise<void> {
     const others = this.cluster.nodes.filter((n) => n.nodeId !== this.cluster.nodeId);
     await Promise.all(
       others.map(async (node) => {
@@ -157,7 +182,9 @@ export class TopicAdmin {
 }
 
 /** The first refusal in a peer's answer to a forwarded change, for the log; null when it took every entry. */
-export function firstError(results: readonly { errorCode: number; errorMessage?: string | null; name?: string | null; resourceName?: string }[]): string | null {
+export function firstError(
+  results: readonly { errorCode: number; errorMessage?: string | null; name?: string | null; resourceName?: string }[],
+): string | null {
   const bad = results.find((r) => r.errorCode !== 0);
   return bad === undefined ? null : `${bad.name ?? bad.resourceName}: ${errorCodeName(bad.errorCode)} ${bad.errorMessage ?? ''}`.trim();
 }

@@ -22,7 +22,12 @@
  * transactional requests).
  */
 import { ProduceRequest, type TopicProduceData } from '../../generated/ProduceRequest.js';
-import { createTopicProduceResponse, ProduceResponse, type PartitionProduceResponseInit, type TopicProduceResponseInit } from '../../generated/ProduceResponse.js';
+import {
+  createTopicProduceResponse,
+  ProduceResponse,
+  type PartitionProduceResponseInit,
+  type TopicProduceResponseInit,
+} from '../../generated/ProduceResponse.js';
 import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
 import { splitEntries, topicAllowed } from '../auth/rule-kit.js';
 import { BrokerError, ErrorCode, RecordValidationError, errorCodeOf } from '../errors.js';
@@ -52,7 +57,8 @@ export default defineApi({
       allowed: (t) => topicAllowed(check, t, Op.WRITE),
       keep: (topicData) => ({ ...request, topicData }),
       empty: () => ProduceResponse.create(),
-      answerDenied: (response, denied) => response.responses.push(...denied.map((t) => createTopicProduceResponse(deniedTopic(ErrorCode.TOPIC_AUTHORIZATION_FAILED)(t)))),
+      answerDenied: (response, denied) =>
+        response.responses.push(...denied.map((t) => createTopicProduceResponse(deniedTopic(ErrorCode.TOPIC_AUTHORIZATION_FAILED)(t)))),
     });
   },
   handler: ({ cluster, logs, verifier, log, config }) => {

@@ -60,7 +60,12 @@ export default defineApi({
             createListOffsetsTopicResponse({
               name: t.name,
               partitions: t.partitions.map((p) =>
-                createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, timestamp: -1n, offset: -1n }),
+                createListOffsetsPartitionResponse({
+                  partitionIndex: p.partitionIndex,
+                  errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                  timestamp: -1n,
+                  offset: -1n,
+                }),
               ),
             }),
           ),

@@ -20,7 +20,12 @@
  */
 import { ZERO_UUID } from '../../runtime/index.js';
 import { MetadataRequest, type MetadataRequestTopic } from '../../generated/MetadataRequest.js';
-import { MetadataResponse, type MetadataResponsePartitionInit, type MetadataResponseTopic, type MetadataResponseTopicInit } from '../../generated/MetadataResponse.js';
+import {
+  MetadataResponse,
+  type MetadataResponsePartitionInit,
+  type MetadataResponseTopic,
+  type MetadataResponseTopicInit,
+} from '../../generated/MetadataResponse.js';
 import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
 import { endpointFor } from '../broker-context.js';
 import { ErrorCode } from '../errors.js';
@@ -82,7 +87,15 @@ export default defineApi({
         const partitions: MetadataResponsePartitionInit[] = [];
         for (let p = 0; p < info.partitions; p++) {
           const leader = cluster.leaderOf(info.name, p);
-          partitions.push({ errorCode: 0, partitionIndex: p, leaderId: leader, leaderEpoch: 0, replicaNodes: [leader], isrNodes: [leader], offlineReplicas: [] });
+          partitions.push({
+            errorCode: 0,
+            partitionIndex: p,
+            leaderId: leader,
+            leaderEpoch: 0,
+            replicaNodes: [leader],
+            isrNodes: [leader],
+            offlineReplicas: [],
+          });
         }
         return { errorCode: 0, name: info.name, topicId: info.topicId, isInternal: info.internal, partitions, topicAuthorizedOperations: NO_OPERATIONS };
       });

@@ -28,16 +28,27 @@ const OFFSET_METADATA_MAX_BYTES = 4096;
 const FIRST_TOPIC_ID_VERSION = 10;
 
 /** Every partition of `topics` answered with `code(topicIndex, partition)`. */
-function answer(topics: readonly OffsetCommitRequestTopic[], code: (topicIndex: number, partition: OffsetCommitRequestPartition) => number): OffsetCommitResponse {
+function answer(
+  topics: readonly OffsetCommitRequestTopic[],
+  code: (topicIndex: number, partition: OffsetCommitRequestPartition) => number,
+): OffsetCommitResponse {
   return OffsetCommitResponse.create({
-    topics: topics.map((t, i) => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code(i, p) })) })),
+    topics: topics.map((t, i) => ({
+      name: t.name,
+      topicId: t.topicId,
+      partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code(i, p) })),
+    })),
   });
 }
 
 /** A topic of the request answered as a whole with `code`. */
 const deniedTopic =
   (code: number) =>
-  (t: OffsetCommitRequestTopic): OffsetCommitResponseTopic => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) });
+  (t: OffsetCommitRequestTopic): OffsetCommitResponseTopic => ({
+    name: t.name,
+    topicId: t.topicId,
+    partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
+  });
 
 export default defineApi({
   request: OffsetCommitRequest,
@@ -76,7 +87,13 @@ export default defineApi({
       request.topics.forEach((t, i) => {
         for (const p of t.partitions) {
           if (partitionError(i, p) !== ErrorCode.NONE) continue;
-          offsets.push({ topic: names[i]!, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
+          offsets.push({
+            topic: names[i]!,
+            partition: p.partitionIndex,
+            offset: p.committedOffset,
+            leaderEpoch: p.committedLeaderEpoch,
+            metadata: p.committedMetadata,
+          });
         }
       });
       let writeError: number = ErrorCode.NONE;

@@ -15,7 +15,14 @@
  * answered TOPIC_AUTHORIZATION_FAILED with no offset and never reach the handler.
  */
 import { OffsetFetchRequest, type OffsetFetchRequestGroup, type OffsetFetchRequestTopics } from '../../generated/OffsetFetchRequest.js';
-import { OffsetFetchResponse, createOffsetFetchResponseGroup, type OffsetFetchResponseGroup, type OffsetFetchResponsePartition, type OffsetFetchResponseTopic, type OffsetFetchResponseTopics } from '../../generated/OffsetFetchResponse.js';
+import {
+  OffsetFetchResponse,
+  createOffsetFetchResponseGroup,
+  type OffsetFetchResponseGroup,
+  type OffsetFetchResponsePartition,
+  type OffsetFetchResponseTopic,
+  type OffsetFetchResponseTopics,
+} from '../../generated/OffsetFetchResponse.js';
 import { ZERO_UUID } from '../../runtime/index.js';
 import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
 import { requirePermission, topicAllowed, type Check } from '../auth/rule-kit.js';
@@ -38,7 +45,11 @@ type WantedTopic = Pick<OffsetFetchRequestTopics, 'name' | 'partitionIndexes'> &
  * to complete its answer: without undescribable topics when all were asked for, with the
  * denied named topics as `deniedEntry` (TOPIC_AUTHORIZATION_FAILED, no offset) otherwise.
  */
-function splitTopics<T extends WantedTopic, R extends { name: string }>(check: Check, topics: T[] | null, deniedEntry: (topic: T) => R): { kept: T[] | null; answer: (found: R[]) => R[] } {
+function splitTopics<T extends WantedTopic, R extends { name: string }>(
+  check: Check,
+  topics: T[] | null,
+  deniedEntry: (topic: T) => R,
+): { kept: T[] | null; answer: (found: R[]) => R[] } {
   if (topics === null) return { kept: null, answer: (found) => found.filter((t) => t.name === '' || check.allow(Res.TOPIC, t.name, Op.DESCRIBE)) };
   const denied = topics.filter((t) => !topicAllowed(check, t, Op.DESCRIBE));
   return { kept: topics.filter((t) => !denied.includes(t)), answer: (found) => [...found, ...denied.map(deniedEntry)] };
@@ -46,14 +57,32 @@ function splitTopics<T extends WantedTopic, R extends { name: string }>(check: C
 
 /** A denied topic's partitions: no offset, TOPIC_AUTHORIZATION_FAILED. */
 const deniedPartitions = (t: WantedTopic): OffsetFetchResponsePartition[] =>
-  t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED }));
+  t.partitionIndexes.map((partitionIndex) => ({
+    partitionIndex,
+    committedOffset: -1n,
+    committedLeaderEpoch: -1,
+    metadata: '',
+    errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+  }));
 
 /** One group's answer in the v8+ shape (converted for older versions by the handler). */
-function fetchGroup(cluster: Cluster, store: OffsetStore, groupId: string, topics: readonly WantedTopic[] | null, requireStable: boolean, byId: boolean): OffsetFetchResponseGroup {
+function fetchGroup(
+  cluster: Cluster,
+  store: OffsetStore,
+  groupId: string,
+  topics: readonly WantedTopic[] | null,
+  requireStable: boolean,
+  byId: boolean,
+): OffsetFetchResponseGroup {
   if (!store.isCoordinatorFor(groupId)) return { groupId, topics: [], errorCode: ErrorCode.NOT_COORDINATOR };
   // An unknown topic id is kept apart by a NUL prefix (no topic name has one), to be answered UNKNOWN_TOPIC_ID.
   const wanted =
-    topics === null ? null : topics.map((t) => ({ topic: byId ? (cluster.topicById(t.topicId ?? ZERO_UUID)?.name ?? `\u0000${t.topicId}`) : t.name, partitions: t.partitionIndexes }));
+    topics === null
+      ? null
+      : topics.map((t) => ({
+          topic: byId ? (cluster.topicById(t.topicId ?? ZERO_UUID)?.name ?? `\u0000${t.topicId}`) : t.name,
+          partitions: t.partitionIndexes,
+        }));
   const found = store.fetch(groupId, wanted);
   const out: OffsetFetchResponseTopics[] = [];
   for (const [topic, partitions] of found) {
@@ -87,7 +116,12 @@ export default defineApi({
     }
     const denied = request.groups.filter((g) => !check.allow(Res.GROUP, g.groupId, Op.DESCRIBE));
     const kept = request.groups.filter((g) => !denied.includes(g));
-    const splits = new Map(kept.map((g) => [g.groupId, splitTopics(check, g.topics, (t): OffsetFetchResponseTopics => ({ name: t.name, topicId: t.topicId, partitions: deniedPartitions(t) }))]));
+    const splits = new Map(
+      kept.map((g) => [
+        g.groupId,
+        splitTopics(check, g.topics, (t): OffsetFetchResponseTopics => ({ name: t.name, topicId: t.topicId, partitions: deniedPartitions(t) })),
+      ]),
+    );
     const keptGroups = kept.map((g): OffsetFetchRequestGroup => ({ ...g, topics: splits.get(g.groupId)!.kept }));
     const response = kept.length > 0 ? await next({ ...request, groups: keptGroups }) : OffsetFetchResponse.create();
     for (const group of response.groups) {
@@ -103,14 +137,22 @@ export default defineApi({
       const v = ctx.apiVersion;
       const requireStable = v >= FIRST_REQUIRE_STABLE_VERSION && request.requireStable;
       if (v >= FIRST_MULTI_GROUP_VERSION) {
-        return OffsetFetchResponse.create({ groups: request.groups.map((g) => fetchGroup(cluster, store, g.groupId, g.topics, requireStable, v >= FIRST_TOPIC_ID_VERSION)) });
+        return OffsetFetchResponse.create({
+          groups: request.groups.map((g) => fetchGroup(cluster, store, g.groupId, g.topics, requireStable, v >= FIRST_TOPIC_ID_VERSION)),
+        });
       }
       const group = fetchGroup(cluster, store, request.groupId, request.topics, requireStable, false);
       const topics =
         v < FIRST_TOP_LEVEL_ERROR_VERSION && group.errorCode !== ErrorCode.NONE
           ? (request.topics ?? []).map((t) => ({
               name: t.name,
-              partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: group.errorCode })),
+              partitions: t.partitionIndexes.map((partitionIndex) => ({
+                partitionIndex,
+                committedOffset: -1n,
+                committedLeaderEpoch: -1,
+                metadata: '',
+                errorCode: group.errorCode,
+              })),
             }))
           : group.topics.map((t) => ({ name: t.name, partitions: t.partitions }));
       return OffsetFetchResponse.create({ topics, errorCode: v >= FIRST_TOP_LEVEL_ERROR_VERSION ? group.errorCode : ErrorCode.NONE });

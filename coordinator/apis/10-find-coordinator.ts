@@ -55,7 +55,9 @@ export default defineApi({
     if (denied.length === 0) return next(request);
     const kept = request.coordinatorKeys.filter((k) => !denied.includes(k));
     const response = kept.length > 0 ? await next({ ...request, coordinatorKeys: kept }) : FindCoordinatorResponse.create();
-    response.coordinators.push(...denied.map((key) => createCoordinator({ key, nodeId: -1, host: '', port: -1, errorCode: target(key)[2], errorMessage: 'not authorized' })));
+    response.coordinators.push(
+      ...denied.map((key) => createCoordinator({ key, nodeId: -1, host: '', port: -1, errorCode: target(key)[2], errorMessage: 'not authorized' })),
+    );
     return response;
   },
   handler: ({ cluster, share }) => {

@@ -24,6 +24,8 @@ export default defineApi({
     ({ offsets, classicGroups: groups }) =>
     async (request) => {
       const error = offsets.coordinatorError(request.groupId);
-      return HeartbeatResponse.create({ errorCode: error !== ErrorCode.NONE ? error : groups.heartbeat(request.groupId, request.memberId, request.generationId) });
+      return HeartbeatResponse.create({
+        errorCode: error !== ErrorCode.NONE ? error : groups.heartbeat(request.groupId, request.memberId, request.generationId),
+      });
     },
 });

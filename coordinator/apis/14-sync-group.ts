@@ -31,7 +31,14 @@ export default defineApi({
       const result =
         error !== ErrorCode.NONE
           ? { errorCode: error, protocolType: null, protocolName: null, assignment: new Uint8Array(0) }
-          : await groups.sync(request.groupId, request.memberId, request.generationId, withProtocol ? request.protocolType : null, withProtocol ? request.protocolName : null, request.assignments);
+          : await groups.sync(
+              request.groupId,
+              request.memberId,
+              request.generationId,
+              withProtocol ? request.protocolType : null,
+              withProtocol ? request.protocolName : null,
+              request.assignments,
+            );
       return SyncGroupResponse.create(result);
     },
 });

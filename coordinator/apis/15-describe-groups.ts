@@ -55,11 +55,17 @@ export default defineApi({
         if (error !== ErrorCode.NONE) return bare(groupId, error);
         const g = groups.get(groupId);
         if (consumerGroups.get(groupId)?.members.size) {
-          return { ...bare(groupId, ErrorCode.GROUP_ID_NOT_FOUND), errorMessage: named ? `${groupId} is a consumer group (KIP-848): describe it with ConsumerGroupDescribe` : null };
+          return {
+            ...bare(groupId, ErrorCode.GROUP_ID_NOT_FOUND),
+            errorMessage: named ? `${groupId} is a consumer group (KIP-848): describe it with ConsumerGroupDescribe` : null,
+          };
         }
         if (g === undefined) {
           if (shareGroups.some((s) => s.groupId === groupId)) {
-            return { ...bare(groupId, ErrorCode.GROUP_ID_NOT_FOUND), errorMessage: named ? `${groupId} is a share group: describe it with ShareGroupDescribe` : null };
+            return {
+              ...bare(groupId, ErrorCode.GROUP_ID_NOT_FOUND),
+              errorMessage: named ? `${groupId} is a share group: describe it with ShareGroupDescribe` : null,
+            };
           }
           if (store.hasOffsets(groupId)) return { ...bare(groupId, ErrorCode.NONE), groupState: 'Empty' };
           return named

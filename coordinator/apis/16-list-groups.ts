@@ -52,7 +52,9 @@ export default defineApi({
         listed.push({ groupId: g.groupId, protocolType: 'share', groupState: g.state, groupType: 'share' });
       }
       const lower = (xs: string[]): string[] => xs.map((x) => x.toLowerCase());
-      const groupsOut = listed.filter((g) => (states.length === 0 || lower(states).includes(g.groupState.toLowerCase())) && (types.length === 0 || lower(types).includes(g.groupType)));
+      const groupsOut = listed.filter(
+        (g) => (states.length === 0 || lower(states).includes(g.groupState.toLowerCase())) && (types.length === 0 || lower(types).includes(g.groupType)),
+      );
       return ListGroupsResponse.create({ errorCode: ErrorCode.NONE, groups: groupsOut });
     },
 });

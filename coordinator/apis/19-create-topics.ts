@@ -76,21 +76,50 @@ export default defineApi({
         if (counts.get(t.name)! > 1) return failed(ErrorCode.INVALID_REQUEST, 'Found multiple entries for this topic.');
         const existing = cluster.topicByName(t.name);
         if (peer && existing !== undefined && existing.partitions === t.numPartitions) {
-          return { name: t.name, topicId: existing.topicId, errorCode: 0, errorMessage: null, topicConfigErrorCode: 0, numPartitions: existing.partitions, replicationFactor: 1, configs: null };
+          return {
+            name: t.name,
+            topicId: existing.topicId,
+            errorCode: 0,
+            errorMessage: null,
+            topicConfigErrorCode: 0,
+            numPartitions: existing.partitions,
+            replicationFactor: 1,
+            configs: null,
+          };
         }
         const checked = admin.checkCreate(t);
         if ('error' in checked) return failed(checked.error, checked.message);
         let topicId = randomBytes(16).toString('base64url');
         if (!request.validateOnly) {
           topicId = admin.create(t.name, checked.partitions, checked.configs).topicId;
-          created.push({ name: t.name, numPartitions: checked.partitions, replicationFactor: -1, assignments: [], configs: Object.entries(checked.configs).map(([name, value]) => ({ name, value })) });
+          created.push({
+            name: t.name,
+            numPartitions: checked.partitions,
+            replicationFactor: -1,
+            assignments: [],
+            configs: Object.entries(checked.configs).map(([name, value]) => ({ name, value })),
+          });
         }
         const configs = v >= FIRST_CONFIGS_VERSION ? topicEntriesFor(checked.configs) : null;
-        return { name: t.name, topicId, errorCode: 0, errorMessage: null, topicConfigErrorCode: 0, numPartitions: checked.partitions, replicationFactor: 1, configs };
+        return {
+          name: t.name,
+          topicId,
+          errorCode: 0,
+          errorMessage: null,
+          topicConfigErrorCode: 0,
+          numPartitions: checked.partitions,
+          replicationFactor: 1,
+          configs,
+        };
       });
       if (!peer && created.length > 0) {
-        await admin.forward('CreateTopics', CreateTopicsRequest, CreateTopicsRequest.create({ topics: created, timeoutMs: request.timeoutMs }), PEER_VERSION.createTopics, CreateTopicsResponse, (res) =>
-          firstError(res.topics),
+        await admin.forward(
+          'CreateTopics',
+          CreateTopicsRequest,
+          CreateTopicsRequest.create({ topics: created, timeoutMs: request.timeoutMs }),
+          PEER_VERSION.createTopics,
+          CreateTopicsResponse,
+          (res) => firstError(res.topics),
         );
       }
       return CreateTopicsResponse.create({ topics });

@@ -48,7 +48,11 @@ export default defineApi({
       allowed: (name) => topicAllowed(check, { name }, Op.DELETE),
       keep: (topicNames) => ({ ...request, topicNames }),
       empty: () => DeleteTopicsResponse.create(),
-      answerDenied: (response, names) => answerDenied(response, names.map((name) => ({ name, topicId: ZERO_UUID }))),
+      answerDenied: (response, names) =>
+        answerDenied(
+          response,
+          names.map((name) => ({ name, topicId: ZERO_UUID })),
+        ),
     });
   },
   handler:
@@ -56,7 +60,8 @@ export default defineApi({
     async (request, ctx) => {
       const v = ctx.apiVersion;
       const peer = admin.isPeer(ctx);
-      const wanted: readonly { name: string | null; topicId: string }[] = v >= FIRST_TOPIC_ID_VERSION ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
+      const wanted: readonly { name: string | null; topicId: string }[] =
+        v >= FIRST_TOPIC_ID_VERSION ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
       const deleted: string[] = [];
       const responses = wanted.map((w): DeletableTopicResultInit => {
         const byId = w.name === null;
@@ -69,7 +74,9 @@ export default defineApi({
         });
         if (topic === undefined) {
           if (peer && !byId) return result(0, null);
-          return byId ? result(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${w.topicId}`) : result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+          return byId
+            ? result(ErrorCode.UNKNOWN_TOPIC_ID, `unknown topic id ${w.topicId}`)
+            : result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
         }
         if (topic.internal) return result(ErrorCode.INVALID_REQUEST, `${topic.name} is an internal topic and cannot be deleted`);
         if (deleted.includes(topic.name)) return result(0, null);

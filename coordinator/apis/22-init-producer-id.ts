@@ -27,7 +27,8 @@ export default defineApi({
   authorize: async (request, check, _ctx, next) => {
     if (request.transactionalId) {
       requirePermission(check, Res.TRANSACTIONAL_ID, request.transactionalId, Op.WRITE, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-      if (request.enable2Pc) requirePermission(check, Res.TRANSACTIONAL_ID, request.transactionalId, Op.TWO_PHASE_COMMIT, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+      if (request.enable2Pc)
+        requirePermission(check, Res.TRANSACTIONAL_ID, request.transactionalId, Op.TWO_PHASE_COMMIT, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     } else if (!check.allow(Res.CLUSTER, CLUSTER_NAME, Op.IDEMPOTENT_WRITE) && !check.allowAny(Res.TOPIC, Op.WRITE)) {
       throw new BrokerError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized');
     }

@@ -20,7 +20,11 @@
  * OPERATION_NOT_ATTEMPTED) when one is denied; v4+ from brokers: CLUSTER_ACTION.
  */
 import { AddPartitionsToTxnRequest, type AddPartitionsToTxnTopic } from '../../generated/AddPartitionsToTxnRequest.js';
-import { AddPartitionsToTxnResponse, type AddPartitionsToTxnResultInit, type AddPartitionsToTxnTopicResultInit } from '../../generated/AddPartitionsToTxnResponse.js';
+import {
+  AddPartitionsToTxnResponse,
+  type AddPartitionsToTxnResultInit,
+  type AddPartitionsToTxnTopicResultInit,
+} from '../../generated/AddPartitionsToTxnResponse.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from '../auth/acl.js';
 import { requirePermission } from '../auth/rule-kit.js';
 import { SHARE_GROUP_STATE_TOPIC } from '../cluster.js';
@@ -47,7 +51,11 @@ export default defineApi({
     const deniedTopics = new Set(request.v3AndBelowTopics.filter((t) => !check.allow(Res.TOPIC, t.name, Op.WRITE)).map((t) => t.name));
     if (txnAllowed && deniedTopics.size === 0) return next(request);
     const code = (t: AddPartitionsToTxnTopic): number =>
-      !txnAllowed ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : deniedTopics.has(t.name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.OPERATION_NOT_ATTEMPTED;
+      !txnAllowed
+        ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        : deniedTopics.has(t.name)
+          ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
+          : ErrorCode.OPERATION_NOT_ATTEMPTED;
     return AddPartitionsToTxnResponse.create({
       resultsByTopicV3AndBelow: request.v3AndBelowTopics.map((t) => ({
         name: t.name,
@@ -86,7 +94,13 @@ export default defineApi({
 
     return async (request, ctx) => {
       if (ctx.apiVersion < FIRST_BROKER_VERSION) {
-        const results = await addOrVerify(request.v3AndBelowTransactionalId, request.v3AndBelowProducerId, request.v3AndBelowProducerEpoch, request.v3AndBelowTopics, false);
+        const results = await addOrVerify(
+          request.v3AndBelowTransactionalId,
+          request.v3AndBelowProducerId,
+          request.v3AndBelowProducerEpoch,
+          request.v3AndBelowTopics,
+          false,
+        );
         return AddPartitionsToTxnResponse.create({ resultsByTopicV3AndBelow: results });
       }
       const resultsByTransaction: AddPartitionsToTxnResultInit[] = [];

@@ -27,7 +27,9 @@ export default defineApi({
     ({ cluster, transactions }) =>
     async (request) => {
       const partition = cluster.offsetsPartitionFor(request.groupId);
-      const errorCode = await transactions.addPartitions(request.transactionalId, request.producerId, request.producerEpoch, [{ topic: CONSUMER_OFFSETS_TOPIC, partition }]);
+      const errorCode = await transactions.addPartitions(request.transactionalId, request.producerId, request.producerEpoch, [
+        { topic: CONSUMER_OFFSETS_TOPIC, partition },
+      ]);
       return AddOffsetsToTxnResponse.create({ errorCode });
     },
 });

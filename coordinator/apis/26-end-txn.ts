@@ -30,7 +30,13 @@ export default defineApi({
     ({ config, transactions }) =>
     async (request, ctx) => {
       const clientTransactionVersion = ctx.apiVersion >= FIRST_TV2_VERSION && config.transactionVersion >= 2 ? 2 : 0;
-      const result = await transactions.endTransaction(request.transactionalId, request.producerId, request.producerEpoch, request.committed, clientTransactionVersion);
+      const result = await transactions.endTransaction(
+        request.transactionalId,
+        request.producerId,
+        request.producerEpoch,
+        request.committed,
+        clientTransactionVersion,
+      );
       return EndTxnResponse.create({ errorCode: result.errorCode, producerId: result.producerId, producerEpoch: result.producerEpoch });
     },
 });

@@ -11,7 +11,12 @@
  * CLUSTER_AUTHORIZATION_FAILED.
  */
 import { WriteTxnMarkersRequest } from '../../generated/WriteTxnMarkersRequest.js';
-import { WriteTxnMarkersResponse, type WritableTxnMarkerPartitionResultInit, type WritableTxnMarkerResultInit, type WritableTxnMarkerTopicResultInit } from '../../generated/WriteTxnMarkersResponse.js';
+import {
+  WriteTxnMarkersResponse,
+  type WritableTxnMarkerPartitionResultInit,
+  type WritableTxnMarkerResultInit,
+  type WritableTxnMarkerTopicResultInit,
+} from '../../generated/WriteTxnMarkersResponse.js';
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from '../auth/acl.js';
 import { ErrorCode } from '../errors.js';
 import { defineApi } from './define.js';
@@ -24,7 +29,10 @@ export default defineApi({
     return WriteTxnMarkersResponse.create({
       markers: request.markers.map((m) => ({
         producerId: m.producerId,
-        topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })),
+        topics: m.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })),
+        })),
       })),
     });
   },

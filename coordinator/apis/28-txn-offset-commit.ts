@@ -34,14 +34,20 @@ const FIRST_TV2_VERSION = 5;
 /** A topic of the request answered with `code` on each of its partitions. */
 const topicAnswer =
   (code: number) =>
-  (t: TxnOffsetCommitRequestTopic): TxnOffsetCommitResponseTopic => ({ name: t.name, topicId: t.topicId, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) });
+  (t: TxnOffsetCommitRequestTopic): TxnOffsetCommitResponseTopic => ({
+    name: t.name,
+    topicId: t.topicId,
+    partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
+  });
 
 export default defineApi({
   request: TxnOffsetCommitRequest,
   response: TxnOffsetCommitResponse,
   authorize: async (request, check, _ctx, next) => {
-    if (!check.allow(Res.TRANSACTIONAL_ID, request.transactionalId, Op.WRITE)) return TxnOffsetCommitResponse.create({ topics: request.topics.map(topicAnswer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)) });
-    if (!check.allow(Res.GROUP, request.groupId, Op.READ)) return TxnOffsetCommitResponse.create({ topics: request.topics.map(topicAnswer(ErrorCode.GROUP_AUTHORIZATION_FAILED)) });
+    if (!check.allow(Res.TRANSACTIONAL_ID, request.transactionalId, Op.WRITE))
+      return TxnOffsetCommitResponse.create({ topics: request.topics.map(topicAnswer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)) });
+    if (!check.allow(Res.GROUP, request.groupId, Op.READ))
+      return TxnOffsetCommitResponse.create({ topics: request.topics.map(topicAnswer(ErrorCode.GROUP_AUTHORIZATION_FAILED)) });
     return splitEntries(request, next, {
       entries: request.topics,
       allowed: (t) => topicAllowed(check, t, Op.READ),
@@ -67,7 +73,13 @@ export default defineApi({
         const name = topicNames[i];
         if (name === undefined) return;
         for (const p of t.partitions) {
-          offsets.push({ topic: name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
+          offsets.push({
+            topic: name,
+            partition: p.partitionIndex,
+            offset: p.committedOffset,
+            leaderEpoch: p.committedLeaderEpoch,
+            metadata: p.committedMetadata,
+          });
         }
       });
       let code: number = ErrorCode.NONE;

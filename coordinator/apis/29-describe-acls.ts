@@ -23,7 +23,8 @@ export default defineApi({
   handler:
     ({ authorizer }) =>
     async (request) => {
-      if (!authorizer) return DescribeAclsResponse.create({ throttleTimeMs: 0, errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: ACLS_DISABLED, resources: [] });
+      if (!authorizer)
+        return DescribeAclsResponse.create({ throttleTimeMs: 0, errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: ACLS_DISABLED, resources: [] });
       const byResource = new Map<string, DescribeAclsResourceInit & { acls: NonNullable<DescribeAclsResourceInit['acls']> }>();
       for (const b of authorizer.describe(aclFilterOf(request))) {
         const key = `${b.resourceType}\u0000${b.patternType}\u0000${b.resourceName}`;

@@ -19,12 +19,18 @@ export default defineApi({
   response: CreateAclsResponse,
   authorize: async (request, check, _ctx, next) => {
     if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.ALTER)) return next(request);
-    return CreateAclsResponse.create({ results: request.creations.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized to ALTER the cluster' })) });
+    return CreateAclsResponse.create({
+      results: request.creations.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized to ALTER the cluster' })),
+    });
   },
   handler:
     ({ authorizer }) =>
     async (request) => {
-      if (!authorizer) return CreateAclsResponse.create({ throttleTimeMs: 0, results: request.creations.map(() => ({ errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: ACLS_DISABLED })) });
+      if (!authorizer)
+        return CreateAclsResponse.create({
+          throttleTimeMs: 0,
+          results: request.creations.map(() => ({ errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: ACLS_DISABLED })),
+        });
       const refusals = authorizer.create(
         request.creations.map((c) => ({
           resourceType: c.resourceType,

@@ -19,19 +19,30 @@ export default defineApi({
   authorize: async (request, check, _ctx, next) => {
     if (check.allow(Res.CLUSTER, CLUSTER_NAME, Op.ALTER)) return next(request);
     return DeleteAclsResponse.create({
-      filterResults: request.filters.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized to ALTER the cluster', matchingAcls: [] })),
+      filterResults: request.filters.map(() => ({
+        errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        errorMessage: 'not authorized to ALTER the cluster',
+        matchingAcls: [],
+      })),
     });
   },
   handler:
     ({ authorizer }) =>
     async (request) => {
       if (!authorizer) {
-        return DeleteAclsResponse.create({ throttleTimeMs: 0, filterResults: request.filters.map(() => ({ errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: ACLS_DISABLED, matchingAcls: [] })) });
+        return DeleteAclsResponse.create({
+          throttleTimeMs: 0,
+          filterResults: request.filters.map(() => ({ errorCode: ErrorCode.SECURITY_DISABLED, errorMessage: ACLS_DISABLED, matchingAcls: [] })),
+        });
       }
       const removed = authorizer.delete(request.filters.map(aclFilterOf));
       return DeleteAclsResponse.create({
         throttleTimeMs: 0,
-        filterResults: removed.map((bindings) => ({ errorCode: 0, errorMessage: null, matchingAcls: bindings.map((b) => ({ errorCode: 0, errorMessage: null, ...b })) })),
+        filterResults: removed.map((bindings) => ({
+          errorCode: 0,
+          errorMessage: null,
+          matchingAcls: bindings.map((b) => ({ errorCode: 0, errorMessage: null, ...b })),
+        })),
       });
     },
 });

@@ -78,7 +78,11 @@ export default defineApi({
               return result(ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${config.nodeId} or empty string, but received ${r.resourceName}`, []);
             }
             const source = r.resourceName === '' ? ConfigSource.DEFAULT_CONFIG : ConfigSource.STATIC_BROKER_CONFIG;
-            return result(0, null, brokerEntries(config, admin, groups).map((b) => entry(b.def, b.value, source, true, synonyms, docs)));
+            return result(
+              0,
+              null,
+              brokerEntries(config, admin, groups).map((b) => entry(b.def, b.value, source, true, synonyms, docs)),
+            );
           }
           case ConfigResourceType.GROUP: {
             if (r.resourceName === '') return result(ErrorCode.INVALID_GROUP_ID, 'group id is empty', []);
@@ -88,7 +92,12 @@ export default defineApi({
               null,
               GROUP_CONFIGS.map((def) => {
                 const value = groups.value(r.resourceName, def.name);
-                const source = own[def.name] !== undefined ? ConfigSource.GROUP_CONFIG : value === def.defaultValue ? ConfigSource.DEFAULT_CONFIG : ConfigSource.STATIC_BROKER_CONFIG;
+                const source =
+                  own[def.name] !== undefined
+                    ? ConfigSource.GROUP_CONFIG
+                    : value === def.defaultValue
+                      ? ConfigSource.DEFAULT_CONFIG
+                      : ConfigSource.STATIC_BROKER_CONFIG;
                 return entry(def, value, source, false, synonyms, docs);
               }),
             );

@@ -34,7 +34,11 @@ export default defineApi({
       keep: (topics) => ({ ...request, topics }),
       empty: () => CreatePartitionsResponse.create(),
       answerDenied: (response, denied) =>
-        response.results.push(...denied.map((t) => createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'not authorized' }))),
+        response.results.push(
+          ...denied.map((t) =>
+            createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'not authorized' }),
+          ),
+        ),
     }),
   handler:
     ({ topicAdmin: admin, cluster }) =>
@@ -50,10 +54,16 @@ export default defineApi({
         if (topic === undefined) return result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
         if (topic.internal) return result(ErrorCode.INVALID_REQUEST, `${t.name} is an internal topic; its partition count is set in the broker configuration`);
         if (peer && t.count === topic.partitions) return result(0, null);
-        if (t.count < topic.partitions) return result(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${topic.partitions} partitions, which is higher than the requested ${t.count}.`);
+        if (t.count < topic.partitions)
+          return result(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${topic.partitions} partitions, which is higher than the requested ${t.count}.`);
         if (t.count === topic.partitions) return result(ErrorCode.INVALID_PARTITIONS, `Topic already has ${topic.partitions} partitions.`);
-        if (t.count > MAX_PARTITIONS) return result(ErrorCode.INVALID_PARTITIONS, `Number of partitions ${t.count} is above kipgen's limit of ${MAX_PARTITIONS}`);
-        if (t.assignments !== null) return result(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'kipgen places partitions itself (partition p on node p mod n); manual assignments are not supported');
+        if (t.count > MAX_PARTITIONS)
+          return result(ErrorCode.INVALID_PARTITIONS, `Number of partitions ${t.count} is above kipgen's limit of ${MAX_PARTITIONS}`);
+        if (t.assignments !== null)
+          return result(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            'kipgen places partitions itself (partition p on node p mod n); manual assignments are not supported',
+          );
         if (!request.validateOnly) {
           admin.grow(t.name, t.count);
           grown.push({ name: t.name, count: t.count, assignments: null });

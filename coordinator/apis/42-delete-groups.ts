@@ -27,7 +27,8 @@ export default defineApi({
       allowed: (groupId) => check.allow(Res.GROUP, groupId, Op.DELETE),
       keep: (groupsNames) => ({ ...request, groupsNames }),
       empty: () => DeleteGroupsResponse.create(),
-      answerDenied: (response, denied) => void response.results.push(...denied.map((groupId) => ({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null }))),
+      answerDenied: (response, denied) =>
+        void response.results.push(...denied.map((groupId) => ({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null }))),
     }),
   handler:
     ({ offsets: store, classicGroups: groups, consumerGroups, share }) =>
@@ -41,7 +42,8 @@ export default defineApi({
           const shareGroup = shareGroups.find((s) => s.groupId === groupId);
           if (shareGroup !== undefined && groups.get(groupId) === undefined && !store.hasOffsets(groupId)) {
             errorCode = shareGroup.state === 'Empty' ? ErrorCode.INVALID_REQUEST : ErrorCode.NON_EMPTY_GROUP;
-            errorMessage = shareGroup.state === 'Empty' ? `${groupId} is a share group; kipgen does not delete share groups` : `share group ${groupId} has members`;
+            errorMessage =
+              shareGroup.state === 'Empty' ? `${groupId} is a share group; kipgen does not delete share groups` : `share group ${groupId} has members`;
           } else if (consumerGroups.get(groupId)?.members.size) {
             errorCode = ErrorCode.NON_EMPTY_GROUP;
           } else {

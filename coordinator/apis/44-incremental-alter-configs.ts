@@ -59,7 +59,12 @@ export default defineApi({
       const applied: AlterConfigsResource[] = [];
       const seen = new Set<string>();
       const responses = request.resources.map((r): AlterConfigsResourceResponseInit => {
-        const result = (errorCode: number, errorMessage: string | null): AlterConfigsResourceResponseInit => ({ errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName });
+        const result = (errorCode: number, errorMessage: string | null): AlterConfigsResourceResponseInit => ({
+          errorCode,
+          errorMessage,
+          resourceType: r.resourceType,
+          resourceName: r.resourceName,
+        });
         const key = `${r.resourceType}\u0000${r.resourceName}`;
         if (seen.has(key)) return result(ErrorCode.INVALID_REQUEST, 'Duplicate resource in request.');
         seen.add(key);
@@ -91,7 +96,10 @@ export default defineApi({
               return result(ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${config.nodeId} or empty string, but received ${r.resourceName}`);
             }
             const names = r.configs.map((c) => c.name);
-            return result(ErrorCode.INVALID_REQUEST, `Cannot update these configs dynamically: ${names.join(', ')} (kipgen's broker settings are static: set them in the broker configuration)`);
+            return result(
+              ErrorCode.INVALID_REQUEST,
+              `Cannot update these configs dynamically: ${names.join(', ')} (kipgen's broker settings are static: set them in the broker configuration)`,
+            );
           }
           default:
             return result(ErrorCode.INVALID_REQUEST, `kipgen alters TOPIC (2) and GROUP (32) resources, not type ${r.resourceType}`);

@@ -37,7 +37,12 @@ export default defineApi({
     async (request, ctx) => {
       const error = request.groupId === '' ? ErrorCode.INVALID_REQUEST : offsets.coordinatorError(request.groupId);
       if (error !== ErrorCode.NONE) {
-        return ConsumerGroupHeartbeatResponse.create({ errorCode: error, errorMessage: request.groupId === '' ? 'GroupId can not be empty' : null, memberId: null, memberEpoch: -1 });
+        return ConsumerGroupHeartbeatResponse.create({
+          errorCode: error,
+          errorMessage: request.groupId === '' ? 'GroupId can not be empty' : null,
+          memberId: null,
+          memberEpoch: -1,
+        });
       }
       if ((groups.get(request.groupId)?.members.size ?? 0) > 0) {
         return ConsumerGroupHeartbeatResponse.create({

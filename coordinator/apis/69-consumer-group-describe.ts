@@ -13,7 +13,12 @@
  * (KAFKA-18817, auth/rule-kit.ts).
  */
 import { ConsumerGroupDescribeRequest } from '../../generated/ConsumerGroupDescribeRequest.js';
-import { ConsumerGroupDescribeResponse, createDescribedGroup, type DescribedGroup, type Assignment as WireAssignment } from '../../generated/ConsumerGroupDescribeResponse.js';
+import {
+  ConsumerGroupDescribeResponse,
+  createDescribedGroup,
+  type DescribedGroup,
+  type Assignment as WireAssignment,
+} from '../../generated/ConsumerGroupDescribeResponse.js';
 import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
 import { hideGroupsWithUndescribableTopics, splitEntries } from '../auth/rule-kit.js';
 import type { Cluster } from '../cluster.js';

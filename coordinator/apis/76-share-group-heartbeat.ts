@@ -39,7 +39,8 @@ export default defineApi({
         memberId: result.memberId,
         memberEpoch: result.memberEpoch,
         heartbeatIntervalMs: result.heartbeatIntervalMs,
-        assignment: result.assignment === null ? null : { topicPartitions: result.assignment.map((t) => ({ topicId: t.topicId, partitions: [...t.partitions] })) },
+        assignment:
+          result.assignment === null ? null : { topicPartitions: result.assignment.map((t) => ({ topicId: t.topicId, partitions: [...t.partitions] })) },
       });
     },
 });

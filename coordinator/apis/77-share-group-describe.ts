@@ -34,7 +34,10 @@ export default defineApi({
       allowed: (groupId) => check.allow(Res.GROUP, groupId, Op.DESCRIBE),
       keep: (groupIds) => ({ ...request, groupIds }),
       empty: () => ShareGroupDescribeResponse.create(),
-      answerDenied: (res, denied) => void res.groups.push(...denied.map((groupId) => createDescribedGroup({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: 'not authorized' }))),
+      answerDenied: (res, denied) =>
+        void res.groups.push(
+          ...denied.map((groupId) => createDescribedGroup({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: 'not authorized' })),
+        ),
     });
     response.groups = hideGroupsWithUndescribableTopics(check, response.groups, (m) => [m.assignment], createDescribedGroup);
     return response;
@@ -65,7 +68,13 @@ export default defineApi({
                   clientId: m.clientId,
                   clientHost: m.clientHost,
                   subscribedTopicNames: [...m.subscribedTopicNames],
-                  assignment: { topicPartitions: m.assignment.map((t) => ({ topicId: t.topicId, topicName: cluster.topicById(t.topicId)?.name ?? '', partitions: [...t.partitions] })) },
+                  assignment: {
+                    topicPartitions: m.assignment.map((t) => ({
+                      topicId: t.topicId,
+                      topicName: cluster.topicById(t.topicId)?.name ?? '',
+                      partitions: [...t.partitions],
+                    })),
+                  },
                 })),
               }),
         }),

@@ -17,7 +17,12 @@
  * topic (a denied topic's partitions TOPIC_AUTHORIZATION_FAILED).
  */
 import { ShareFetchRequest, type FetchTopic } from '../../generated/ShareFetchRequest.js';
-import { ShareFetchResponse, createPartitionData, createShareFetchableTopicResponse, type ShareFetchableTopicResponse } from '../../generated/ShareFetchResponse.js';
+import {
+  ShareFetchResponse,
+  createPartitionData,
+  createShareFetchableTopicResponse,
+  type ShareFetchableTopicResponse,
+} from '../../generated/ShareFetchResponse.js';
 import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
 import { requirePermission, splitEntries, topicAllowed } from '../auth/rule-kit.js';
 import { sharePartitionKey, type ClusterView, type ShareFetchAnswer, type SharePartitionRef } from '../broker-context.js';
@@ -27,7 +32,10 @@ import { defineApi } from './define.js';
 
 /** A topic of the request answered TOPIC_AUTHORIZATION_FAILED on each of its partitions. */
 const deniedTopic = (t: FetchTopic): ShareFetchableTopicResponse =>
-  createShareFetchableTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p) => createPartitionData({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) });
+  createShareFetchableTopicResponse({
+    topicId: t.topicId,
+    partitions: t.partitions.map((p) => createPartitionData({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+  });
 
 /** The wire answer of a ShareFetch, built once per broker. */
 function fetchAnswer(cluster: ClusterView): ShareFetchAnswer<ShareFetchResponse> {

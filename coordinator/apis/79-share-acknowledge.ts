@@ -11,7 +11,12 @@
  * topic (a denied topic's partitions TOPIC_AUTHORIZATION_FAILED).
  */
 import { ShareAcknowledgeRequest, type AcknowledgeTopic } from '../../generated/ShareAcknowledgeRequest.js';
-import { ShareAcknowledgeResponse, createPartitionData, createShareAcknowledgeTopicResponse, type ShareAcknowledgeTopicResponse } from '../../generated/ShareAcknowledgeResponse.js';
+import {
+  ShareAcknowledgeResponse,
+  createPartitionData,
+  createShareAcknowledgeTopicResponse,
+  type ShareAcknowledgeTopicResponse,
+} from '../../generated/ShareAcknowledgeResponse.js';
 import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
 import { requirePermission, splitEntries, topicAllowed } from '../auth/rule-kit.js';
 import type { ClusterView, ShareAcknowledgeAnswer } from '../broker-context.js';
@@ -21,7 +26,10 @@ import { defineApi } from './define.js';
 
 /** A topic of the request answered TOPIC_AUTHORIZATION_FAILED on each of its partitions. */
 const deniedTopic = (t: AcknowledgeTopic): ShareAcknowledgeTopicResponse =>
-  createShareAcknowledgeTopicResponse({ topicId: t.topicId, partitions: t.partitions.map((p) => createPartitionData({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) });
+  createShareAcknowledgeTopicResponse({
+    topicId: t.topicId,
+    partitions: t.partitions.map((p) => createPartitionData({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+  });
 
 /** The wire answer of a ShareAcknowledge, built once per broker. */
 function acknowledgeAnswer(cluster: ClusterView): ShareAcknowledgeAnswer<ShareAcknowledgeResponse> {

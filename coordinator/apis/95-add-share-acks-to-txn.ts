@@ -41,7 +41,10 @@ export default defineApi({
       answerDenied: (response, denied) =>
         response.results.push(
           ...denied.map((t) =>
-            createAddShareAcksToTxnTopicResult({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) }),
+            createAddShareAcksToTxnTopicResult({
+              name: t.name,
+              partitions: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+            }),
           ),
         ),
     });
@@ -52,7 +55,8 @@ export default defineApi({
       const topics = request.topics;
       const unknown = unknownPartitions(cluster, topics);
       const shareStatePartitions = new Set<number>();
-      for (const t of topics) for (const p of t.partitions) if (!unknown?.has(partitionKey(t.name, p))) shareStatePartitions.add(cluster.shareStatePartitionFor(t.name, p));
+      for (const t of topics)
+        for (const p of t.partitions) if (!unknown?.has(partitionKey(t.name, p))) shareStatePartitions.add(cluster.shareStatePartitionFor(t.name, p));
       let code: number = ErrorCode.NONE;
       if (request.groupId === '') code = ErrorCode.INVALID_GROUP_ID;
       else if (unknown === null && shareStatePartitions.size > 0) {
@@ -71,7 +75,10 @@ export default defineApi({
       };
       return AddShareAcksToTxnResponse.create({
         errorCode: isTransactionLevel(code) ? code : ErrorCode.NONE,
-        results: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: partitionCode(t.name, p) })) })),
+        results: topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: partitionCode(t.name, p) })),
+        })),
       });
     },
 });

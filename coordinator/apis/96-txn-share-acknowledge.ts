@@ -32,7 +32,13 @@ const FIRST_MEMBER_VERSION = 1;
 const deniedTopic = (t: TxnShareAcknowledgeTopic): TxnShareAcknowledgeTopicResponse =>
   createTxnShareAcknowledgeTopicResponse({
     topicId: t.topicId,
-    partitions: t.partitions.map((p) => createTxnShareAcknowledgePartitionResponse({ partition: p.partition, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'not authorized to read the topic' })),
+    partitions: t.partitions.map((p) =>
+      createTxnShareAcknowledgePartitionResponse({
+        partition: p.partition,
+        errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        errorMessage: 'not authorized to read the topic',
+      }),
+    ),
   });
 
 export default defineApi({

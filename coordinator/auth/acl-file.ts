@@ -39,7 +39,7 @@ export function parseAclEntries(file: string, document: unknown): AclBinding[] {
   if (typeof document !== 'object' || document === null || !Array.isArray((document as { acls?: unknown }).acls)) {
     throw new Error(`${file}: expected { "acls": [...] }`);
   }
-  return ((document as { acls: unknown[] }).acls).map((entry, i) => {
+  return (document as { acls: unknown[] }).acls.map((entry, i) => {
     const where = `${file}: acls[${i}]`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new Error(`${where}: expected an object with ${FIELDS.join(', ')}`);
     const raw = entry as Record<string, unknown>;

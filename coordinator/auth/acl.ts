@@ -59,7 +59,8 @@ export const patternTypeName = (code: number): string => nameOf(PatternType, cod
 /** Why a binding cannot be stored, or null (Kafka's AclControlManager.validateNewAcl). */
 export function invalidBinding(b: AclBinding): string | null {
   if (![2, 3, 4, 5, 6, 7].includes(b.resourceType)) return `resource type ${resourceTypeName(b.resourceType)} is not a concrete type`;
-  if (b.patternType !== PatternType.LITERAL && b.patternType !== PatternType.PREFIXED) return `pattern type ${patternTypeName(b.patternType)} is not LITERAL or PREFIXED`;
+  if (b.patternType !== PatternType.LITERAL && b.patternType !== PatternType.PREFIXED)
+    return `pattern type ${patternTypeName(b.patternType)} is not LITERAL or PREFIXED`;
   if (b.resourceName === '') return 'the resource name is empty';
   if (b.resourceType === ResourceType.CLUSTER && (b.resourceName !== CLUSTER_NAME || b.patternType !== PatternType.LITERAL)) {
     return `the cluster resource is LITERAL ${CLUSTER_NAME}`;

@@ -32,7 +32,12 @@ export function mayAutoCreateTopic(authorizer: AclAuthorizer, ctx: RequestContex
 
 /** The server's authorization hook: runs the API's rule around its handler. */
 export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterView, log: (line: string) => void) {
-  return (request: unknown, ctx: RequestContext, next: (request: unknown) => Promise<unknown>, rule: AuthorizationRule<unknown, unknown> | undefined): Promise<unknown> => {
+  return (
+    request: unknown,
+    ctx: RequestContext,
+    next: (request: unknown) => Promise<unknown>,
+    rule: AuthorizationRule<unknown, unknown> | undefined,
+  ): Promise<unknown> => {
     const who = requester(ctx);
     const check: Check = {
       allow: (resourceType, resourceName, operation) => authorizer.authorize(who, { resourceType, resourceName, operation }),

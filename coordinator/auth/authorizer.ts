@@ -135,7 +135,9 @@ export class AclAuthorizer {
   }
 
   private decided(result: boolean, who: Requester, action: Action, why: string): boolean {
-    this.log(`authorizer: ${who.principal} from ${who.host} denied ${operationName(action.operation)} on ${resourceTypeName(action.resourceType)} ${action.resourceName} (${why})`);
+    this.log(
+      `authorizer: ${who.principal} from ${who.host} denied ${operationName(action.operation)} on ${resourceTypeName(action.resourceType)} ${action.resourceName} (${why})`,
+    );
     return result;
   }
 

@@ -62,7 +62,8 @@ export class CredentialStore {
       const credentials = new Map<ScramMechanismName, ScramCredential>();
       for (const [key, value] of Object.entries(user)) {
         if (key === 'name') continue;
-        if (key === 'password') throw new Error(`config: sasl.users[${user.name}]: clear-text passwords are not accepted; store SCRAM credentials (kipgen scram-credential)`);
+        if (key === 'password')
+          throw new Error(`config: sasl.users[${user.name}]: clear-text passwords are not accepted; store SCRAM credentials (kipgen scram-credential)`);
         if (!isScramMechanism(key)) throw new Error(`config: sasl.users[${user.name}]: unknown key ${key} (expected SCRAM-SHA-256 or SCRAM-SHA-512)`);
         credentials.set(key, decodeCredential(value as StoredScramCredential, `sasl.users[${user.name}].${key}`));
       }

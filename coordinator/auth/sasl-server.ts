@@ -102,13 +102,15 @@ class ScramServer implements SaslServer {
     const attributes = this.parse(bare, 'client-first-message');
     const user = attributes.get('n');
     const clientNonce = attributes.get('r');
-    if (user === undefined || clientNonce === undefined || clientNonce === '') throw new AuthenticationFailed('Invalid SCRAM client first message: n and r are required');
+    if (user === undefined || clientNonce === undefined || clientNonce === '')
+      throw new AuthenticationFailed('Invalid SCRAM client first message: n and r are required');
     try {
       this.user = unescapeSaslName(user);
     } catch (error) {
       throw new AuthenticationFailed((error as Error).message);
     }
-    if (match[2] && match[2].slice(2) !== this.user) throw new AuthenticationFailed('Authentication failed: Client requested an authorization id that is different from username');
+    if (match[2] && match[2].slice(2) !== this.user)
+      throw new AuthenticationFailed('Authentication failed: Client requested an authorization id that is different from username');
     const credential = this.credentials.scram(this.user, this.algorithm.mechanism);
     if (!credential) throw new AuthenticationFailed(INVALID_CREDENTIALS);
     this.storedKey = credential.storedKey;
@@ -125,7 +127,8 @@ class ScramServer implements SaslServer {
     if (proofAt < 0) throw new AuthenticationFailed('Invalid SCRAM client final message: no proof');
     const withoutProof = message.slice(0, proofAt);
     const attributes = this.parse(message, 'client-final-message');
-    if (attributes.get('c') !== Buffer.from(this.gs2Header).toString('base64')) throw new AuthenticationFailed('Invalid SCRAM client final message: channel binding does not match the first message');
+    if (attributes.get('c') !== Buffer.from(this.gs2Header).toString('base64'))
+      throw new AuthenticationFailed('Invalid SCRAM client final message: channel binding does not match the first message');
     // Kafka's ScramSaslServer accepts a final nonce that ends with the server's (librdkafka
     // sends its client nonce once more in front), so kipgen does too.
     if (!(attributes.get('r') ?? '').endsWith(this.nonce)) throw new AuthenticationFailed('Invalid client nonce in the final client message.');
@@ -186,7 +189,9 @@ class OAuthBearerServer implements SaslServer {
     // (Kafka's OAuthBearerSaslServer.process; compared as sent, as Kafka does).
     const authzid = match[2] === undefined ? '' : match[2].slice(2);
     if (authzid !== '' && authzid !== validated.principal) {
-      throw new AuthenticationFailed(`Authentication failed: the authorization id ${JSON.stringify(authzid)} is not the token's principal ${JSON.stringify(validated.principal)}`);
+      throw new AuthenticationFailed(
+        `Authentication failed: the authorization id ${JSON.stringify(authzid)} is not the token's principal ${JSON.stringify(validated.principal)}`,
+      );
     }
     this.done = true;
     return { response: EMPTY, complete: true, user: validated.principal, credentialExpiresAtMs: validated.expiresAtMs };

@@ -129,7 +129,12 @@ export class ConnectionSession {
   async authenticate(token: Uint8Array): Promise<{ errorCode: number; errorMessage: string | null; authBytes: Uint8Array; sessionLifetimeMs: bigint }> {
     const none = new Uint8Array(0);
     if (this.state !== 'authenticate' || this.server === null) {
-      return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, errorMessage: 'SaslAuthenticate without a SaslHandshake before it', authBytes: none, sessionLifetimeMs: 0n };
+      return {
+        errorCode: ErrorCode.ILLEGAL_SASL_STATE,
+        errorMessage: 'SaslAuthenticate without a SaslHandshake before it',
+        authBytes: none,
+        sessionLifetimeMs: 0n,
+      };
     }
     let step;
     try {

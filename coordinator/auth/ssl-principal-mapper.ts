@@ -106,17 +106,22 @@ function parseRules(text: string): Rule[] {
       at += 'RULE:'.length;
       const pattern = field();
       const replacement = pattern === null ? null : field();
-      if (pattern === null || replacement === null) throw new Error(`ssl.principalMappingRules: rule ${JSON.stringify(text.slice(start))} is not RULE:pattern/replacement/[LU]`);
+      if (pattern === null || replacement === null)
+        throw new Error(`ssl.principalMappingRules: rule ${JSON.stringify(text.slice(start))} is not RULE:pattern/replacement/[LU]`);
       let caseChange: Rule['caseChange'] = '';
       if (text[at] === 'L' || text[at] === 'U') caseChange = text[at++] as 'L' | 'U';
       rules.push(compileRule(text.slice(start, at), pattern, replacement, caseChange));
     } else {
       const end = text.indexOf(',', at);
-      throw new Error(`ssl.principalMappingRules: invalid rule ${JSON.stringify(text.slice(start, end < 0 ? undefined : end).trim())} (expected DEFAULT or RULE:pattern/replacement/[LU])`);
+      throw new Error(
+        `ssl.principalMappingRules: invalid rule ${JSON.stringify(text.slice(start, end < 0 ? undefined : end).trim())} (expected DEFAULT or RULE:pattern/replacement/[LU])`,
+      );
     }
     skipBlanks();
     if (at < text.length && text[at] !== ',') {
-      throw new Error(`ssl.principalMappingRules: rule ${JSON.stringify(text.slice(start, at).trim())} is followed by ${JSON.stringify(text.slice(at))}, not by "," or the end`);
+      throw new Error(
+        `ssl.principalMappingRules: rule ${JSON.stringify(text.slice(start, at).trim())} is followed by ${JSON.stringify(text.slice(at))}, not by "," or the end`,
+      );
     }
   }
   return rules;
@@ -141,7 +146,7 @@ function compileReplacement(rule: string, replacement: string, groups: number, n
   const pieces: Piece[] = [];
   let literal = '';
   const bad = (why: string): Error => new Error(`ssl.principalMappingRules: rule ${JSON.stringify(rule)}: replacement ${JSON.stringify(replacement)} ${why}`);
-  for (let i = 0; i < replacement.length; ) {
+  for (let i = 0; i < replacement.length;) {
     const c = replacement[i]!;
     if (c === '\\') {
       if (i + 1 >= replacement.length) throw bad('ends with a lone backslash');
@@ -174,7 +179,8 @@ function compileReplacement(rule: string, replacement: string, groups: number, n
       continue;
     }
     i += 2;
-    while (i < replacement.length && /[0-9]/.test(replacement[i]!) && group * 10 + Number(replacement[i]) <= groups) group = group * 10 + Number(replacement[i++]);
+    while (i < replacement.length && /[0-9]/.test(replacement[i]!) && group * 10 + Number(replacement[i]) <= groups)
+      group = group * 10 + Number(replacement[i++]);
     pieces.push(literal, { group });
     literal = '';
   }

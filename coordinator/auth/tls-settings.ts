@@ -57,9 +57,13 @@ export interface TlsProtocolOptions {
 }
 
 /** Node's options for the given lists; throws an Error naming a bad entry. */
-export function tlsProtocolOptions(cipherSuites: readonly string[] = DEFAULT_CIPHER_SUITES, enabledProtocols: readonly string[] = DEFAULT_ENABLED_PROTOCOLS): TlsProtocolOptions {
+export function tlsProtocolOptions(
+  cipherSuites: readonly string[] = DEFAULT_CIPHER_SUITES,
+  enabledProtocols: readonly string[] = DEFAULT_ENABLED_PROTOCOLS,
+): TlsProtocolOptions {
   if (!Array.isArray(cipherSuites) || cipherSuites.length === 0) throw new Error('config: ssl.cipherSuites must be a non-empty list of cipher suite names');
-  if (!Array.isArray(enabledProtocols) || enabledProtocols.length === 0) throw new Error(`config: ssl.enabledProtocols must be a non-empty list of ${PROTOCOLS.join(', ')}`);
+  if (!Array.isArray(enabledProtocols) || enabledProtocols.length === 0)
+    throw new Error(`config: ssl.enabledProtocols must be a non-empty list of ${PROTOCOLS.join(', ')}`);
   const known = new Set(tls.getCiphers().map((c) => c.toUpperCase()));
   const ciphers = cipherSuites.map((name) => {
     if (typeof name !== 'string') throw new Error(`config: ssl.cipherSuites: ${JSON.stringify(name)} is not a cipher suite name`);
@@ -68,7 +72,8 @@ export function tlsProtocolOptions(cipherSuites: readonly string[] = DEFAULT_CIP
     return openssl.startsWith('TLS_') ? name.toUpperCase() : openssl;
   });
   for (const p of enabledProtocols) {
-    if (!(PROTOCOLS as readonly string[]).includes(p)) throw new Error(`config: ssl.enabledProtocols: ${JSON.stringify(p)} is not one of ${PROTOCOLS.join(', ')} (older protocols are not offered)`);
+    if (!(PROTOCOLS as readonly string[]).includes(p))
+      throw new Error(`config: ssl.enabledProtocols: ${JSON.stringify(p)} is not one of ${PROTOCOLS.join(', ')} (older protocols are not offered)`);
   }
   const chosen = PROTOCOLS.filter((p) => enabledProtocols.includes(p));
   return { ciphers: ciphers.join(':'), minVersion: chosen[0]!, maxVersion: chosen[chosen.length - 1]! };

@@ -46,7 +46,9 @@ const INTEGER = 0x02;
 const EXPLICIT_0 = 0xa0;
 
 /** Directory string tags the JDK writes as text (DerValue tags, AVA.isDerString non-canonical). */
-const STRING_TAGS = new Set([0x13 /* PrintableString */, 0x14 /* T61String */, 0x16 /* IA5String */, 0x1b /* GeneralString */, 0x0c /* UTF8String */, 0x1e /* BMPString */]);
+const STRING_TAGS = new Set([
+  0x13 /* PrintableString */, 0x14 /* T61String */, 0x16 /* IA5String */, 0x1b /* GeneralString */, 0x0c /* UTF8String */, 0x1e /* BMPString */,
+]);
 
 /** The JDK's RFC 2253 keywords (AVAKeyword entries marked rfc2253Compliant). */
 const KEYWORDS = new Map<string, string>([
@@ -119,10 +121,10 @@ export function parseName(name: Uint8Array): Attribute[][] {
   const outer = expect(readTlv(name, 0, name.length, 'Name'), SEQUENCE, 'Name');
   if (outer.end !== name.length) throw new DerError(`Name: ${name.length - outer.end} bytes after its end`);
   const rdns: Attribute[][] = [];
-  for (let at = outer.start; at < outer.end; ) {
+  for (let at = outer.start; at < outer.end;) {
     const set = expect(readTlv(name, at, outer.end, 'RelativeDistinguishedName'), SET, 'RelativeDistinguishedName');
     const rdn: Attribute[] = [];
-    for (let a = set.start; a < set.end; ) {
+    for (let a = set.start; a < set.end;) {
       const ava = expect(readTlv(name, a, set.end, 'AttributeTypeAndValue'), SEQUENCE, 'AttributeTypeAndValue');
       const oid = expect(readTlv(name, ava.start, ava.end, 'attribute type'), OID, 'attribute type');
       const value = readTlv(name, oid.end, ava.end, 'attribute value');

@@ -110,7 +110,14 @@ export class ClassicGroup {
     return member.protocols.find((p) => p.name === this.protocol)?.metadata ?? EMPTY;
   }
 
-  describeMembers(): { memberId: string; groupInstanceId: string | null; clientId: string; clientHost: string; metadata: Uint8Array; assignment: Uint8Array }[] {
+  describeMembers(): {
+    memberId: string;
+    groupInstanceId: string | null;
+    clientId: string;
+    clientHost: string;
+    metadata: Uint8Array;
+    assignment: Uint8Array;
+  }[] {
     return [...this.members.values()].map((m) => ({
       memberId: m.memberId,
       groupInstanceId: m.groupInstanceId,
@@ -160,11 +167,14 @@ export class ClassicGroups {
   join(req: JoinRequest): Promise<JoinResult> {
     const fail = (errorCode: number, memberId = req.memberId): Promise<JoinResult> =>
       Promise.resolve({ errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId, members: [] });
-    if (req.sessionTimeoutMs < this.timings.minSessionTimeoutMs || req.sessionTimeoutMs > this.timings.maxSessionTimeoutMs) return fail(ErrorCode.INVALID_SESSION_TIMEOUT);
+    if (req.sessionTimeoutMs < this.timings.minSessionTimeoutMs || req.sessionTimeoutMs > this.timings.maxSessionTimeoutMs)
+      return fail(ErrorCode.INVALID_SESSION_TIMEOUT);
     if (req.protocolType === '' || req.protocols.length === 0) return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     const existing = this.groups.get(req.groupId);
     if (existing !== undefined && existing.members.size > 0) {
-      const compatible = existing.protocolType === req.protocolType && req.protocols.some((p) => [...existing.members.values()].every((m) => m.protocols.some((q) => q.name === p.name)));
+      const compatible =
+        existing.protocolType === req.protocolType &&
+        req.protocols.some((p) => [...existing.members.values()].every((m) => m.protocols.some((q) => q.name === p.name)));
       if (!compatible && !(existing.members.size === 1 && existing.members.has(req.memberId))) return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     }
     const group = this.getOrCreate(req.groupId);
@@ -201,7 +211,15 @@ export class ClassicGroups {
     }
     const joined = new Promise<JoinResult>((resolve) => {
       // An earlier join of the same member still waiting is superseded (Kafka answers it UNKNOWN_MEMBER_ID).
-      member!.joinWaiter?.({ errorCode: ErrorCode.UNKNOWN_MEMBER_ID, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: member!.memberId, members: [] });
+      member!.joinWaiter?.({
+        errorCode: ErrorCode.UNKNOWN_MEMBER_ID,
+        generationId: -1,
+        protocolType: null,
+        protocolName: null,
+        leader: '',
+        memberId: member!.memberId,
+        members: [],
+      });
       member!.joinWaiter = resolve;
     });
     this.touch(group, member);
@@ -210,16 +228,25 @@ export class ClassicGroups {
     return joined;
   }
 
-  sync(groupId: string, memberId: string, generationId: number, protocolType: string | null, protocolName: string | null, assignments: { memberId: string; assignment: Uint8Array }[]): Promise<SyncResult> {
+  sync(
+    groupId: string,
+    memberId: string,
+    generationId: number,
+    protocolType: string | null,
+    protocolName: string | null,
+    assignments: { memberId: string; assignment: Uint8Array }[],
+  ): Promise<SyncResult> {
     const group = this.groups.get(groupId);
     const fail = (errorCode: number): Promise<SyncResult> => Promise.resolve({ errorCode, protocolType: null, protocolName: null, assignment: EMPTY });
     const member = group?.members.get(memberId);
     if (group === undefined || member === undefined) return fail(ErrorCode.UNKNOWN_MEMBER_ID);
     if (generationId !== group.generation) return fail(ErrorCode.ILLEGAL_GENERATION);
-    if ((protocolType !== null && protocolType !== group.protocolType) || (protocolName !== null && protocolName !== group.protocol)) return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    if ((protocolType !== null && protocolType !== group.protocolType) || (protocolName !== null && protocolName !== group.protocol))
+      return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     this.touch(group, member);
     if (group.state === 'PreparingRebalance') return fail(ErrorCode.REBALANCE_IN_PROGRESS);
-    if (group.state === 'Stable') return Promise.resolve({ errorCode: 0, protocolType: group.protocolType, protocolName: group.protocol, assignment: member.assignment });
+    if (group.state === 'Stable')
+      return Promise.resolve({ errorCode: 0, protocolType: group.protocolType, protocolName: group.protocol, assignment: member.assignment });
     if (group.state !== 'CompletingRebalance') return fail(ErrorCode.UNKNOWN_MEMBER_ID);
     const synced = new Promise<SyncResult>((resolve) => (member.syncWaiter = resolve));
     if (memberId === group.leader) void this.completeSync(group, assignments);
@@ -240,7 +267,10 @@ export class ClassicGroups {
   leave(groupId: string, memberId: string, groupInstanceId: string | null, reason: string | null): number {
     const group = this.groups.get(groupId);
     if (group === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-    const member = memberId !== '' ? group.members.get(memberId) : [...group.members.values()].find((m) => groupInstanceId !== null && m.groupInstanceId === groupInstanceId);
+    const member =
+      memberId !== ''
+        ? group.members.get(memberId)
+        : [...group.members.values()].find((m) => groupInstanceId !== null && m.groupInstanceId === groupInstanceId);
     if (member === undefined) return group.pending.delete(memberId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
     this.removeMember(group, member, `member ${member.memberId} left${reason ? ` (${reason})` : ''}`);
     return ErrorCode.NONE;
@@ -314,7 +344,8 @@ export class ClassicGroups {
     if (member.sessionTimer) clearTimeout(member.sessionTimer);
     member.sessionTimer = setTimeout(() => {
       member.sessionTimer = null;
-      if (group.members.get(member.memberId) === member) this.removeMember(group, member, `member ${member.memberId} expired (no heartbeat for ${member.sessionTimeoutMs} ms)`);
+      if (group.members.get(member.memberId) === member)
+        this.removeMember(group, member, `member ${member.memberId} expired (no heartbeat for ${member.sessionTimeoutMs} ms)`);
     }, member.sessionTimeoutMs);
     member.sessionTimer.unref();
   }
@@ -323,7 +354,15 @@ export class ClassicGroups {
     if (member.sessionTimer) clearTimeout(member.sessionTimer);
     member.sessionTimer = null;
     group.members.delete(member.memberId);
-    member.joinWaiter?.({ errorCode: ErrorCode.UNKNOWN_MEMBER_ID, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: member.memberId, members: [] });
+    member.joinWaiter?.({
+      errorCode: ErrorCode.UNKNOWN_MEMBER_ID,
+      generationId: -1,
+      protocolType: null,
+      protocolName: null,
+      leader: '',
+      memberId: member.memberId,
+      members: [],
+    });
     member.joinWaiter = null;
     member.syncWaiter?.({ errorCode: ErrorCode.UNKNOWN_MEMBER_ID, protocolType: null, protocolName: null, assignment: EMPTY });
     member.syncWaiter = null;
@@ -418,7 +457,9 @@ export class ClassicGroups {
       protocolName: group.protocol,
       leader: group.leader ?? '',
       memberId: member.memberId,
-      members: isLeader ? [...group.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: group.metadataOf(m) })) : [],
+      members: isLeader
+        ? [...group.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: group.metadataOf(m) }))
+        : [],
     };
   }
 

@@ -122,11 +122,23 @@ export class ConsumerGroups {
     const { heartbeatIntervalMs } = this.timing(req.groupId);
     // Kafka's error answer (ConsumerGroupHeartbeatRequest.getErrorResponse) carries the code and message only: member epoch
     // and heartbeat interval at 0.
-    const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({ errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null });
-    if (req.serverAssignor !== null && !ASSIGNORS.includes(req.serverAssignor)) return fail(ErrorCode.UNSUPPORTED_ASSIGNOR, `assignor ${req.serverAssignor} is not one of ${ASSIGNORS.join(', ')}`);
+    const fail = (errorCode: number, errorMessage: string): HeartbeatOutput => ({
+      errorCode,
+      errorMessage,
+      memberId: null,
+      memberEpoch: 0,
+      heartbeatIntervalMs: 0,
+      assignment: null,
+    });
+    if (req.serverAssignor !== null && !ASSIGNORS.includes(req.serverAssignor))
+      return fail(ErrorCode.UNSUPPORTED_ASSIGNOR, `assignor ${req.serverAssignor} is not one of ${ASSIGNORS.join(', ')}`);
     if (req.subscribedTopicRegex) {
       const problem = regexProblem(req.subscribedTopicRegex);
-      if (problem !== null) return fail(ErrorCode.INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex ${JSON.stringify(req.subscribedTopicRegex)} is not a valid regular expression: ${problem}`);
+      if (problem !== null)
+        return fail(
+          ErrorCode.INVALID_REGULAR_EXPRESSION,
+          `SubscribedTopicRegex ${JSON.stringify(req.subscribedTopicRegex)} is not a valid regular expression: ${problem}`,
+        );
     }
     let group = this.groups.get(req.groupId);
 
@@ -305,7 +317,9 @@ export class ConsumerGroups {
     }
     group.target = target;
     group.assignmentEpoch = group.groupEpoch;
-    this.log(`consumer group ${group.groupId}: target assignment at epoch ${group.assignmentEpoch} (${group.assignor}): ${members.map((m) => `${m.memberId}=${count(m.memberId)}`).join(', ')}`);
+    this.log(
+      `consumer group ${group.groupId}: target assignment at epoch ${group.assignmentEpoch} (${group.assignor}): ${members.map((m) => `${m.memberId}=${count(m.memberId)}`).join(', ')}`,
+    );
   }
 
   private reconcile(group: ConsumerGroup, member: Member): void {
@@ -323,7 +337,8 @@ export class ConsumerGroups {
     }
     // Its target partitions that no other member still owns or was given.
     const taken = new Map<string, Set<number>>();
-    for (const other of group.members.values()) if (other !== member) for (const a of [other.owned, other.sent]) for (const [t, ps] of a) for (const p of ps) addTo(taken, t, p);
+    for (const other of group.members.values())
+      if (other !== member) for (const a of [other.owned, other.sent]) for (const [t, ps] of a) for (const p of ps) addTo(taken, t, p);
     const next = new Map<string, Set<number>>();
     for (const [t, ps] of target) for (const p of ps) if (!taken.get(t)?.has(p)) addTo(next, t, p);
     member.sent = next;

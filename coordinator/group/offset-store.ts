@@ -182,7 +182,9 @@ export class OffsetStore {
   async writeGroupMetadata(groupId: string, value: GroupMetadata): Promise<void> {
     const partition = this.cluster.offsetsPartitionFor(groupId);
     const now = BigInt(Date.now());
-    await this.log(partition).append(encodeRecordBatch({ baseTimestamp: now, records: [{ key: encodeGroupMetadataKey(groupId), value: encodeGroupMetadataValue(value), timestamp: now }] }));
+    await this.log(partition).append(
+      encodeRecordBatch({ baseTimestamp: now, records: [{ key: encodeGroupMetadataKey(groupId), value: encodeGroupMetadataValue(value), timestamp: now }] }),
+    );
     this.partitions.get(partition)!.groups.set(groupId, value);
   }
 

@@ -55,7 +55,9 @@ export class LogManager {
     // internal topics just made would suggest state that is not there.
     const withData = [...this.logs.values()].filter((l) => l.logEndOffset() > 0n).length;
     if (withData > 0) {
-      log(`recovered ${this.logs.size} partition logs (${withData} with records) in ${Date.now() - started} ms from ${dataDir}${expired > 0 ? ` (${expired} idle producer ids expired)` : ''}`);
+      log(
+        `recovered ${this.logs.size} partition logs (${withData} with records) in ${Date.now() - started} ms from ${dataDir}${expired > 0 ? ` (${expired} idle producer ids expired)` : ''}`,
+      );
     }
   }
 

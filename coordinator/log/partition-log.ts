@@ -321,10 +321,7 @@ export class PartitionLog implements PartitionReader {
     const start = this.logStartOffset();
     const end = this.nextOffset;
     if (fromOffset < start || fromOffset > end) {
-      throw new BrokerError(
-        ErrorCode.OFFSET_OUT_OF_RANGE,
-        `offset ${fromOffset} is outside ${this.name}'s range [${start}, ${end}]`,
-      );
+      throw new BrokerError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${fromOffset} is outside ${this.name}'s range [${start}, ${end}]`);
     }
     const lso = this.lastStableOffset();
     const upTo = isolation === 'read_committed' ? lso : end;

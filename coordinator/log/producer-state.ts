@@ -189,7 +189,13 @@ export class ProducerState {
    */
   isResentMarker(producerId: bigint, producerEpoch: number, commit: boolean): boolean {
     const entry = this.producers.get(producerId);
-    return entry !== undefined && entry.txnFirstOffset === null && entry.lastMarker !== null && entry.lastMarker.epoch === producerEpoch && entry.lastMarker.commit === commit;
+    return (
+      entry !== undefined &&
+      entry.txnFirstOffset === null &&
+      entry.lastMarker !== null &&
+      entry.lastMarker.epoch === producerEpoch &&
+      entry.lastMarker.commit === commit
+    );
   }
 
   /** The first offset of the producer's open transaction here (it identifies that transaction in this log), or null. */

@@ -34,8 +34,9 @@ export function peerAddress(host: string | undefined, port: number | undefined):
 /** The eight 16-bit groups of a valid IPv6 literal (net.isIPv6 checked it). */
 function ipv6Groups(address: string): number[] {
   // A trailing dotted IPv4 part stands for the last two groups.
-  const text = address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_, a: string, b: string, c: string, d: string) =>
-    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  const text = address.replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_, a: string, b: string, c: string, d: string) => `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
   );
   const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
   const gap = text.indexOf('::');

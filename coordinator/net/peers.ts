@@ -45,6 +45,13 @@ export class PeerConnections {
     this.closed = true;
     const all = [...this.open.values()];
     this.open.clear();
-    await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+    await Promise.all(
+      all.map((p) =>
+        p.then(
+          (c) => c.close(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }

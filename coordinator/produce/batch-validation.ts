@@ -65,7 +65,10 @@ export function validateProducedBatch(
   // Kafka's UnifiedLog.analyzeAndValidateRecords: a batch, as the producer sent it, larger than the topic's
   // max.message.bytes is refused with RecordTooLargeException (MESSAGE_TOO_LARGE), before any recompression.
   if (header.sizeInBytes > topic.maxMessageBytes) {
-    throw new BrokerError(ErrorCode.MESSAGE_TOO_LARGE, `the record batch is ${header.sizeInBytes} bytes, more than the topic's max.message.bytes (${topic.maxMessageBytes})`);
+    throw new BrokerError(
+      ErrorCode.MESSAGE_TOO_LARGE,
+      `the record batch is ${header.sizeInBytes} bytes, more than the topic's max.message.bytes (${topic.maxMessageBytes})`,
+    );
   }
   // Every record is decoded below, some 150 bytes of objects each: a compressed
   // batch of minimal records (8 bytes each, 64 MiB inflated) would be 8 million
@@ -78,7 +81,10 @@ export function validateProducedBatch(
     );
   }
   if (header.compression === 'zstd' && produceVersion < ZSTD_MIN_PRODUCE_VERSION) {
-    throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`);
+    throw new BrokerError(
+      ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+      `zstd batches need Produce v${ZSTD_MIN_PRODUCE_VERSION} or later, this request is v${produceVersion}`,
+    );
   }
   if (header.timestampType === 'LogAppendTime') {
     throw new BrokerError(ErrorCode.INVALID_TIMESTAMP, 'producers may not set the LogAppendTime timestamp type; the broker sets it');
@@ -203,7 +209,8 @@ function rebuild(batch: RecordBatch, codec: CompressionType, level: number | und
       })),
     });
   } catch (error) {
-    if (error instanceof CompressionUnavailableError) throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `the topic's compression.type: ${error.message}`);
+    if (error instanceof CompressionUnavailableError)
+      throw new BrokerError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `the topic's compression.type: ${error.message}`);
     // A decoded batch the encoder still refuses (e.g. timestamps whose delta from the first exceeds int64).
     if (error instanceof EncodeError) throw new BrokerError(ErrorCode.INVALID_RECORD, `the batch cannot be rebuilt: ${error.message}`);
     throw error;

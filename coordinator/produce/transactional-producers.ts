@@ -38,7 +38,7 @@ export function transactionalProducers(topicData: readonly ProduceTopicData[]): 
       const records = partition.records;
       if (records === null) continue;
       const view = new DataView(records.buffer, records.byteOffset, records.byteLength);
-      for (let at = 0; at + HEADER_BYTES <= records.length; ) {
+      for (let at = 0; at + HEADER_BYTES <= records.length;) {
         if (records[at + MAGIC_AT] !== 2) break;
         if ((view.getInt16(at + ATTRIBUTES_AT) & TRANSACTIONAL_FLAG) !== 0) {
           result.any = true;
@@ -73,7 +73,10 @@ export function transactionalRefusal(transactionalId: string | null, topicData: 
     return { code: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message: 'transactional records need the transactional id they belong to' };
   }
   if (txn.producers.size > 1) {
-    return { code: ErrorCode.INVALID_PRODUCER_ID_MAPPING, message: `transactional records of more than one producer id and epoch (${[...txn.producers].join(', ')})` };
+    return {
+      code: ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+      message: `transactional records of more than one producer id and epoch (${[...txn.producers].join(', ')})`,
+    };
   }
   return null;
 }

@@ -107,7 +107,10 @@ export function createTlsServer(
     pending.set(key, entry);
     raw.once('close', () => {
       if (pending.get(key) === entry) pending.delete(key);
-      if (!entry.secured) log(`${listenerName}: TLS handshake with ${entry.peer} failed: ${entry.failure ?? 'the connection closed before the handshake completed'}; closing the connection`);
+      if (!entry.secured)
+        log(
+          `${listenerName}: TLS handshake with ${entry.peer} failed: ${entry.failure ?? 'the connection closed before the handshake completed'}; closing the connection`,
+        );
     });
   });
   server.on('tlsClientError', (error: Error, socket: tls.TLSSocket) => {

@@ -56,9 +56,7 @@ export function validateAckBatches(batches: readonly WireAckBatch[], allowRenew:
     if (firstOffset < 0n) throw invalid(`batch ${i}: negative first offset ${firstOffset}`);
     if (firstOffset > lastOffset) throw invalid(`batch ${i}: first offset ${firstOffset} is after last offset ${lastOffset}`);
     if (firstOffset <= previousLast) {
-      throw invalid(
-        `batch ${i}: offsets ${firstOffset}-${lastOffset} overlap or precede the previous batch (batches must be sorted and disjoint)`,
-      );
+      throw invalid(`batch ${i}: offsets ${firstOffset}-${lastOffset} overlap or precede the previous batch (batches must be sorted and disjoint)`);
     }
     const length = lastOffset - firstOffset + 1n;
     if (types.length !== 1 && BigInt(types.length) !== length) {
@@ -66,9 +64,7 @@ export function validateAckBatches(batches: readonly WireAckBatch[], allowRenew:
     }
     for (const type of types) {
       if (!Number.isInteger(type) || type < AckType.GAP || type > maxType) {
-        throw invalid(
-          `batch ${i}: acknowledge type ${type} is out of range` + (type === AckType.RENEW ? ' (RENEW needs IsRenewAck, v2)' : ''),
-        );
+        throw invalid(`batch ${i}: acknowledge type ${type} is out of range` + (type === AckType.RENEW ? ' (RENEW needs IsRenewAck, v2)' : ''));
       }
     }
     previousLast = lastOffset;
@@ -78,9 +74,7 @@ export function validateAckBatches(batches: readonly WireAckBatch[], allowRenew:
 }
 
 /** TxnShareAcknowledge batches: one type per batch, which must be Accept, Release or Reject. */
-export function validateTxnAckBatches(
-  batches: readonly { firstOffset: bigint; lastOffset: bigint; acknowledgeType: number }[],
-): AckRange[] {
+export function validateTxnAckBatches(batches: readonly { firstOffset: bigint; lastOffset: bigint; acknowledgeType: number }[]): AckRange[] {
   const ranges = validateAckBatches(
     batches.map((b) => ({ firstOffset: b.firstOffset, lastOffset: b.lastOffset, acknowledgeTypes: [b.acknowledgeType] })),
     false,

@@ -49,10 +49,8 @@ export function formatShareDump(input: {
       const offsets = r.firstOffset === r.lastOffset ? `${r.firstOffset}` : `${r.firstOffset}-${r.lastOffset}`;
       let line = `    ${offsets} ${r.state} deliveries ${r.deliveryCount}`;
       if (r.memberId !== undefined) line += ` member ${r.memberId}`;
-      if (r.lockDeadline !== undefined)
-        line += ` lock ${r.lockDeadline > now ? `${Math.ceil((r.lockDeadline - now) / 1000)}s left` : 'expired'}`;
-      if (r.pending !== undefined)
-        line += ` pending ${r.pending.ackType} in producer ${r.pending.producerId} epoch ${r.pending.producerEpoch}`;
+      if (r.lockDeadline !== undefined) line += ` lock ${r.lockDeadline > now ? `${Math.ceil((r.lockDeadline - now) / 1000)}s left` : 'expired'}`;
+      if (r.pending !== undefined) line += ` pending ${r.pending.ackType} in producer ${r.pending.producerId} epoch ${r.pending.producerEpoch}`;
       lines.push(line);
     }
   }

@@ -1,10 +1,4 @@
-import {
-  RECORD_BATCH_OVERHEAD,
-  decodeRecordBatch,
-  readBatchHeader,
-  readControlRecord,
-  type RecordBatchHeader,
-} from '../../runtime/index.js';
+import { RECORD_BATCH_OVERHEAD, decodeRecordBatch, readBatchHeader, readControlRecord, type RecordBatchHeader } from '../../runtime/index.js';
 import type { ReadResult } from '../broker-context.js';
 import type { AcquiredRange, LogWindow } from './share-partition.js';
 
@@ -43,9 +37,7 @@ export class LogRead {
    */
   static index(read: ReadResult, fromOffset: bigint, upTo: bigint = read.lastStableOffset): LogRead {
     const bytes = read.records;
-    const aborted = [...read.abortedTransactions].sort((a, b) =>
-      a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0,
-    );
+    const aborted = [...read.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
     const abortedProducers = new Set<bigint>();
     let nextAborted = 0;
     const batches: BatchInfo[] = [];

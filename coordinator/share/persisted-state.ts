@@ -35,8 +35,7 @@ export class PersistedShareState {
 
   static fromSnapshot(value: ShareSnapshotValue): PersistedShareState {
     const state = new PersistedShareState(value.startOffset, value.snapshotEpoch, value.createTimestamp);
-    for (const batch of value.stateBatches)
-      state.set(batch.firstOffset, batch.lastOffset, toPersistedState(batch.deliveryState), batch.deliveryCount);
+    for (const batch of value.stateBatches) state.set(batch.firstOffset, batch.lastOffset, toPersistedState(batch.deliveryState), batch.deliveryCount);
     state.normalize();
     return state;
   }
@@ -54,8 +53,7 @@ export class PersistedShareState {
    */
   applyUpdate(value: ShareUpdateValue): void {
     if (value.startOffset >= 0n && value.startOffset > this.startOffset) this.startOffset = value.startOffset;
-    for (const batch of value.stateBatches)
-      this.set(batch.firstOffset, batch.lastOffset, toPersistedState(batch.deliveryState), batch.deliveryCount);
+    for (const batch of value.stateBatches) this.set(batch.firstOffset, batch.lastOffset, toPersistedState(batch.deliveryState), batch.deliveryCount);
     this.normalize();
   }
 
@@ -213,18 +211,11 @@ function single(offset: bigint, deliveryState: number, deliveryCount: number): S
  * Ranges sorted by first offset, each adjacent one with the same state and
  * delivery count merged into the one before it (which is extended in place).
  */
-function mergeAdjacent<R extends { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }>(
-  sorted: readonly R[],
-): R[] {
+function mergeAdjacent<R extends { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }>(sorted: readonly R[]): R[] {
   const merged: R[] = [];
   for (const r of sorted) {
     const last = merged[merged.length - 1];
-    if (
-      last !== undefined &&
-      last.lastOffset + 1n === r.firstOffset &&
-      last.deliveryState === r.deliveryState &&
-      last.deliveryCount === r.deliveryCount
-    ) {
+    if (last !== undefined && last.lastOffset + 1n === r.firstOffset && last.deliveryState === r.deliveryState && last.deliveryCount === r.deliveryCount) {
       last.lastOffset = r.lastOffset;
     } else {
       merged.push(r);

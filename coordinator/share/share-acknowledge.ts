@@ -13,7 +13,12 @@ import { FINAL_EPOCH, INITIAL_EPOCH } from './share-sessions.js';
  * records; any other epoch must match the session's and moves it on. A
  * member not in the group (when this node coordinates it) gets UNKNOWN_MEMBER_ID.
  */
-export async function shareAcknowledge<R>(rt: ShareParts, request: ShareAcknowledgeRequest, ctx: RequestContext, answer: ShareAcknowledgeAnswer<R>): Promise<R> {
+export async function shareAcknowledge<R>(
+  rt: ShareParts,
+  request: ShareAcknowledgeRequest,
+  ctx: RequestContext,
+  answer: ShareAcknowledgeAnswer<R>,
+): Promise<R> {
   const groupId = request.groupId ?? '';
   const memberId = request.memberId ?? '';
   const missing = missingIdError(groupId, memberId);

@@ -79,8 +79,7 @@ export function shareConfig(overrides: Partial<ShareConfig> = {}): ShareConfig {
     'housekeepingIntervalMs',
   ];
   for (const name of positive) {
-    if (!Number.isInteger(config[name]) || config[name] <= 0)
-      throw new RangeError(`share config ${name} must be a positive integer, got ${config[name]}`);
+    if (!Number.isInteger(config[name]) || config[name] <= 0) throw new RangeError(`share config ${name} must be a positive integer, got ${config[name]}`);
   }
   // Kafka bounds the limit to 2–10 and the lock to 15–60 s; the broker's config check owns such bounds
   // (tests use short locks), here only what the state machine needs to work.

@@ -35,8 +35,7 @@ export async function shareFetch<R>(rt: ShareParts, request: ShareFetchRequest, 
   for (const topic of request.topics) {
     for (const p of topic.partitions) {
       requested.push({ topicId: topic.topicId, partition: p.partitionIndex });
-      if (p.acknowledgementBatches.length > 0)
-        acks.push({ topicId: topic.topicId, partition: p.partitionIndex, batches: p.acknowledgementBatches });
+      if (p.acknowledgementBatches.length > 0) acks.push({ topicId: topic.topicId, partition: p.partitionIndex, batches: p.acknowledgementBatches });
     }
   }
   const epoch = request.shareSessionEpoch;
@@ -50,7 +49,11 @@ export async function shareFetch<R>(rt: ShareParts, request: ShareFetchRequest, 
   try {
     if (epoch === INITIAL_EPOCH) {
       if (acks.length > 0)
-        return answer.failed(ErrorCode.INVALID_REQUEST, 'a request that opens a share session (epoch 0) cannot carry acknowledgements', rt.config.recordLockDurationMs);
+        return answer.failed(
+          ErrorCode.INVALID_REQUEST,
+          'a request that opens a share session (epoch 0) cannot carry acknowledgements',
+          rt.config.recordLockDurationMs,
+        );
       const opened = rt.sessions.open(groupId, memberId, ctx.connectionId);
       session = opened.session;
       if (opened.replaced !== undefined) await rt.partitions.releaseMember(groupId, memberId);

@@ -11,9 +11,20 @@ const ASSIGNOR_NAME = 'simple';
  * join, stay, leave; the answer carries the member epoch and, when it changed, the
  * assignment. A member that leaves has its share session here closed and its records released.
  */
-export async function shareGroupHeartbeat(rt: ShareParts, request: ShareGroupHeartbeatRequest, client: { readonly clientId: string; readonly clientHost: string }): Promise<ShareHeartbeatResult> {
+export async function shareGroupHeartbeat(
+  rt: ShareParts,
+  request: ShareGroupHeartbeatRequest,
+  client: { readonly clientId: string; readonly clientHost: string },
+): Promise<ShareHeartbeatResult> {
   if (!rt.isGroupCoordinator(request.groupId)) {
-    return { errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: `node ${rt.nodeId} does not coordinate ${request.groupId}`, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
+    return {
+      errorCode: ErrorCode.NOT_COORDINATOR,
+      errorMessage: `node ${rt.nodeId} does not coordinate ${request.groupId}`,
+      memberId: null,
+      memberEpoch: 0,
+      heartbeatIntervalMs: 0,
+      assignment: null,
+    };
   }
   try {
     const result = rt.groups.heartbeat({

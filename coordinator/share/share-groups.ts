@@ -133,10 +133,7 @@ export class ShareGroups {
         throw new ShareError(ErrorCode.UNKNOWN_MEMBER_ID, `member ${memberId} is not in share group ${groupId}`);
       }
       if (memberEpoch !== member.memberEpoch) {
-        throw new ShareError(
-          ErrorCode.FENCED_MEMBER_EPOCH,
-          `member ${memberId} sent epoch ${memberEpoch}, its epoch is ${member.memberEpoch}`,
-        );
+        throw new ShareError(ErrorCode.FENCED_MEMBER_EPOCH, `member ${memberId} sent epoch ${memberEpoch}, its epoch is ${member.memberEpoch}`);
       }
     }
 
@@ -212,9 +209,7 @@ export class ShareGroups {
     }
     if (group.assignmentEpoch === group.groupEpoch) return;
     const target = assignPartitions([...group.members.values()], subscribed);
-    group.target = new Map(
-      [...target].map(([memberId, byTopic]) => [memberId, [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions }))]),
-    );
+    group.target = new Map([...target].map(([memberId, byTopic]) => [memberId, [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions }))]));
     group.assignmentEpoch = group.groupEpoch;
   }
 }

@@ -6,14 +6,7 @@ import type { GroupShareSettings, ShareConfig } from './share-config.js';
 import { ErrorCode, ShareError } from './share-error.js';
 import { LogRead } from './log-window.js';
 import { SerialQueue } from './serial-queue.js';
-import {
-  SharePartition,
-  sharePartitionKeyString,
-  type AcquiredRange,
-  type SharePartitionKey,
-  type StagedAck,
-  type StateChange,
-} from './share-partition.js';
+import { SharePartition, sharePartitionKeyString, type AcquiredRange, type SharePartitionKey, type StagedAck, type StateChange } from './share-partition.js';
 import { ShareStateStore } from './share-state-store.js';
 import type { StateLog } from './state-log.js';
 
@@ -152,13 +145,7 @@ export class SharePartitionManager {
    * in all and about `maxBytes` of batches (at least one batch per partition
    * that has records, as Kafka's fetch does).
    */
-  fetch(
-    groupId: string,
-    memberId: string,
-    refs: readonly PartitionRef[],
-    maxRecords: number,
-    maxBytes: number,
-  ): Promise<FetchedPartition[]> {
+  fetch(groupId: string, memberId: string, refs: readonly PartitionRef[], maxRecords: number, maxBytes: number): Promise<FetchedPartition[]> {
     return this.queue.run(async () => {
       const now = this.clock.now();
       const settings = this.settingsFor(groupId);
@@ -246,9 +233,7 @@ export class SharePartitionManager {
         const located = this.locate(request);
         if (!('reader' in located)) {
           // The share state of a partition lives with its leader (DESIGN §6): elsewhere, this node is not its coordinator.
-          results.push(
-            located.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER ? { ...located, errorCode: ErrorCode.NOT_COORDINATOR } : located,
-          );
+          results.push(located.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER ? { ...located, errorCode: ErrorCode.NOT_COORDINATOR } : located);
           continue;
         }
         const key = { groupId, topicId: request.topicId, partition: request.partition };
@@ -425,9 +410,7 @@ export class SharePartitionManager {
   }
 
   /** Writes the changes of an operation; on failure rebuilds from the log and returns the error to answer with. */
-  private async persist(
-    writes: readonly { key: SharePartitionKey; sp: SharePartition; changes: readonly StateChange[] }[],
-  ): Promise<PartitionError | null> {
+  private async persist(writes: readonly { key: SharePartitionKey; sp: SharePartition; changes: readonly StateChange[] }[]): Promise<PartitionError | null> {
     // A partition never written before needs a write only once something changed; a known one also
     // when only its start offset moved (the store skips it if it did not).
     const partitions = writes

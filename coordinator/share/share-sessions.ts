@@ -61,13 +61,9 @@ export class ShareSessions {
    */
   find(groupId: string, memberId: string, epoch: number): ShareSession {
     const session = this.sessions.get(sessionKey(groupId, memberId));
-    if (session === undefined)
-      throw new ShareError(ErrorCode.SHARE_SESSION_NOT_FOUND, `no share session for member ${memberId} of group ${groupId}`);
+    if (session === undefined) throw new ShareError(ErrorCode.SHARE_SESSION_NOT_FOUND, `no share session for member ${memberId} of group ${groupId}`);
     if (epoch !== FINAL_EPOCH && epoch !== session.epoch) {
-      throw new ShareError(
-        ErrorCode.INVALID_SHARE_SESSION_EPOCH,
-        `share session epoch ${epoch} does not match the expected ${session.epoch}`,
-      );
+      throw new ShareError(ErrorCode.INVALID_SHARE_SESSION_EPOCH, `share session epoch ${epoch} does not match the expected ${session.epoch}`);
     }
     return session;
   }

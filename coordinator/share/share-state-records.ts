@@ -52,9 +52,7 @@ export function decodeShareRecord(record: { key: Uint8Array | null; value: Uint8
   const recordType = coordinatorRecordType(record.key);
   if (recordType !== SHARE_SNAPSHOT_RECORD_TYPE && recordType !== SHARE_UPDATE_RECORD_TYPE) return { type: 'other', recordType };
   const isSnapshot = recordType === SHARE_SNAPSHOT_RECORD_TYPE;
-  const { groupId, topicId, partition } = isSnapshot
-    ? decodeCoordinatorKey(ShareSnapshotKey, record.key)
-    : decodeCoordinatorKey(ShareUpdateKey, record.key);
+  const { groupId, topicId, partition } = isSnapshot ? decodeCoordinatorKey(ShareSnapshotKey, record.key) : decodeCoordinatorKey(ShareUpdateKey, record.key);
   const key = { groupId, topicId, partition };
   if (record.value === null) return { type: 'tombstone', key };
   return isSnapshot

@@ -4,13 +4,7 @@ import type { CoordinatorRecord, TransactionalProducer } from '../broker-context
 import { decodeShareRecord, encodeSnapshotRecord, encodeTombstone, encodeUpdateRecord } from './share-state-records.js';
 import { ErrorCode, ShareError } from './share-error.js';
 import { PersistedDeliveryState, PersistedShareState, pendingAckTypeOf, pendingStateBatchesOf, stateBatchesOf } from './persisted-state.js';
-import {
-  sharePartitionKeyString,
-  type RestoredPendingAck,
-  type SharePartitionKey,
-  type StagedAck,
-  type StateChange,
-} from './share-partition.js';
+import { sharePartitionKeyString, type RestoredPendingAck, type SharePartitionKey, type StagedAck, type StateChange } from './share-partition.js';
 import type { StateLog } from './state-log.js';
 
 interface ProducerIdAndEpoch {
@@ -285,8 +279,7 @@ export class ShareStateStore {
 
   private addPending(transaction: ProducerIdAndEpoch, key: SharePartitionKey, value: ShareUpdateValue): void {
     const txn = this.pending.get(transaction.producerId);
-    if (txn === undefined)
-      this.pending.set(transaction.producerId, { producerEpoch: transaction.producerEpoch, updates: [{ key, value }] });
+    if (txn === undefined) this.pending.set(transaction.producerId, { producerEpoch: transaction.producerEpoch, updates: [{ key, value }] });
     else {
       txn.producerEpoch = Math.max(txn.producerEpoch, transaction.producerEpoch);
       txn.updates.push({ key, value });
@@ -325,11 +318,7 @@ export class ShareStateStore {
         const id = sharePartitionKeyString(key);
         let entry = byKey.get(id);
         if (entry === undefined) {
-          const state = new PersistedShareState(
-            value.startOffset < 0n ? 0n : value.startOffset,
-            value.snapshotEpoch,
-            BigInt(this.options.now()),
-          );
+          const state = new PersistedShareState(value.startOffset < 0n ? 0n : value.startOffset, value.snapshotEpoch, BigInt(this.options.now()));
           byKey.set(id, (entry = { key, state, pending: [] }));
         }
         for (const batch of value.stateBatches) {

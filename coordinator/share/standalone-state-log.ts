@@ -1,14 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import {
-  LOG_OVERHEAD,
-  controlRecordBatch,
-  decodeRecordBatch,
-  encodeRecordBatch,
-  readBatchHeader,
-  type RecordBatch,
-} from '../../runtime/index.js';
+import { LOG_OVERHEAD, controlRecordBatch, decodeRecordBatch, encodeRecordBatch, readBatchHeader, type RecordBatch } from '../../runtime/index.js';
 import type { AppendResult, CoordinatorRecord, TransactionalProducer } from '../broker-context.js';
 import type { StateLog } from './state-log.js';
 

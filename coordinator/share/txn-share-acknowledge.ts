@@ -55,7 +55,10 @@ export function txnShareAcknowledge(rt: ShareParts, request: TxnShareAcknowledge
     if (memberEpoch === undefined) {
       memberError = { errorCode: ErrorCode.UNKNOWN_MEMBER_ID, errorMessage: `member ${memberId} is not in share group ${request.groupId}` };
     } else if (request.generationId !== -1 && request.generationId > memberEpoch) {
-      memberError = { errorCode: ErrorCode.ILLEGAL_GENERATION, errorMessage: `generation ${request.generationId} is ahead of member ${memberId}'s epoch ${memberEpoch}` };
+      memberError = {
+        errorCode: ErrorCode.ILLEGAL_GENERATION,
+        errorMessage: `generation ${request.generationId} is ahead of member ${memberId}'s epoch ${memberEpoch}`,
+      };
     }
   }
 

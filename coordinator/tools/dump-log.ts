@@ -8,14 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  ShareSnapshotKey,
-  ShareSnapshotValue,
-  ShareUpdateKey,
-  ShareUpdateValue,
-  TransactionLogKey,
-  TransactionLogValue,
-} from '../../generated/index.js';
+import { ShareSnapshotKey, ShareSnapshotValue, ShareUpdateKey, ShareUpdateValue, TransactionLogKey, TransactionLogValue } from '../../generated/index.js';
 import type { MessageCodec } from '../../runtime/index.js';
 import { decodeRecordBatch, readBatchHeader, readControlRecord, verifyCrc, type KafkaRecord } from '../../runtime/index.js';
 import { CONSUMER_OFFSETS_TOPIC, SHARE_GROUP_STATE_TOPIC, TRANSACTION_STATE_TOPIC } from '../cluster.js';
@@ -44,7 +37,10 @@ export function dumpLog(target: string, options: DumpOptions = {}): string {
     dumpSegment(target, topicOfDir(path.basename(path.dirname(target))), options, out);
     return out.join('\n');
   }
-  const segments = fs.readdirSync(target).filter((f) => f.endsWith(SEGMENT_SUFFIX)).sort();
+  const segments = fs
+    .readdirSync(target)
+    .filter((f) => f.endsWith(SEGMENT_SUFFIX))
+    .sort();
   if (segments.length > 0) {
     for (const f of segments) dumpSegment(path.join(target, f), topicOfDir(path.basename(target)), options, out);
     return out.join('\n');
@@ -54,7 +50,10 @@ export function dumpLog(target: string, options: DumpOptions = {}): string {
     .filter((d) => fs.statSync(path.join(target, d)).isDirectory() && /-\d+$/.test(d))
     .sort();
   for (const dir of partitions) {
-    const files = fs.readdirSync(path.join(target, dir)).filter((f) => f.endsWith(SEGMENT_SUFFIX)).sort();
+    const files = fs
+      .readdirSync(path.join(target, dir))
+      .filter((f) => f.endsWith(SEGMENT_SUFFIX))
+      .sort();
     const sizes = files.map((f) => fs.statSync(path.join(target, dir, f)).size);
     if (sizes.every((s) => s === 0)) continue;
     for (const f of files) dumpSegment(path.join(target, dir, f), topicOfDir(dir), options, out);
@@ -135,7 +134,11 @@ function describeRecord(topic: string, record: KafkaRecord, isControl: boolean):
     if (record.key !== null && topic === SHARE_GROUP_STATE_TOPIC) {
       const type = coordinatorRecordType(record.key);
       const [name, keyCodec, valueCodec] = (
-        type === 0 ? ['shareSnapshot', ShareSnapshotKey, ShareSnapshotValue] : type === 1 ? ['shareUpdate', ShareUpdateKey, ShareUpdateValue] : [null, null, null]
+        type === 0
+          ? ['shareSnapshot', ShareSnapshotKey, ShareSnapshotValue]
+          : type === 1
+            ? ['shareUpdate', ShareUpdateKey, ShareUpdateValue]
+            : [null, null, null]
       ) as [string | null, MessageCodec<unknown, never> | null, MessageCodec<unknown, never> | null];
       if (name !== null) {
         const key = decodeCoordinatorKey(keyCodec!, record.key);

@@ -49,7 +49,14 @@ export function checkAddingProducer(meta: TransactionMetadata, producerId: bigin
 }
 
 /** Whether a partition is in the producer's ongoing transaction (what a partition leader asks before a transactional write, KIP-890). */
-export function checkWrite(meta: TransactionMetadata, producerId: bigint, producerEpoch: number, topic: string, partition: number, shareGroup?: string): number {
+export function checkWrite(
+  meta: TransactionMetadata,
+  producerId: bigint,
+  producerEpoch: number,
+  topic: string,
+  partition: number,
+  shareGroup?: string,
+): number {
   if (meta.isKept()) return keptTransactionError(meta, producerId, producerEpoch);
   const owner = meta.owner();
   if (owner.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
@@ -68,7 +75,13 @@ export type EndTxnVerdict = { end: true } | { end: false; errorCode: number };
  * epoch it was sent with (one below the current one), and an abort with no
  * transaction open ends an empty one.
  */
-export function judgeEndTxn(meta: TransactionMetadata, producerId: bigint, producerEpoch: number, commit: boolean, clientTransactionVersion: number): EndTxnVerdict {
+export function judgeEndTxn(
+  meta: TransactionMetadata,
+  producerId: bigint,
+  producerEpoch: number,
+  commit: boolean,
+  clientTransactionVersion: number,
+): EndTxnVerdict {
   const answer = (errorCode: number): EndTxnVerdict => ({ end: false, errorCode });
   const state = meta.state;
   const owner = meta.owner();
@@ -89,7 +102,10 @@ export function judgeEndTxn(meta: TransactionMetadata, producerId: bigint, produ
   // under epoch + 1 (Kafka's TV2 since KAFKA-14563: PrepareAbort with no partitions); a commit there has nothing
   // to commit and stays INVALID_TXN_STATE below, as in Kafka, whose client sends no EndTxn for an empty one.
   const emptyAbort =
-    clientTransactionVersion >= 2 && !commit && current && (state === TxnState.EMPTY || state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT);
+    clientTransactionVersion >= 2 &&
+    !commit &&
+    current &&
+    (state === TxnState.EMPTY || state === TxnState.COMPLETE_COMMIT || state === TxnState.COMPLETE_ABORT);
   let validEpoch: boolean;
   if (!tv2 || state === TxnState.ONGOING) validEpoch = producerEpoch === owner.producerEpoch;
   else if (isPrepare(state)) {

@@ -147,7 +147,10 @@ export class TransactionCoordinator {
     if (this.expirationTimer !== null) return;
     this.expirationTimer = setInterval(() => {
       void this.removeExpiredTransactionalIds(Date.now()).then((expired) => {
-        if (expired.length > 0) this.options.log(`expired ${expired.length} transactional ids idle for ${this.options.transactionalIdExpirationMs} ms or more: ${expired.join(', ')}`);
+        if (expired.length > 0)
+          this.options.log(
+            `expired ${expired.length} transactional ids idle for ${this.options.transactionalIdExpirationMs} ms or more: ${expired.join(', ')}`,
+          );
       });
     }, this.options.removeExpiredTransactionalIdsIntervalMs);
     this.expirationTimer.unref();
@@ -163,7 +166,9 @@ export class TransactionCoordinator {
   }
 
   isCoordinatorFor(transactionalId: string): boolean {
-    return this.options.cluster.leaderOf(TRANSACTION_STATE_TOPIC, this.options.cluster.transactionPartitionFor(transactionalId)) === this.options.cluster.nodeId;
+    return (
+      this.options.cluster.leaderOf(TRANSACTION_STATE_TOPIC, this.options.cluster.transactionPartitionFor(transactionalId)) === this.options.cluster.nodeId
+    );
   }
 
   /** The current state of a transactional id (tests, dumps). */
@@ -184,7 +189,12 @@ export class TransactionCoordinator {
     expected: { producerId: bigint; producerEpoch: number },
     twoPhase: TwoPhaseOptions = { enable2Pc: false, keepPreparedTxn: false },
   ): Promise<InitProducerIdResult> {
-    const result = (errorCode: number, producerId = -1n, producerEpoch = -1, ongoing?: { producerId: bigint; producerEpoch: number }): InitProducerIdResult => ({
+    const result = (
+      errorCode: number,
+      producerId = -1n,
+      producerEpoch = -1,
+      ongoing?: { producerId: bigint; producerEpoch: number },
+    ): InitProducerIdResult => ({
       errorCode,
       producerId,
       producerEpoch,
@@ -236,7 +246,9 @@ export class TransactionCoordinator {
       // would make completeTransaction(state) report success for a transaction that never committed.
       const ongoing = { producerId: meta.producerId, producerEpoch: meta.producerEpoch };
       const exhausted = owner.producerEpoch >= MAX_EPOCH - 1;
-      const recovery = exhausted ? { producerId: this.options.producerIds.next(), producerEpoch: 0 } : { producerId: owner.producerId, producerEpoch: owner.producerEpoch + 1 };
+      const recovery = exhausted
+        ? { producerId: this.options.producerIds.next(), producerEpoch: 0 }
+        : { producerId: owner.producerId, producerEpoch: owner.producerEpoch + 1 };
       // The kept transaction is two-phase and so is this request: its timeout stays Kafka's 2PC one.
       const kept = meta;
       const error = await this.writer.transition(kept, () => kept.prepareKeepPreparedTxn(recovery, now));
@@ -354,13 +366,21 @@ export class TransactionCoordinator {
     if (meta === undefined) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
     const verdict = judgeEndTxn(meta, producerId, producerEpoch, commit, clientTransactionVersion);
     if (!verdict.end) {
-      return verdict.errorCode === ErrorCode.NONE ? { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch } : fail(verdict.errorCode);
+      return verdict.errorCode === ErrorCode.NONE
+        ? { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch }
+        : fail(verdict.errorCode);
     }
     let target: TxnTransitMetadata | undefined;
-    const error = await this.writer.transition(meta, () => (target = meta.prepareAbortOrCommit(commit, clientTransactionVersion, () => this.options.producerIds.next(), Date.now())));
+    const error = await this.writer.transition(
+      meta,
+      () => (target = meta.prepareAbortOrCommit(commit, clientTransactionVersion, () => this.options.producerIds.next(), Date.now())),
+    );
     if (error !== ErrorCode.NONE) return fail(error);
     maybeCrash(commit ? 'crash-after-prepare-commit' : 'crash-after-prepare-abort', this.options.log);
-    if (!commit) this.options.log(`transaction ${meta.transactionalId} (producer ${meta.producerId}) aborted by the producer: aborting ${describePartitions(meta.partitions)}`);
+    if (!commit)
+      this.options.log(
+        `transaction ${meta.transactionalId} (producer ${meta.producerId}) aborted by the producer: aborting ${describePartitions(meta.partitions)}`,
+      );
     this.completeInBackground(meta);
     // Under TV2 the producer continues one epoch on, or under a new producer id after an overflow.
     return target!.nextProducerId >= 0n
@@ -375,9 +395,11 @@ export class TransactionCoordinator {
   async removeExpiredTransactionalIds(now = Date.now()): Promise<string[]> {
     if (this.stopped) return [];
     const { cluster, txnLog, transactionalIdExpirationMs, log } = this.options;
-    return removeExpiredTransactionalIds({ txns: this.txns, cluster, txnLog, transactionalIdExpirationMs, log, writing: (metas, write) => this.writer.writing(metas, write) }, now);
+    return removeExpiredTransactionalIds(
+      { txns: this.txns, cluster, txnLog, transactionalIdExpirationMs, log, writing: (metas, write) => this.writer.writing(metas, write) },
+      now,
+    );
   }
-
 
   // -------------------------------------------------------------------------
   // Internals

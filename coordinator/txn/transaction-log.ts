@@ -9,7 +9,13 @@
 import { TransactionLogKey, TransactionLogValue } from '../../generated/index.js';
 import { encodeRecordBatch } from '../../runtime/index.js';
 import { TRANSACTION_STATE_TOPIC, type Cluster } from '../cluster.js';
-import { coordinatorRecordType, decodeCoordinatorKey, decodeCoordinatorValue, encodeCoordinatorKey, encodeCoordinatorValue } from '../coordinator-record-layout.js';
+import {
+  coordinatorRecordType,
+  decodeCoordinatorKey,
+  decodeCoordinatorValue,
+  encodeCoordinatorKey,
+  encodeCoordinatorValue,
+} from '../coordinator-record-layout.js';
 import type { LogManager } from '../log/log-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { TransactionMetadata, TxnState, type TxnStateCode, type TxnTransitMetadata } from './transaction-metadata.js';
@@ -41,9 +47,7 @@ export function encodeTransactionRecord(meta: TxnTransitMetadata): { key: Uint8A
       transactionStatus: meta.state,
       // Kafka writes no partition list for EMPTY.
       transactionPartitions:
-        meta.state === TxnState.EMPTY
-          ? null
-          : [...meta.partitions].map(([topic, set]) => ({ topic, partitionIds: [...set].sort((a, b) => a - b) })),
+        meta.state === TxnState.EMPTY ? null : [...meta.partitions].map(([topic, set]) => ({ topic, partitionIds: [...set].sort((a, b) => a - b) })),
       transactionLastUpdateTimestampMs: BigInt(meta.lastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(meta.startTimestamp),
       previousProducerId: meta.previousProducerId,

@@ -15,7 +15,16 @@
 import { BrokerError, ErrorCode } from '../errors.js';
 import { TxnState, isValidTransition, txnStateName, type TxnStateCode } from './transaction-state.js';
 
-export { ALL_TXN_STATES, TxnState, VALID_PREVIOUS_STATES, isExpirationAllowed, isPrepare, isValidTransition, txnStateName, type TxnStateCode } from './transaction-state.js';
+export {
+  ALL_TXN_STATES,
+  TxnState,
+  VALID_PREVIOUS_STATES,
+  isExpirationAllowed,
+  isPrepare,
+  isValidTransition,
+  txnStateName,
+  type TxnStateCode,
+} from './transaction-state.js';
 
 /** The highest producer epoch; a producer is never handed it (the coordinator keeps it to fence). */
 export const MAX_EPOCH = 32767;
@@ -191,7 +200,11 @@ export class TransactionMetadata implements TxnTransitMetadata {
    * coordinator answers UNSUPPORTED_VERSION to KeepPreparedTxn: kipgen's own path.
    */
   prepareKeepPreparedTxn(recovery: ProducerIdentity, now: number): TxnTransitMetadata {
-    return this.prepareTransitionTo(TxnState.ONGOING, now, { nextProducerId: recovery.producerId, nextProducerEpoch: recovery.producerEpoch, lastProducerEpoch: -1 });
+    return this.prepareTransitionTo(TxnState.ONGOING, now, {
+      nextProducerId: recovery.producerId,
+      nextProducerEpoch: recovery.producerEpoch,
+      lastProducerEpoch: -1,
+    });
   }
 
   /** Partitions or share groups join the transaction, opening it when none is (Kafka's prepareAddPartitions). */
@@ -310,7 +323,8 @@ export class TransactionMetadata implements TxnTransitMetadata {
     const target: TxnTransitMetadata = { ...this.snapshot(), ...change, state, lastUpdateTimestamp: now };
     if (target.producerId < 0n) throw this.illegal(`producer id ${target.producerId} in the transition to ${txnStateName(state)}`);
     // As Kafka: only a transactional id never initialised (epoch -1) may head for DEAD without an epoch.
-    if (state !== TxnState.DEAD && target.producerEpoch < 0) throw this.illegal(`producer epoch ${target.producerEpoch} in the transition to ${txnStateName(state)}`);
+    if (state !== TxnState.DEAD && target.producerEpoch < 0)
+      throw this.illegal(`producer epoch ${target.producerEpoch} in the transition to ${txnStateName(state)}`);
     this.#pendingTo = state;
     return target;
   }
@@ -348,7 +362,10 @@ export class TransactionMetadata implements TxnTransitMetadata {
     switch (target.state) {
       case TxnState.EMPTY:
         if (target.partitions.size > 0 || target.startTimestamp !== -1) return 'EMPTY holds no partitions and no start time';
-        if (!(sameProducer && target.producerEpoch >= this.producerEpoch && target.producerEpoch <= this.producerEpoch + 1) && !(!sameProducer && target.producerEpoch === 0)) {
+        if (
+          !(sameProducer && target.producerEpoch >= this.producerEpoch && target.producerEpoch <= this.producerEpoch + 1) &&
+          !(!sameProducer && target.producerEpoch === 0)
+        ) {
           return `epoch ${this.producerEpoch} → ${target.producerEpoch} is neither the same, one on, nor 0 under a new producer id`;
         }
         return null;
@@ -361,7 +378,8 @@ export class TransactionMetadata implements TxnTransitMetadata {
       case TxnState.PREPARE_ABORT:
         if (!sameProducer || target.producerEpoch < this.producerEpoch) return 'ending a transaction keeps its producer id and never lowers its epoch';
         if (target.timeoutMs !== this.timeoutMs) return 'ending a transaction keeps its timeout';
-        if (!containsAll(target.partitions, this.partitions) || !containsAll(this.partitions, target.partitions)) return 'ending a transaction keeps its partitions';
+        if (!containsAll(target.partitions, this.partitions) || !containsAll(this.partitions, target.partitions))
+          return 'ending a transaction keeps its partitions';
         return null;
       case TxnState.COMPLETE_COMMIT:
       case TxnState.COMPLETE_ABORT:

@@ -64,7 +64,13 @@ function groupByPartition(cluster: Cluster, metas: TransactionMetadata[]): Map<n
 
 /** Writes the tombstones of one partition's expired ids, then removes those still as they were; resolves to the removed ids. */
 async function expirePartition(ctx: ExpirationContext, partition: number, metas: TransactionMetadata[], now: number): Promise<string[]> {
-  const expiring: ExpiringId[] = metas.map((meta) => ({ meta, producerId: meta.producerId, producerEpoch: meta.producerEpoch, state: meta.state, lastUpdateTimestamp: meta.lastUpdateTimestamp }));
+  const expiring: ExpiringId[] = metas.map((meta) => ({
+    meta,
+    producerId: meta.producerId,
+    producerEpoch: meta.producerEpoch,
+    state: meta.state,
+    lastUpdateTimestamp: meta.lastUpdateTimestamp,
+  }));
   for (const meta of metas) meta.prepareDead(now);
   const ids = metas.map((meta) => meta.transactionalId);
   try {

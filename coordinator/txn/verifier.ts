@@ -75,13 +75,7 @@ export class TransactionVerifier {
    * deviation; Kafka refuses KeepPreparedTxn altogether). After a restart
    * nothing is remembered, so the first write of each producer is verified.
    */
-  async verifyWrite(
-    log: PartitionLog,
-    transactionalId: string | null,
-    producerId: bigint,
-    producerEpoch: number,
-    implicitAdd = false,
-  ): Promise<void> {
+  async verifyWrite(log: PartitionLog, transactionalId: string | null, producerId: bigint, producerEpoch: number, implicitAdd = false): Promise<void> {
     const open = log.producers.hasOngoingTransaction(producerId, producerEpoch);
     if (open && this.isKnownOneShot(producerId, producerEpoch)) return;
     // With the transaction open in this log the partition was added with its first write: only verify.

@@ -220,15 +220,30 @@ function compareDeclaration(add: Add, module: string, name: string, o: Declarati
       if ([...renamedTo.values()].includes(m)) continue;
       const member = n.members.get(m)!;
       if (member.optional) add('compatible', 'property-optional-added', module, `${name}.${m}`, `new optional property ${m}?: ${member.type}`);
-      else add('breaking', 'property-required-added', module, `${name}.${m}`, `new required property ${m}: ${member.type} (object literals of ${name} must now set it)`);
+      else
+        add(
+          'breaking',
+          'property-required-added',
+          module,
+          `${name}.${m}`,
+          `new required property ${m}: ${member.type} (object literals of ${name} must now set it)`,
+        );
     }
     for (const [m, om] of o.members) {
       const nm = n.members.get(m);
       if (nm === undefined) continue;
       if (om.type !== nm.type) add('breaking', 'property-type-changed', module, `${name}.${m}`, `${om.type} → ${nm.type}`);
       if (om.optional && !nm.optional) add('breaking', 'property-became-required', module, `${name}.${m}`, `${m}?: → ${m}: (writers must now set it)`);
-      if (!om.optional && nm.optional) add('breaking', 'property-became-optional', module, `${name}.${m}`, `${m}: → ${m}?: (readers must now handle undefined)`);
-      if (om.readonly !== nm.readonly) add(nm.readonly ? 'breaking' : 'compatible', 'property-readonly-changed', module, `${name}.${m}`, nm.readonly ? 'became readonly' : 'no longer readonly');
+      if (!om.optional && nm.optional)
+        add('breaking', 'property-became-optional', module, `${name}.${m}`, `${m}: → ${m}?: (readers must now handle undefined)`);
+      if (om.readonly !== nm.readonly)
+        add(
+          nm.readonly ? 'breaking' : 'compatible',
+          'property-readonly-changed',
+          module,
+          `${name}.${m}`,
+          nm.readonly ? 'became readonly' : 'no longer readonly',
+        );
     }
     return;
   }
@@ -280,7 +295,11 @@ function paramText(p: Param): string {
 }
 
 function clean(text: string | undefined): string {
-  return (text ?? '').replace(/\s+/g, ' ').replace(/;\s*}/g, ' }').replace(/,\s*([\])}])/g, '$1').trim();
+  return (text ?? '')
+    .replace(/\s+/g, ' ')
+    .replace(/;\s*}/g, ' }')
+    .replace(/,\s*([\])}])/g, '$1')
+    .trim();
 }
 
 /** The exported declarations of one module, keyed `kind:name`. */
@@ -296,7 +315,12 @@ function surface(source: SourceFile): Map<string, Declaration> {
       members.set(`${m.getName()}()`, { type: clean(m.getText().slice(m.getName().length)), optional: m.hasQuestionToken(), readonly: false });
     }
     for (const s of i.getIndexSignatures()) members.set('[index]', { type: clean(s.getText()), optional: false, readonly: s.isReadonly() });
-    const heritage = clean(i.getExtends().map((e) => e.getText()).join(', '));
+    const heritage = clean(
+      i
+        .getExtends()
+        .map((e) => e.getText())
+        .join(', '),
+    );
     out.set(`interface:${i.getName()}`, { kind: 'interface', members, heritage, order: [...members.keys()].join(',') });
   }
   for (const t of source.getTypeAliases()) {
@@ -306,7 +330,14 @@ function surface(source: SourceFile): Map<string, Declaration> {
     if (!f.isExported() || f.getName() === undefined) continue;
     out.set(`function:${f.getName()!}`, {
       kind: 'function',
-      typeParams: clean(f.getTypeParameters().length ? `<${f.getTypeParameters().map((p) => p.getText()).join(', ')}>` : ''),
+      typeParams: clean(
+        f.getTypeParameters().length
+          ? `<${f
+              .getTypeParameters()
+              .map((p) => p.getText())
+              .join(', ')}>`
+          : '',
+      ),
       params: f.getParameters().map((p) => ({ name: p.getName(), type: clean(p.getTypeNode()?.getText() ?? 'any'), optional: p.isOptional() })),
       returns: clean(f.getReturnTypeNode()?.getText() ?? 'inferred'),
     });
@@ -354,7 +385,13 @@ function constDeclaration(typeText: string | undefined, init: Node | undefined):
       summary = init.getKindName();
     }
     if (object !== undefined && Node.isObjectLiteralExpression(object)) {
-      members = new Set(object.getProperties().map((p) => (Node.isPropertyAssignment(p) || Node.isShorthandPropertyAssignment(p) || Node.isMethodDeclaration(p) ? p.getName() : clean(p.getText()))));
+      members = new Set(
+        object
+          .getProperties()
+          .map((p) =>
+            Node.isPropertyAssignment(p) || Node.isShorthandPropertyAssignment(p) || Node.isMethodDeclaration(p) ? p.getName() : clean(p.getText()),
+          ),
+      );
     }
   }
   return { kind: 'const', summary, members };

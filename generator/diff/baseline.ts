@@ -244,7 +244,11 @@ export function parseBaseline(doc: unknown, file = 'baseline'): MessageLayout[] 
   return layouts;
 }
 
-function structFromJson(raw: Record<string, unknown>, where: string, fail: (where: string, what: string) => never): { fields: FieldLayout[]; tagged?: FieldLayout[] } {
+function structFromJson(
+  raw: Record<string, unknown>,
+  where: string,
+  fail: (where: string, what: string) => never,
+): { fields: FieldLayout[]; tagged?: FieldLayout[] } {
   if (!Array.isArray(raw.fields)) return fail(`${where}.fields`, 'not an array');
   const fields = raw.fields.map((f: unknown, i: number) => fieldFromJson(f, `${where}.fields[${i}]`, fail));
   if (raw.tagged === undefined) return { fields };

@@ -27,46 +27,76 @@ export function registerDiffCommands(program: Command): void {
     .argument('<old>', 'the released schemas, e.g. git:main:message-schemas (with --wire-equal: upstream Kafka schemas)')
     .argument('<new>', 'the changed schemas, e.g. message-schemas (with --wire-equal: ours)')
     .option('--json', 'print a JSON report instead of text (same as --format json)')
-    .addOption(new Option('--format <format>', 'text, json, or github (GitHub Actions annotations on the changed lines)').choices(['text', 'json', 'github']).default('text'))
+    .addOption(
+      new Option('--format <format>', 'text, json, or github (GitHub Actions annotations on the changed lines)')
+        .choices(['text', 'json', 'github'])
+        .default('text'),
+    )
     .option('--wire-equal', 'check that every version NEW declares of a spec OLD also has is byte-for-byte the same on the wire')
     .option('--api', 'also generate both trees and report what breaks importers of the generated TypeScript')
     .option('--why-all', 'explain compatible changes too')
-    .action(async (oldArg: string, newArg: string, options: { json?: boolean; format: 'text' | 'json' | 'github'; wireEqual?: boolean; api?: boolean; whyAll?: boolean }) => {
-      if (options.format === 'json') options.json = true;
-      const github = options.format === 'github' && !options.json;
-      const trees = loadBoth(oldArg, newArg, 'kipgen diff', options.json);
-      if (trees === undefined) return;
-      const [olds, news] = trees;
-      if (options.wireEqual) {
-        const report = compareWireEqual(olds.specs.map(messageLayout), news.specs.map(messageLayout));
-        if (options.json) console.log(JSON.stringify({ command: 'diff --wire-equal', upstream: oldArg, ours: newArg, verdict: report.changes.length === 0 ? 'wire-equal' : 'different', ...report }, null, 2));
-        else if (github) console.log(formatGithub({ changes: report.changes, breaking: report.changes.length, compatible: 0, compared: [] }));
-        else console.log(formatWireEqual(report, { upstream: oldArg, ours: newArg }));
-        process.exitCode = report.changes.length === 0 ? 0 : 1;
-        return;
-      }
-      const report = compareTrees(olds.specs.map(messageLayout), news.specs.map(messageLayout), { pairSingle: olds.singleFile && news.singleFile });
-      let api: ApiReport | undefined;
-      if (options.api) {
-        try {
-          const { diffApi } = await import('./api-diff.js');
-          api = diffApi(await generateTree(olds), await generateTree(news));
-        } catch (error) {
-          fail('kipgen diff', `could not generate the TypeScript of both trees: ${(error as Error).message}`, options.json);
+    .action(
+      async (
+        oldArg: string,
+        newArg: string,
+        options: { json?: boolean; format: 'text' | 'json' | 'github'; wireEqual?: boolean; api?: boolean; whyAll?: boolean },
+      ) => {
+        if (options.format === 'json') options.json = true;
+        const github = options.format === 'github' && !options.json;
+        const trees = loadBoth(oldArg, newArg, 'kipgen diff', options.json);
+        if (trees === undefined) return;
+        const [olds, news] = trees;
+        if (options.wireEqual) {
+          const report = compareWireEqual(olds.specs.map(messageLayout), news.specs.map(messageLayout));
+          if (options.json)
+            console.log(
+              JSON.stringify(
+                { command: 'diff --wire-equal', upstream: oldArg, ours: newArg, verdict: report.changes.length === 0 ? 'wire-equal' : 'different', ...report },
+                null,
+                2,
+              ),
+            );
+          else if (github) console.log(formatGithub({ changes: report.changes, breaking: report.changes.length, compatible: 0, compared: [] }));
+          else console.log(formatWireEqual(report, { upstream: oldArg, ours: newArg }));
+          process.exitCode = report.changes.length === 0 ? 0 : 1;
           return;
         }
-      }
-      if (options.json) {
-        console.log(JSON.stringify({ command: 'diff', old: oldArg, new: newArg, verdict: report.breaking > 0 ? 'breaking' : 'compatible', ...report, ...(api ? { api: { verdict: api.breaking > 0 ? 'breaking' : 'compatible', ...api } } : {}) }, null, 2));
-      } else if (github) {
-        console.log(formatGithub(report, api));
-      } else {
-        console.log(formatDiff(report, { old: oldArg, new: newArg }, { why: options.whyAll ? 'all' : 'breaking' }));
-        if (api) console.log(`\n${formatApi(api, { old: `TypeScript of ${oldArg}`, new: `TypeScript of ${newArg}` })}`);
-      }
-      // One rule for every check-like command: 1 when anything breaks, the wire or (with --api) the TypeScript.
-      process.exitCode = report.breaking > 0 || (api?.breaking ?? 0) > 0 ? 1 : 0;
-    });
+        const report = compareTrees(olds.specs.map(messageLayout), news.specs.map(messageLayout), { pairSingle: olds.singleFile && news.singleFile });
+        let api: ApiReport | undefined;
+        if (options.api) {
+          try {
+            const { diffApi } = await import('./api-diff.js');
+            api = diffApi(await generateTree(olds), await generateTree(news));
+          } catch (error) {
+            fail('kipgen diff', `could not generate the TypeScript of both trees: ${(error as Error).message}`, options.json);
+            return;
+          }
+        }
+        if (options.json) {
+          console.log(
+            JSON.stringify(
+              {
+                command: 'diff',
+                old: oldArg,
+                new: newArg,
+                verdict: report.breaking > 0 ? 'breaking' : 'compatible',
+                ...report,
+                ...(api ? { api: { verdict: api.breaking > 0 ? 'breaking' : 'compatible', ...api } } : {}),
+              },
+              null,
+              2,
+            ),
+          );
+        } else if (github) {
+          console.log(formatGithub(report, api));
+        } else {
+          console.log(formatDiff(report, { old: oldArg, new: newArg }, { why: options.whyAll ? 'all' : 'breaking' }));
+          if (api) console.log(`\n${formatApi(api, { old: `TypeScript of ${oldArg}`, new: `TypeScript of ${newArg}` })}`);
+        }
+        // One rule for every check-like command: 1 when anything breaks, the wire or (with --api) the TypeScript.
+        process.exitCode = report.breaking > 0 || (api?.breaking ?? 0) > 0 ? 1 : 0;
+      },
+    );
 
   program
     .command('baseline')
@@ -145,7 +175,9 @@ export function registerDiffCommands(program: Command): void {
 
   program
     .command('api-diff')
-    .description('compare the exported TypeScript surface of two generated folders and report what breaks importers; exit 0 compatible, 1 breaking, 2 bad input')
+    .description(
+      'compare the exported TypeScript surface of two generated folders and report what breaks importers; exit 0 compatible, 1 breaking, 2 bad input',
+    )
     .argument('<old>', 'the previous generated folder')
     .argument('<new>', 'the new generated folder')
     .option('--json', 'print a JSON report instead of text')
@@ -161,7 +193,10 @@ export function registerDiffCommands(program: Command): void {
       }
       const { diffApi, readTree } = await import('./api-diff.js');
       const report = diffApi(readTree(oldDir), readTree(newDir));
-      if (options.json) console.log(JSON.stringify({ command: 'api-diff', old: oldDir, new: newDir, verdict: report.breaking > 0 ? 'breaking' : 'compatible', ...report }, null, 2));
+      if (options.json)
+        console.log(
+          JSON.stringify({ command: 'api-diff', old: oldDir, new: newDir, verdict: report.breaking > 0 ? 'breaking' : 'compatible', ...report }, null, 2),
+        );
       else console.log(formatApi(report, { old: oldDir, new: newDir }));
       process.exitCode = report.breaking > 0 ? 1 : 0;
     });

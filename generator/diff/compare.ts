@@ -190,9 +190,14 @@ export function compareTrees(olds: readonly MessageLayout[], news: readonly Mess
   for (const n of unmatchedNew) {
     const owner = n.apiKey === undefined || FAMILIES[n.type] === undefined ? undefined : olds.find((o) => o.type === n.type && o.apiKey === n.apiKey);
     if (owner !== undefined) {
-      collector.add('api-key-reused', n.name, `${n.type} apiKey ${n.apiKey} belongs to ${owner.name}${owner.validVersions.empty ? ' (an API removed earlier: its key stays reserved)' : ''}`, {
-        location: where(n, ['apiKey']),
-      });
+      collector.add(
+        'api-key-reused',
+        n.name,
+        `${n.type} apiKey ${n.apiKey} belongs to ${owner.name}${owner.validVersions.empty ? ' (an API removed earlier: its key stays reserved)' : ''}`,
+        {
+          location: where(n, ['apiKey']),
+        },
+      );
     } else {
       collector.add('message-added', n.name, `new ${n.type}${n.apiKey === undefined ? '' : ` (apiKey ${n.apiKey})`}, versions ${n.validVersions}`, {
         location: n.file,
@@ -246,12 +251,20 @@ function compareMessagePair(collector: Collector, o: MessageLayout, n: MessageLa
   if (!ov.equals(nv)) {
     const vAt = at(['validVersions']);
     if (ov.empty) {
-      collector.add('version-added-below-lowest', name, `validVersions none → ${nv}: a removed API cannot come back (its apiKey stays reserved)`, { location: vAt });
+      collector.add('version-added-below-lowest', name, `validVersions none → ${nv}: a removed API cannot come back (its apiKey stays reserved)`, {
+        location: vAt,
+      });
     } else if (nv.empty) {
       if (o.deprecatedVersions.covers(ov)) {
-        collector.add('deprecated-version-removed', name, `validVersions ${ov} → none; all were deprecated (${o.deprecatedVersions})`, { versions: ov, location: vAt });
+        collector.add('deprecated-version-removed', name, `validVersions ${ov} → none; all were deprecated (${o.deprecatedVersions})`, {
+          versions: ov,
+          location: vAt,
+        });
       } else {
-        collector.add('version-removed', name, `validVersions ${ov} → none, but deprecatedVersions was ${o.deprecatedVersions}`, { versions: ov, location: vAt });
+        collector.add('version-removed', name, `validVersions ${ov} → none, but deprecatedVersions was ${o.deprecatedVersions}`, {
+          versions: ov,
+          location: vAt,
+        });
       }
     } else {
       if (nv.highest < ov.highest) {
@@ -265,7 +278,10 @@ function compareMessagePair(collector: Collector, o: MessageLayout, n: MessageLa
         const gone = range(ov.lowest, Math.min(nv.lowest - 1, ov.highest));
         const undeclared = gone.filter((v) => !o.deprecatedVersions.contains(v));
         if (undeclared.length === 0) {
-          collector.add('deprecated-version-removed', name, `validVersions ${ov} → ${nv} (deprecatedVersions ${o.deprecatedVersions})`, { versions: gone, location: vAt });
+          collector.add('deprecated-version-removed', name, `validVersions ${ov} → ${nv} (deprecatedVersions ${o.deprecatedVersions})`, {
+            versions: gone,
+            location: vAt,
+          });
         } else {
           collector.add('version-removed', name, `validVersions ${ov} → ${nv}, but deprecatedVersions was ${o.deprecatedVersions}`, {
             versions: undeclared,
@@ -274,18 +290,28 @@ function compareMessagePair(collector: Collector, o: MessageLayout, n: MessageLa
         }
       }
       if (nv.lowest < ov.lowest) {
-        collector.add('version-added-below-lowest', name, `validVersions ${ov} → ${nv}`, { versions: range(nv.lowest, Math.min(ov.lowest - 1, nv.highest)), location: vAt });
+        collector.add('version-added-below-lowest', name, `validVersions ${ov} → ${nv}`, {
+          versions: range(nv.lowest, Math.min(ov.lowest - 1, nv.highest)),
+          location: vAt,
+        });
       }
       if (nv.highest > ov.highest) {
-        collector.add('version-added', name, `validVersions ${ov} → ${nv}`, { versions: range(Math.max(ov.highest + 1, nv.lowest), nv.highest), location: vAt });
+        collector.add('version-added', name, `validVersions ${ov} → ${nv}`, {
+          versions: range(Math.max(ov.highest + 1, nv.lowest), nv.highest),
+          location: vAt,
+        });
       }
     }
   }
   if (!o.deprecatedVersions.equals(n.deprecatedVersions)) {
-    collector.add('deprecated-versions-changed', name, `deprecatedVersions ${o.deprecatedVersions} → ${n.deprecatedVersions}`, { location: at(['deprecatedVersions']) });
+    collector.add('deprecated-versions-changed', name, `deprecatedVersions ${o.deprecatedVersions} → ${n.deprecatedVersions}`, {
+      location: at(['deprecatedVersions']),
+    });
   }
   if (o.latestVersionUnstable !== n.latestVersionUnstable) {
-    collector.add('unstable-changed', name, `latestVersionUnstable ${o.latestVersionUnstable} → ${n.latestVersionUnstable}`, { location: at(['latestVersionUnstable']) });
+    collector.add('unstable-changed', name, `latestVersionUnstable ${o.latestVersionUnstable} → ${n.latestVersionUnstable}`, {
+      location: at(['latestVersionUnstable']),
+    });
   }
 
   // Flexible versions: no released version may change, and (as in Kafka) the range may only grow.
@@ -296,7 +322,12 @@ function compareMessagePair(collector: Collector, o: MessageLayout, n: MessageLa
       flexMoved.length > 0
         ? `flexibleVersions ${o.flexibleVersions} → ${n.flexibleVersions} changes released version${flexMoved.length > 1 ? 's' : ''} ${versionRanges(flexMoved)}`
         : `flexibleVersions ${o.flexibleVersions} → ${n.flexibleVersions}: the new range must include the old one`;
-    collector.add('flexible-versions-changed', name, detail, flexMoved.length > 0 ? { versions: flexMoved, location: at(['flexibleVersions']) } : { location: at(['flexibleVersions']) });
+    collector.add(
+      'flexible-versions-changed',
+      name,
+      detail,
+      flexMoved.length > 0 ? { versions: flexMoved, location: at(['flexibleVersions']) } : { location: at(['flexibleVersions']) },
+    );
   }
 
   for (const v of common) compareVersion(collector, 'evolution', name, v, o.versions.get(v)!, n.versions.get(v)!);
@@ -359,8 +390,10 @@ function compareStruct(ctx: Ctx, path: string, o: StructLayout, n: StructLayout)
   if (ctx.mode === 'wire') {
     const shared = Math.min(o.fields.length, n.fields.length);
     for (let i = 0; i < shared; i++) compareField(ctx, path, o.fields[i]!, n.fields[i]!, false);
-    for (const f of o.fields.slice(shared)) emit(ctx, 'field-removed', join(path, f.name), `${typeText(f)} field ${f.name} (position ${o.fields.indexOf(f) + 1}) is missing`);
-    for (const f of n.fields.slice(shared)) emit(ctx, 'field-added', join(path, f.name), `extra ${typeText(f)} field ${f.name} at position ${n.fields.indexOf(f) + 1}`, f);
+    for (const f of o.fields.slice(shared))
+      emit(ctx, 'field-removed', join(path, f.name), `${typeText(f)} field ${f.name} (position ${o.fields.indexOf(f) + 1}) is missing`);
+    for (const f of n.fields.slice(shared))
+      emit(ctx, 'field-added', join(path, f.name), `extra ${typeText(f)} field ${f.name} at position ${n.fields.indexOf(f) + 1}`, f);
   } else {
     compareRegularByName(ctx, path, o.fields, n.fields, names);
   }
@@ -512,7 +545,7 @@ function compareField(ctx: Ctx, path: string, o: FieldLayout, n: FieldLayout, ta
 
 /** A field's default as a schema would write it; layouts leave out the type's zero, so it is put back here. */
 function showDefault(field: FieldLayout): string {
-  const text = field.default ?? (isStruct(field) || isArray(field) ? 'empty' : ZERO[field.type] ?? '');
+  const text = field.default ?? (isStruct(field) || isArray(field) ? 'empty' : (ZERO[field.type] ?? ''));
   return field.type === 'string' && field.default !== undefined && field.default !== 'null' ? JSON.stringify(text) : text === '' ? '""' : text;
 }
 
@@ -545,7 +578,8 @@ function checkTagReuse(collector: Collector, o: MessageLayout, n: MessageLayout,
         else entry.versions.push(version);
         if (isStruct(f)) visit(isArray(f) ? `${join(path, f.name)}[]` : join(path, f.name), { fields: f.fields!, tagged: f.tagged }, version);
       }
-      for (const f of struct.fields) if (isStruct(f)) visit(isArray(f) ? `${join(path, f.name)}[]` : join(path, f.name), { fields: f.fields!, tagged: f.tagged }, version);
+      for (const f of struct.fields)
+        if (isStruct(f)) visit(isArray(f) ? `${join(path, f.name)}[]` : join(path, f.name), { fields: f.fields!, tagged: f.tagged }, version);
     };
     for (const v of versions) visit('', layout.versions.get(v)!, v);
     return out;
@@ -571,11 +605,16 @@ function checkTagReuse(collector: Collector, o: MessageLayout, n: MessageLayout,
     const sameWire = fieldSignature(of) === fieldSignature(nf);
     const otherField = of.name !== nf.name && allNewNames.has(`${path}/${of.name}`);
     if (sameWire && !otherField) continue;
-    collector.add('tag-reused', n.name, `tag ${nf.tag} was ${of.name} (${typeText(of)}) in version${was.versions.length > 1 ? 's' : ''} ${versionRanges(was.versions)}, is now ${nf.name} (${typeText(nf)})`, {
-      versions,
-      path: tagPath(path, nf),
-      location: locationOf(nf),
-    });
+    collector.add(
+      'tag-reused',
+      n.name,
+      `tag ${nf.tag} was ${of.name} (${typeText(of)}) in version${was.versions.length > 1 ? 's' : ''} ${versionRanges(was.versions)}, is now ${nf.name} (${typeText(nf)})`,
+      {
+        versions,
+        path: tagPath(path, nf),
+        location: locationOf(nf),
+      },
+    );
   }
 }
 
@@ -599,7 +638,8 @@ export function compareWireEqual(upstream: readonly MessageLayout[], ours: reado
       notUpstream.push(n.name);
       continue;
     }
-    if (u.apiKey !== n.apiKey) collector.add('api-key-changed', n.name, `apiKey: upstream ${u.apiKey ?? 'none'}, ours ${n.apiKey ?? 'none'}`, { location: where(n, ['apiKey']) });
+    if (u.apiKey !== n.apiKey)
+      collector.add('api-key-changed', n.name, `apiKey: upstream ${u.apiKey ?? 'none'}, ours ${n.apiKey ?? 'none'}`, { location: where(n, ['apiKey']) });
     if (u.type !== n.type) collector.add('type-changed', n.name, `type: upstream ${u.type}, ours ${n.type}`, { location: where(n, ['type']) });
     const versions: number[] = [];
     const extra: number[] = [];
@@ -613,10 +653,15 @@ export function compareWireEqual(upstream: readonly MessageLayout[], ours: reado
       compareVersion(collector, 'wire', n.name, v, uv, n.versions.get(v)!);
     }
     if (extra.length > 0) {
-      collector.add('version-not-upstream', n.name, `ours declares version${extra.length > 1 ? 's' : ''} ${versionRanges(extra)}; upstream ${u.name} has ${u.validVersions}`, {
-        versions: extra,
-        location: where(n, ['validVersions']),
-      });
+      collector.add(
+        'version-not-upstream',
+        n.name,
+        `ours declares version${extra.length > 1 ? 's' : ''} ${versionRanges(extra)}; upstream ${u.name} has ${u.validVersions}`,
+        {
+          versions: extra,
+          location: where(n, ['validVersions']),
+        },
+      );
     }
     compared.push({ name: n.name, upstream: u.name, versions: versionRanges(versions) || 'none' });
   }

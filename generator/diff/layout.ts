@@ -139,13 +139,7 @@ function structLayout(
   return tagged.length > 0 ? { fields: regular, tagged } : { fields: regular };
 }
 
-function fieldLayout(
-  spec: MessageSpec,
-  field: FieldSpec,
-  version: number,
-  flexible: boolean,
-  locate: ((path: JsonPath) => string) | undefined,
-): FieldLayout {
+function fieldLayout(spec: MessageSpec, field: FieldSpec, version: number, flexible: boolean, locate: ((path: JsonPath) => string) | undefined): FieldLayout {
   const type = field.type;
   const layout: FieldLayout = { name: field.name, type: typeToString(type) };
   if (nullableVersions(field).contains(version)) layout.nullable = true;
@@ -217,7 +211,7 @@ export function typeText(field: FieldLayout): string {
 export function versionRanges(versions: Iterable<number>): string {
   const sorted = [...new Set(versions)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
     parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);

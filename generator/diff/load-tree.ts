@@ -68,7 +68,14 @@ export function loadTree(argument: string | readonly string[], options: { cwd?: 
     if (loaded === undefined) continue;
     const earlier = seen.get(loaded.spec.name);
     if (earlier !== undefined) {
-      tree.diagnostics.push({ severity: 'error', file, line: 1, column: 1, jsonPath: 'name', message: `message ${loaded.spec.name} is also defined in ${earlier}` });
+      tree.diagnostics.push({
+        severity: 'error',
+        file,
+        line: 1,
+        column: 1,
+        jsonPath: 'name',
+        message: `message ${loaded.spec.name} is also defined in ${earlier}`,
+      });
       continue;
     }
     seen.set(loaded.spec.name, file);

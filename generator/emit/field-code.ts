@@ -178,12 +178,20 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
   const type = field.type;
   if (type.kind === 'struct') {
     const read = `read${type.name}(r, version)`;
-    return choose(nullable, () => `r.structPresent() ? ${read} : null`, () => read);
+    return choose(
+      nullable,
+      () => `r.structPresent() ? ${read} : null`,
+      () => read,
+    );
   }
   if (type.kind === 'array') {
     if (type.element.kind === 'primitive' && FIXED_SIZE[type.element.name] !== undefined) {
       const name = type.element.name;
-      return choose(nullable, () => `r.nullable${CAPITALIZED[name]}Array(${rt.form(compact)})`, () => `r.${name}Array(${rt.form(compact)})`);
+      return choose(
+        nullable,
+        () => `r.nullable${CAPITALIZED[name]}Array(${rt.form(compact)})`,
+        () => `r.${name}Array(${rt.form(compact)})`,
+      );
     }
     const element = type.element;
     const length = (): string => `r.arrayLength(${rt.form(compact)})`;
@@ -195,10 +203,18 @@ export function readExpression(field: FieldSpec, compact: Condition, nullable: C
   }
   switch (type.name) {
     case 'string':
-      return choose(nullable, () => `r.nullableString(${rt.form(compact)})`, () => `r.string(${rt.form(compact)})`);
+      return choose(
+        nullable,
+        () => `r.nullableString(${rt.form(compact)})`,
+        () => `r.string(${rt.form(compact)})`,
+      );
     case 'bytes':
     case 'records':
-      return choose(nullable, () => `r.nullableBytes(${rt.form(compact)})`, () => `r.bytes(${rt.form(compact)})`);
+      return choose(
+        nullable,
+        () => `r.nullableBytes(${rt.form(compact)})`,
+        () => `r.bytes(${rt.form(compact)})`,
+      );
     default:
       // A fixed-width primitive: the Reader method has the type's name.
       return `r.${type.name}()`;
@@ -218,7 +234,11 @@ function elementFunction(
 ): string {
   if (element.kind === 'struct') return `${verb}${element.name}`;
   const name = CAPITALIZED[element.name];
-  return choose(compact, () => rt.use(`${verb}Compact${name}Element`), () => rt.use(`${verb}${name}Element`));
+  return choose(
+    compact,
+    () => rt.use(`${verb}Compact${name}Element`),
+    () => rt.use(`${verb}${name}Element`),
+  );
 }
 
 /** Expression for the encoded size of the value `v`. */
@@ -285,10 +305,22 @@ export function writeStatement(field: FieldSpec, v: string, compact: Condition, 
   }
   switch (type.name) {
     case 'string':
-      return choose(nullable, () => `w.nullableString(${v}, ${rt.form(compact)})`, () => `w.string(${v}, ${rt.form(compact)})`) + ';';
+      return (
+        choose(
+          nullable,
+          () => `w.nullableString(${v}, ${rt.form(compact)})`,
+          () => `w.string(${v}, ${rt.form(compact)})`,
+        ) + ';'
+      );
     case 'bytes':
     case 'records':
-      return choose(nullable, () => `w.nullableBytes(${v}, ${rt.form(compact)})`, () => `w.bytes(${v}, ${rt.form(compact)})`) + ';';
+      return (
+        choose(
+          nullable,
+          () => `w.nullableBytes(${v}, ${rt.form(compact)})`,
+          () => `w.bytes(${v}, ${rt.form(compact)})`,
+        ) + ';'
+      );
     default:
       return `w.${type.name}(${v});`;
   }

@@ -203,7 +203,11 @@ function readLines(
       continue;
     }
     lines.push(`at = '${p.field.propertyName}';`);
-    const read = choose(p.regular, () => readExpression(p.field, p.compact, p.nullable, rt), () => dflt);
+    const read = choose(
+      p.regular,
+      () => readExpression(p.field, p.compact, p.nullable, rt),
+      () => dflt,
+    );
     lines.push(`${declare} ${p.local}: ${tsType(p.field)} = ${read};`);
   }
   if (!hasTagged) return lines;

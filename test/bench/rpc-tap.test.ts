@@ -29,7 +29,8 @@ describe('rpc-tap', () => {
     client = await TestClient.connect(tapPort!);
     expect((await produce(client, 'events', 0, batch({ values: ['a'] }))).errorCode).toBe(0);
     expect((await produce(client, 'events', 0, batch({ values: ['b'] }))).errorCode).toBe(0);
-    const timed = () => tap!.lines.filter((l) => l.startsWith('{"rpc"')).map((l) => JSON.parse(l) as { rpc: string; v: number; client: string; startMs: number; endMs: number });
+    const timed = () =>
+      tap!.lines.filter((l) => l.startsWith('{"rpc"')).map((l) => JSON.parse(l) as { rpc: string; v: number; client: string; startMs: number; endMs: number });
     const deadline = Date.now() + 5_000;
     while (timed().filter((r) => r.rpc === 'Produce').length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const produces = timed().filter((r) => r.rpc === 'Produce');

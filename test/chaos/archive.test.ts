@@ -55,7 +55,16 @@ describe('records archived at the delivery-count limit', () => {
     expect(failed).toHaveLength(5);
     const report = await settled(c, 40_000);
     for (const id of failed) expect(report.verdicts.get(id), id).toMatchObject({ outputs: 0, state: 'archived' });
-    expect(report, explain(report)).toMatchObject({ inputs: 20, outputs: 15, archived: 5, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
+    expect(report, explain(report)).toMatchObject({
+      inputs: 20,
+      outputs: 15,
+      archived: 5,
+      lost: 0,
+      duplicated: 0,
+      outputWithoutAck: 0,
+      ackWithoutOutput: 0,
+      pending: 0,
+    });
     await a.stop();
   });
 
@@ -70,7 +79,16 @@ describe('records archived at the delivery-count limit', () => {
     const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '5']);
     const report = await settled(c, 40_000);
     for (const id of frozen) expect(report.verdicts.get(id), id).toMatchObject({ outputs: 0, state: 'archived' });
-    expect(report, explain(report)).toMatchObject({ inputs: 20, outputs: 17, archived: 3, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
+    expect(report, explain(report)).toMatchObject({
+      inputs: 20,
+      outputs: 17,
+      archived: 3,
+      lost: 0,
+      duplicated: 0,
+      outputWithoutAck: 0,
+      ackWithoutOutput: 0,
+      pending: 0,
+    });
     await a.kill9();
     await b.stop();
   });
@@ -93,10 +111,16 @@ describe('the delivery-count limit lowered while a Release waits in a transactio
     await seedInput(c.bootstrap, 'in', 5);
     // Transactions 1 and 2 give offsets 0-4 back (RELEASE, no output); transaction 2 freezes with its acks pending.
     const a = job(c, { name: 'a', transactionalId: 'tx-a' }, [
-      '--max-poll-records', '5',
-      '--release-txns', '2',
-      '--hang-at', 'after-share-acks', '--hang-after-n-transactions', '1',
-      '--transaction-timeout-ms', '20000',
+      '--max-poll-records',
+      '5',
+      '--release-txns',
+      '2',
+      '--hang-at',
+      'after-share-acks',
+      '--hang-after-n-transactions',
+      '1',
+      '--transaction-timeout-ms',
+      '20000',
     ]);
     const hanging = await a.waitFor((e) => e.event === 'hanging' && e.txn === 2, 30_000, 'transaction 2 frozen with its Release pending');
     const released = hanging.sources as string[];
@@ -116,7 +140,16 @@ describe('the delivery-count limit lowered while a Release waits in a transactio
 
     let report = await settled(c, 40_000);
     for (const id of released) expect(report.verdicts.get(id), id).toMatchObject({ outputs: 0, state: 'archived' });
-    expect(report, explain(report)).toMatchObject({ inputs: 10, outputs: 5, archived: 5, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
+    expect(report, explain(report)).toMatchObject({
+      inputs: 10,
+      outputs: 5,
+      archived: 5,
+      lost: 0,
+      duplicated: 0,
+      outputWithoutAck: 0,
+      ackWithoutOutput: 0,
+      pending: 0,
+    });
     await a.stop();
 
     // A restart replays the log: the records stay archived and a new job never gets them.
@@ -125,7 +158,16 @@ describe('the delivery-count limit lowered while a Release waits in a transactio
     await seedInput(c.bootstrap, 'in', 5, 10);
     const b = job(c, { name: 'b', transactionalId: 'tx-b' }, ['--max-poll-records', '5']);
     report = await settled(c, 40_000);
-    expect(report, explain(report)).toMatchObject({ inputs: 15, outputs: 10, archived: 5, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0 });
+    expect(report, explain(report)).toMatchObject({
+      inputs: 15,
+      outputs: 10,
+      archived: 5,
+      lost: 0,
+      duplicated: 0,
+      outputWithoutAck: 0,
+      ackWithoutOutput: 0,
+      pending: 0,
+    });
     await b.stop();
 
     // Delivered twice (the new limit), by transactions 1 and 2 of job a, and never again.

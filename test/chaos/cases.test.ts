@@ -14,7 +14,20 @@
 import { describe, expect, it } from 'vitest';
 import { CHAOS_BROKER, coordinatorNode } from '../../chaos/harness.js';
 import { WireClient, committedRecords, utf8 } from '../../chaos/wire.js';
-import { awaitApplied, awaitComplete, cluster, deliveriesOf, eventually, explain, job, LOCK_MS, seedInput, sleep, snapshot, TXN_TIMEOUT_MS } from './support.js';
+import {
+  awaitApplied,
+  awaitComplete,
+  cluster,
+  deliveriesOf,
+  eventually,
+  explain,
+  job,
+  LOCK_MS,
+  seedInput,
+  sleep,
+  snapshot,
+  TXN_TIMEOUT_MS,
+} from './support.js';
 
 const ONE_INPUT_PARTITION = [
   { name: 'in', partitions: 1 },
@@ -197,7 +210,14 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
   it('case 5: a zombie fenced by a new instance with the same transactional.id — its output and acks are discarded, the new instance re-processes; the zombie gets ProducerFencedError', async () => {
     const c = await cluster({ topics: ONE_INPUT_PARTITION });
     await seedInput(c.bootstrap, 'in', 30);
-    const zombie = job(c, { name: 'zombie', transactionalId: 'tx-shared' }, ['--max-poll-records', '5', '--hang-at', 'after-share-acks', '--hang-after-n-transactions', '1']);
+    const zombie = job(c, { name: 'zombie', transactionalId: 'tx-shared' }, [
+      '--max-poll-records',
+      '5',
+      '--hang-at',
+      'after-share-acks',
+      '--hang-after-n-transactions',
+      '1',
+    ]);
     const hanging = await zombie.waitFor((e) => e.event === 'hanging', 30_000, 'hanging');
     const held = hanging.sources as string[];
     const pinned = await snapshot(c);
@@ -213,7 +233,7 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
 
     // The zombie wakes up and tries to commit: fenced.
     await zombie.resume();
-    const fenced = await zombie.waitFor((e) => e.event === 'fenced' || e.event === 'committed' && e.txn === hanging.txn, 20_000, 'the zombie to be fenced');
+    const fenced = await zombie.waitFor((e) => e.event === 'fenced' || (e.event === 'committed' && e.txn === hanging.txn), 20_000, 'the zombie to be fenced');
     expect(fenced.event).toBe('fenced');
     expect((await zombie.exited).code).toBe(3);
     const report = await awaitComplete(c, 40_000);
@@ -231,7 +251,11 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
     const polled = a.events.find((e) => e.event === 'polled' && e.txn === aborted.txn)!;
     const sources = aborted.sources as string[];
     expect(aborted.acksSent).toBe(false);
-    await eventually(async () => a.events.some((e) => e.event === 'polled' && (e.txn as number) > (aborted.txn as number) && (e.sources as string[]).includes(sources[0]!)), 15_000, 'redelivery');
+    await eventually(
+      async () => a.events.some((e) => e.event === 'polled' && (e.txn as number) > (aborted.txn as number) && (e.sources as string[]).includes(sources[0]!)),
+      15_000,
+      'redelivery',
+    );
     const again = a.events.find((e) => e.event === 'polled' && (e.txn as number) > (aborted.txn as number) && (e.sources as string[]).includes(sources[0]!))!;
     expect(again.at - polled.at).toBeGreaterThanOrEqual(LOCK_MS - 150);
     expect((again.deliveryCounts as number[])[(again.sources as string[]).indexOf(sources[0]!)]).toBe(2);
@@ -248,7 +272,11 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
     const aborted = await a.waitFor((e) => e.event === 'aborted', 30_000, 'aborted');
     const sources = aborted.sources as string[];
     expect(aborted.acksSent).toBe(true);
-    await eventually(async () => a.events.some((e) => e.event === 'polled' && (e.sources as string[]).includes(sources[0]!) && (e.txn as number) > (aborted.txn as number)), 15_000, 'redelivery');
+    await eventually(
+      async () => a.events.some((e) => e.event === 'polled' && (e.sources as string[]).includes(sources[0]!) && (e.txn as number) > (aborted.txn as number)),
+      15_000,
+      'redelivery',
+    );
     const again = a.events.find((e) => e.event === 'polled' && (e.sources as string[]).includes(sources[0]!) && (e.txn as number) > (aborted.txn as number))!;
     expect(again.at - aborted.at).toBeLessThan(LOCK_MS);
     const report = await awaitComplete(c, 30_000);
@@ -259,7 +287,13 @@ describe('KIP-1289 §6 corner cases, with real process kills', () => {
 
   it('case 7: produce to one partition fails (its connection is reset by the fault proxy) — the job aborts; output to the other partition stays invisible; all redelivered and processed once after the fault clears', async () => {
     // out-0 on node 0, out-1 on node 1; the proxy of node 1 resets every Produce of the job.
-    const c = await cluster({ nodes: 2, topics: [{ name: 'in', partitions: 1 }, { name: 'out', partitions: 2 }] });
+    const c = await cluster({
+      nodes: 2,
+      topics: [
+        { name: 'in', partitions: 1 },
+        { name: 'out', partitions: 2 },
+      ],
+    });
     await seedInput(c.bootstrap, 'in', 20);
     c.nodes[1]!.proxy.addRule({ id: 'produce-to-out-1', mode: 'kill-request', clientId: 'job-a', apiKeys: [0] });
     const a = job(c, { name: 'a', transactionalId: 'tx-a' }, ['--max-poll-records', '10', '--delivery-timeout-ms', '1500']);

@@ -28,14 +28,32 @@ const valueOf = (r: ShareConsumerRecord) => Buffer.from(r.value!).toString();
 describe('the independent checker', () => {
   it('finds planted duplicates, output without ack, ack without output, pending acks and foreign output; ignores aborted output', async () => {
     // The pending ack below is a prepared transaction: two-phase commit on the broker and the acknowledger.
-    const c = await cluster({ topics: [{ name: 'in', partitions: 1 }, { name: 'out', partitions: 1 }], config: { transactionTwoPhaseCommitEnable: true } });
+    const c = await cluster({
+      topics: [
+        { name: 'in', partitions: 1 },
+        { name: 'out', partitions: 1 },
+      ],
+      config: { transactionTwoPhaseCommitEnable: true },
+    });
     await seedInput(c.bootstrap, 'in', 10);
     const empty = await snapshot(c);
     expect(empty).toMatchObject({ inputs: 10, outputs: 0, lost: 10, duplicated: 0, pending: 0 });
 
-    const consumer = new KafkaShareConsumer({ bootstrapServers: c.bootstrap, groupId: 'g', acknowledgementMode: 'transactional', fetchMaxWaitMs: 100, maxPollRecords: 10, logger: null });
+    const consumer = new KafkaShareConsumer({
+      bootstrapServers: c.bootstrap,
+      groupId: 'g',
+      acknowledgementMode: 'transactional',
+      fetchMaxWaitMs: 100,
+      maxPollRecords: 10,
+      logger: null,
+    });
     const producer = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'plant', lingerMs: 1, transactionTimeoutMs: 30_000, ...quiet });
-    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'plant-acks', transactionTwoPhaseCommitEnable: true, ...quiet });
+    const acker = new TransactionalShareAcknowledger({
+      bootstrapServers: c.bootstrap,
+      transactionalId: 'plant-acks',
+      transactionTwoPhaseCommitEnable: true,
+      ...quiet,
+    });
     try {
       consumer.subscribe(['in']);
       await producer.initTransactions();
@@ -102,12 +120,28 @@ describe('the independent checker', () => {
       const cli = await new Promise<{ stdout: string; stderr: string; status: number | null }>((resolve) => {
         const child = execFile(
           process.execPath,
-          ['--import', 'tsx', path.join(ROOT, 'chaos/checker.ts'), '--bootstrap', c.bootstrap, '--group', 'g', '--input', 'in', '--output', 'out', '--settle-ms', '0'],
+          [
+            '--import',
+            'tsx',
+            path.join(ROOT, 'chaos/checker.ts'),
+            '--bootstrap',
+            c.bootstrap,
+            '--group',
+            'g',
+            '--input',
+            'in',
+            '--output',
+            'out',
+            '--settle-ms',
+            '0',
+          ],
           { cwd: ROOT, encoding: 'utf8', timeout: 30_000 },
           (_error, stdout, stderr) => resolve({ stdout, stderr, status: child.exitCode }),
         );
       });
-      expect(cli.stdout, cli.stderr).toMatch(/^checker: inputs=10 outputs=5 lost=6 duplicated=1 output-without-ack=1 ack-without-output=1 archived=1 pending=1 foreign=1/m);
+      expect(cli.stdout, cli.stderr).toMatch(
+        /^checker: inputs=10 outputs=5 lost=6 duplicated=1 output-without-ack=1 ack-without-output=1 archived=1 pending=1 foreign=1/m,
+      );
       expect(cli.status).toBe(1);
     } finally {
       await acker.close(1_000).catch(() => {});
@@ -119,7 +153,12 @@ describe('the independent checker', () => {
   it('replays the share-state log as the coordinator does: snapshots replace, updates merge, start offsets keep terminal states, transactional updates wait for their marker', () => {
     const key = { groupId: 'g', topicId: 'TOPICAAAAAAAAAAAAAAAAA', partition: 0 };
     const other = { groupId: 'other', topicId: 'TOPICAAAAAAAAAAAAAAAAA', partition: 0 };
-    const sb = (firstOffset: bigint, lastOffset: bigint, deliveryState: number, deliveryCount = 1) => ({ firstOffset, lastOffset, deliveryState, deliveryCount });
+    const sb = (firstOffset: bigint, lastOffset: bigint, deliveryState: number, deliveryCount = 1) => ({
+      firstOffset,
+      lastOffset,
+      deliveryState,
+      deliveryCount,
+    });
     const update = (k: typeof key, startOffset: bigint, batches: ReturnType<typeof sb>[]) =>
       encodeUpdateRecord(k, ShareUpdateValue.create({ snapshotEpoch: 0, leaderEpoch: 0, startOffset, stateBatches: batches }));
     const snap = (startOffset: bigint, batches: ReturnType<typeof sb>[]) =>
@@ -127,10 +166,21 @@ describe('the independent checker', () => {
     const now = BigInt(Date.now());
     let offset = 0n;
     const raw: Uint8Array[] = [];
-    const plain = (record: { key: Uint8Array; value: Uint8Array | null }) => raw.push(encodeRecordBatch({ baseOffset: offset++, records: [{ key: record.key, value: record.value, timestamp: now }] }));
+    const plain = (record: { key: Uint8Array; value: Uint8Array | null }) =>
+      raw.push(encodeRecordBatch({ baseOffset: offset++, records: [{ key: record.key, value: record.value, timestamp: now }] }));
     const txn = (pid: bigint, record: { key: Uint8Array; value: Uint8Array | null }) =>
-      raw.push(encodeRecordBatch({ baseOffset: offset++, isTransactional: true, producerId: pid, producerEpoch: 0, baseSequence: 0, records: [{ key: record.key, value: record.value, timestamp: now }] }));
-    const marker = (pid: bigint, type: 'COMMIT' | 'ABORT') => raw.push(controlRecordBatch({ type, producerId: pid, producerEpoch: 0, coordinatorEpoch: 0, timestamp: now, baseOffset: offset++ }));
+      raw.push(
+        encodeRecordBatch({
+          baseOffset: offset++,
+          isTransactional: true,
+          producerId: pid,
+          producerEpoch: 0,
+          baseSequence: 0,
+          records: [{ key: record.key, value: record.value, timestamp: now }],
+        }),
+      );
+    const marker = (pid: bigint, type: 'COMMIT' | 'ABORT') =>
+      raw.push(controlRecordBatch({ type, producerId: pid, producerEpoch: 0, coordinatorEpoch: 0, timestamp: now, baseOffset: offset++ }));
 
     plain(snap(0n, []));
     plain(update(key, -1n, [sb(0n, 1n, 2), sb(2n, 2n, 4)])); // 0-1 acknowledged, 2 archived

@@ -22,10 +22,29 @@ const TOPICS = [
 
 function checkpointJob(c: ChaosCluster, name: string, file: string, extra: string[] = []): ManagedProcess {
   return spawnManaged(name, [
-    '--import', 'tsx', path.join(ROOT, 'chaos/checkpoint-job.ts'),
-    '--bootstrap', c.bootstrap, '--group', 'g', '--input', 'in', '--output', 'out',
-    '--transactional-id', 'flink-sink-0', '--checkpoint-file', file, '--client-id', `ckpt-${name}`,
-    '--max-poll-records', '4', '--polls-per-checkpoint', '2', '--max-runtime-ms', '60000',
+    '--import',
+    'tsx',
+    path.join(ROOT, 'chaos/checkpoint-job.ts'),
+    '--bootstrap',
+    c.bootstrap,
+    '--group',
+    'g',
+    '--input',
+    'in',
+    '--output',
+    'out',
+    '--transactional-id',
+    'flink-sink-0',
+    '--checkpoint-file',
+    file,
+    '--client-id',
+    `ckpt-${name}`,
+    '--max-poll-records',
+    '4',
+    '--polls-per-checkpoint',
+    '2',
+    '--max-runtime-ms',
+    '60000',
     ...extra,
   ]);
 }
@@ -116,7 +135,15 @@ describe('two-phase commit: the transaction coordinator is killed while a 2PC tr
     const c = await cluster({ topics: TOPICS, config: { transactionVersion: 2, transactionAbortCheckIntervalMs: 100, transactionTwoPhaseCommitEnable: true } });
     await seedInput(c.bootstrap, 'in', 32);
     const file = checkpointFile();
-    const first = checkpointJob(c, 'first', file, ['--die-at', 'after-snapshot', '--die-after-n-checkpoints', '1', '--two-phase-commit', '--transaction-timeout-ms', '500']);
+    const first = checkpointJob(c, 'first', file, [
+      '--die-at',
+      'after-snapshot',
+      '--die-after-n-checkpoints',
+      '1',
+      '--two-phase-commit',
+      '--transaction-timeout-ms',
+      '500',
+    ]);
     const dying = await first.waitFor((e) => e.event === 'dying', 30_000, 'dying');
     await first.exited;
     const inFlight = dying.sources as string[];

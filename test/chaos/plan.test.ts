@@ -50,7 +50,16 @@ describe('KIP-1289 §8 chaos tests', () => {
     const c = await cluster({ nodes: 2, topics: TOPICS_ON_NODE_0 });
     const { txId, group } = ids(c, 1, 0);
     await seedInput(c.bootstrap, 'in', 20);
-    const a = job(c, { name: 'a', transactionalId: txId, group }, ['--max-poll-records', '5', '--hang-at', 'after-share-acks', '--hang-after-n-transactions', '1', '--max-block-ms', '15000']);
+    const a = job(c, { name: 'a', transactionalId: txId, group }, [
+      '--max-poll-records',
+      '5',
+      '--hang-at',
+      'after-share-acks',
+      '--hang-after-n-transactions',
+      '1',
+      '--max-block-ms',
+      '15000',
+    ]);
     const hanging = await a.waitFor((e) => e.event === 'hanging', 30_000, 'hanging');
     const open = hanging.sources as string[];
     await c.killNode(1);
@@ -58,7 +67,11 @@ describe('KIP-1289 §8 chaos tests', () => {
     for (const id of open) expect(down.verdicts.get(id)).toMatchObject({ outputs: 0, state: 'pending' });
     await c.startNode(1);
     await a.resume();
-    const outcome = await a.waitFor((e) => (e.event === 'committed' || e.event === 'aborted' || e.event === 'fenced') && e.txn === hanging.txn, 30_000, 'the open transaction to end');
+    const outcome = await a.waitFor(
+      (e) => (e.event === 'committed' || e.event === 'aborted' || e.event === 'fenced') && e.txn === hanging.txn,
+      30_000,
+      'the open transaction to end',
+    );
     let restarted = null;
     if (outcome.event === 'fenced') {
       // The coordinator aborted it (timeout while it was down): a new instance takes over.
@@ -76,7 +89,16 @@ describe('KIP-1289 §8 chaos tests', () => {
     const c = await cluster({ nodes: 2, topics: TOPICS_ON_NODE_0, faults: { 1: 'crash-after-prepare-abort' } });
     const { txId, group } = ids(c, 1, 0);
     await seedInput(c.bootstrap, 'in', 20);
-    const a = job(c, { name: 'a', transactionalId: txId, group }, ['--max-poll-records', '5', '--abort-txn', '1', '--abort-point', 'after-acks', '--max-block-ms', '20000']);
+    const a = job(c, { name: 'a', transactionalId: txId, group }, [
+      '--max-poll-records',
+      '5',
+      '--abort-txn',
+      '1',
+      '--abort-point',
+      'after-acks',
+      '--max-block-ms',
+      '20000',
+    ]);
     expect((await c.nodes[1]!.process!.exited).signal).toBe('SIGKILL');
     const first = a.events.find((e) => e.event === 'polled' && e.txn === 1)!;
     const aborting = first.sources as string[];
@@ -111,7 +133,13 @@ describe('KIP-1289 §8 chaos tests', () => {
   });
 
   it('consumers crash mid-transaction, again and again (kill -9 from outside at arbitrary moments, restart with the same transactional.id)', async () => {
-    const c = await cluster({ nodes: 1, topics: [{ name: 'in', partitions: 2 }, { name: 'out', partitions: 2 }] });
+    const c = await cluster({
+      nodes: 1,
+      topics: [
+        { name: 'in', partitions: 2 },
+        { name: 'out', partitions: 2 },
+      ],
+    });
     await seedInput(c.bootstrap, 'in', 120);
     let current = job(c, { name: 'a0', transactionalId: 'tx-crashy' }, ['--max-poll-records', '4', '--txn-pause-ms', '30']);
     const all = [current];
@@ -136,7 +164,18 @@ describe('KIP-1289 §8 chaos tests', () => {
     // for that on a loaded machine, or the coordinator aborts the transaction before the job's EndTxn arrives (a
     // different test: then nothing is prepared).
     const txnTimeoutMs = 6_000;
-    const a = job(c, { name: 'a', transactionalId: txId, group }, ['--max-poll-records', '5', '--hang-at', 'after-share-acks', '--hang-after-n-transactions', '1', '--max-block-ms', '20000', '--transaction-timeout-ms', String(txnTimeoutMs)]);
+    const a = job(c, { name: 'a', transactionalId: txId, group }, [
+      '--max-poll-records',
+      '5',
+      '--hang-at',
+      'after-share-acks',
+      '--hang-after-n-transactions',
+      '1',
+      '--max-block-ms',
+      '20000',
+      '--transaction-timeout-ms',
+      String(txnTimeoutMs),
+    ]);
     const hanging = await a.waitFor((e) => e.event === 'hanging', 30_000, 'hanging');
     const begun = a.events.find((e) => e.event === 'begin' && e.txn === hanging.txn)!;
     const inFlight = hanging.sources as string[];
@@ -144,7 +183,11 @@ describe('KIP-1289 §8 chaos tests', () => {
     c.partition(0, 1, 'stall');
     await a.resume();
     // EndTxn succeeded: PREPARE_COMMIT is durable on node 1, and its markers cannot reach node 0.
-    const outcome = await a.waitFor((e) => ['committed', 'aborted', 'failed', 'fenced'].includes(e.event) && e.txn === hanging.txn, 20_000, 'the commit of the frozen transaction');
+    const outcome = await a.waitFor(
+      (e) => ['committed', 'aborted', 'failed', 'fenced'].includes(e.event) && e.txn === hanging.txn,
+      20_000,
+      'the commit of the frozen transaction',
+    );
     expect(outcome.event, JSON.stringify(outcome)).toBe('committed');
     // Past the transaction timeout (a prepared transaction is never aborted by it) and the record lock (pending records are pinned).
     await sleep(Math.max(LOCK_MS, begun.at + txnTimeoutMs + 1_000 - Date.now()));
@@ -161,7 +204,13 @@ describe('KIP-1289 §8 chaos tests', () => {
   });
 
   it('three consumers of one group transact concurrently on a three-node cluster', async () => {
-    const c = await cluster({ nodes: 3, topics: [{ name: 'in', partitions: 3 }, { name: 'out', partitions: 3 }] });
+    const c = await cluster({
+      nodes: 3,
+      topics: [
+        { name: 'in', partitions: 3 },
+        { name: 'out', partitions: 3 },
+      ],
+    });
     await seedInput(c.bootstrap, 'in', 240);
     const jobs = [0, 1, 2].map((i) => job(c, { name: `j${i}`, transactionalId: `tx-j${i}` }, ['--max-poll-records', '5', '--txn-pause-ms', '20']));
     const report = await awaitComplete(c, 60_000);

@@ -31,10 +31,25 @@ function checkpointJob(c: ChaosCluster, name: string, extra: string[]): ManagedP
   const j = spawnManaged(
     name,
     [
-      '--import', 'tsx', path.join(ROOT, 'chaos/checkpoint-job.ts'),
-      '--bootstrap', c.bootstrap, '--group', 'g', '--input', 'in', '--output', 'out',
-      '--transactional-id', `sink-${name}`, '--checkpoint-file', path.join(dir, 'checkpoint.json'), '--client-id', name,
-      '--max-runtime-ms', '90000',
+      '--import',
+      'tsx',
+      path.join(ROOT, 'chaos/checkpoint-job.ts'),
+      '--bootstrap',
+      c.bootstrap,
+      '--group',
+      'g',
+      '--input',
+      'in',
+      '--output',
+      'out',
+      '--transactional-id',
+      `sink-${name}`,
+      '--checkpoint-file',
+      path.join(dir, 'checkpoint.json'),
+      '--client-id',
+      name,
+      '--max-runtime-ms',
+      '90000',
       ...extra,
     ],
     {},
@@ -86,7 +101,16 @@ describe('a record back inside the transaction that holds it', () => {
     const j = checkpointJob(c, 'ckpt-lock', ['--max-poll-records', '8', '--polls-per-checkpoint', '2', '--poll-gap-ms', '1200']);
     const report = await awaitComplete(c, 60_000);
     // Before the fix: each checkpoint output its records twice, with one ack, every run.
-    expect(report, explain(report)).toMatchObject({ inputs: 4, outputs: 4, lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0, archived: 0 });
+    expect(report, explain(report)).toMatchObject({
+      inputs: 4,
+      outputs: 4,
+      lost: 0,
+      duplicated: 0,
+      outputWithoutAck: 0,
+      ackWithoutOutput: 0,
+      pending: 0,
+      archived: 0,
+    });
     const completed = j.events.filter((e) => e.event === 'checkpoint-complete').flatMap((e) => e.sources as string[]);
     expect(completed.sort()).toEqual(['0:0', '0:1', '0:2', '0:3']);
     // The attempt that completed got each record once, though its second poll acquired them again (withheld).

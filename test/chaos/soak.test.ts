@@ -31,17 +31,33 @@ describe('randomized soak (fixed seeds)', () => {
     process.stdout.write(lines.filter((l) => l.includes('checker:') || l.startsWith('soak seed')).join('\n') + '\n');
   });
 
-  it('seed 201 with checkpointing jobs, on Transactions V2 with two-phase commit and on the classic protocol: zero lost, zero duplicated', { timeout: 120_000 }, async () => {
-    const lines: string[] = [];
-    for (const flavour of [{ transactionVersion: 2, twoPhaseCommit: true }, { transactionVersion: 1, twoPhaseCommit: false }]) {
-      const result = await runSoak({ seed: 201, records: 240, faults: 4, windowMs: 6_000, drainMs: 40_000, jobKind: 'checkpoint', ...flavour, log: (l) => lines.push(l) });
-      const why = lines.join('\n');
-      expect(result.report.inputs, why).toBeGreaterThan(100); // most of the 240 (feeding is skipped while the nodes it needs are down)
-      expect(result.report, why).toMatchObject({ lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0, foreign: 0 });
-      expect(result.report.outputs, why).toBe(result.report.inputs - result.report.archived);
-      expect(result.commits, why).toBeGreaterThan(3);
-      expect(result.jobStarts + result.nodeRestarts, why).toBeGreaterThan(3);
-    }
-    process.stdout.write(lines.filter((l) => l.includes('checker:')).join('\n') + '\n');
-  });
+  it(
+    'seed 201 with checkpointing jobs, on Transactions V2 with two-phase commit and on the classic protocol: zero lost, zero duplicated',
+    { timeout: 120_000 },
+    async () => {
+      const lines: string[] = [];
+      for (const flavour of [
+        { transactionVersion: 2, twoPhaseCommit: true },
+        { transactionVersion: 1, twoPhaseCommit: false },
+      ]) {
+        const result = await runSoak({
+          seed: 201,
+          records: 240,
+          faults: 4,
+          windowMs: 6_000,
+          drainMs: 40_000,
+          jobKind: 'checkpoint',
+          ...flavour,
+          log: (l) => lines.push(l),
+        });
+        const why = lines.join('\n');
+        expect(result.report.inputs, why).toBeGreaterThan(100); // most of the 240 (feeding is skipped while the nodes it needs are down)
+        expect(result.report, why).toMatchObject({ lost: 0, duplicated: 0, outputWithoutAck: 0, ackWithoutOutput: 0, pending: 0, foreign: 0 });
+        expect(result.report.outputs, why).toBe(result.report.inputs - result.report.archived);
+        expect(result.commits, why).toBeGreaterThan(3);
+        expect(result.jobStarts + result.nodeRestarts, why).toBeGreaterThan(3);
+      }
+      process.stdout.write(lines.filter((l) => l.includes('checker:')).join('\n') + '\n');
+    },
+  );
 });

@@ -79,10 +79,14 @@ export async function awaitComplete(c: ChaosCluster, ms: number, options: { grou
 
 /** Waits until every record of `ids` has exactly one visible output and a committed ack (a transaction applied exactly once). */
 export async function awaitApplied(c: ChaosCluster, group: string, ids: readonly string[], ms: number, what: string): Promise<CheckReport> {
-  return eventually(async () => {
-    const r = await snapshot(c, group);
-    return ids.every((id) => r.verdicts.get(id)?.outputs === 1 && r.verdicts.get(id)?.state === 'acknowledged') ? r : null;
-  }, ms, what);
+  return eventually(
+    async () => {
+      const r = await snapshot(c, group);
+      return ids.every((id) => r.verdicts.get(id)?.outputs === 1 && r.verdicts.get(id)?.state === 'acknowledged') ? r : null;
+    },
+    ms,
+    what,
+  );
 }
 
 /** The checker's view now (no waiting). */

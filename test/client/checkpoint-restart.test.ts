@@ -32,7 +32,10 @@ const LOCK_MS = 20_000;
  * Checkpointing prepares transactions, which needs two-phase commit (KIP-939) on the broker: on here unless
  * `twoPhaseCommit: false`; `twoPhaseCommit: null` leaves the broker's default (off, as Kafka's).
  */
-async function cluster(transactionVersion?: number, extra: { lockMs?: number; abortCheckMs?: number; twoPhaseCommit?: boolean | null } = {}): Promise<TestCluster> {
+async function cluster(
+  transactionVersion?: number,
+  extra: { lockMs?: number; abortCheckMs?: number; twoPhaseCommit?: boolean | null } = {},
+): Promise<TestCluster> {
   const twoPhaseCommit = extra.twoPhaseCommit === undefined ? true : extra.twoPhaseCommit;
   const c = await startCluster({
     config: {
@@ -58,7 +61,14 @@ function producer(c: TestCluster, transactionalId: string): KafkaProducer {
 
 /** A checkpointing job's producer: prepareTransaction() needs two-phase commit. */
 function sink(c: TestCluster, transactionalId: string): KafkaProducer {
-  const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId, transactionTwoPhaseCommitEnable: true, lingerMs: 1, maxBlockMs: 5_000, ...quiet });
+  const p = new KafkaProducer({
+    bootstrapServers: c.bootstrap,
+    transactionalId,
+    transactionTwoPhaseCommitEnable: true,
+    lingerMs: 1,
+    maxBlockMs: 5_000,
+    ...quiet,
+  });
   cleanups.push(() => p.close(1_000));
   return p;
 }
@@ -151,7 +161,13 @@ describe('recovery from an older checkpoint while a newer transaction is open', 
     await seed(c, 0, 4);
     const s = consumer(c, 'source');
     s.subscribe(['in']);
-    const acker = new TransactionalShareAcknowledger({ bootstrapServers: c.bootstrap, transactionalId: 'source-0', transactionTwoPhaseCommitEnable: true, maxBlockMs: 5_000, ...quiet });
+    const acker = new TransactionalShareAcknowledger({
+      bootstrapServers: c.bootstrap,
+      transactionalId: 'source-0',
+      transactionTwoPhaseCommitEnable: true,
+      maxBlockMs: 5_000,
+      ...quiet,
+    });
     cleanups.push(() => acker.close(1_000));
     await acker.initTransactions();
     const records = await pollUntil(s, 4);
@@ -231,7 +247,9 @@ describe('prepareTransaction needs two-phase commit; completeTransaction says wh
     await b.send({ topic: 'out', partition: 1, value: 'fate-committed' });
     const savedCommitted = await b.prepareTransaction();
     // Prepared: only the end may follow (the Java client's PREPARED_TRANSACTION).
-    await expect(b.send({ topic: 'out', partition: 1, value: 'after-prepare' })).rejects.toThrow(/was prepared; only commitTransaction\(\) or abortTransaction\(\)/);
+    await expect(b.send({ topic: 'out', partition: 1, value: 'after-prepare' })).rejects.toThrow(
+      /was prepared; only commitTransaction\(\) or abortTransaction\(\)/,
+    );
     await b.commitTransaction();
     expect(await KafkaProducer.completeTransaction(config, savedCommitted, 'commit')).toBe('committed');
     expect(await KafkaProducer.completeTransaction(config, savedCommitted, 'abort')).toBe('committed');
@@ -290,7 +308,15 @@ describe('two-phase commit and the records its share acks pin (coordinator/share
     await seed(c, 0, 2);
     const s = consumer(c, 'pinned');
     s.subscribe(['in']);
-    const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'pin-2pc', transactionTwoPhaseCommitEnable: true, transactionTimeoutMs: 200, maxBlockMs: 5_000, lingerMs: 1, ...quiet });
+    const p = new KafkaProducer({
+      bootstrapServers: c.bootstrap,
+      transactionalId: 'pin-2pc',
+      transactionTwoPhaseCommitEnable: true,
+      transactionTimeoutMs: 200,
+      maxBlockMs: 5_000,
+      lingerMs: 1,
+      ...quiet,
+    });
     cleanups.push(() => p.close(1_000));
     await p.initTransactions();
     const records = await pollUntil(s, 2);
@@ -354,7 +380,13 @@ describe('the protocol the producer picks', () => {
     expect(Object.keys(served['EndTxn'] ?? {})).toEqual(['4']);
     expect((await readCommitted(c.bootstrap, 'out', 500)).sort()).toEqual(['tv1-0', 'tv1-1']);
     // Two-phase commit needs Transactions V2: the producer says so rather than risk naming the wrong transaction.
-    const twoPc = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'tv1-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
+    const twoPc = new KafkaProducer({
+      bootstrapServers: c.bootstrap,
+      transactionalId: 'tv1-2pc',
+      transactionTwoPhaseCommitEnable: true,
+      maxBlockMs: 3_000,
+      ...quiet,
+    });
     cleanups.push(() => twoPc.close(1_000));
     await expect(twoPc.initTransactions()).rejects.toThrow(/two-phase commit needs Transactions V2/);
   });
@@ -379,7 +411,13 @@ describe('the protocol the producer picks', () => {
 describe('a broker that refuses two-phase commit', () => {
   it('by default, as Kafka (transaction.two.phase.commit.enable false): initTransactions() of a 2PC producer says so and what to do', async () => {
     const c = await cluster(undefined, { twoPhaseCommit: null });
-    const p = new KafkaProducer({ bootstrapServers: c.bootstrap, transactionalId: 'refused-2pc', transactionTwoPhaseCommitEnable: true, maxBlockMs: 3_000, ...quiet });
+    const p = new KafkaProducer({
+      bootstrapServers: c.bootstrap,
+      transactionalId: 'refused-2pc',
+      transactionTwoPhaseCommitEnable: true,
+      maxBlockMs: 3_000,
+      ...quiet,
+    });
     cleanups.push(() => p.close(1_000));
     await expect(p.initTransactions()).rejects.toThrow(/TRANSACTIONAL_ID_AUTHORIZATION_FAILED.*refuses two-phase commit/s);
   });

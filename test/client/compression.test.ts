@@ -104,25 +104,44 @@ describe('the topic’s compression.type', () => {
       await Promise.all(Array.from({ length: 10 }, (_, i) => p.send({ topic, partition: 0, value: value(i) })));
     }
     const expected = Array.from({ length: 10 }, (_, i) => value(i));
-    for (const [topic, codec] of [['to-zstd', 'zstd'], ['to-none', 'none'], ['as-sent', 'gzip']] as const) {
+    for (const [topic, codec] of [
+      ['to-zstd', 'zstd'],
+      ['to-none', 'none'],
+      ['as-sent', 'gzip'],
+    ] as const) {
       expect(await readCommitted(c.bootstrap, topic), topic).toEqual(expected);
       const batches = await servedBatches(c, topic);
-      expect(batches.map((b) => b.compression), topic).toEqual(batches.map(() => codec));
+      expect(
+        batches.map((b) => b.compression),
+        topic,
+      ).toEqual(batches.map(() => codec));
       // Idempotent producer fields survive the rebuild.
-      expect(batches.every((b) => b.producerId >= 0n && b.baseSequence >= 0), topic).toBe(true);
+      expect(
+        batches.every((b) => b.producerId >= 0n && b.baseSequence >= 0),
+        topic,
+      ).toBe(true);
     }
   });
 });
 
 describe('share groups over compressed batches', () => {
   it('acquire, accept, release and reject records inside compressed batches of every codec, by their inner offsets', async () => {
-    const c = await cluster(CODECS.map((codec) => ({ name: `s-${codec}`, partitions: 1 })), { recordLockDurationMs: 10_000 });
+    const c = await cluster(
+      CODECS.map((codec) => ({ name: `s-${codec}`, partitions: 1 })),
+      { recordLockDurationMs: 10_000 },
+    );
     for (const codec of CODECS) {
       const p = producer(c, { compressionType: codec });
       await Promise.all(Array.from({ length: 5 }, (_, i) => p.send({ topic: `s-${codec}`, partition: 0, value: `${codec}-${i}` })));
       expect((await servedBatches(c, `s-${codec}`)).every((b) => b.compression === codec)).toBe(true);
     }
-    const s = new KafkaShareConsumer({ bootstrapServers: c.bootstrap, groupId: 'compressed', acknowledgementMode: 'explicit', fetchMaxWaitMs: 50, logger: null });
+    const s = new KafkaShareConsumer({
+      bootstrapServers: c.bootstrap,
+      groupId: 'compressed',
+      acknowledgementMode: 'explicit',
+      fetchMaxWaitMs: 50,
+      logger: null,
+    });
     cleanups.push(() => s.close(1_000));
     s.subscribe(CODECS.map((codec) => `s-${codec}`));
 

@@ -1,13 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as net from 'node:net';
-import {
-  ApiVersionsRequest,
-  ApiVersionsResponse,
-  MetadataRequest,
-  MetadataResponse,
-  ProduceRequest,
-  ProduceResponse,
-} from '../../generated/index.js';
+import { ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse } from '../../generated/index.js';
 import { KafkaConnection, NetworkError, RequestTimeoutError } from '../../connection/connection.js';
 import { encodeRecordBatch } from '../../runtime/record-batch.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
@@ -35,16 +28,9 @@ async function open(options: Partial<Parameters<typeof KafkaConnection.connect>[
 
 describe('KafkaConnection', () => {
   it('sends ApiVersions with the right headers and reads the v0 response header', async () => {
-    server = await FakeServer.start(() =>
-      respond({ apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 4 }], throttleTimeMs: 7 }),
-    );
+    server = await FakeServer.start(() => respond({ apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 4 }], throttleTimeMs: 7 }));
     const conn = await open();
-    const response = await conn.send(
-      ApiVersionsRequest,
-      ApiVersionsRequest.create({ clientSoftwareName: 'kipgen' }),
-      3,
-      ApiVersionsResponse,
-    );
+    const response = await conn.send(ApiVersionsRequest, ApiVersionsRequest.create({ clientSoftwareName: 'kipgen' }), 3, ApiVersionsResponse);
     expect(response.apiKeys).toEqual([expect.objectContaining({ apiKey: 18, maxVersion: 4 })]);
     expect(response.throttleTimeMs).toBe(7);
     expect(server.received[0]).toMatchObject({ apiKey: 18, apiVersion: 3, clientId: 'test-client' });
@@ -52,9 +38,7 @@ describe('KafkaConnection', () => {
   });
 
   it('accepts a v0 ApiVersions answer to a newer version (UNSUPPORTED_VERSION, KIP-511)', async () => {
-    server = await FakeServer.start(() =>
-      respond({ errorCode: 35, apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 2 }] }, { version: 0 }),
-    );
+    server = await FakeServer.start(() => respond({ errorCode: 35, apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 2 }] }, { version: 0 }));
     const conn = await open();
     const response = await conn.send(ApiVersionsRequest, ApiVersionsRequest.create(), 4, ApiVersionsResponse);
     expect(response.errorCode).toBe(35);
@@ -68,22 +52,13 @@ describe('KafkaConnection', () => {
       (request) =>
         new Promise((resolve) => {
           // Hold every reply until all requests are in flight together.
-          releases.push(() =>
-            resolve(
-              respond({ throttleTimeMs: request.body.topics[0].name.length, clusterId: request.body.topics[0].name }),
-            ),
-          );
+          releases.push(() => resolve(respond({ throttleTimeMs: request.body.topics[0].name.length, clusterId: request.body.topics[0].name })));
           if (releases.length === count) for (const release of releases) release();
         }),
     );
     const conn = await open();
     const promises = Array.from({ length: count }, (_, i) =>
-      conn.send(
-        MetadataRequest,
-        MetadataRequest.create({ topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: `t${'x'.repeat(i)}` }] }),
-        12,
-        MetadataResponse,
-      ),
+      conn.send(MetadataRequest, MetadataRequest.create({ topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: `t${'x'.repeat(i)}` }] }), 12, MetadataResponse),
     );
     expect(conn.pendingCount).toBe(count);
     const responses = await Promise.all(promises);
@@ -110,16 +85,9 @@ describe('KafkaConnection', () => {
   });
 
   it('resolves acks=0 Produce without a response and keeps matching later requests', async () => {
-    server = await FakeServer.start((request) =>
-      request.apiKey === 0 ? { kind: 'none' } : respond({ clusterId: 'c' }),
-    );
+    server = await FakeServer.start((request) => (request.apiKey === 0 ? { kind: 'none' } : respond({ clusterId: 'c' })));
     const conn = await open();
-    const produced = await conn.send(
-      ProduceRequest,
-      ProduceRequest.create({ acks: 0, timeoutMs: 1000, topicData: [] }),
-      9,
-      ProduceResponse,
-    );
+    const produced = await conn.send(ProduceRequest, ProduceRequest.create({ acks: 0, timeoutMs: 1000, topicData: [] }), 9, ProduceResponse);
     expect(produced).toBeUndefined();
     const metadata = await conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse);
     expect(metadata.clusterId).toBe('c');
@@ -167,16 +135,12 @@ describe('KafkaConnection', () => {
     const error = await fast.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestTimeoutError);
     expect((error as RequestTimeoutError).timeoutMs).toBe(100);
-    expect((error as Error).message).toMatch(
-      /Metadata v12 .* got no response within 100 ms; the connection was closed/,
-    );
+    expect((error as Error).message).toMatch(/Metadata v12 .* got no response within 100 ms; the connection was closed/);
     expect(Date.now() - started).toBeLessThan(2_000);
     await expect(slow).rejects.toThrow(/closed because Metadata \(correlation id 0\) timed out/);
     await conn.closed;
     expect(closeEvents).toHaveLength(1);
-    await expect(
-      conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse),
-    ).rejects.toThrow(/is closed/);
+    await expect(conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse)).rejects.toThrow(/is closed/);
   });
 
   it('rejects in-flight requests when the peer disconnects mid-response', async () => {
@@ -186,22 +150,16 @@ describe('KafkaConnection', () => {
       thenDrop: true,
     }));
     const conn = await open();
-    const error = await conn
-      .send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse)
-      .catch((e: unknown) => e);
+    const error = await conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).not.toBeInstanceOf(RequestTimeoutError);
-    expect((error as Error).message).toMatch(
-      /closed by the peer with 1 request\(s\) in flight \(7 bytes of an unfinished response/,
-    );
+    expect((error as Error).message).toMatch(/closed by the peer with 1 request\(s\) in flight \(7 bytes of an unfinished response/);
   });
 
   it('refuses an oversize frame before buffering it', async () => {
     server = await FakeServer.start(() => ({ kind: 'raw', bytes: Uint8Array.from([0, 0x10, 0, 0, 0, 0, 0, 0]) }));
     const conn = await open({ maxFrameBytes: 1024 });
-    const error = await conn
-      .send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse)
-      .catch((e: unknown) => e);
+    const error = await conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as Error).message).toMatch(/frame of 1048576 bytes exceeds the maximum of 1024/);
     expect(conn.isOpen).toBe(false);
@@ -224,17 +182,13 @@ describe('KafkaConnection', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as net.AddressInfo).port;
     await new Promise<void>((r) => probe.close(() => r()));
-    await expect(KafkaConnection.connect({ host: '127.0.0.1', port })).rejects.toThrow(
-      /could not connect to 127.0.0.1:\d+/,
-    );
+    await expect(KafkaConnection.connect({ host: '127.0.0.1', port })).rejects.toThrow(/could not connect to 127.0.0.1:\d+/);
   });
 
   it('a decode failure rejects only that request', async () => {
     let n = 0;
     server = await FakeServer.start((request) =>
-      n++ === 0
-        ? { kind: 'raw', bytes: Uint8Array.from([0, 0, 0, 6, 0, 0, 0, request.correlationId, 0, 9]) }
-        : respond({ clusterId: 'ok' }),
+      n++ === 0 ? { kind: 'raw', bytes: Uint8Array.from([0, 0, 0, 6, 0, 0, 0, request.correlationId, 0, 9]) } : respond({ clusterId: 'ok' }),
     );
     const conn = await open();
     const bad = conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse);

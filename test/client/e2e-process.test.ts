@@ -6,12 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import {
-  KafkaProducer,
-  KafkaShareConsumer,
-  ShareAcknowledgements,
-  type ShareConsumerRecord,
-} from '../../client/index.js';
+import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, type ShareConsumerRecord } from '../../client/index.js';
 import { BrokerProcess } from './support/broker-process.js';
 import { readCommitted } from './support/brokers.js';
 
@@ -72,9 +67,9 @@ it('a prepared transaction (sink output + share acks) survives kill -9 of the br
 
   await broker.launch();
   // notifyCheckpointComplete after the restart.
-  expect(
-    await KafkaProducer.completeTransaction({ bootstrapServers: broker.bootstrap, logger: null, maxBlockMs: 10_000 }, checkpoint, 'commit'),
-  ).toBe('committed');
+  expect(await KafkaProducer.completeTransaction({ bootstrapServers: broker.bootstrap, logger: null, maxBlockMs: 10_000 }, checkpoint, 'commit')).toBe(
+    'committed',
+  );
   expect((await readCommitted(broker.bootstrap, 'out')).sort()).toEqual(['out-v0', 'out-v1', 'out-v2', 'out-v3']);
 
   // The acks committed too: a new member of the group gets nothing back, even after the lock time.

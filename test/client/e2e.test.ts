@@ -31,7 +31,13 @@ async function cluster(options: Parameters<typeof startCluster>[0] = {}): Promis
         { name: 'out', partitions: 2 },
       ],
       ...options.config,
-      shareGroup: { recordLockDurationMs: 5_000, heartbeatIntervalMs: 100, isolationLevel: 'read_committed', autoOffsetReset: 'earliest', ...options.config?.shareGroup },
+      shareGroup: {
+        recordLockDurationMs: 5_000,
+        heartbeatIntervalMs: 100,
+        isolationLevel: 'read_committed',
+        autoOffsetReset: 'earliest',
+        ...options.config?.shareGroup,
+      },
     },
   });
   cleanups.push(() => c.close());
@@ -68,17 +74,14 @@ function consumer(c: TestCluster, groupId: string, extra: Record<string, unknown
 
 async function seed(c: TestCluster, count: number, topic = 'in'): Promise<void> {
   const p = new KafkaProducer({ bootstrapServers: c.bootstrap, lingerMs: 1, ...quiet });
-  await Promise.all(
-    Array.from({ length: count }, (_, i) => p.send({ topic, key: `k${i}`, value: `v${i}`, headers: { seq: String(i), empty: null } })),
-  );
+  await Promise.all(Array.from({ length: count }, (_, i) => p.send({ topic, key: `k${i}`, value: `v${i}`, headers: { seq: String(i), empty: null } })));
   await p.close();
 }
 
 async function pollUntil(s: KafkaShareConsumer, count: number, timeoutMs = 5_000): Promise<ShareConsumerRecord[]> {
   const deadline = Date.now() + timeoutMs;
   const records: ShareConsumerRecord[] = [];
-  while (records.length < count && Date.now() < deadline)
-    records.push(...(await s.poll(Math.min(300, deadline - Date.now()))));
+  while (records.length < count && Date.now() < deadline) records.push(...(await s.poll(Math.min(300, deadline - Date.now()))));
   return records;
 }
 
@@ -115,17 +118,7 @@ describe('KIP-1289 end to end', () => {
     for (const r of second) void p.send({ topic: 'out', key: r.key, value: `T-${Buffer.from(r.value!).toString()}` });
     await p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(second, 'accept'), s.groupMetadata());
     await p.commitTransaction();
-    expect((await readCommitted(c.bootstrap, 'out')).sort()).toEqual([
-      'T-v0',
-      'T-v1',
-      'T-v2',
-      'T-v3',
-      'T-v4',
-      'T-v5',
-      'T-v6',
-      'T-v7',
-      'T-v8',
-    ]);
+    expect((await readCommitted(c.bootstrap, 'out')).sort()).toEqual(['T-v0', 'T-v1', 'T-v2', 'T-v3', 'T-v4', 'T-v5', 'T-v6', 'T-v7', 'T-v8']);
     expect(p.metrics()).toMatchObject({ 'share-transaction-active': 0, 'share-transaction-abort-total': 1 });
     expect(p.metrics()['share-transaction-commit-time-ms'].count).toBe(1);
     expect(p.metrics()['share-transaction-prepare-time-ms'].count).toBe(2);
@@ -162,10 +155,7 @@ describe('KIP-1289 end to end', () => {
     }
     const [a, b, ...rest] = records;
     // Accept two, release one, reject one: in one transaction.
-    const acks = ShareAcknowledgements.fromRecords([a!], 'accept')
-      .add(b!, 'release')
-      .add(rest[0]!, 'reject')
-      .add(rest[1]!, 'accept');
+    const acks = ShareAcknowledgements.fromRecords([a!], 'accept').add(b!, 'release').add(rest[0]!, 'reject').add(rest[1]!, 'accept');
     await acker.commitAcknowledgements(acks, s.groupMetadata());
     // Only the released record comes back, at once.
     const back = await pollUntil(s, 1, 2_000);
@@ -200,9 +190,7 @@ describe('KIP-1289 end to end', () => {
     // notifyCheckpointComplete after the restart: commit exactly that transaction; once it committed, completing it
     // again (or aborting it) changes nothing and says it committed (KIP-939).
     expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'commit')).toBe('committed');
-    expect(
-      await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'commit'),
-    ).toBe('committed');
+    expect(await TransactionalShareAcknowledger.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'commit')).toBe('committed');
     expect(await KafkaProducer.completeTransaction({ bootstrapServers: c.bootstrap, logger: null }, checkpoint, 'abort')).toBe('committed');
     expect((await readCommitted(c.bootstrap, 'out')).sort()).toEqual(['S-v0', 'S-v1', 'S-v2', 'S-v3', 'S-v4']);
     // The acks committed with the output: nothing is redelivered.
@@ -266,9 +254,7 @@ describe('KIP-1289 end to end', () => {
     await p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
     await new Promise((r) => setTimeout(r, 800));
     const error = (await p.commitTransaction().catch((e: unknown) => e)) as KafkaError;
-    expect(error.name).toMatch(
-      /ProducerFencedError|InvalidProducerEpochError|TransactionAbortableError|InvalidTxnStateError/,
-    );
+    expect(error.name).toMatch(/ProducerFencedError|InvalidProducerEpochError|TransactionAbortableError|InvalidTxnStateError/);
     expect(p.metrics()['share-transaction-timeout-total']).toBe(1);
     expect(p.metrics()['share-transaction-active']).toBe(0);
     expect(await readCommitted(c.bootstrap, 'out')).toEqual([]);
@@ -304,9 +290,9 @@ describe('KIP-1289 end to end', () => {
     const p = producer(c, 'old-1');
     await p.initTransactions();
     p.beginTransaction();
-    await expect(
-      p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), lenient.groupMetadata()),
-    ).rejects.toBeInstanceOf(UnsupportedVersionError);
+    await expect(p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), lenient.groupMetadata())).rejects.toBeInstanceOf(
+      UnsupportedVersionError,
+    );
     await p.abortTransaction();
 
     // A TransactionalShareAcknowledger, whose only use is share acks, refuses at initTransactions, before fencing anyone.
@@ -333,11 +319,7 @@ describe('KIP-1289 end to end', () => {
     explicit.subscribe(['in']);
     const records = await pollUntil(explicit, 4);
     await expect(explicit.poll(10)).rejects.toThrow(/every record must be acknowledged before the next poll/);
-    for (const r of records)
-      explicit.acknowledge(
-        r,
-        r.offset === records[0]!.offset && r.partition === records[0]!.partition ? 'release' : 'accept',
-      );
+    for (const r of records) explicit.acknowledge(r, r.offset === records[0]!.offset && r.partition === records[0]!.partition ? 'release' : 'accept');
     const back = await pollUntil(explicit, 1, 2_000);
     expect(ids(back)).toEqual(ids([records[0]!]));
     explicit.acknowledge(back[0]!, 'accept');

@@ -1,23 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import {
-  KafkaProducer,
-  ProducerFencedError,
-  ShareAcknowledgements,
-  ShareGroupMetadata,
-  TransactionalShareAcknowledger,
-} from '../../client/index.js';
+import { KafkaProducer, ProducerFencedError, ShareAcknowledgements, ShareGroupMetadata, TransactionalShareAcknowledger } from '../../client/index.js';
 import { respond } from './support/fake-server.js';
 import { FakeKafka, TOPIC_ID } from './support/fake-kafka.js';
 
 let fake: FakeKafka;
 afterEach(async () => fake?.close());
 
-const acks = (offset: number) =>
-  ShareAcknowledgements.fromRecords(
-    [{ topic: 'in', partition: 0, offset: BigInt(offset), topicId: TOPIC_ID }],
-    'accept',
-  );
+const acks = (offset: number) => ShareAcknowledgements.fromRecords([{ topic: 'in', partition: 0, offset: BigInt(offset), topicId: TOPIC_ID }], 'accept');
 const group = new ShareGroupMetadata('g', 'm', 1);
 
 describe('KIP-1289 share-transaction metrics', () => {
@@ -26,9 +16,7 @@ describe('KIP-1289 share-transaction metrics', () => {
       topics: { in: { topicId: TOPIC_ID, partitions: 1 }, out: { topicId: 'zzzzzzzzzzzzzzzzzzzzzA', partitions: 1 } },
     });
     // Make EndTxn(COMMIT) take a measurable 30 ms.
-    fake.on(26, (r) =>
-      r.body.committed ? new Promise((resolve) => setTimeout(() => resolve(respond({ errorCode: 0 })), 30)) : undefined,
-    );
+    fake.on(26, (r) => (r.body.committed ? new Promise((resolve) => setTimeout(() => resolve(respond({ errorCode: 0 })), 30)) : undefined));
     const registry = new Registry();
     const p = new KafkaProducer({
       bootstrapServers: fake.bootstrap,
@@ -84,12 +72,8 @@ describe('KIP-1289 share-transaction metrics', () => {
     expect(text).toContain(`kafka_producer_share_transaction_timeout_total${labels} 0`);
     expect(text).toContain(`kafka_producer_share_transaction_prepare_time_ms_count${labels} 3`);
     expect(text).toContain(`kafka_producer_share_transaction_commit_time_ms_count${labels} 1`);
-    expect(text).toMatch(
-      /kafka_producer_share_transaction_commit_time_ms_bucket\{le="25",client_id="metrics-test",transactional_id="tx-m"\} 0/,
-    );
-    expect(text).toMatch(
-      /kafka_producer_share_transaction_commit_time_ms_bucket\{le="\+Inf",client_id="metrics-test",transactional_id="tx-m"\} 1/,
-    );
+    expect(text).toMatch(/kafka_producer_share_transaction_commit_time_ms_bucket\{le="25",client_id="metrics-test",transactional_id="tx-m"\} 0/);
+    expect(text).toMatch(/kafka_producer_share_transaction_commit_time_ms_bucket\{le="\+Inf",client_id="metrics-test",transactional_id="tx-m"\} 1/);
     await p.close();
     // Closing removes the producer's series.
     expect(await registry.metrics()).not.toContain('tx-m');

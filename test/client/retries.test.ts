@@ -89,9 +89,7 @@ describe('connection layer: retries, timeouts, versions', () => {
     fake = await FakeKafka.start();
     fake.on(10, (r) =>
       respond({
-        coordinators: [
-          { key: r.body.coordinatorKeys[0], nodeId: -1, host: '', port: -1, errorCode: 30, errorMessage: 'denied' },
-        ],
+        coordinators: [{ key: r.body.coordinatorKeys[0], nodeId: -1, host: '', port: -1, errorCode: 30, errorMessage: 'denied' }],
       }),
     );
     const c = client();
@@ -123,9 +121,7 @@ describe('connection layer: retries, timeouts, versions', () => {
     expect(error).toBe(false);
     const { TxnShareAcknowledgeRequest } = await import('../../generated/index.js');
     expect(() => c.versionFor(-1, TxnShareAcknowledgeRequest)).toThrow(UnsupportedVersionError);
-    expect(() => c.versionFor(-1, TxnShareAcknowledgeRequest)).toThrow(
-      /does not support TxnShareAcknowledge \(API key 96\); upgrade the broker/,
-    );
+    expect(() => c.versionFor(-1, TxnShareAcknowledgeRequest)).toThrow(/does not support TxnShareAcknowledge \(API key 96\); upgrade the broker/);
   });
 });
 
@@ -145,9 +141,7 @@ describe('producer: batching, sequences, delivery timeout', () => {
   it('batches records sent within lingerMs into one batch, and splits at batchSize', async () => {
     fake = await FakeKafka.start({ topics: { t: { topicId: TOPIC_ID, partitions: 2 } } });
     const p = producer({ lingerMs: 30, batchSize: 400 });
-    const sends = Array.from({ length: 10 }, (_, i) =>
-      p.send({ topic: 't', partition: 0, value: `v${i}`.padEnd(50, '.') }),
-    );
+    const sends = Array.from({ length: 10 }, (_, i) => p.send({ topic: 't', partition: 0, value: `v${i}`.padEnd(50, '.') }));
     const results = await Promise.all(sends);
     expect(results.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)));
     // 10 records of ~70 bytes with a 400-byte batch size: batches of 4, 4, 2 with sequences 0, 4, 8.
@@ -157,9 +151,7 @@ describe('producer: batching, sequences, delivery timeout', () => {
       [2, 8],
     ]);
     expect(fake.produced[0]!.producerId).toBe(1000n);
-    expect(fake.produced.flatMap((b) => b.values).map((v) => v.slice(0, 2))).toEqual(
-      Array.from({ length: 10 }, (_, i) => `v${i}`),
-    );
+    expect(fake.produced.flatMap((b) => b.values).map((v) => v.slice(0, 2))).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`));
   });
 
   it('keyed records go to their murmur2 partition', async () => {

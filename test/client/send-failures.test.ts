@@ -28,7 +28,13 @@ describe('failed sends inside a transaction', () => {
 
   // Auto-creation off: else the broker would create the missing topic of the third case.
   function producer(id: string): KafkaProducer {
-    return new KafkaProducer({ bootstrapServers: `127.0.0.1:${broker.port}`, transactionalId: id, maxRequestSize: 4096, maxBlockMs: 500, allowAutoCreateTopics: false });
+    return new KafkaProducer({
+      bootstrapServers: `127.0.0.1:${broker.port}`,
+      transactionalId: id,
+      maxRequestSize: 4096,
+      maxBlockMs: 500,
+      allowAutoCreateTopics: false,
+    });
   }
 
   for (const [name, record] of [

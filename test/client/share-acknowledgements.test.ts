@@ -67,12 +67,8 @@ describe('ShareAcknowledgements', () => {
   });
 
   it('refuses bad ranges and types', () => {
-    expect(() => new ShareAcknowledgements().addRange('t', 0, 5n, 4n, 'accept')).toThrow(
-      /invalid acknowledgement range/,
-    );
-    expect(() => new ShareAcknowledgements().add(rec('t', 0, 1), 'gap' as never)).toThrow(
-      /'accept', 'release' or 'reject'/,
-    );
+    expect(() => new ShareAcknowledgements().addRange('t', 0, 5n, 4n, 'accept')).toThrow(/invalid acknowledgement range/);
+    expect(() => new ShareAcknowledgements().add(rec('t', 0, 1), 'gap' as never)).toThrow(/'accept', 'release' or 'reject'/);
     expect(new ShareAcknowledgements().isEmpty).toBe(true);
   });
 });

@@ -110,8 +110,6 @@ describe('InFlightRecords', () => {
     inFlight.add(ref, 0n, 1);
     inFlight.add(ref, 1n, GAP_ACKNOWLEDGE_TYPE);
     inFlight.keepGapsOnly();
-    expect(inFlight.take(() => true).get(`${TOPIC_ID}:0`)!.batches).toEqual([
-      { firstOffset: 1n, lastOffset: 1n, acknowledgeTypes: [0] },
-    ]);
+    expect(inFlight.take(() => true).get(`${TOPIC_ID}:0`)!.batches).toEqual([{ firstOffset: 1n, lastOffset: 1n, acknowledgeTypes: [0] }]);
   });
 });

@@ -17,7 +17,14 @@ describe('a share consumer whose group starts at the log end of partitions that 
   });
 
   async function start(): Promise<string> {
-    broker = await startBroker({ port: 0, topics: [{ name: 'late', partitions: 2 }, { name: 'empty', partitions: 1 }], shareGroup: { heartbeatIntervalMs: 200 } });
+    broker = await startBroker({
+      port: 0,
+      topics: [
+        { name: 'late', partitions: 2 },
+        { name: 'empty', partitions: 1 },
+      ],
+      shareGroup: { heartbeatIntervalMs: 200 },
+    });
     const bootstrapServers = `127.0.0.1:${broker.port}`;
     const producer = new KafkaProducer({ bootstrapServers, logger: null, metricsRegistry: null, lingerMs: 1 });
     await Promise.all([0, 1, 0].map((partition, i) => producer.send({ topic: 'late', partition, value: `order-${i}` })));
@@ -28,7 +35,13 @@ describe('a share consumer whose group starts at the log end of partitions that 
   function consumer(bootstrapServers: string, groupId: string, topic: string): { consumer: KafkaShareConsumer; warnings: string[] } {
     const warnings: string[] = [];
     const record = (line: string): void => void warnings.push(line);
-    const c = new KafkaShareConsumer({ bootstrapServers, groupId, clientId: groupId, fetchMaxWaitMs: 100, logger: { debug() {}, info() {}, warn: record, error: record } });
+    const c = new KafkaShareConsumer({
+      bootstrapServers,
+      groupId,
+      clientId: groupId,
+      fetchMaxWaitMs: 100,
+      logger: { debug() {}, info() {}, warn: record, error: record },
+    });
     closers.push(() => c.close(1_000));
     c.subscribe([topic]);
     return { consumer: c, warnings };
@@ -57,7 +70,9 @@ describe('a share consumer whose group starts at the log end of partitions that 
     const connection = await KafkaConnection.connect({ host: '127.0.0.1', port: broker!.port, clientId: 'admin' });
     const altered = await connection.send(
       IncrementalAlterConfigsRequest,
-      IncrementalAlterConfigsRequest.create({ resources: [{ resourceType: 32, resourceName: 'early-readers', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }] }),
+      IncrementalAlterConfigsRequest.create({
+        resources: [{ resourceType: 32, resourceName: 'early-readers', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }],
+      }),
       1,
       IncrementalAlterConfigsResponse,
     );

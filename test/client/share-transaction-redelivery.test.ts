@@ -26,7 +26,13 @@ const quiet = { logger: null, metricsRegistry: null } as const;
 
 async function cluster(shareGroup: Record<string, unknown>): Promise<TestCluster> {
   const c = await startCluster({
-    config: { topics: [{ name: 'in', partitions: 1 }, { name: 'out', partitions: 1 }], shareGroup: { heartbeatIntervalMs: 100, ...shareGroup } },
+    config: {
+      topics: [
+        { name: 'in', partitions: 1 },
+        { name: 'out', partitions: 1 },
+      ],
+      shareGroup: { heartbeatIntervalMs: 100, ...shareGroup },
+    },
   });
   cleanups.push(() => c.close());
   return c;
@@ -39,7 +45,14 @@ async function seed(c: TestCluster, count: number): Promise<void> {
 }
 
 function consumer(c: TestCluster, groupId: string, extra: Record<string, unknown> = {}): KafkaShareConsumer {
-  const s = new KafkaShareConsumer({ bootstrapServers: c.bootstrap, groupId, acknowledgementMode: 'transactional', fetchMaxWaitMs: 50, logger: null, ...extra });
+  const s = new KafkaShareConsumer({
+    bootstrapServers: c.bootstrap,
+    groupId,
+    acknowledgementMode: 'transactional',
+    fetchMaxWaitMs: 50,
+    logger: null,
+    ...extra,
+  });
   cleanups.push(() => s.close(1_000));
   return s;
 }

@@ -41,9 +41,7 @@ const addPartitions = (codes: number[], top = 0): string =>
     new AddPartitionsToTxnHandler(txn, []).handleResponse(
       AddPartitionsToTxnResponse.create({
         errorCode: top,
-        resultsByTopicV3AndBelow: [
-          { name: 'out', resultsByPartition: codes.map((code, i) => ({ partitionIndex: i, partitionErrorCode: code })) },
-        ],
+        resultsByTopicV3AndBelow: [{ name: 'out', resultsByPartition: codes.map((code, i) => ({ partitionIndex: i, partitionErrorCode: code })) }],
       }),
     ),
   );
@@ -78,9 +76,7 @@ describe('transaction request handlers', () => {
   it('AddShareAcksToTxn: any partition busy or moved resends the request; else the first failed partition decides', () => {
     expect(addShareAcks([0])).toBe('done');
     expect(addShareAcks([Errors.INVALID_RECORD_STATE, Errors.CONCURRENT_TRANSACTIONS])).toBe('retry ApiError');
-    expect(addShareAcks([Errors.INVALID_RECORD_STATE, Errors.COORDINATOR_NOT_AVAILABLE])).toBe(
-      `coordinator ${Errors.COORDINATOR_NOT_AVAILABLE}`,
-    );
+    expect(addShareAcks([Errors.INVALID_RECORD_STATE, Errors.COORDINATOR_NOT_AVAILABLE])).toBe(`coordinator ${Errors.COORDINATOR_NOT_AVAILABLE}`);
     expect(addShareAcks([Errors.INVALID_RECORD_STATE, Errors.PRODUCER_FENCED])).toBe('fail InvalidRecordStateError');
     expect(addShareAcks([Errors.INVALID_PRODUCER_EPOCH])).toBe('fail ProducerFencedError (fatal)');
     // Retriable by Kafka's table but not one an add resends: the call fails (abortable).
@@ -117,9 +113,7 @@ describe('transaction request handlers', () => {
 
   it('EndTxn: a fence and INVALID_TXN_STATE are fatal, with the producer id and epoch in the message', () => {
     const end = (code: number): Next =>
-      new EndTxnHandler({ transactionalId: 'tx-1', producerId: 7n, producerEpoch: 3 }, true, true).handleResponse(
-        EndTxnResponse.create({ errorCode: code }),
-      );
+      new EndTxnHandler({ transactionalId: 'tx-1', producerId: 7n, producerEpoch: 3 }, true, true).handleResponse(EndTxnResponse.create({ errorCode: code }));
     expect(describeNext(end(0))).toBe('done');
     expect(describeNext(end(Errors.NOT_COORDINATOR))).toBe(`coordinator ${Errors.NOT_COORDINATOR}`);
     for (const code of [Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH]) {

@@ -38,8 +38,7 @@ afterEach(async () => {
   await fake?.close();
 });
 
-const acks = () =>
-  ShareAcknowledgements.fromRecords([{ topic: 'out', partition: 0, offset: 3n, topicId: TOPIC_ID }], 'accept');
+const acks = () => ShareAcknowledgements.fromRecords([{ topic: 'out', partition: 0, offset: 3n, topicId: TOPIC_ID }], 'accept');
 const group = new ShareGroupMetadata('g', 'm-1', 2);
 
 /** Every call a producer offers, as thunks. */
@@ -96,9 +95,7 @@ describe('TransactionManager state machine', () => {
     const txnAck = fake.requests(96)[0]!;
     expect(txnAck.apiVersion).toBe(1);
     expect(txnAck.body).toMatchObject({ groupId: 'g', memberId: 'm-1', generationId: 2, transactionalId: 'tx-1' });
-    expect(txnAck.body.topics[0].partitions[0].acknowledgementBatches).toEqual([
-      { firstOffset: 3n, lastOffset: 3n, acknowledgeType: 1 },
-    ]);
+    expect(txnAck.body.topics[0].partitions[0].acknowledgementBatches).toEqual([{ firstOffset: 3n, lastOffset: 3n, acknowledgeType: 1 }]);
     expect(fake.requests(95)[0]!.body).toMatchObject({ groupId: 'g', topics: [{ name: 'out', partitions: [0] }] });
     expect(fake.requests(0)[0]!.body.transactionalId).toBe('tx-1');
   });
@@ -107,14 +104,7 @@ describe('TransactionManager state machine', () => {
     const p = await setup();
     await expectEachFails(
       p,
-      [
-        'beginTransaction',
-        'send',
-        'sendOffsetsToTransaction',
-        'sendShareAcksToTransaction',
-        'commitTransaction',
-        'abortTransaction',
-      ],
+      ['beginTransaction', 'send', 'sendOffsetsToTransaction', 'sendShareAcksToTransaction', 'commitTransaction', 'abortTransaction'],
       IllegalStateError,
       /call initTransactions\(\) first/,
     );
@@ -137,9 +127,7 @@ describe('TransactionManager state machine', () => {
     await p.initTransactions();
     p.beginTransaction();
     expect(() => p.beginTransaction()).toThrow(IllegalStateError);
-    expect(() => p.beginTransaction()).toThrow(
-      /a transaction is in progress: call send\(\), .*commitTransaction\(\) or abortTransaction\(\)/,
-    );
+    expect(() => p.beginTransaction()).toThrow(/a transaction is in progress: call send\(\), .*commitTransaction\(\) or abortTransaction\(\)/);
     await expect(p.initTransactions()).rejects.toBeInstanceOf(IllegalStateError);
     await p.abortTransaction();
     expect(p.transactionState).toBe('READY');
@@ -180,18 +168,14 @@ describe('TransactionManager state machine', () => {
         responses: r.body.topicData.map((t: any) =>
           createTopicProduceResponse({
             name: t.name,
-            partitionResponses: t.partitionData.map((x: any) =>
-              createPartitionProduceResponse({ index: x.index, errorCode: 87, errorMessage: 'bad record' }),
-            ),
+            partitionResponses: t.partitionData.map((x: any) => createPartitionProduceResponse({ index: x.index, errorCode: 87, errorMessage: 'bad record' })),
           }),
         ),
       }),
     );
     await p.initTransactions();
     p.beginTransaction();
-    await expect(p.send({ topic: 'out', partition: 0, value: 'x' })).rejects.toThrow(
-      /INVALID_RECORD \(87\): bad record/,
-    );
+    await expect(p.send({ topic: 'out', partition: 0, value: 'x' })).rejects.toThrow(/INVALID_RECORD \(87\): bad record/);
     expect(p.transactionState).toBe('ABORTABLE_ERROR');
     await expectEachFails(
       p,
@@ -248,9 +232,7 @@ describe('TransactionManager state machine', () => {
     );
     await p.initTransactions();
     p.beginTransaction();
-    await expect(p.sendShareAcksToTransaction(acks(), group)).rejects.toThrow(
-      /INVALID_RECORD_STATE \(121\): offset 3 not acquired by m-1/,
-    );
+    await expect(p.sendShareAcksToTransaction(acks(), group)).rejects.toThrow(/INVALID_RECORD_STATE \(121\): offset 3 not acquired by m-1/);
     expect(p.transactionState).toBe('ABORTABLE_ERROR');
     await p.abortTransaction();
   });
@@ -320,9 +302,17 @@ describe('TransactionManager state machine', () => {
     expect(p.transactionState).toBe('READY');
   });
 
-  it('the first add of a transaction retries CONCURRENT_TRANSACTIONS after 20 ms (Kafka\'s ADD_PARTITIONS_RETRY_BACKOFF_MS), later ones after retry.backoff.ms', async () => {
+  it("the first add of a transaction retries CONCURRENT_TRANSACTIONS after 20 ms (Kafka's ADD_PARTITIONS_RETRY_BACKOFF_MS), later ones after retry.backoff.ms", async () => {
     fake = await FakeKafka.start({ topics: { out: { topicId: TOPIC_ID, partitions: 2 } } });
-    const p = new KafkaProducer({ bootstrapServers: fake.bootstrap, transactionalId: 'tx-1', lingerMs: 0, maxBlockMs: 10_000, retryBackoffMs: 400, metricsRegistry: null, logger: null });
+    const p = new KafkaProducer({
+      bootstrapServers: fake.bootstrap,
+      transactionalId: 'tx-1',
+      lingerMs: 0,
+      maxBlockMs: 10_000,
+      retryBackoffMs: 400,
+      metricsRegistry: null,
+      logger: null,
+    });
     producers.push(p);
     await p.initTransactions();
     // The previous transaction's markers are still being written: the first add meets CONCURRENT_TRANSACTIONS twice.
@@ -388,7 +378,9 @@ describe('TransactionManager state machine', () => {
     const prepared = p.transactionSnapshot();
     expect(prepared).toEqual({ transactionalId: 'tx-1', producerId: 1000n, producerEpoch: 1 });
     // The fake broker speaks the classic protocol only: recovery there needs the explicit opt-in (else UnsupportedVersionError).
-    await expect(KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null }, prepared, 'commit')).rejects.toThrow(/pass classicProtocolFallback: true/);
+    await expect(KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null }, prepared, 'commit')).rejects.toThrow(
+      /pass classicProtocolFallback: true/,
+    );
     await KafkaProducer.completeTransaction({ bootstrapServers: fake.bootstrap, logger: null, classicProtocolFallback: true }, prepared, 'commit');
     expect(fake.requests(26).at(-1)!.body).toMatchObject({
       producerId: 1000n,
@@ -407,7 +399,11 @@ describe('TransactionManager state machine', () => {
       await setup();
       fake.on(18, () =>
         respond({
-          apiKeys: [...apis.values()].map((a) => ({ apiKey: a.apiKey, minVersion: a.request.validVersions.lowest, maxVersion: a.request.validVersions.highest })),
+          apiKeys: [...apis.values()].map((a) => ({
+            apiKey: a.apiKey,
+            minVersion: a.request.validVersions.lowest,
+            maxVersion: a.request.validVersions.highest,
+          })),
           finalizedFeaturesEpoch: 1n,
           finalizedFeatures: [{ name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 }],
         }),

@@ -52,9 +52,7 @@ function machineIn(state: TransactionState, onFatal = (): void => undefined): Tr
 }
 
 describe('the transaction state machine', () => {
-  const legal = new Set<Pair>(
-    Object.entries(KAFKA).flatMap(([to, sources]) => sources.map((from) => `${from}->${to}` as Pair)),
-  );
+  const legal = new Set<Pair>(Object.entries(KAFKA).flatMap(([to, sources]) => sources.map((from) => `${from}->${to}` as Pair)));
   for (const pair of ADDED) legal.add(pair);
   for (const pair of REMOVED) legal.delete(pair);
 

@@ -71,13 +71,15 @@ describe('generated codec contract', () => {
 
   it('create() keeps what is given: null where the field can hold it, values, and unknown tagged fields at any depth', () => {
     expect(MetadataRequest.create({ topics: null }).topics).toBeNull();
-    expect(MetadataRequest.create({ topics: [{ name: null, topicId: 'AQIDBAUGBwgJCgsMDQ4PEA' }] }).topics).toStrictEqual([{ topicId: 'AQIDBAUGBwgJCgsMDQ4PEA', name: null }]);
+    expect(MetadataRequest.create({ topics: [{ name: null, topicId: 'AQIDBAUGBwgJCgsMDQ4PEA' }] }).topics).toStrictEqual([
+      { topicId: 'AQIDBAUGBwgJCgsMDQ4PEA', name: null },
+    ]);
     const unknown = [{ tag: 9, data: new Uint8Array([1]) }];
     const fetched = FetchResponse.create({ responses: [{ partitions: [{ snapshotId: { epoch: 4, _unknownTaggedFields: unknown } }] }] });
     expect(fetched.responses[0]!.partitions[0]!.snapshotId).toStrictEqual({ endOffset: -1n, epoch: 4, _unknownTaggedFields: unknown });
-    expect(FetchResponse.create({ responses: [{ partitions: [{ abortedTransactions: [{ producerId: 7n }] }] }] }).responses[0]!.partitions[0]!.abortedTransactions).toStrictEqual([
-      { producerId: 7n, firstOffset: 0n },
-    ]);
+    expect(
+      FetchResponse.create({ responses: [{ partitions: [{ abortedTransactions: [{ producerId: 7n }] }] }] }).responses[0]!.partitions[0]!.abortedTransactions,
+    ).toStrictEqual([{ producerId: 7n, firstOffset: 0n }]);
   });
 
   it('decodes to the keys create() gives, adding _unknownTaggedFields only when unknown tags were read', () => {

@@ -48,14 +48,25 @@ describe('EncodeError names the field a JavaScript caller got wrong', () => {
     expect(thrown(() => EndTxnRequest.encode(EndTxnRequest.create({ transactionalId: 't', producerEpoch: '5' as never }), 3)).message).toMatch(
       /^EndTxnRequest\.producerEpoch: expected an int16 .*got "5"/,
     );
-    expect(thrown(() => EndTxnRequest.encode(EndTxnRequest.create({ transactionalId: 42 as never }), 0)).message).toMatch(/^EndTxnRequest\.transactionalId: expected a string, got 42/);
+    expect(thrown(() => EndTxnRequest.encode(EndTxnRequest.create({ transactionalId: 42 as never }), 0)).message).toMatch(
+      /^EndTxnRequest\.transactionalId: expected a string, got 42/,
+    );
   });
 
   it('deep paths: a mistyped partition index inside ProduceRequest', () => {
     const message = ProduceRequest.create({
       acks: -1,
       timeoutMs: 1000,
-      topicData: [{ name: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partitionData: [{ index: 0, records: null }, { index: '1' as never, records: null }] }],
+      topicData: [
+        {
+          name: 't',
+          topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
+          partitionData: [
+            { index: 0, records: null },
+            { index: '1' as never, records: null },
+          ],
+        },
+      ],
     });
     const error = thrown(() => ProduceRequest.encode(message, 9));
     expect(error).toBeInstanceOf(EncodeError);

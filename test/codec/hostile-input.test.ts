@@ -91,7 +91,12 @@ describe('hostile input', () => {
   });
 
   it('unknown tagged fields survive decode and encode', () => {
-    const message = ApiVersionsResponse.create({ _unknownTaggedFields: [{ tag: 7, data: new Uint8Array([1, 2, 3]) }, { tag: 40, data: new Uint8Array([9]) }] });
+    const message = ApiVersionsResponse.create({
+      _unknownTaggedFields: [
+        { tag: 7, data: new Uint8Array([1, 2, 3]) },
+        { tag: 40, data: new Uint8Array([9]) },
+      ],
+    });
     const bytes = ApiVersionsResponse.encode(message, 3);
     const decoded = ApiVersionsResponse.decode(bytes, 3);
     expect(decoded._unknownTaggedFields?.map((f) => [f.tag, [...f.data]])).toEqual([

@@ -33,7 +33,9 @@ describe('struct fields against their default', () => {
   });
 
   it('shows a tagged struct in JSON only when it differs from its default', () => {
-    expect(FetchResponse.toJson(response({}), 12).responses).toEqual([expect.objectContaining({ partitions: [expect.not.objectContaining({ divergingEpoch: expect.anything() })] })]);
+    expect(FetchResponse.toJson(response({}), 12).responses).toEqual([
+      expect.objectContaining({ partitions: [expect.not.objectContaining({ divergingEpoch: expect.anything() })] }),
+    ]);
     const json = FetchResponse.toJson(response({ divergingEpoch: epoch({ epoch: 3 }) }), 12) as { responses: { partitions: Record<string, unknown>[] }[] };
     expect(json.responses[0]!.partitions[0]!.divergingEpoch).toEqual({ epoch: 3, endOffset: '-1' });
   });

@@ -24,7 +24,8 @@ beforeAll(async () => {
 afterAll(async () => {
   const stderr = await broker?.stop();
   removeTempDirs();
-  if (stderr !== undefined) process.stdout.write(`kafkajs groups/admin, APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
+  if (stderr !== undefined)
+    process.stdout.write(`kafkajs groups/admin, APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
 });
 
 async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -40,11 +41,21 @@ describe('kafkajs 2.2.4: admin, consumer groups, sendOffsets', () => {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      expect(await admin.createTopics({ topics: [{ topic: 'kj-admin', numPartitions: 3 }, { topic: 'kj-doomed', numPartitions: 1 }] })).toBe(true);
+      expect(
+        await admin.createTopics({
+          topics: [
+            { topic: 'kj-admin', numPartitions: 3 },
+            { topic: 'kj-doomed', numPartitions: 1 },
+          ],
+        }),
+      ).toBe(true);
       // kafkajs answers false when the topic exists already (TOPIC_ALREADY_EXISTS).
       expect(await admin.createTopics({ topics: [{ topic: 'kj-admin', numPartitions: 3 }] })).toBe(false);
       // A bad partition count: kafkajs gathers the per-topic errors.
-      const bad = (await admin.createTopics({ topics: [{ topic: 'kj-bad', numPartitions: 0 }] }).catch((e: unknown) => e)) as { name: string; errors: { type: string }[] };
+      const bad = (await admin.createTopics({ topics: [{ topic: 'kj-bad', numPartitions: 0 }] }).catch((e: unknown) => e)) as {
+        name: string;
+        errors: { type: string }[];
+      };
       expect(bad.name).toBe('KafkaJSAggregateError');
       expect(bad.errors.map((e) => e.type)).toEqual(['INVALID_PARTITIONS']);
       expect(await admin.listTopics()).toEqual(expect.arrayContaining(['kj-admin', 'kj-doomed']));
@@ -94,7 +105,14 @@ describe('kafkajs 2.2.4: admin, consumer groups, sendOffsets', () => {
       await b.subscribe({ topic: TOPIC, fromBeginning: true });
       await b.run({ eachMessage: async ({ message }) => void seen.b.push(message.value!.toString()) });
       await until(() => assigned.b.length === 2 && assigned.a.length === 2, 20_000, 'the rebalance to split 2 and 2').catch((e) => {
-        throw new Error(`${e.message}: ${JSON.stringify(assigned)}\n${broker.stderr().split('\n').filter((l) => /group /.test(l)).slice(-20).join('\n')}`);
+        throw new Error(
+          `${e.message}: ${JSON.stringify(assigned)}\n${broker
+            .stderr()
+            .split('\n')
+            .filter((l) => /group /.test(l))
+            .slice(-20)
+            .join('\n')}`,
+        );
       });
       expect([...assigned.a, ...assigned.b].sort()).toEqual([0, 1, 2, 3]);
       await send(8, 8);
@@ -130,7 +148,12 @@ describe('kafkajs 2.2.4: admin, consumer groups, sendOffsets', () => {
   it('transactional consume-transform-produce: output and input offsets (sendOffsets) commit together', async () => {
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic: 'kj-in', numPartitions: 2 }, { topic: 'kj-out', numPartitions: 1 }] });
+    await admin.createTopics({
+      topics: [
+        { topic: 'kj-in', numPartitions: 2 },
+        { topic: 'kj-out', numPartitions: 1 },
+      ],
+    });
     const seed = kafka.producer();
     await seed.connect();
     await seed.send({ topic: 'kj-in', messages: Array.from({ length: 6 }, (_, i) => ({ partition: i % 2, value: `in-${i}` })) });

@@ -12,7 +12,15 @@ import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '.
 import { KafkaConnection } from '../../connection/connection.js';
 import { apisUsed, startKipgenBroker, type KipgenBroker, removeTempDirs } from '../interop/support/broker-process.js';
 import { readPartition, type ConsumedRecord } from '../interop/support/fetch.js';
-import { ABORTED, COMMITTED_1, COMMITTED_2, KAFKAJS_CLIENT_ID, runKafkajsSession, type KafkajsMessage, type KafkajsSession } from '../interop/support/kafkajs-flow.js';
+import {
+  ABORTED,
+  COMMITTED_1,
+  COMMITTED_2,
+  KAFKAJS_CLIENT_ID,
+  runKafkajsSession,
+  type KafkajsMessage,
+  type KafkajsSession,
+} from '../interop/support/kafkajs-flow.js';
 
 const TOPIC = 'kafkajs-orders';
 const GROUP = 'kafkajs-group';
@@ -27,17 +35,26 @@ beforeAll(async () => {
 afterAll(async () => {
   const stderr = await broker?.stop();
   removeTempDirs();
-  if (stderr !== undefined) process.stdout.write(`kafkajs session, APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === KAFKAJS_CLIENT_ID))}\n`);
+  if (stderr !== undefined)
+    process.stdout.write(`kafkajs session, APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === KAFKAJS_CLIENT_ID))}\n`);
 });
 
 /** As the records come back: key, value, headers in order. */
 function shape(records: ConsumedRecord[]): unknown[] {
-  return records.map((r) => ({ key: r.key?.toString('hex') ?? null, value: r.value?.toString('hex') ?? null, headers: r.headers.map((h) => [h.key, h.value?.toString('hex') ?? null]) }));
+  return records.map((r) => ({
+    key: r.key?.toString('hex') ?? null,
+    value: r.value?.toString('hex') ?? null,
+    headers: r.headers.map((h) => [h.key, h.value?.toString('hex') ?? null]),
+  }));
 }
 function expected(messages: KafkajsMessage[], partition: number): unknown[] {
   return messages
     .filter((m) => m.partition === partition)
-    .map((m) => ({ key: m.key?.toString('hex') ?? null, value: m.value?.toString('hex') ?? null, headers: Object.entries(m.headers).map(([k, v]) => [k, v.toString('hex')]) }));
+    .map((m) => ({
+      key: m.key?.toString('hex') ?? null,
+      value: m.value?.toString('hex') ?? null,
+      headers: Object.entries(m.headers).map(([k, v]) => [k, v.toString('hex')]),
+    }));
 }
 
 describe('kafkajs 2.2.4 against kipgen broker', () => {
@@ -99,7 +116,17 @@ describe('kafkajs 2.2.4 against kipgen broker', () => {
 
   it('used the transactional APIs (read off the broker request log)', () => {
     const used = apisUsed(broker.requests(), (id) => id === KAFKAJS_CLIENT_ID);
-    for (const api of ['ApiVersions', 'Metadata', 'FindCoordinator', 'InitProducerId', 'AddPartitionsToTxn', 'Produce', 'AddOffsetsToTxn', 'TxnOffsetCommit', 'EndTxn']) {
+    for (const api of [
+      'ApiVersions',
+      'Metadata',
+      'FindCoordinator',
+      'InitProducerId',
+      'AddPartitionsToTxn',
+      'Produce',
+      'AddOffsetsToTxn',
+      'TxnOffsetCommit',
+      'EndTxn',
+    ]) {
       expect(used, api).toHaveProperty(api);
     }
   });

@@ -49,7 +49,10 @@ afterAll(async () => {
   await admin?.close();
   await broker?.stop();
   removeTempDirs();
-  if (broker) process.stdout.write(`@platformatic/kafka 2.12 on Node ${process.versions.node}: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
+  if (broker)
+    process.stdout.write(
+      `@platformatic/kafka 2.12 on Node ${process.versions.node}: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`,
+    );
 });
 
 describe('@platformatic/kafka 2.12 against kipgen broker', () => {
@@ -68,7 +71,14 @@ describe('@platformatic/kafka 2.12 against kipgen broker', () => {
     await producer.send({ messages: Array.from({ length: 12 }, (_, i) => ({ topic: TOPIC, key: `k${i}`, value: `v${i}`, partition: i % 3 })) });
     await producer.close();
 
-    const consumer = new Consumer({ groupId: 'plt-group', clientId: CLIENT_ID, bootstrapBrokers: [`127.0.0.1:${broker.port}`], deserializers: stringDeserializers, sessionTimeout: 10_000, heartbeatInterval: 500 });
+    const consumer = new Consumer({
+      groupId: 'plt-group',
+      clientId: CLIENT_ID,
+      bootstrapBrokers: [`127.0.0.1:${broker.port}`],
+      deserializers: stringDeserializers,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 500,
+    });
     const values: string[] = [];
     try {
       const stream = await consumer.consume({ topics: [TOPIC], mode: 'earliest', autocommit: false, maxWaitTime: 200 });
@@ -102,7 +112,14 @@ describe('@platformatic/kafka 2.12 against kipgen broker', () => {
     await producer.close();
     const seen: string[] = [];
     const members = ['one', 'two'].map(
-      () => new Consumer({ groupId: 'plt-848-group', groupProtocol: 'consumer', clientId: CLIENT_ID, bootstrapBrokers: [`127.0.0.1:${broker.port}`], deserializers: stringDeserializers }),
+      () =>
+        new Consumer({
+          groupId: 'plt-848-group',
+          groupProtocol: 'consumer',
+          clientId: CLIENT_ID,
+          bootstrapBrokers: [`127.0.0.1:${broker.port}`],
+          deserializers: stringDeserializers,
+        }),
     );
     try {
       const streams = await Promise.all(members.map((m) => m.consume({ topics: ['plt-848'], mode: 'earliest', autocommit: true, maxWaitTime: 200 })));
@@ -114,7 +131,9 @@ describe('@platformatic/kafka 2.12 against kipgen broker', () => {
       let described: any;
       while (Date.now() < deadline) {
         const c = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, clientId: 'kipgen-interop-reader' });
-        described = (await c.send(ConsumerGroupDescribeRequest, ConsumerGroupDescribeRequest.create({ groupIds: ['plt-848-group'] }), 1, ConsumerGroupDescribeResponse)).groups[0];
+        described = (
+          await c.send(ConsumerGroupDescribeRequest, ConsumerGroupDescribeRequest.create({ groupIds: ['plt-848-group'] }), 1, ConsumerGroupDescribeResponse)
+        ).groups[0];
         await c.close();
         if (described.groupState === 'Stable' && described.members.length === 2) break;
         await new Promise((r) => setTimeout(r, 200));

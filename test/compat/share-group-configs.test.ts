@@ -27,15 +27,32 @@ afterAll(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => {});
   await broker?.stop();
   removeTempDirs();
-  if (broker) process.stdout.write(`kipgen share consumer with group configs: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
+  if (broker)
+    process.stdout.write(
+      `kipgen share consumer with group configs: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`,
+    );
 });
 
 async function alterGroup(groupId: string, configs: Record<string, string>): Promise<void> {
   const c = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, clientId: CLIENT_ID });
   try {
-    const r = await c.send(IncrementalAlterConfigsRequest, IncrementalAlterConfigsRequest.create({ resources: [{ resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }] }), 1, IncrementalAlterConfigsResponse);
+    const r = await c.send(
+      IncrementalAlterConfigsRequest,
+      IncrementalAlterConfigsRequest.create({
+        resources: [
+          { resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) },
+        ],
+      }),
+      1,
+      IncrementalAlterConfigsResponse,
+    );
     expect(r.responses[0]!.errorCode).toBe(0);
-    const d = await c.send(DescribeConfigsRequest, DescribeConfigsRequest.create({ resources: [{ resourceType: 32, resourceName: groupId, configurationKeys: Object.keys(configs) }] }), 4, DescribeConfigsResponse);
+    const d = await c.send(
+      DescribeConfigsRequest,
+      DescribeConfigsRequest.create({ resources: [{ resourceType: 32, resourceName: groupId, configurationKeys: Object.keys(configs) }] }),
+      4,
+      DescribeConfigsResponse,
+    );
     expect(Object.fromEntries(d.results[0]!.configs.map((e) => [e.name, e.value]))).toEqual(configs);
   } finally {
     await c.close();
@@ -43,13 +60,27 @@ async function alterGroup(groupId: string, configs: Record<string, string>): Pro
 }
 
 function consumer(groupId: string): KafkaShareConsumer {
-  const s = new KafkaShareConsumer({ bootstrapServers: bootstrap, clientId: CLIENT_ID, groupId, acknowledgementMode: 'explicit', fetchMaxWaitMs: 100, logger: null });
+  const s = new KafkaShareConsumer({
+    bootstrapServers: bootstrap,
+    clientId: CLIENT_ID,
+    groupId,
+    acknowledgementMode: 'explicit',
+    fetchMaxWaitMs: 100,
+    logger: null,
+  });
   closers.push(() => s.close(1_000));
   return s;
 }
 
 async function produce(topic: string, values: string[], aborted = false): Promise<void> {
-  const p = new KafkaProducer({ bootstrapServers: bootstrap, clientId: CLIENT_ID, lingerMs: 1, logger: null, metricsRegistry: null, ...(aborted ? { transactionalId: `sg-${topic}-aborter` } : {}) });
+  const p = new KafkaProducer({
+    bootstrapServers: bootstrap,
+    clientId: CLIENT_ID,
+    lingerMs: 1,
+    logger: null,
+    metricsRegistry: null,
+    ...(aborted ? { transactionalId: `sg-${topic}-aborter` } : {}),
+  });
   try {
     if (aborted) {
       await p.initTransactions();

@@ -26,7 +26,15 @@ const meta = async (node: number, name: string, allowAutoTopicCreation = false) 
 
 describe('admin APIs in a two-node cluster', () => {
   it('a topic created on one node exists on both, same id, leaders spread; each leader takes writes; it survives kill -9', async () => {
-    const r = await cluster.clients[0]!.call(19, { topics: [{ name: 'spread', numPartitions: 4, replicationFactor: -1, assignments: [], configs: [{ name: 'compression.type', value: 'lz4' }] }], timeoutMs: 5000, validateOnly: false }, 7);
+    const r = await cluster.clients[0]!.call(
+      19,
+      {
+        topics: [{ name: 'spread', numPartitions: 4, replicationFactor: -1, assignments: [], configs: [{ name: 'compression.type', value: 'lz4' }] }],
+        timeoutMs: 5000,
+        validateOnly: false,
+      },
+      7,
+    );
     expect(r.topics[0].errorCode).toBe(0);
     const [on0, on1] = [await meta(0, 'spread'), await meta(1, 'spread')];
     expect(on1.topicId).toBe(on0.topicId);
@@ -43,13 +51,27 @@ describe('admin APIs in a two-node cluster', () => {
   });
 
   it('growing, reconfiguring a group, auto-creating and deleting on node 1 reach node 0', async () => {
-    expect((await cluster.clients[1]!.call(37, { topics: [{ name: 'spread', count: 6, assignments: null }], timeoutMs: 5000, validateOnly: false }, 3)).results[0].errorCode).toBe(0);
+    expect(
+      (await cluster.clients[1]!.call(37, { topics: [{ name: 'spread', count: 6, assignments: null }], timeoutMs: 5000, validateOnly: false }, 3)).results[0]
+        .errorCode,
+    ).toBe(0);
     expect((await meta(0, 'spread')).partitions).toHaveLength(6);
     expect((await produce(cluster.clients[1]!, 'spread', 5, batch({ values: ['p5'] }))).errorCode).toBe(0);
 
-    const alter = await cluster.clients[1]!.call(44, { resources: [{ resourceType: 32, resourceName: 'sg', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }], validateOnly: false }, 1);
+    const alter = await cluster.clients[1]!.call(
+      44,
+      {
+        resources: [{ resourceType: 32, resourceName: 'sg', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }],
+        validateOnly: false,
+      },
+      1,
+    );
     expect(alter.responses[0].errorCode).toBe(0);
-    const seen = await cluster.clients[0]!.call(32, { resources: [{ resourceType: 32, resourceName: 'sg', configurationKeys: ['share.auto.offset.reset'] }] }, 4);
+    const seen = await cluster.clients[0]!.call(
+      32,
+      { resources: [{ resourceType: 32, resourceName: 'sg', configurationKeys: ['share.auto.offset.reset'] }] },
+      4,
+    );
     expect(seen.results[0].configs[0]).toMatchObject({ value: 'earliest', configSource: 8 });
 
     const auto = await meta(1, 'auto-on-1', true);
@@ -63,13 +85,21 @@ describe('admin APIs in a two-node cluster', () => {
 
   it('a node down during a creation misses it; repeating the request brings it in line', async () => {
     await cluster.kill9(1);
-    const r = await cluster.clients[0]!.call(19, { topics: [{ name: 'while-down', numPartitions: 2, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+    const r = await cluster.clients[0]!.call(
+      19,
+      { topics: [{ name: 'while-down', numPartitions: 2, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false },
+      7,
+    );
     expect(r.topics[0].errorCode).toBe(0);
     expect(cluster.nodes[0]!.stderr()).toMatch(/CreateTopics: node 1 is unreachable and misses the change/);
     await cluster.restart(1);
     expect((await meta(1, 'while-down')).errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     // Node 1 creates it (node 0 already has it alike: success there).
-    const again = await cluster.clients[1]!.call(19, { topics: [{ name: 'while-down', numPartitions: 2, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+    const again = await cluster.clients[1]!.call(
+      19,
+      { topics: [{ name: 'while-down', numPartitions: 2, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false },
+      7,
+    );
     expect(again.topics[0].errorCode).toBe(0);
     expect((await meta(1, 'while-down')).topicId).toBe((await meta(0, 'while-down')).topicId);
   });
@@ -87,14 +117,36 @@ describe('classic groups in a two-node cluster', () => {
       }
     }
     const join = (node: number, memberId: string) =>
-      cluster.clients[node]!.call(11, { groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 5_000, memberId, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: new Uint8Array(0) }] }, 5);
+      cluster.clients[node]!.call(
+        11,
+        {
+          groupId,
+          sessionTimeoutMs: 10_000,
+          rebalanceTimeoutMs: 5_000,
+          memberId,
+          groupInstanceId: null,
+          protocolType: 'consumer',
+          protocols: [{ name: 'range', metadata: new Uint8Array(0) }],
+        },
+        5,
+      );
     expect((await join(0, '')).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     const first = await join(1, '');
     expect(first.errorCode).toBe(ErrorCode.MEMBER_ID_REQUIRED);
     const joined = await join(1, first.memberId);
     expect(joined).toMatchObject({ errorCode: 0, generationId: 1, leader: first.memberId });
     const commit = (node: number) =>
-      cluster.clients[node]!.call(8, { groupId, generationIdOrMemberEpoch: 1, memberId: first.memberId, groupInstanceId: null, topics: [{ name: 'spread', partitions: [{ partitionIndex: 3, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }] }, 8);
+      cluster.clients[node]!.call(
+        8,
+        {
+          groupId,
+          generationIdOrMemberEpoch: 1,
+          memberId: first.memberId,
+          groupInstanceId: null,
+          topics: [{ name: 'spread', partitions: [{ partitionIndex: 3, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+        },
+        8,
+      );
     expect((await commit(0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     expect((await commit(1)).topics[0].partitions[0].errorCode).toBe(ErrorCode.REBALANCE_IN_PROGRESS); // joined, not yet synced
   });

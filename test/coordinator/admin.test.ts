@@ -33,9 +33,22 @@ afterAll(async () => {
 });
 
 // Kafka's defaults for the share group configs (the harness sets the KIP suites' own).
-const BROKER_CONFIG = () => ({ dataDir, topics: [{ name: 'static', partitions: 1 }], defaultPartitions: 2, producerIdExpirationMs: 3_600_000, shareGroup: { isolationLevel: 'read_uncommitted' as const, autoOffsetReset: 'latest' as const } });
+const BROKER_CONFIG = () => ({
+  dataDir,
+  topics: [{ name: 'static', partitions: 1 }],
+  defaultPartitions: 2,
+  producerIdExpirationMs: 3_600_000,
+  shareGroup: { isolationLevel: 'read_uncommitted' as const, autoOffsetReset: 'latest' as const },
+});
 
-const creatable = (name: string, numPartitions: number, extra: Record<string, unknown> = {}) => ({ name, numPartitions, replicationFactor: -1, assignments: [], configs: [], ...extra });
+const creatable = (name: string, numPartitions: number, extra: Record<string, unknown> = {}) => ({
+  name,
+  numPartitions,
+  replicationFactor: -1,
+  assignments: [],
+  configs: [],
+  ...extra,
+});
 
 async function metadata(client: TestClient, names: string[] | null, allowAutoTopicCreation = false): Promise<any[]> {
   const r = await client.call(3, { topics: names?.map((name) => ({ name, topicId: ZERO })) ?? null, allowAutoTopicCreation }, 12);
@@ -44,7 +57,15 @@ async function metadata(client: TestClient, names: string[] | null, allowAutoTop
 
 describe('CreateTopics', () => {
   it('creates topics that can be produced to and fetched, with configs; validateOnly creates nothing', async () => {
-    const r = await c.call(19, { topics: [creatable('orders', 3, { configs: [{ name: 'retention.ms', value: '1000' }] }), creatable('dflt', -1), creatable('dry', 4)], timeoutMs: 5000, validateOnly: false }, 7);
+    const r = await c.call(
+      19,
+      {
+        topics: [creatable('orders', 3, { configs: [{ name: 'retention.ms', value: '1000' }] }), creatable('dflt', -1), creatable('dry', 4)],
+        timeoutMs: 5000,
+        validateOnly: false,
+      },
+      7,
+    );
     expect(r.topics.map((t: any) => [t.name, t.errorCode, t.numPartitions])).toEqual([
       ['orders', 0, 3],
       ['dflt', 0, 2],
@@ -104,7 +125,10 @@ describe('CreateTopics', () => {
     expect(r.topics[5].errorMessage).toMatch(/retention.ms must be an integer/);
     // '.' and '_' collide, as in Kafka.
     const collide = await c.call(19, { topics: [creatable('orders.x', 1)], timeoutMs: 5000, validateOnly: false }, 7);
-    expect(collide.topics[0]).toMatchObject({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: 'Topic \'orders.x\' collides with existing topic: orders_x' });
+    expect(collide.topics[0]).toMatchObject({
+      errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION,
+      errorMessage: "Topic 'orders.x' collides with existing topic: orders_x",
+    });
     // v2 (before the flexible versions) works too.
     const v2 = await c.call(19, { topics: [creatable('old-client', 1)], timeoutMs: 5000, validateOnly: false }, 2);
     expect(v2.topics[0].errorCode).toBe(0);
@@ -113,8 +137,28 @@ describe('CreateTopics', () => {
 
 describe('CreatePartitions and DeleteTopics', () => {
   it('grows a topic; refuses shrinking, the same count, unknown and internal topics', async () => {
-    const r = await c.call(37, { topics: [{ name: 'orders', count: 5, assignments: null }, { name: 'dflt', count: 1, assignments: null }, { name: 'dry', count: 4, assignments: null }, { name: 'nope', count: 2, assignments: null }, { name: '__consumer_offsets', count: 20, assignments: null }], timeoutMs: 5000, validateOnly: false }, 3);
-    expect(r.results.map((x: any) => x.errorCode)).toEqual([0, ErrorCode.INVALID_PARTITIONS, ErrorCode.INVALID_PARTITIONS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_REQUEST]);
+    const r = await c.call(
+      37,
+      {
+        topics: [
+          { name: 'orders', count: 5, assignments: null },
+          { name: 'dflt', count: 1, assignments: null },
+          { name: 'dry', count: 4, assignments: null },
+          { name: 'nope', count: 2, assignments: null },
+          { name: '__consumer_offsets', count: 20, assignments: null },
+        ],
+        timeoutMs: 5000,
+        validateOnly: false,
+      },
+      3,
+    );
+    expect(r.results.map((x: any) => x.errorCode)).toEqual([
+      0,
+      ErrorCode.INVALID_PARTITIONS,
+      ErrorCode.INVALID_PARTITIONS,
+      ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      ErrorCode.INVALID_REQUEST,
+    ]);
     expect(r.results[1].errorMessage).toBe('Topic currently has 2 partitions, which is higher than the requested 1.');
     const dry = await c.call(37, { topics: [{ name: 'dflt', count: 7, assignments: null }], timeoutMs: 5000, validateOnly: true }, 3);
     expect(dry.results[0].errorCode).toBe(0);
@@ -135,7 +179,17 @@ describe('CreatePartitions and DeleteTopics', () => {
     ]);
     expect(fs.existsSync(`${dataDir}/dry-0`)).toBe(false);
     const [dflt] = await metadata(c, ['dflt']);
-    const byId = await c.call(20, { topics: [{ name: null, topicId: dflt.topicId }, { name: null, topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' }], timeoutMs: 5000 }, 6);
+    const byId = await c.call(
+      20,
+      {
+        topics: [
+          { name: null, topicId: dflt.topicId },
+          { name: null, topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' },
+        ],
+        timeoutMs: 5000,
+      },
+      6,
+    );
     expect(byId.responses.map((x: any) => [x.name, x.errorCode])).toEqual([
       ['dflt', 0],
       [null, ErrorCode.UNKNOWN_TOPIC_ID],
@@ -154,7 +208,15 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
       44,
       {
         resources: [
-          { resourceType: TOPIC, resourceName: 'orders', configs: [{ name: 'compression.type', configOperation: 0, value: 'zstd' }, { name: 'cleanup.policy', configOperation: 2, value: 'compact' }, { name: 'retention.ms', configOperation: 1, value: null }] },
+          {
+            resourceType: TOPIC,
+            resourceName: 'orders',
+            configs: [
+              { name: 'compression.type', configOperation: 0, value: 'zstd' },
+              { name: 'cleanup.policy', configOperation: 2, value: 'compact' },
+              { name: 'retention.ms', configOperation: 1, value: null },
+            ],
+          },
           { resourceType: TOPIC, resourceName: 'nope', configs: [] },
           { resourceType: TOPIC, resourceName: 'static', configs: [{ name: 'segment.ms', configOperation: 2, value: '5' }] },
         ],
@@ -163,9 +225,24 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
       1,
     );
     expect(alter.responses.map((x: any) => x.errorCode)).toEqual([0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_CONFIG]);
-    const dry = await c.call(44, { resources: [{ resourceType: TOPIC, resourceName: 'orders', configs: [{ name: 'compression.type', configOperation: 0, value: 'gzip' }] }], validateOnly: true }, 1);
+    const dry = await c.call(
+      44,
+      {
+        resources: [{ resourceType: TOPIC, resourceName: 'orders', configs: [{ name: 'compression.type', configOperation: 0, value: 'gzip' }] }],
+        validateOnly: true,
+      },
+      1,
+    );
     expect(dry.responses[0].errorCode).toBe(0);
-    const d = await c.call(32, { resources: [{ resourceType: TOPIC, resourceName: 'orders', configurationKeys: ['compression.type', 'cleanup.policy', 'retention.ms'] }], includeSynonyms: true, includeDocumentation: true }, 4);
+    const d = await c.call(
+      32,
+      {
+        resources: [{ resourceType: TOPIC, resourceName: 'orders', configurationKeys: ['compression.type', 'cleanup.policy', 'retention.ms'] }],
+        includeSynonyms: true,
+        includeDocumentation: true,
+      },
+      4,
+    );
     const byName = Object.fromEntries(d.results[0].configs.map((e: any) => [e.name, e]));
     expect(byName['compression.type']).toMatchObject({ value: 'zstd', configSource: 1, readOnly: false, configType: 2 });
     expect(byName['compression.type'].synonyms).toEqual([{ name: 'compression.type', value: 'zstd', source: 1 }]);
@@ -177,7 +254,16 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
   });
 
   it('BROKER: the static settings, read-only; altering them is refused as Kafka refuses non-dynamic configs', async () => {
-    const d = await c.call(32, { resources: [{ resourceType: BROKER, resourceName: '0', configurationKeys: null }, { resourceType: BROKER, resourceName: '7', configurationKeys: null }] }, 4);
+    const d = await c.call(
+      32,
+      {
+        resources: [
+          { resourceType: BROKER, resourceName: '0', configurationKeys: null },
+          { resourceType: BROKER, resourceName: '7', configurationKeys: null },
+        ],
+      },
+      4,
+    );
     const byName = Object.fromEntries(d.results[0].configs.map((e: any) => [e.name, e]));
     expect(byName['auto.create.topics.enable']).toMatchObject({ value: 'true', readOnly: true, configSource: 4 });
     expect(byName['num.partitions'].value).toBe('2');
@@ -189,7 +275,11 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
     expect(byName['transactional.id.expiration.ms']).toMatchObject({ value: '604800000', readOnly: true });
     expect(byName['transaction.remove.expired.transaction.cleanup.interval.ms'].value).toBe('3600000');
     expect(d.results[1].errorCode).toBe(ErrorCode.INVALID_REQUEST);
-    const alter = await c.call(44, { resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'num.partitions', configOperation: 0, value: '3' }] }], validateOnly: false }, 1);
+    const alter = await c.call(
+      44,
+      { resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'num.partitions', configOperation: 0, value: '3' }] }], validateOnly: false },
+      1,
+    );
     expect(alter.responses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST });
     expect(alter.responses[0].errorMessage).toMatch(/Cannot update these configs dynamically: num.partitions/);
   });
@@ -208,7 +298,15 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
       44,
       {
         resources: [
-          { resourceType: GROUP, resourceName: 'g1', configs: [{ name: 'share.isolation.level', configOperation: 0, value: 'read_committed' }, { name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }, { name: 'share.record.lock.duration.ms', configOperation: 0, value: '15000' }] },
+          {
+            resourceType: GROUP,
+            resourceName: 'g1',
+            configs: [
+              { name: 'share.isolation.level', configOperation: 0, value: 'read_committed' },
+              { name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' },
+              { name: 'share.record.lock.duration.ms', configOperation: 0, value: '15000' },
+            ],
+          },
           { resourceType: GROUP, resourceName: 'g2', configs: [{ name: 'share.isolation.level', configOperation: 0, value: 'dirty' }] },
           { resourceType: GROUP, resourceName: 'g3', configs: [{ name: 'share.delivery.count.limit', configOperation: 0, value: '1' }] },
           { resourceType: GROUP, resourceName: 'g4', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'by_duration:PT1H' }] },
@@ -218,16 +316,37 @@ describe('DescribeConfigs and IncrementalAlterConfigs', () => {
       },
       1,
     );
-    expect(alter.responses.map((x: any) => x.errorCode)).toEqual([0, ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_CONFIG]);
+    expect(alter.responses.map((x: any) => x.errorCode)).toEqual([
+      0,
+      ErrorCode.INVALID_CONFIG,
+      ErrorCode.INVALID_CONFIG,
+      ErrorCode.INVALID_CONFIG,
+      ErrorCode.INVALID_CONFIG,
+    ]);
     expect(alter.responses[3].errorMessage).toMatch(/by_duration:PT1H is not supported by kipgen/);
-    const after = await c.call(32, { resources: [{ resourceType: GROUP, resourceName: 'g1', configurationKeys: ['share.isolation.level', 'share.auto.offset.reset', 'share.delivery.count.limit'] }] }, 4);
+    const after = await c.call(
+      32,
+      {
+        resources: [
+          { resourceType: GROUP, resourceName: 'g1', configurationKeys: ['share.isolation.level', 'share.auto.offset.reset', 'share.delivery.count.limit'] },
+        ],
+      },
+      4,
+    );
     expect(after.results[0].configs.map((e: any) => [e.name, e.value, e.configSource])).toEqual([
       ['share.delivery.count.limit', '5', 5],
       ['share.auto.offset.reset', 'earliest', 8],
       ['share.isolation.level', 'read_committed', 8],
     ]);
     // DELETE returns a key to the default.
-    await c.call(44, { resources: [{ resourceType: GROUP, resourceName: 'g1', configs: [{ name: 'share.record.lock.duration.ms', configOperation: 1, value: null }] }], validateOnly: false }, 0);
+    await c.call(
+      44,
+      {
+        resources: [{ resourceType: GROUP, resourceName: 'g1', configs: [{ name: 'share.record.lock.duration.ms', configOperation: 1, value: null }] }],
+        validateOnly: false,
+      },
+      0,
+    );
     const reset = await c.call(32, { resources: [{ resourceType: GROUP, resourceName: 'g1', configurationKeys: ['share.record.lock.duration.ms'] }] }, 4);
     expect(reset.results[0].configs[0]).toMatchObject({ value: '30000', configSource: 5 });
   });
@@ -247,7 +366,17 @@ describe('DescribeCluster and Metadata auto-creation', () => {
     // test/kafka: a KafkaConsumer subscribed with a SubscriptionPattern got "" as its topics' name).
     const [known] = await metadata(c, ['by-id-known'], true);
     expect(known.errorCode).toBe(0);
-    const byId = await c.call(3, { topics: [{ name: '', topicId: known.topicId }, { name: null, topicId: known.topicId }], allowAutoTopicCreation: true }, 12);
+    const byId = await c.call(
+      3,
+      {
+        topics: [
+          { name: '', topicId: known.topicId },
+          { name: null, topicId: known.topicId },
+        ],
+        allowAutoTopicCreation: true,
+      },
+      12,
+    );
     expect(byId.topics.map((t: any) => [t.errorCode, t.name, t.topicId, t.partitions.length])).toEqual([
       [0, 'by-id-known', known.topicId, known.partitions.length],
       [0, 'by-id-known', known.topicId, known.partitions.length],
@@ -290,7 +419,9 @@ describe('durability', () => {
     broker = await startTestBroker(BROKER_CONFIG(), lines);
     c = await TestClient.connect(broker.port);
     const after = await metadata(c, ['orders', 'dry', 'auto-yes', 'dflt']);
-    expect(after.map((t) => [t.name, t.errorCode, t.topicId, t.partitions.length])).toEqual(before.map((t) => [t.name, t.errorCode, t.topicId, t.partitions.length]));
+    expect(after.map((t) => [t.name, t.errorCode, t.topicId, t.partitions.length])).toEqual(
+      before.map((t) => [t.name, t.errorCode, t.topicId, t.partitions.length]),
+    );
     expect(after[3].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     expect((await fetchAll(c, 'orders', 4, 'read_uncommitted')).records.map((x) => x.value)).toEqual(['new partition']);
     const topicCfg = await c.call(32, { resources: [{ resourceType: TOPIC, resourceName: 'orders', configurationKeys: ['compression.type'] }] }, 4);

@@ -34,7 +34,12 @@ describe('advertised address', () => {
 
     const metadata = await c.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse);
     expect(metadata.brokers.map((b) => [b.nodeId, b.host, b.port])).toEqual([[0, '127.0.0.1', advertised]]);
-    const coordinator = await c.send(FindCoordinatorRequest, FindCoordinatorRequest.create({ keyType: 1, coordinatorKeys: ['tx'] }), 4, FindCoordinatorResponse);
+    const coordinator = await c.send(
+      FindCoordinatorRequest,
+      FindCoordinatorRequest.create({ keyType: 1, coordinatorKeys: ['tx'] }),
+      4,
+      FindCoordinatorResponse,
+    );
     expect(coordinator.coordinators.map((k) => [k.nodeId, k.port])).toEqual([[0, advertised]]);
   });
 });

@@ -19,7 +19,10 @@ const NOT_AN_API = new Set(['define.ts', 'services.ts', 'index.ts']);
 
 /** `AddShareAcksToTxn` → `add-share-acks-to-txn`, as the file names spell API names. */
 function kebab(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z])([A-Z][a-z])/g, '$1-$2').toLowerCase();
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
 }
 
 describe('coordinator/apis: one file per API', () => {
@@ -50,7 +53,10 @@ describe('coordinator/apis: one file per API', () => {
       { overwrite: true },
     );
     const messages = probe.getPreEmitDiagnostics().map((d) => ts.flattenDiagnosticMessageText(d.compilerObject.messageText, '\n'));
-    expect(messages.some((m) => m.includes("'authorize'")), messages.join('\n')).toBe(true);
+    expect(
+      messages.some((m) => m.includes("'authorize'")),
+      messages.join('\n'),
+    ).toBe(true);
   });
 });
 
@@ -68,7 +74,9 @@ describe('the broker serves exactly its definitions', () => {
 
   it('ApiVersions advertises each defined API in the range its definition serves', async () => {
     const response = await client.call(18, {}, 3);
-    const advertised = new Map<number, [number, number]>(response.apiKeys.map((k: { apiKey: number; minVersion: number; maxVersion: number }) => [k.apiKey, [k.minVersion, k.maxVersion]]));
+    const advertised = new Map<number, [number, number]>(
+      response.apiKeys.map((k: { apiKey: number; minVersion: number; maxVersion: number }) => [k.apiKey, [k.minVersion, k.maxVersion]]),
+    );
     // startTestBroker runs without a share coordinator: the share APIs are not served.
     for (const api of BROKER_APIS) {
       if (!isServed(api, broker.config, null)) {

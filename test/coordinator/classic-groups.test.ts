@@ -47,13 +47,27 @@ interface Joined {
 function join(client: TestClient, groupId: string, memberId: string, name: string, opts: { session?: number; rebalance?: number } = {}): Promise<Joined> {
   return client.call(
     11,
-    { groupId, sessionTimeoutMs: opts.session ?? 10_000, rebalanceTimeoutMs: opts.rebalance ?? 5_000, memberId, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: META(name) }], reason: null },
+    {
+      groupId,
+      sessionTimeoutMs: opts.session ?? 10_000,
+      rebalanceTimeoutMs: opts.rebalance ?? 5_000,
+      memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: META(name) }],
+      reason: null,
+    },
     9,
   );
 }
 
 /** The two-step join of v4+: MEMBER_ID_REQUIRED, then the real join with the id given. */
-async function firstJoin(client: TestClient, groupId: string, name: string, opts: { session?: number; rebalance?: number } = {}): Promise<{ memberId: string; joined: Promise<Joined> }> {
+async function firstJoin(
+  client: TestClient,
+  groupId: string,
+  name: string,
+  opts: { session?: number; rebalance?: number } = {},
+): Promise<{ memberId: string; joined: Promise<Joined> }> {
   const first = await join(client, groupId, '', name, opts);
   expect(first.errorCode).toBe(ErrorCode.MEMBER_ID_REQUIRED);
   expect(first.memberId).toMatch(/^kipgen-test-.+/);
@@ -65,9 +79,23 @@ const sync = (client: TestClient, groupId: string, memberId: string, generationI
 const heartbeat = (client: TestClient, groupId: string, memberId: string, generationId: number): Promise<number> =>
   client.call(12, { groupId, generationId, memberId, groupInstanceId: null }, 4).then((r: any) => r.errorCode);
 const commit = (client: TestClient, groupId: string, memberId: string, generation: number, offset: bigint) =>
-  client.call(8, { groupId, generationIdOrMemberEpoch: generation, memberId, groupInstanceId: null, topics: [{ name: 'orders', partitions: [{ partitionIndex: 1, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: 'm' }] }] }, 9).then((r: any) => r.topics[0].partitions[0].errorCode);
+  client
+    .call(
+      8,
+      {
+        groupId,
+        generationIdOrMemberEpoch: generation,
+        memberId,
+        groupInstanceId: null,
+        topics: [{ name: 'orders', partitions: [{ partitionIndex: 1, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: 'm' }] }],
+      },
+      9,
+    )
+    .then((r: any) => r.topics[0].partitions[0].errorCode);
 const fetchOffset = (client: TestClient, groupId: string) =>
-  client.call(9, { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: [{ name: 'orders', partitionIndexes: [1] }] }], requireStable: true }, 9).then((r: any) => r.groups[0].topics[0].partitions[0].committedOffset);
+  client
+    .call(9, { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: [{ name: 'orders', partitionIndexes: [1] }] }], requireStable: true }, 9)
+    .then((r: any) => r.groups[0].topics[0].partitions[0].committedOffset);
 
 /** Joins two members (a, b) and completes the sync; returns their ids and the generation. */
 async function stableGroup(groupId: string, a: TestClient, b: TestClient, session = 10_000) {
@@ -114,7 +142,11 @@ describe('classic consumer groups', () => {
       const newcomer = await firstJoin(n, 'g-grow', 'n');
       expect(await heartbeat(c, 'g-grow', g.leader.r.memberId, g.generation)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
       expect(await commit(c, 'g-grow', g.leader.r.memberId, g.generation, 5n)).toBe(0); // allowed while preparing, as in Kafka
-      const [rl, rf, rn] = await Promise.all([join(g.leader.c, 'g-grow', g.leader.r.memberId, 'a'), join(g.follower.c, 'g-grow', g.follower.r.memberId, 'b'), newcomer.joined]);
+      const [rl, rf, rn] = await Promise.all([
+        join(g.leader.c, 'g-grow', g.leader.r.memberId, 'a'),
+        join(g.follower.c, 'g-grow', g.follower.r.memberId, 'b'),
+        newcomer.joined,
+      ]);
       expect([rl.generationId, rf.generationId, rn.generationId]).toEqual([2, 2, 2]);
       expect(rl.leader).toBe(g.leader.r.memberId);
       expect(rl.members).toHaveLength(3);
@@ -154,7 +186,10 @@ describe('classic consumer groups', () => {
       // Session timeout: a second member joins, then goes silent.
       const silent = await firstJoin(b, 'g-leave', 'silent', { session: 400 });
       const [again, silentJoined] = await Promise.all([join(g.leader.c, 'g-leave', alone.memberId, 'a', { session: 400 }), silent.joined]);
-      await Promise.all([sync(b, 'g-leave', silentJoined.memberId, silentJoined.generationId), sync(g.leader.c, 'g-leave', again.memberId, again.generationId, [])]);
+      await Promise.all([
+        sync(b, 'g-leave', silentJoined.memberId, silentJoined.generationId),
+        sync(g.leader.c, 'g-leave', again.memberId, again.generationId, []),
+      ]);
       const deadline = Date.now() + 5_000;
       let hb = 0;
       while (hb === 0 && Date.now() < deadline) {
@@ -233,7 +268,11 @@ describe('durability', () => {
         expect(again.generationId).toBe(joined.generationId + 1);
         // On disk as Kafka's records: the GroupMetadata of generation 1 and the OffsetCommit.
         const dump = dumpLog(dir);
-        expect(dump).toMatch(new RegExp(`groupMetadata: g-durable protocolType "consumer" generation 1 protocol "range" leader "${joined.memberId}" members \\[${joined.memberId} \\(kipgen-test, 16-byte assignment\\)\\]`));
+        expect(dump).toMatch(
+          new RegExp(
+            `groupMetadata: g-durable protocolType "consumer" generation 1 protocol "range" leader "${joined.memberId}" members \\[${joined.memberId} \\(kipgen-test, 16-byte assignment\\)\\]`,
+          ),
+        );
         expect(dump).toMatch(/offsetCommit: group g-durable orders-1 offset 1234 leaderEpoch -1 metadata "m"/);
       } finally {
         await client.close();

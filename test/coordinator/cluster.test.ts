@@ -65,8 +65,12 @@ describe('three-node cluster', () => {
     const early = await produce(leader1, 'out', 1, batch({ values: ['early'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id);
     expect(early.errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
     expect(await addPartitions(tc, id, producerId, producerEpoch, 'out', [1, 2])).toEqual([0, 0]);
-    expect((await produce(leader1, 'out', 1, batch({ values: ['one'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
-    expect((await produce(leader2, 'out', 2, batch({ values: ['two'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
+    expect((await produce(leader1, 'out', 1, batch({ values: ['one'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(
+      0,
+    );
+    expect((await produce(leader2, 'out', 2, batch({ values: ['two'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(
+      0,
+    );
     // KIP-1289: share acks for out-2 go to __share_group_state-2, on node 2.
     const share = await tc.call(95, { transactionalId: id, producerId, producerEpoch, groupId: 'sg', topics: [{ name: 'out', partitions: [2] }] }, 0);
     expect(share.errorCode).toBe(0);
@@ -82,13 +86,19 @@ describe('three-node cluster', () => {
     const tc = clients[0]!;
     const { producerId, producerEpoch } = await initProducer(tc, id, 20_000);
     await addPartitions(tc, id, producerId, producerEpoch, 'out', [2]);
-    expect((await produce(clients[2]!, 'out', 2, batch({ values: ['survives'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode).toBe(0);
+    expect(
+      (await produce(clients[2]!, 'out', 2, batch({ values: ['survives'], producerId, producerEpoch, baseSequence: 0, transactional: true }), id)).errorCode,
+    ).toBe(0);
     await cluster.kill9(2);
     expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
     expect(await endTxn(tc, id, producerId, producerEpoch, true)).toBe(ErrorCode.CONCURRENT_TRANSACTIONS); // still PREPARE_COMMIT
     await cluster.restart(2);
-    await eventually(async () => (await fetchAll(clients[2]!, 'out', 2, 'read_committed')).records.some((r) => r.value === 'survives'), 8000, 'marker after restart');
+    await eventually(
+      async () => (await fetchAll(clients[2]!, 'out', 2, 'read_committed')).records.some((r) => r.value === 'survives'),
+      8000,
+      'marker after restart',
+    );
     await eventually(async () => (await endTxn(tc, id, producerId, producerEpoch, true)) === 0, 5000, 'COMPLETE_COMMIT');
   });
 
@@ -98,12 +108,30 @@ describe('three-node cluster', () => {
     const old = await tc.call(22, { transactionalId: id, transactionTimeoutMs: 20_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }, 6);
     expect(old.errorCode).toBe(0);
     const write = (value: string, producerEpoch: number, baseSequence: number) =>
-      leader1.call(0, { transactionalId: id, acks: -1, timeoutMs: 5000, topicData: [{ name: 'out', partitionData: [{ index: 1, records: batch({ values: [value], producerId: old.producerId, producerEpoch, baseSequence, transactional: true }) }] }] }, 12);
+      leader1.call(
+        0,
+        {
+          transactionalId: id,
+          acks: -1,
+          timeoutMs: 5000,
+          topicData: [
+            {
+              name: 'out',
+              partitionData: [{ index: 1, records: batch({ values: [value], producerId: old.producerId, producerEpoch, baseSequence, transactional: true }) }],
+            },
+          ],
+        },
+        12,
+      );
     const codeOf = (r: any): number => r.responses[0].partitionResponses[0].errorCode;
     // Node 1 adds out-1 through node 0 (AddPartitionsToTxn v5) with the first write; the second is verified too.
     expect(codeOf(await write('remote-1', old.producerEpoch, 0))).toBe(0);
     expect(codeOf(await write('remote-2', old.producerEpoch, 1))).toBe(0);
-    const kept = await tc.call(22, { transactionalId: id, transactionTimeoutMs: 20_000, producerId: -1n, producerEpoch: -1, enable2Pc: true, keepPreparedTxn: true }, 6);
+    const kept = await tc.call(
+      22,
+      { transactionalId: id, transactionTimeoutMs: 20_000, producerId: -1n, producerEpoch: -1, enable2Pc: true, keepPreparedTxn: true },
+      6,
+    );
     expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerEpoch: old.producerEpoch });
     expect(codeOf(await write('remote-zombie', old.producerEpoch, 2))).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
     expect((await tc.call(26, { transactionalId: id, producerId: kept.producerId, producerEpoch: kept.producerEpoch, committed: true }, 5)).errorCode).toBe(0);

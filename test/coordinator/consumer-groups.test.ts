@@ -82,14 +82,33 @@ describe('KIP-848 consumer groups', () => {
     expect((await beat('m1', 7)).errorCode).toBe(ErrorCode.FENCED_MEMBER_EPOCH);
     expect((await beat('ghost', 2)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     const commit = (memberId: string, epoch: number) =>
-      c.call(8, { groupId: 'cg-group', generationIdOrMemberEpoch: epoch, memberId, groupInstanceId: null, topics: [{ name: 'cg', partitions: [{ partitionIndex: given[0], committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: null }] }] }, 9).then((r: any) => r.topics[0].partitions[0].errorCode);
+      c
+        .call(
+          8,
+          {
+            groupId: 'cg-group',
+            generationIdOrMemberEpoch: epoch,
+            memberId,
+            groupInstanceId: null,
+            topics: [{ name: 'cg', partitions: [{ partitionIndex: given[0], committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+          },
+          9,
+        )
+        .then((r: any) => r.topics[0].partitions[0].errorCode);
     expect(await commit('m2', 2)).toBe(0);
     expect(await commit('m2', 1)).toBe(ErrorCode.STALE_MEMBER_EPOCH);
     expect(await commit('', -1)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
 
     const d = await c.call(69, { groupIds: ['cg-group', 'nope'], includeAuthorizedOperations: false }, 1);
     expect(d.groups[0]).toMatchObject({ errorCode: 0, groupState: 'Stable', groupEpoch: 2, assignmentEpoch: 2, assignorName: 'uniform' });
-    expect(d.groups[0].members.map((m: any) => [m.memberId, m.memberEpoch, m.assignment.topicPartitions[0].partitions.length, m.targetAssignment.topicPartitions[0].topicName])).toEqual([
+    expect(
+      d.groups[0].members.map((m: any) => [
+        m.memberId,
+        m.memberEpoch,
+        m.assignment.topicPartitions[0].partitions.length,
+        m.targetAssignment.topicPartitions[0].topicName,
+      ]),
+    ).toEqual([
       ['m1', 2, 2, 'cg'],
       ['m2', 2, 2, 'cg'],
     ]);
@@ -109,14 +128,37 @@ describe('KIP-848 consumer groups', () => {
 
   it('SubscribedTopicRegex subscribes to the topics the regex matches as a whole, picks up a topic created later, and refuses a broken regex (found by the Kafka judge, test/kafka)', async () => {
     const create = async (name: string) =>
-      expect((await c.call(19, { topics: [{ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7)).topics[0].errorCode).toBe(0);
+      expect(
+        (
+          await c.call(
+            19,
+            { topics: [{ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false },
+            7,
+          )
+        ).topics[0].errorCode,
+      ).toBe(0);
     await create('rx-a');
     await create('rx-b');
     await create('xrx-a');
     const ids = async (): Promise<Map<string, string>> =>
       new Map((await c.call(3, { topics: null, allowAutoTopicCreation: false }, 12)).topics.map((t: any) => [t.topicId, t.name]));
     const rxBeat = (memberEpoch: number, regex: string | null) =>
-      c.call(68, { groupId: 'rx-group', memberId: 'r1', memberEpoch, instanceId: null, rackId: null, rebalanceTimeoutMs: memberEpoch === 0 ? 30_000 : -1, subscribedTopicNames: null, subscribedTopicRegex: regex, serverAssignor: null, topicPartitions: memberEpoch === 0 ? [] : null }, 1);
+      c.call(
+        68,
+        {
+          groupId: 'rx-group',
+          memberId: 'r1',
+          memberEpoch,
+          instanceId: null,
+          rackId: null,
+          rebalanceTimeoutMs: memberEpoch === 0 ? 30_000 : -1,
+          subscribedTopicNames: null,
+          subscribedTopicRegex: regex,
+          serverAssignor: null,
+          topicPartitions: memberEpoch === 0 ? [] : null,
+        },
+        1,
+      );
     const named = async (b: any): Promise<string[]> => {
       const byId = await ids();
       return b.assignment.topicPartitions.map((tp: any) => byId.get(tp.topicId)).sort();
@@ -134,7 +176,22 @@ describe('KIP-848 consumer groups', () => {
     expect(later.memberEpoch).toBe(2);
     expect(await named(later)).toEqual(['rx-a', 'rx-b', 'rx-c']);
     expect((await rxBeat(2, null)).errorCode).toBe(0);
-    const left = await c.call(68, { groupId: 'rx-group', memberId: 'r1', memberEpoch: -1, instanceId: null, rackId: null, rebalanceTimeoutMs: -1, subscribedTopicNames: null, subscribedTopicRegex: null, serverAssignor: null, topicPartitions: null }, 1);
+    const left = await c.call(
+      68,
+      {
+        groupId: 'rx-group',
+        memberId: 'r1',
+        memberEpoch: -1,
+        instanceId: null,
+        rackId: null,
+        rebalanceTimeoutMs: -1,
+        subscribedTopicNames: null,
+        subscribedTopicRegex: null,
+        serverAssignor: null,
+        topicPartitions: null,
+      },
+      1,
+    );
     expect(left.errorCode).toBe(0);
     expect((await c.call(42, { groupsNames: ['rx-group'] }, 2)).results[0].errorCode).toBe(0);
   });
@@ -146,7 +203,13 @@ describe('KIP-848 consumer groups', () => {
     expect(joined.errorCode).toBe(0);
     const commit = await c.call(
       8,
-      { groupId: 'cg-group', generationIdOrMemberEpoch: joined.memberEpoch, memberId: 'e1', groupInstanceId: null, topics: [{ name: 'cg', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: 0, committedMetadata: null }] }] },
+      {
+        groupId: 'cg-group',
+        generationIdOrMemberEpoch: joined.memberEpoch,
+        memberId: 'e1',
+        groupInstanceId: null,
+        topics: [{ name: 'cg', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: 0, committedMetadata: null }] }],
+      },
       9,
     );
     expect(commit.topics[0].partitions[0].errorCode).toBe(0);

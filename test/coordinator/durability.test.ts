@@ -46,17 +46,24 @@ describe('kill -9 during a transaction', () => {
     const first = await start(dir);
     const { producerId, producerEpoch } = await initProducer(first.client, 'tx-mid', 1500);
     expect(await addPartitions(first.client, 'tx-mid', producerId, producerEpoch, 'out', [0])).toEqual([0]);
-    expect((await produce(first.client, 'out', 0, batch({ values: ['o1', 'o2'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-mid')).errorCode).toBe(0);
+    expect(
+      (await produce(first.client, 'out', 0, batch({ values: ['o1', 'o2'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-mid'))
+        .errorCode,
+    ).toBe(0);
     await first.broker.kill9();
 
     const second = await start(dir);
     const before = await fetchAll(second.client, 'out', 0, 'read_committed');
     expect(before.records).toEqual([]);
     expect(before.lastStableOffset).toBe(0n); // the recovered open transaction pins the LSO
-    await eventually(async () => {
-      const f = await fetchAll(second.client, 'out', 0, 'read_committed');
-      return f.lastStableOffset === f.highWatermark;
-    }, 8000, 'timeout abort after restart');
+    await eventually(
+      async () => {
+        const f = await fetchAll(second.client, 'out', 0, 'read_committed');
+        return f.lastStableOffset === f.highWatermark;
+      },
+      8000,
+      'timeout abort after restart',
+    );
     const after = await fetchAll(second.client, 'out', 0, 'read_committed');
     expect(after.records).toEqual([]);
     expect(after.abortedTransactions).toEqual([{ producerId, firstOffset: 0n }]);
@@ -73,10 +80,17 @@ describe('kill -9 during a transaction', () => {
     expect((await c.call(25, { transactionalId: 'tx-prep', producerId, producerEpoch, groupId: 'g' }, 3)).errorCode).toBe(0);
     await produce(c, 'out', 0, batch({ values: ['p0'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-prep');
     await produce(c, 'out', 1, batch({ values: ['p1'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-prep');
-    const commit = await c.call(28, {
-      transactionalId: 'tx-prep', groupId: 'g', producerId, producerEpoch,
-      topics: [{ name: 'out', partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: 42n })] }],
-    }, 3);
+    const commit = await c.call(
+      28,
+      {
+        transactionalId: 'tx-prep',
+        groupId: 'g',
+        producerId,
+        producerEpoch,
+        topics: [{ name: 'out', partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: 42n })] }],
+      },
+      3,
+    );
     expect(commit.topics[0].partitions[0].errorCode).toBe(0);
     // The coordinator dies after fsyncing PREPARE_COMMIT, before answering.
     await expect(endTxn(c, 'tx-prep', producerId, producerEpoch, true)).rejects.toThrow(/closed/);
@@ -90,7 +104,8 @@ describe('kill -9 during a transaction', () => {
     expect(second.broker.stderr()).toMatch(/resuming markers for tx-prep \(PREPARE_COMMIT\)/);
     await eventually(async () => (await fetchAll(second.client, 'out', 1, 'read_committed')).records.length === 1, 8000, 'commit visible');
     expect((await fetchAll(second.client, 'out', 0, 'read_committed')).records.map((r) => r.value)).toEqual(['p0']);
-    const offsetOf = async () => (await second.client.call(9, { groupId: 'g', topics: [{ name: 'out', partitionIndexes: [0] }], requireStable: true }, 7)).topics[0].partitions[0];
+    const offsetOf = async () =>
+      (await second.client.call(9, { groupId: 'g', topics: [{ name: 'out', partitionIndexes: [0] }], requireStable: true }, 7)).topics[0].partitions[0];
     await eventually(async () => (await offsetOf()).committedOffset === 42n, 5000, 'committed offset');
     expect(await offsetOf()).toMatchObject({ errorCode: 0, committedOffset: 42n });
     // The client's retry of EndTxn(commit) at the same epoch succeeds (DESIGN §5.6).

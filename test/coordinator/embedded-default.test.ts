@@ -55,7 +55,9 @@ describe('startBroker with a dataDir', () => {
       const second: string[] = [];
       const again = await startBroker({ port: 0, dataDir }, { log: (l) => second.push(l) });
       await again.close();
-      expect(second.filter((l) => l.includes('recovered'))).toEqual([expect.stringMatching(/^\[kipgen node 0\] recovered \d+ partition logs \(\d+ with records\) in \d+ ms from /)]);
+      expect(second.filter((l) => l.includes('recovered'))).toEqual([
+        expect.stringMatching(/^\[kipgen node 0\] recovered \d+ partition logs \(\d+ with records\) in \d+ ms from /),
+      ]);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

@@ -36,7 +36,24 @@ const fetchAt = (partition: number, fetchOffset: bigint, version = 11) =>
       minBytes: 0,
       maxBytes: 1 << 20,
       isolationLevel: 0,
-      topics: [{ topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partitions: [{ partition, fetchOffset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA', highWatermark: -1n }] }],
+      topics: [
+        {
+          topic: 't',
+          topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
+          partitions: [
+            {
+              partition,
+              fetchOffset,
+              partitionMaxBytes: 1 << 20,
+              currentLeaderEpoch: -1,
+              lastFetchedEpoch: -1,
+              logStartOffset: -1n,
+              replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA',
+              highWatermark: -1n,
+            },
+          ],
+        },
+      ],
       forgottenTopicsData: [],
       rackId: '',
     },
@@ -45,17 +62,43 @@ const fetchAt = (partition: number, fetchOffset: bigint, version = 11) =>
 
 describe('error answers as Kafka 4.4 gives them', () => {
   it('ListOffsets naming a partition twice: one answer for it, INVALID_REQUEST (ReplicaManager.fetchOffset)', async () => {
-    const res = await client.call(2, { replicaId: -1, isolationLevel: 0, topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -2n }, { partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }, 7);
+    const res = await client.call(
+      2,
+      {
+        replicaId: -1,
+        isolationLevel: 0,
+        topics: [
+          {
+            name: 't',
+            partitions: [
+              { partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -2n },
+              { partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n },
+            ],
+          },
+        ],
+      },
+      7,
+    );
     expect(res.topics).toHaveLength(1);
     expect(res.topics[0].partitions).toEqual([expect.objectContaining({ partitionIndex: 0, errorCode: 42, offset: -1n, timestamp: -1n, leaderEpoch: -1 })]);
     // A partition named once in the same request is still answered.
-    const ok = await client.call(2, { replicaId: -1, isolationLevel: 0, topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }, 7);
+    const ok = await client.call(
+      2,
+      { replicaId: -1, isolationLevel: 0, topics: [{ name: 't', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] },
+      7,
+    );
     expect(ok.topics[0].partitions[0]).toMatchObject({ errorCode: 0, offset: 3n });
   });
 
   it('Fetch past the end: OFFSET_OUT_OF_RANGE without offsets (high watermark, last stable and log start offset -1)', async () => {
     const res = await fetchAt(0, 100n);
-    expect(res.responses[0].partitions[0]).toMatchObject({ errorCode: 1, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null });
+    expect(res.responses[0].partitions[0]).toMatchObject({
+      errorCode: 1,
+      highWatermark: -1n,
+      lastStableOffset: -1n,
+      logStartOffset: -1n,
+      abortedTransactions: null,
+    });
   });
 
   it('Fetch of an unknown partition: UNKNOWN_TOPIC_OR_PARTITION with an empty (not null) AbortedTransactions list', async () => {
@@ -86,7 +129,18 @@ describe('produce and versions as Kafka 4.4 answers them', () => {
 
 describe('topic admin as Kafka 4.4 answers it', () => {
   it('CreateTopics v7: validateOnly names a (random, unused) topic id; a topic that fails has an empty config list, not null', async () => {
-    const res = await client.call(19, { topics: [{ name: 'vo', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }, { name: 'zero', numPartitions: 0, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5_000, validateOnly: true }, 7);
+    const res = await client.call(
+      19,
+      {
+        topics: [
+          { name: 'vo', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
+          { name: 'zero', numPartitions: 0, replicationFactor: 1, assignments: [], configs: [] },
+        ],
+        timeoutMs: 5_000,
+        validateOnly: true,
+      },
+      7,
+    );
     const [vo, zero] = res.topics;
     expect(vo).toMatchObject({ name: 'vo', errorCode: 0 });
     expect(vo.topicId).not.toBe('AAAAAAAAAAAAAAAAAAAAAA');
@@ -98,7 +152,22 @@ describe('topic admin as Kafka 4.4 answers it', () => {
 
 describe('consumer groups (KIP-848) as Kafka 4.4 answers them', () => {
   const heartbeat = (memberId: string, memberEpoch: number, extra: Record<string, unknown> = {}) =>
-    client.call(68, { groupId: 'kip848', memberId, memberEpoch, instanceId: null, rackId: null, rebalanceTimeoutMs: -1, subscribedTopicNames: null, serverAssignor: null, topicPartitions: null, ...extra }, 0);
+    client.call(
+      68,
+      {
+        groupId: 'kip848',
+        memberId,
+        memberEpoch,
+        instanceId: null,
+        rackId: null,
+        rebalanceTimeoutMs: -1,
+        subscribedTopicNames: null,
+        serverAssignor: null,
+        topicPartitions: null,
+        ...extra,
+      },
+      0,
+    );
 
   it('an error answer has member epoch and heartbeat interval 0, a leave answer interval 0; an unknown group is described with epochs 0; a member without a regex with ""', async () => {
     const joined = await heartbeat('m1', 0, { rebalanceTimeoutMs: 30_000, subscribedTopicNames: ['t'], topicPartitions: [] });
@@ -116,12 +185,34 @@ describe('classic groups as Kafka 4.4 runs them', () => {
   it('the last member leaving a Stable group leaves it Empty at once: DescribeGroups says Empty and DeleteGroups deletes it', async () => {
     const groupId = 'leave-empties';
     const join = (memberId: string) =>
-      client.call(11, { groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: new Uint8Array([0, 0, 0, 0, 0, 0, 255, 255, 255, 255]) }] }, 5);
+      client.call(
+        11,
+        {
+          groupId,
+          sessionTimeoutMs: 10_000,
+          rebalanceTimeoutMs: 10_000,
+          memberId,
+          groupInstanceId: null,
+          protocolType: 'consumer',
+          protocols: [{ name: 'range', metadata: new Uint8Array([0, 0, 0, 0, 0, 0, 255, 255, 255, 255]) }],
+        },
+        5,
+      );
     const first = await join('');
     expect(first.errorCode).toBe(79); // MEMBER_ID_REQUIRED
     const joined = await join(first.memberId);
     expect(joined.errorCode).toBe(0);
-    const synced = await client.call(14, { groupId, generationId: joined.generationId, memberId: joined.memberId, groupInstanceId: null, assignments: [{ memberId: joined.memberId, assignment: new Uint8Array(0) }] }, 3);
+    const synced = await client.call(
+      14,
+      {
+        groupId,
+        generationId: joined.generationId,
+        memberId: joined.memberId,
+        groupInstanceId: null,
+        assignments: [{ memberId: joined.memberId, assignment: new Uint8Array(0) }],
+      },
+      3,
+    );
     expect(synced.errorCode).toBe(0);
     // Pipelined: the DescribeGroups is read right behind the LeaveGroup, before any timer could run.
     const [left, described] = await Promise.all([
@@ -153,12 +244,28 @@ describe('answers to a principal without ACLs, as Kafka 4.4 gives them', () => {
   };
 
   it('Produce: TOPIC_AUTHORIZATION_FAILED at base offset -1 (ProduceResponse.PartitionResponse(error))', async () => {
-    const res = await call(0, { transactionalId: null, acks: -1, timeoutMs: 5_000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: batch({ values: ['x'] }) }] }] }, 9);
+    const res = await call(
+      0,
+      { transactionalId: null, acks: -1, timeoutMs: 5_000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: batch({ values: ['x'] }) }] }] },
+      9,
+    );
     expect(res.responses[0].partitionResponses[0]).toMatchObject({ errorCode: 29, baseOffset: -1n, logStartOffset: -1n });
   });
 
   it('Fetch: TOPIC_AUTHORIZATION_FAILED with empty records, not null (FetchResponse.partitionResponse)', async () => {
-    const res = await call(1, { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, topics: [createFetchTopic({ topic: 'orders', partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 })] })], forgottenTopicsData: [], rackId: '' }, 11);
+    const res = await call(
+      1,
+      {
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        topics: [createFetchTopic({ topic: 'orders', partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 })] })],
+        forgottenTopicsData: [],
+        rackId: '',
+      },
+      11,
+    );
     const p = res.responses[0].partitions[0];
     expect(p.errorCode).toBe(29);
     expect(p.records).toEqual(new Uint8Array(0));

@@ -34,12 +34,17 @@ afterAll(async () => {
 async function rawBatches(topic: string): Promise<Buffer[]> {
   const response = await c.call(
     1,
-    { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 22, topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 22 })] })] },
+    {
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1 << 22,
+      topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 22 })] })],
+    },
     12,
   );
   const all = Buffer.from(response.responses[0].partitions[0].records ?? []);
   const out: Buffer[] = [];
-  for (let at = 0; at < all.length; ) {
+  for (let at = 0; at < all.length;) {
     const size = readBatchHeader(all, at).sizeInBytes;
     out.push(all.subarray(at, at + size));
     at += size;
@@ -55,7 +60,16 @@ describe('partition leader epoch of stored batches', () => {
 
     const { producerId, producerEpoch } = await initProducer(c, 'epoch-txn');
     expect(await addPartitions(c, 'epoch-txn', producerId, producerEpoch, 'epochs', [0])).toEqual([0]);
-    const txn = Buffer.from(encodeRecordBatch({ baseTimestamp: 1n, producerId, producerEpoch, baseSequence: 0, isTransactional: true, records: [{ value: ENC.encode('t'), timestamp: 1n }] }));
+    const txn = Buffer.from(
+      encodeRecordBatch({
+        baseTimestamp: 1n,
+        producerId,
+        producerEpoch,
+        baseSequence: 0,
+        isTransactional: true,
+        records: [{ value: ENC.encode('t'), timestamp: 1n }],
+      }),
+    );
     expect((await produce(c, 'epochs', 0, txn, 'epoch-txn')).errorCode).toBe(0);
     expect(await endTxn(c, 'epoch-txn', producerId, producerEpoch, true)).toBe(0);
     await eventually(async () => (await rawBatches('epochs')).length === 3, 8_000, 'the COMMIT marker');

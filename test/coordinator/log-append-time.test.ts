@@ -71,14 +71,21 @@ function asSentButEpoch(stored: Buffer, sent: Buffer): boolean {
 
 async function createTopic(name: string, timestampType?: TimestampType): Promise<void> {
   const configs = timestampType === undefined ? [] : [{ name: 'message.timestamp.type', value: timestampType }];
-  const created = await c.call(19, { topics: [{ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs }], timeoutMs: 5000, validateOnly: false }, 7);
+  const created = await c.call(
+    19,
+    { topics: [{ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs }], timeoutMs: 5000, validateOnly: false },
+    7,
+  );
   expect(created.topics[0].errorCode).toBe(0);
 }
 
 async function alterTimestampType(name: string, timestampType: TimestampType): Promise<void> {
   const altered = await c.call(
     44,
-    { resources: [{ resourceType: 2, resourceName: name, configs: [{ name: 'message.timestamp.type', configOperation: 0, value: timestampType }] }], validateOnly: false },
+    {
+      resources: [{ resourceType: 2, resourceName: name, configs: [{ name: 'message.timestamp.type', configOperation: 0, value: timestampType }] }],
+      validateOnly: false,
+    },
     1,
   );
   expect(altered.responses[0].errorCode).toBe(0);
@@ -88,12 +95,17 @@ async function alterTimestampType(name: string, timestampType: TimestampType): P
 async function rawBatches(topic: string): Promise<Buffer[]> {
   const response = await c.call(
     1,
-    { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 22, topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 22 })] })] },
+    {
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1 << 22,
+      topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 22 })] })],
+    },
     12,
   );
   const all = Buffer.from(response.responses[0].partitions[0].records ?? []);
   const out: Buffer[] = [];
-  for (let at = 0; at < all.length; ) {
+  for (let at = 0; at < all.length;) {
     const size = readBatchHeader(all, at).sizeInBytes;
     out.push(all.subarray(at, at + size));
     at += size;
@@ -205,7 +217,14 @@ describe('a LogAppendTime topic over the wire', () => {
     const { producerId, producerEpoch } = await initProducer(c, 'lat-txn');
     expect(await addPartitions(c, 'lat-txn', producerId, producerEpoch, 'txn-append-time', [0])).toEqual([0]);
     const sent = Buffer.from(
-      encodeRecordBatch({ baseTimestamp: T, producerId, producerEpoch, baseSequence: 0, isTransactional: true, records: [{ value: ENC.encode('t'), timestamp: T }] }),
+      encodeRecordBatch({
+        baseTimestamp: T,
+        producerId,
+        producerEpoch,
+        baseSequence: 0,
+        isTransactional: true,
+        records: [{ value: ENC.encode('t'), timestamp: T }],
+      }),
     );
     const answer = await produce(c, 'txn-append-time', 0, sent, 'lat-txn');
     expect(answer.errorCode).toBe(0);
@@ -232,7 +251,12 @@ describe('PartitionLog with message.timestamp.type=LogAppendTime', () => {
   });
 
   function openLog(dir: string, timestampType: () => TimestampType): PartitionLog {
-    const log = PartitionLog.open(dir, 'events', 'events-id', 0, { segmentBytes: 1 << 20, producerIdExpirationMs: 86_400_000, messageTimestampType: timestampType, log: () => {} });
+    const log = PartitionLog.open(dir, 'events', 'events-id', 0, {
+      segmentBytes: 1 << 20,
+      producerIdExpirationMs: 86_400_000,
+      messageTimestampType: timestampType,
+      log: () => {},
+    });
     opened.push(log);
     return log;
   }

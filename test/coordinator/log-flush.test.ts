@@ -50,7 +50,10 @@ async function inProcess(config: Parameters<typeof startTestBroker>[0], lines?: 
 async function createTopic(c: TestClient, name: string, configs: Record<string, string>): Promise<void> {
   const response = await c.call(
     19,
-    { topics: [{ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }], timeoutMs: 5_000 },
+    {
+      topics: [{ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
+      timeoutMs: 5_000,
+    },
     7,
   );
   expect(response.topics[0].errorCode).toBe(0);
@@ -76,7 +79,9 @@ describe('flush settings: defaults and validation', () => {
   it('refuses a count below 1 and a negative time, naming the setting', () => {
     expect(() => resolveConfig({ logFlushIntervalMessages: 0 })).toThrow('config: logFlushIntervalMessages must be an integer in [1, 9007199254740991], got 0');
     expect(() => resolveConfig({ logFlushIntervalMs: -1 })).toThrow('config: logFlushIntervalMs must be an integer in [0, 9007199254740991], got -1');
-    expect(() => resolveConfig({ logFlushSchedulerIntervalMs: 0 })).toThrow('config: logFlushSchedulerIntervalMs must be an integer in [1, 9007199254740991], got 0');
+    expect(() => resolveConfig({ logFlushSchedulerIntervalMs: 0 })).toThrow(
+      'config: logFlushSchedulerIntervalMs must be an integer in [1, 9007199254740991], got 0',
+    );
   });
 });
 
@@ -86,7 +91,9 @@ describe('flush.messages: fsync from the append, before the reply', () => {
     expect((await produce(client, 'events', 0, batch({ values: ['a'] }))).errorCode).toBe(0);
     const { producerId, producerEpoch } = await initProducer(client, 'tx-default');
     await addPartitions(client, 'tx-default', producerId, producerEpoch, 'events', [0]);
-    expect((await produce(client, 'events', 0, batch({ values: ['t'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-default')).errorCode).toBe(0);
+    expect(
+      (await produce(client, 'events', 0, batch({ values: ['t'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-default')).errorCode,
+    ).toBe(0);
     expect(await endTxn(client, 'tx-default', producerId, producerEpoch, true)).toBe(0);
     await eventually(async () => (await fetchAll(client, 'events', 0, 'read_committed')).records.length === 2, 5_000, 'the COMMIT marker');
     expect(broker.metrics().logFlush.count).toBe(0);
@@ -101,7 +108,7 @@ describe('flush.messages: fsync from the append, before the reply', () => {
     expect(after.totalMs).toBeGreaterThan(0);
   });
 
-  it('log.flush.interval.messages=1 fsyncs the coordinators\' writes too: __transaction_state before InitProducerId is answered', async () => {
+  it("log.flush.interval.messages=1 fsyncs the coordinators' writes too: __transaction_state before InitProducerId is answered", async () => {
     const lines: string[] = [];
     await inProcess({ logFlushIntervalMessages: 1, traceLogWrites: true }, lines);
     const client = clients[0]!;
@@ -121,7 +128,7 @@ describe('flush.messages: fsync from the append, before the reply', () => {
     expect(fsyncedLogs(lines)).toEqual(['synced-0']);
   });
 
-  it('counts offsets, as Kafka\'s unflushedMessages: flush.messages=3 fsyncs at the append that reaches 3 unflushed', async () => {
+  it("counts offsets, as Kafka's unflushedMessages: flush.messages=3 fsyncs at the append that reaches 3 unflushed", async () => {
     const { broker, client } = await inProcess({});
     await createTopic(client, 'three', { 'flush.messages': '3' });
     expect((await produce(client, 'three', 0, batch({ values: ['a', 'b'] }))).errorCode).toBe(0);
@@ -137,12 +144,18 @@ describe('flush.ms: the flusher task', () => {
   it("a topic's default flush.ms is log.flush.interval.ms, and with that unset log.flush.scheduler.interval.ms (LogConfig)", () => {
     expect(flushPolicyOf({}, { intervalMessages: 7, intervalMs: null, schedulerIntervalMs: 20 })).toEqual({ messages: 7, ms: 20 });
     expect(flushPolicyOf({}, { intervalMessages: 7, intervalMs: 500, schedulerIntervalMs: 20 })).toEqual({ messages: 7, ms: 500 });
-    expect(flushPolicyOf({ 'flush.messages': '1', 'flush.ms': '0' }, { intervalMessages: 7, intervalMs: 500, schedulerIntervalMs: 20 })).toEqual({ messages: 1, ms: 0 });
+    expect(flushPolicyOf({ 'flush.messages': '1', 'flush.ms': '0' }, { intervalMessages: 7, intervalMs: 500, schedulerIntervalMs: 20 })).toEqual({
+      messages: 1,
+      ms: 0,
+    });
   });
 
   it('log.flush.interval.ms with a scheduler interval: a write left unflushed by the append is fsynced later, without another write', async () => {
     const lines: string[] = [];
-    const { broker, client } = await inProcess({ topics: [{ name: 'events', partitions: 1 }], logFlushIntervalMs: 50, logFlushSchedulerIntervalMs: 20, traceLogWrites: true }, lines);
+    const { broker, client } = await inProcess(
+      { topics: [{ name: 'events', partitions: 1 }], logFlushIntervalMs: 50, logFlushSchedulerIntervalMs: 20, traceLogWrites: true },
+      lines,
+    );
     expect((await produce(client, 'events', 0, batch({ values: ['a'] }))).errorCode).toBe(0);
     await eventually(() => fsyncedLogs(lines).includes('events-0'), 5_000, 'the flusher fsyncs events-0');
     expect(broker.metrics().logFlush.count).toBeGreaterThanOrEqual(1);
@@ -194,7 +207,9 @@ describe('kill -9 with the default settings (no fsync)', () => {
     const { producerId, producerEpoch } = await initProducer(c, 'tx-kill', 120_000);
     await addPartitions(c, 'tx-kill', producerId, producerEpoch, 'out', [0]);
     expect((await addShareAcksToTxn(c, 'tx-kill', producerId, producerEpoch, 'g-flush', 'work', [0])).errorCode).toBe(0);
-    expect((await produce(c, 'out', 0, batch({ values: ['o0', 'o1'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-kill')).errorCode).toBe(0);
+    expect(
+      (await produce(c, 'out', 0, batch({ values: ['o0', 'o1'], producerId, producerEpoch, baseSequence: 0, transactional: true }), 'tx-kill')).errorCode,
+    ).toBe(0);
     const acked = await txnShareAcknowledge(c, {
       groupId: 'g-flush',
       transactionalId: 'tx-kill',
@@ -234,7 +249,13 @@ describe('kill -9 with the default settings (no fsync)', () => {
     let epoch = 0;
     await eventually(
       async () => {
-        const response = await shareFetch(c, { groupId: 'g-flush', memberId: 'm2', epoch: epoch++, partitions: epoch === 1 ? [{ topicId, partition: 0 }] : [], maxWaitMs: 200 });
+        const response = await shareFetch(c, {
+          groupId: 'g-flush',
+          memberId: 'm2',
+          epoch: epoch++,
+          partitions: epoch === 1 ? [{ topicId, partition: 0 }] : [],
+          maxWaitMs: 200,
+        });
         offsets = [...offsets, ...delivered(partitionOf(response, topicId, 0)).map((r) => r.offset)];
         return offsets.length >= 2;
       },

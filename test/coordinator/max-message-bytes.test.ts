@@ -32,7 +32,15 @@ function batchOf(valueBytes: number): Buffer {
 
 describe('max.message.bytes on Produce', () => {
   it('refuses a batch larger than the topic limit with MESSAGE_TOO_LARGE, stores nothing of it, and follows a change of the limit', async () => {
-    const created = await c.call(19, { topics: [{ name: 'small', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'max.message.bytes', value: '200' }] }], timeoutMs: 5000, validateOnly: false }, 7);
+    const created = await c.call(
+      19,
+      {
+        topics: [{ name: 'small', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'max.message.bytes', value: '200' }] }],
+        timeoutMs: 5000,
+        validateOnly: false,
+      },
+      7,
+    );
     expect(created.topics[0].errorCode).toBe(0);
     const fits = batchOf(10);
     const large = batchOf(1000);
@@ -43,7 +51,14 @@ describe('max.message.bytes on Produce', () => {
     expect(refused.errorMessage).toContain('max.message.bytes (200)');
     expect((await fetchAll(c, 'small', 0, 'read_uncommitted')).records).toHaveLength(1);
 
-    const altered = await c.call(44, { resources: [{ resourceType: 2, resourceName: 'small', configs: [{ name: 'max.message.bytes', configOperation: 0, value: '2000' }] }], validateOnly: false }, 1);
+    const altered = await c.call(
+      44,
+      {
+        resources: [{ resourceType: 2, resourceName: 'small', configs: [{ name: 'max.message.bytes', configOperation: 0, value: '2000' }] }],
+        validateOnly: false,
+      },
+      1,
+    );
     expect(altered.responses[0].errorCode).toBe(0);
     expect((await produce(c, 'small', 0, large)).errorCode).toBe(0);
     expect((await fetchAll(c, 'small', 0, 'read_uncommitted')).records).toHaveLength(2);

@@ -43,11 +43,15 @@ afterAll(async () => {
 });
 
 const now = BigInt(Date.now());
-const records = (n: number): RecordInput[] => Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`v${i}-${'x'.repeat(50)}`), timestamp: now + BigInt(i) }));
+const records = (n: number): RecordInput[] =>
+  Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`v${i}-${'x'.repeat(50)}`), timestamp: now + BigInt(i) }));
 
 /** A batch of `count` records whose records section is `body` as `codec` declares it, with a good CRC. */
 function batchWithBody(codec: CompressionType, body: Uint8Array, count: number): Buffer {
-  const out = Buffer.concat([Buffer.from(encodeRecordBatch({ baseTimestamp: now, records: [{ value: Buffer.from('x') }] })).subarray(0, RECORD_BATCH_OVERHEAD), body]);
+  const out = Buffer.concat([
+    Buffer.from(encodeRecordBatch({ baseTimestamp: now, records: [{ value: Buffer.from('x') }] })).subarray(0, RECORD_BATCH_OVERHEAD),
+    body,
+  ]);
   out.writeInt32BE(out.length - 12, 8);
   out.writeInt16BE(COMPRESSION_TYPES.indexOf(codec), 21);
   out.writeInt32BE(count - 1, 23);
@@ -59,7 +63,12 @@ function batchWithBody(codec: CompressionType, body: Uint8Array, count: number):
 async function rawPartition(topic: string): Promise<Buffer> {
   const response = await c.call(
     1,
-    { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 22, topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 22 })] })] },
+    {
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1 << 22,
+      topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 22 })] })],
+    },
     12,
   );
   return Buffer.from(response.responses[0].partitions[0].records);
@@ -116,7 +125,11 @@ describe('Produce refuses what Kafka refuses, and goes on serving', () => {
     const lz4Bomb = Buffer.concat([lz4Header, ...Array.from({ length: 17 }, () => block), Buffer.alloc(4)]);
     // snappy: a raw block declaring 100 MiB.
     const snappyBomb = Buffer.from([0x80, 0x80, 0x80, 0x32, 0x00]);
-    for (const [codec, bomb] of [['zstd', zstdBomb], ['lz4', lz4Bomb], ['snappy', snappyBomb]] as const) {
+    for (const [codec, bomb] of [
+      ['zstd', zstdBomb],
+      ['lz4', lz4Bomb],
+      ['snappy', snappyBomb],
+    ] as const) {
       const heapBefore = process.memoryUsage().arrayBuffers;
       const response = await produce(c, 'bad', 0, batchWithBody(codec, bomb, 1));
       expect(response.errorCode, codec).toBe(ErrorCode.CORRUPT_MESSAGE);
@@ -129,9 +142,24 @@ describe('Produce refuses what Kafka refuses, and goes on serving', () => {
 
   it('zstd before Produce v7 is UNSUPPORTED_COMPRESSION_TYPE; LogAppendTime from a producer is INVALID_TIMESTAMP; offset range and count must agree', async () => {
     const zstd = encodeRecordBatch({ baseTimestamp: now, compression: 'zstd', records: records(2) });
-    const v6 = await c.call(0, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'old', partitionData: [{ index: 0, records: zstd }] }] }, 6);
+    const v6 = await c.call(
+      0,
+      { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'old', partitionData: [{ index: 0, records: zstd }] }] },
+      6,
+    );
     expect(v6.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE);
-    const lz4v6 = await c.call(0, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'old', partitionData: [{ index: 0, records: encodeRecordBatch({ baseTimestamp: now, compression: 'lz4', records: records(2) }) }] }] }, 6);
+    const lz4v6 = await c.call(
+      0,
+      {
+        transactionalId: null,
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [
+          { name: 'old', partitionData: [{ index: 0, records: encodeRecordBatch({ baseTimestamp: now, compression: 'lz4', records: records(2) }) }] },
+        ],
+      },
+      6,
+    );
     expect(lz4v6.responses[0].partitionResponses[0].errorCode).toBe(0);
 
     const logAppend = encodeRecordBatch({ timestampType: 'LogAppendTime', maxTimestamp: now, compression: 'snappy', records: records(2) });
@@ -150,7 +178,11 @@ describe('batches the broker rebuilds or stamps', () => {
       encodeRecordBatch({
         baseTimestamp: now,
         compression: 'lz4',
-        records: [{ offset: 0n, value: Buffer.from('a') }, { offset: 1n, value: Buffer.from('b') }, { offset: 3n, value: Buffer.from('c') }],
+        records: [
+          { offset: 0n, value: Buffer.from('a') },
+          { offset: 1n, value: Buffer.from('b') },
+          { offset: 3n, value: Buffer.from('c') },
+        ],
       }),
     );
     // Make it claim lastOffsetDelta 2 (it says 3, the last record's delta) so that count and range agree.
@@ -159,7 +191,11 @@ describe('batches the broker rebuilds or stamps', () => {
     expect((await produce(c, 'rebuild', 0, skewed)).errorCode).toBe(0);
     const [rebuilt] = decodeRecordBatches(await rawPartition('rebuild')).batches;
     expect(rebuilt!.compression).toBe('lz4');
-    expect(rebuilt!.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([[0n, 'a'], [1n, 'b'], [2n, 'c']]);
+    expect(rebuilt!.records.map((r) => [r.offset, Buffer.from(r.value!).toString()])).toEqual([
+      [0n, 'a'],
+      [1n, 'b'],
+      [2n, 'c'],
+    ]);
 
     const stale = Buffer.from(encodeRecordBatch({ baseTimestamp: now, compression: 'snappy', records: records(3) }));
     stale.writeBigInt64BE(now + 1_000_000n, 35); // maxTimestamp, unlike its records'
@@ -175,7 +211,11 @@ describe("a topic's compression.type set at run time", () => {
   it('CreateTopics and IncrementalAlterConfigs decide the codec batches are stored in, and a restart keeps it', async () => {
     const created = await c.call(
       19,
-      { topics: [{ name: 'runtime-codec', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'compression.type', value: 'gzip' }] }], timeoutMs: 5000, validateOnly: false },
+      {
+        topics: [{ name: 'runtime-codec', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'compression.type', value: 'gzip' }] }],
+        timeoutMs: 5000,
+        validateOnly: false,
+      },
       7,
     );
     expect(created.topics[0].errorCode).toBe(0);
@@ -183,7 +223,19 @@ describe("a topic's compression.type set at run time", () => {
 
     const altered = await c.call(
       44,
-      { resources: [{ resourceType: 2, resourceName: 'runtime-codec', configs: [{ name: 'compression.type', configOperation: 0, value: 'zstd' }, { name: 'compression.zstd.level', configOperation: 0, value: '9' }] }], validateOnly: false },
+      {
+        resources: [
+          {
+            resourceType: 2,
+            resourceName: 'runtime-codec',
+            configs: [
+              { name: 'compression.type', configOperation: 0, value: 'zstd' },
+              { name: 'compression.zstd.level', configOperation: 0, value: '9' },
+            ],
+          },
+        ],
+        validateOnly: false,
+      },
       1,
     );
     expect(altered.responses[0].errorCode).toBe(0);
@@ -191,7 +243,9 @@ describe("a topic's compression.type set at run time", () => {
 
     const stored = decodeRecordBatches(await rawPartition('runtime-codec')).batches;
     expect(stored.map((b) => b.compression)).toEqual(['gzip', 'zstd']);
-    expect(stored.flatMap((b) => b.records.map((r) => Buffer.from(r.value!).toString()))).toEqual([...records(3), ...records(2)].map((r) => Buffer.from(r.value!).toString()));
+    expect(stored.flatMap((b) => b.records.map((r) => Buffer.from(r.value!).toString()))).toEqual(
+      [...records(3), ...records(2)].map((r) => Buffer.from(r.value!).toString()),
+    );
 
     // Restart on the same data directory: the stored configuration still decides.
     await c.close();

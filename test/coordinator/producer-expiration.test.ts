@@ -131,7 +131,9 @@ describe('ProducerState / PartitionLog: which producers expire, and when', () =>
     expect(before.get(2n)!.lastTimestamp).toBe(BigInt(T + EXPIRATION_MS / 2));
     expect(before.get(3n)!.txnFirstOffset).toBe(3n);
     // Not yet expired, producer 1 is held to its sequence.
-    await expect(log.append(producerBatch({ producerId: 1n, baseSequence: 5, timestamps: [T + 2_000] }))).rejects.toMatchObject({ code: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    await expect(log.append(producerBatch({ producerId: 1n, baseSequence: 5, timestamps: [T + 2_000] }))).rejects.toMatchObject({
+      code: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    });
 
     expect(log.removeExpiredProducers(T + 1_000 + EXPIRATION_MS - 1)).toBe(0);
     expect(log.removeExpiredProducers(T + 1_000 + EXPIRATION_MS)).toBe(1);
@@ -246,7 +248,12 @@ describe('LogManager: expiry after recovery, and on a timer', () => {
 
     const second = manager(dir, lines);
     expect(lines.at(-1)).toMatch(/^recovered \d+ partition logs \(\d+ with records\) in \d+ ms from .* \(1 idle producer ids expired\)$/);
-    expect(second.get('events', 0)!.producers.describe().map((p) => p.producerId)).toEqual([2n]);
+    expect(
+      second
+        .get('events', 0)!
+        .producers.describe()
+        .map((p) => p.producerId),
+    ).toEqual([2n]);
   });
 
   it('the timer expires producers every producer.id.expiration.check.interval.ms, and close() clears it', async () => {
@@ -260,7 +267,12 @@ describe('LogManager: expiry after recovery, and on a timer', () => {
     await logs.get('events', 0)!.append(producerBatch({ producerId: 1n, baseSequence: 0, timestamps: [start] }));
 
     vi.advanceTimersByTime(EXPIRATION_MS - 600_000); // the last check ran one interval short of the expiration
-    expect(logs.get('events', 0)!.producers.describe().map((p) => p.producerId)).toEqual([1n]);
+    expect(
+      logs
+        .get('events', 0)!
+        .producers.describe()
+        .map((p) => p.producerId),
+    ).toEqual([1n]);
     vi.advanceTimersByTime(600_000);
     expect(logs.get('events', 0)!.producers.describe()).toEqual([]);
     expect(lines.at(-1)).toBe(`expired 1 producer ids idle for ${EXPIRATION_MS} ms or more`);
@@ -276,9 +288,14 @@ describe('broker: the settings, the pass at startup and the timer', () => {
     const defaults = resolveConfig({});
     expect(defaults.producerIdExpirationMs).toBe(86_400_000);
     expect(defaults.producerIdExpirationCheckIntervalMs).toBe(600_000);
-    expect(resolveConfig({ producerIdExpirationMs: 5_000, producerIdExpirationCheckIntervalMs: 100 })).toMatchObject({ producerIdExpirationMs: 5_000, producerIdExpirationCheckIntervalMs: 100 });
+    expect(resolveConfig({ producerIdExpirationMs: 5_000, producerIdExpirationCheckIntervalMs: 100 })).toMatchObject({
+      producerIdExpirationMs: 5_000,
+      producerIdExpirationCheckIntervalMs: 100,
+    });
     expect(() => resolveConfig({ producerIdExpirationMs: 0 })).toThrow('config: producerIdExpirationMs must be an integer in [1, 2147483647], got 0');
-    expect(() => resolveConfig({ producerIdExpirationCheckIntervalMs: 1.5 })).toThrow('config: producerIdExpirationCheckIntervalMs must be an integer in [1, 2147483647], got 1.5');
+    expect(() => resolveConfig({ producerIdExpirationCheckIntervalMs: 1.5 })).toThrow(
+      'config: producerIdExpirationCheckIntervalMs must be an integer in [1, 2147483647], got 1.5',
+    );
   });
 
   it('a restarted broker has forgotten the producer that wrote more than a day ago (by its records’ timestamps), not the recent one', async () => {
@@ -290,9 +307,22 @@ describe('broker: the settings, the pass at startup and the timer', () => {
     try {
       const old = await c.call(22, { transactionalId: null, transactionTimeoutMs: -1 }, 4);
       const fresh = await c.call(22, { transactionalId: null, transactionTimeoutMs: -1 }, 4);
-      expect((await produce(c, 'events', 0, producerBatch({ producerId: old.producerId, producerEpoch: old.producerEpoch, baseSequence: 0, timestamps: [T] }))).errorCode).toBe(0);
-      expect((await produce(c, 'events', 0, producerBatch({ producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, baseSequence: 0, timestamps: [Date.now()] }))).errorCode).toBe(0);
-      const gap = (p: { producerId: bigint; producerEpoch: number }) => producerBatch({ producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence: 5, timestamps: [Date.now()] });
+      expect(
+        (await produce(c, 'events', 0, producerBatch({ producerId: old.producerId, producerEpoch: old.producerEpoch, baseSequence: 0, timestamps: [T] })))
+          .errorCode,
+      ).toBe(0);
+      expect(
+        (
+          await produce(
+            c,
+            'events',
+            0,
+            producerBatch({ producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, baseSequence: 0, timestamps: [Date.now()] }),
+          )
+        ).errorCode,
+      ).toBe(0);
+      const gap = (p: { producerId: bigint; producerEpoch: number }) =>
+        producerBatch({ producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence: 5, timestamps: [Date.now()] });
       expect((await produce(c, 'events', 0, gap(old))).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
 
       await c.close();
@@ -312,11 +342,17 @@ describe('broker: the settings, the pass at startup and the timer', () => {
     // Only setInterval is faked (the broker's sockets keep real timeouts): advancing it runs the check at once.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const lines: string[] = [];
-    const broker = await startTestBroker({ dataDir: tempDir(), topics: [{ name: 'events', partitions: 1 }], producerIdExpirationCheckIntervalMs: 60_000 }, lines);
+    const broker = await startTestBroker(
+      { dataDir: tempDir(), topics: [{ name: 'events', partitions: 1 }], producerIdExpirationCheckIntervalMs: 60_000 },
+      lines,
+    );
     const c = await TestClient.connect(broker.port);
     try {
       const p = await c.call(22, { transactionalId: null, transactionTimeoutMs: -1 }, 4);
-      expect((await produce(c, 'events', 0, producerBatch({ producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence: 0, timestamps: [T] }))).errorCode).toBe(0);
+      expect(
+        (await produce(c, 'events', 0, producerBatch({ producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence: 0, timestamps: [T] })))
+          .errorCode,
+      ).toBe(0);
       const gap = producerBatch({ producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence: 5, timestamps: [Date.now()] });
       expect((await produce(c, 'events', 0, gap)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
       vi.advanceTimersByTime(60_000);

@@ -25,7 +25,16 @@ describe('request log and per-version metrics', () => {
       await c.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12);
       await c.close();
       // ApiVersions in a version the broker does not serve: answered in v0, logged with a note.
-      const raw = Buffer.from(encodeFrame(RequestHeader, RequestHeader.create({ requestApiKey: 18, requestApiVersion: 99, correlationId: 5, clientId: 'future' }), 2, ApiVersionsRequest, ApiVersionsRequest.create(), 3));
+      const raw = Buffer.from(
+        encodeFrame(
+          RequestHeader,
+          RequestHeader.create({ requestApiKey: 18, requestApiVersion: 99, correlationId: 5, clientId: 'future' }),
+          2,
+          ApiVersionsRequest,
+          ApiVersionsRequest.create(),
+          3,
+        ),
+      );
       await new Promise<void>((resolve) => {
         const socket = net.connect(broker.port, '127.0.0.1', () => socket.write(raw));
         socket.once('data', () => (socket.destroy(), resolve()));

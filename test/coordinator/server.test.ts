@@ -61,7 +61,14 @@ describe('ApiVersions', () => {
   });
 
   it('answers an unsupported ApiVersions version with a v0 body carrying UNSUPPORTED_VERSION and header v0', async () => {
-    const frame = encodeFrame(RequestHeader, RequestHeader.create({ requestApiKey: 18, requestApiVersion: 99, correlationId: 7, clientId: 'x' }), 1, ApiVersionsRequest, ApiVersionsRequest.create(), 0);
+    const frame = encodeFrame(
+      RequestHeader,
+      RequestHeader.create({ requestApiKey: 18, requestApiVersion: 99, correlationId: 7, clientId: 'x' }),
+      1,
+      ApiVersionsRequest,
+      ApiVersionsRequest.create(),
+      0,
+    );
     const { data } = await raw(frame, 500);
     const body = data.subarray(4);
     const reader = new Reader(body);
@@ -94,12 +101,26 @@ describe('frames', () => {
   });
 
   it('closes the connection on a malformed body and on an unsupported API version', async () => {
-    const bad = encodeFrame(RequestHeader, RequestHeader.create({ requestApiKey: 3, requestApiVersion: 9, correlationId: 1, clientId: 'x' }), 2, MetadataRequest, MetadataRequest.create({ topics: [] }), 9);
+    const bad = encodeFrame(
+      RequestHeader,
+      RequestHeader.create({ requestApiKey: 3, requestApiVersion: 9, correlationId: 1, clientId: 'x' }),
+      2,
+      MetadataRequest,
+      MetadataRequest.create({ topics: [] }),
+      9,
+    );
     const truncated = Buffer.from(bad.subarray(0, bad.length - 1));
     truncated.writeInt32BE(truncated.length - 4);
     expect((await raw(truncated)).closed).toBe(true);
     expect(lines.some((l) => /malformed Metadata v9 request/.test(l))).toBe(true);
-    const unsupported = encodeFrame(RequestHeader, RequestHeader.create({ requestApiKey: 3, requestApiVersion: 99, correlationId: 2, clientId: 'x' }), 1, MetadataRequest, MetadataRequest.create({ topics: [] }), 1);
+    const unsupported = encodeFrame(
+      RequestHeader,
+      RequestHeader.create({ requestApiKey: 3, requestApiVersion: 99, correlationId: 2, clientId: 'x' }),
+      1,
+      MetadataRequest,
+      MetadataRequest.create({ topics: [] }),
+      1,
+    );
     expect((await raw(unsupported)).closed).toBe(true);
     const unknownApi = Buffer.from(unsupported);
     unknownApi.writeInt16BE(999, 4);
@@ -124,7 +145,7 @@ describe('frames', () => {
     const { data, closed } = await raw(Buffer.concat([frame, frame]), 500);
     expect(closed).toBe(false);
     const responses: any[] = [];
-    for (let at = 0; at < data.length; ) {
+    for (let at = 0; at < data.length;) {
       const size = data.readInt32BE(at);
       const reader = new Reader(data.subarray(at + 4, at + 4 + size));
       expect(ResponseHeader.read(reader, 1).correlationId).toBe(41);
@@ -158,7 +179,16 @@ describe('Metadata and FindCoordinator', () => {
     expect(events.partitions.map((p: any) => p.leaderId)).toEqual([0, 0]);
     expect(events.topicId).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(all.topics.find((t: any) => t.name === '__share_group_state').isInternal).toBe(true);
-    const byId = await c.call(3, { topics: [{ topicId: events.topicId, name: null }, { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', name: null }] }, 12);
+    const byId = await c.call(
+      3,
+      {
+        topics: [
+          { topicId: events.topicId, name: null },
+          { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', name: null },
+        ],
+      },
+      12,
+    );
     expect(byId.topics[0].name).toBe('events');
     expect(byId.topics[1].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
     // v0-3 cannot refuse auto-creation, so an unknown name is asked for by the v12 request that can.
@@ -170,7 +200,10 @@ describe('Metadata and FindCoordinator', () => {
     const v3 = await c.call(10, { key: 'g', keyType: 0 }, 3);
     expect(v3).toMatchObject({ errorCode: 0, nodeId: 0, port: broker.port });
     const v4 = await c.call(10, { keyType: 1, coordinatorKeys: ['t1', 't2'] }, 4);
-    expect(v4.coordinators.map((x: any) => [x.key, x.nodeId, x.errorCode])).toEqual([['t1', 0, 0], ['t2', 0, 0]]);
+    expect(v4.coordinators.map((x: any) => [x.key, x.nodeId, x.errorCode])).toEqual([
+      ['t1', 0, 0],
+      ['t2', 0, 0],
+    ]);
     const topicId = (await c.call(3, { topics: [{ name: 'events', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }, 12)).topics[0].topicId;
     const share = await c.call(10, { keyType: 2, coordinatorKeys: [`grp:${topicId}:1`, 'garbage'] }, 6);
     // No share coordinator in this broker: COORDINATOR_NOT_AVAILABLE for every share key.
@@ -220,12 +253,24 @@ describe('Produce, Fetch, ListOffsets', () => {
     expect((await produce(c, 'events', 0, two)).errorCode).toBe(ErrorCode.INVALID_RECORD);
     expect((await produce(c, 'events', 0, batch({ values: ['x'] }), null, 2)).errorCode).toBe(ErrorCode.INVALID_REQUIRED_ACKS);
     // Produce v13 addresses topics by id.
-    const unknownId = await c.call(0, { acks: -1, timeoutMs: 1000, topicData: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', name: '', partitionData: [{ index: 0, records: batch({ values: ['x'] }) }] }] }, 13);
+    const unknownId = await c.call(
+      0,
+      {
+        acks: -1,
+        timeoutMs: 1000,
+        topicData: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', name: '', partitionData: [{ index: 0, records: batch({ values: ['x'] }) }] }],
+      },
+      13,
+    );
     expect(unknownId.responses[0].partitionResponses[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
   });
 
   it('acks=0 gets no response; the next request on the connection is answered', async () => {
-    await c.call(0, { acks: 0, timeoutMs: 1000, topicData: [{ name: 'events', partitionData: [{ index: 0, records: batch({ values: ['fire-and-forget'] }) }] }] }, 9);
+    await c.call(
+      0,
+      { acks: 0, timeoutMs: 1000, topicData: [{ name: 'events', partitionData: [{ index: 0, records: batch({ values: ['fire-and-forget'] }) }] }] },
+      9,
+    );
     const fetched = await fetchAll(c, 'events', 0, 'read_uncommitted');
     expect(fetched.records.map((r) => r.value)).toContain('fire-and-forget');
   });
@@ -233,15 +278,35 @@ describe('Produce, Fetch, ListOffsets', () => {
   it('Fetch: sessions are refused politely, offsets out of range and unknown topic ids are per-partition errors, MaxWaitMs long-polls', async () => {
     const session = await c.call(1, { maxWaitMs: 0, minBytes: 0, sessionId: 42, sessionEpoch: 1, topics: [] }, 12);
     expect(session.errorCode).toBe(ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
-    const out = await c.call(1, { maxWaitMs: 0, minBytes: 0, topics: [createFetchTopic({ topic: 'events', partitions: [createFetchPartition({ partition: 0, fetchOffset: 999n, partitionMaxBytes: 1000 })] })] }, 12);
+    const out = await c.call(
+      1,
+      {
+        maxWaitMs: 0,
+        minBytes: 0,
+        topics: [createFetchTopic({ topic: 'events', partitions: [createFetchPartition({ partition: 0, fetchOffset: 999n, partitionMaxBytes: 1000 })] })],
+      },
+      12,
+    );
     expect(out.sessionId).toBe(0);
     expect(out.responses[0].partitions[0].errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
-    const byId = await c.call(1, { maxWaitMs: 0, minBytes: 0, topics: [createFetchTopic({ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [createFetchPartition({ partition: 0 })] })] }, 13);
+    const byId = await c.call(
+      1,
+      { maxWaitMs: 0, minBytes: 0, topics: [createFetchTopic({ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [createFetchPartition({ partition: 0 })] })] },
+      13,
+    );
     expect(byId.responses[0].partitions[0].errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
     const end = (await fetchAll(c, 'events', 0, 'read_uncommitted')).highWatermark;
     const other = await TestClient.connect(broker.port);
     const started = Date.now();
-    const waiting = c.call(1, { maxWaitMs: 3000, minBytes: 1, topics: [createFetchTopic({ topic: 'events', partitions: [createFetchPartition({ partition: 0, fetchOffset: end, partitionMaxBytes: 10000 })] })] }, 12);
+    const waiting = c.call(
+      1,
+      {
+        maxWaitMs: 3000,
+        minBytes: 1,
+        topics: [createFetchTopic({ topic: 'events', partitions: [createFetchPartition({ partition: 0, fetchOffset: end, partitionMaxBytes: 10000 })] })],
+      },
+      12,
+    );
     const producing = new Promise((r) => setTimeout(r, 200)).then(() => produce(other, 'events', 0, batch({ values: ['wake'] })));
     const woke = await waiting;
     await producing;
@@ -252,7 +317,15 @@ describe('Produce, Fetch, ListOffsets', () => {
 
   it('ListOffsets: earliest, latest and by timestamp', async () => {
     const list = (timestamp: bigint) =>
-      c.call(2, { replicaId: -1, isolationLevel: 0, topics: [createListOffsetsTopic({ name: 'events', partitions: [createListOffsetsPartition({ partitionIndex: 1, timestamp })] })] }, 7);
+      c.call(
+        2,
+        {
+          replicaId: -1,
+          isolationLevel: 0,
+          topics: [createListOffsetsTopic({ name: 'events', partitions: [createListOffsetsPartition({ partitionIndex: 1, timestamp })] })],
+        },
+        7,
+      );
     expect((await list(-2n)).topics[0].partitions[0]).toMatchObject({ errorCode: 0, offset: 0n });
     const latest = (await list(-1n)).topics[0].partitions[0].offset;
     expect(latest).toBe((await fetchAll(c, 'events', 1, 'read_uncommitted')).highWatermark);

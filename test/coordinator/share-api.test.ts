@@ -105,7 +105,8 @@ async function start(): Promise<void> {
         sessionTimeoutMs: 45_000,
         heartbeatIntervalMs: 5_000,
         maxRecordLocks: 200,
-        isolationLevel: 'read_committed', autoOffsetReset: 'earliest',
+        isolationLevel: 'read_committed',
+        autoOffsetReset: 'earliest',
       },
     },
     {
@@ -295,9 +296,9 @@ describe('ShareFetch and share sessions', () => {
 
   it('enforces session epochs: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, acks on open → INVALID_REQUEST', async () => {
     const t = topicId('fetch');
-    expect(
-      (await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 3, partitions: [{ topicId: t, partition: 0 }] })).errorCode,
-    ).toBe(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 3, partitions: [{ topicId: t, partition: 0 }] })).errorCode).toBe(
+      ErrorCode.SHARE_SESSION_NOT_FOUND,
+    );
     const withAcks = await shareFetch(c, {
       groupId: 'g-sess',
       memberId: 'm',
@@ -305,20 +306,11 @@ describe('ShareFetch and share sessions', () => {
       partitions: [{ topicId: t, partition: 0, acks: [{ first: 0n, last: 0n, types: [1] }] }],
     });
     expect(withAcks.errorCode).toBe(ErrorCode.INVALID_REQUEST);
-    expect(
-      (await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 0, partitions: [{ topicId: t, partition: 0 }], maxRecords: 1 }))
-        .errorCode,
-    ).toBe(0);
-    expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 2, partitions: [] })).errorCode).toBe(
-      ErrorCode.INVALID_SHARE_SESSION_EPOCH,
-    );
+    expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 0, partitions: [{ topicId: t, partition: 0 }], maxRecords: 1 })).errorCode).toBe(0);
+    expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 2, partitions: [] })).errorCode).toBe(ErrorCode.INVALID_SHARE_SESSION_EPOCH);
     expect((await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 1, partitions: [], maxRecords: 1 })).errorCode).toBe(0);
-    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 1, partitions: [] })).errorCode).toBe(
-      ErrorCode.INVALID_SHARE_SESSION_EPOCH,
-    );
-    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 0, partitions: [] })).errorCode).toBe(
-      ErrorCode.INVALID_SHARE_SESSION_EPOCH,
-    );
+    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 1, partitions: [] })).errorCode).toBe(ErrorCode.INVALID_SHARE_SESSION_EPOCH);
+    expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 0, partitions: [] })).errorCode).toBe(ErrorCode.INVALID_SHARE_SESSION_EPOCH);
     expect((await shareAcknowledge(c, { groupId: 'g-sess', memberId: 'm', epoch: 2, partitions: [] })).errorCode).toBe(0);
     // The session remembers its partitions: an incremental fetch with no topics still fetches.
     const next = await shareFetch(c, { groupId: 'g-sess', memberId: 'm', epoch: 3, partitions: [], maxRecords: 1 });
@@ -494,9 +486,7 @@ describe('persisted delivery counts', () => {
     });
     expect(partitionOf(late, t, 0).errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
     // What the log says (a replay, as after a restart): offset 0 released after one delivery.
-    const onDisk = new ShareStateStore(ctx.shareStateLog, { snapshotUpdateRecords: 500, now: () => 0 })
-      .recover()
-      .find((p) => p.key.groupId === 'g-exp')!;
+    const onDisk = new ShareStateStore(ctx.shareStateLog, { snapshotUpdateRecords: 500, now: () => 0 }).recover().find((p) => p.key.groupId === 'g-exp')!;
     expect(onDisk.state.restoredRanges()).toEqual([{ firstOffset: 0n, lastOffset: 0n, state: 'AVAILABLE', deliveryCount: 1 }]);
     await c1.close();
   });
@@ -529,11 +519,7 @@ describe('read_committed acquisition', () => {
     expect((await open(c, 'g-rc', 'm', 'committed')).records.map((r) => r.value)).toEqual(['plain']);
     expect(await endTxn(c, 'rc-abort', a.producerId, a.producerEpoch, false)).toBe(0);
     expect(await endTxn(c, 'rc-commit', k.producerId, k.producerEpoch, true)).toBe(0);
-    await eventually(
-      () => ctx.partition('committed', 0)!.lastStableOffset() === ctx.partition('committed', 0)!.logEndOffset(),
-      5_000,
-      'markers',
-    );
+    await eventually(() => ctx.partition('committed', 0)!.lastStableOffset() === ctx.partition('committed', 0)!.logEndOffset(), 5_000, 'markers');
 
     const next = await shareFetch(c, { groupId: 'g-rc', memberId: 'm', epoch: 1, partitions: [] });
     const p = partitionOf(next, t, 0);
@@ -561,7 +547,16 @@ describe('read_committed acquisition', () => {
 
 describe('group configs (KIP-932, IncrementalAlterConfigs on GROUP)', () => {
   async function setGroupConfigs(groupId: string, configs: Record<string, string>): Promise<void> {
-    const r = await c.call(44, { resources: [{ resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }], validateOnly: false }, 1);
+    const r = await c.call(
+      44,
+      {
+        resources: [
+          { resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) },
+        ],
+        validateOnly: false,
+      },
+      1,
+    );
     expect(r.responses[0].errorCode).toBe(0);
   }
 
@@ -572,12 +567,24 @@ describe('group configs (KIP-932, IncrementalAlterConfigs on GROUP)', () => {
     await produceValues('cfg-iso', ['before']); // 0
     const a = await initProducer(c, 'cfg-abort');
     await addPartitions(c, 'cfg-abort', a.producerId, a.producerEpoch, 'cfg-iso', [0]);
-    await produce(c, 'cfg-iso', 0, batch({ values: ['aborted'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 0, transactional: true }), 'cfg-abort'); // 1
+    await produce(
+      c,
+      'cfg-iso',
+      0,
+      batch({ values: ['aborted'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 0, transactional: true }),
+      'cfg-abort',
+    ); // 1
     expect(await endTxn(c, 'cfg-abort', a.producerId, a.producerEpoch, false)).toBe(0); // marker at 2
     await eventually(() => ctx.partition('cfg-iso', 0)!.lastStableOffset() === 3n, 5_000, 'abort marker');
     const o = await initProducer(c, 'cfg-open');
     await addPartitions(c, 'cfg-open', o.producerId, o.producerEpoch, 'cfg-iso', [0]);
-    await produce(c, 'cfg-iso', 0, batch({ values: ['open'], producerId: o.producerId, producerEpoch: o.producerEpoch, baseSequence: 0, transactional: true }), 'cfg-open'); // 3
+    await produce(
+      c,
+      'cfg-iso',
+      0,
+      batch({ values: ['open'], producerId: o.producerId, producerEpoch: o.producerEpoch, baseSequence: 0, transactional: true }),
+      'cfg-open',
+    ); // 3
 
     expect((await open(c, 'g-ru', 'm', 'cfg-iso')).records.map((r) => r.value)).toEqual(['before', 'aborted', 'open']);
     expect((await open(c, 'g-rc-default', 'm', 'cfg-iso')).records.map((r) => r.value)).toEqual(['before']);
@@ -665,9 +672,7 @@ describe('locks and delivery counts', () => {
     expect(again.records.map((r) => r.deliveryCount)).toEqual([2, 2]);
     const closed = await shareFetch(c2, { groupId: 'g-conn', memberId: 'm2', epoch: -1, partitions: [] });
     expect(closed.errorCode).toBe(0);
-    expect((await shareFetch(c2, { groupId: 'g-conn', memberId: 'm2', epoch: 1, partitions: [] })).errorCode).toBe(
-      ErrorCode.SHARE_SESSION_NOT_FOUND,
-    );
+    expect((await shareFetch(c2, { groupId: 'g-conn', memberId: 'm2', epoch: 1, partitions: [] })).errorCode).toBe(ErrorCode.SHARE_SESSION_NOT_FOUND);
     expect(
       sc
         .describe()
@@ -767,7 +772,12 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     // …which must not let group B's acks in: the transaction added group A only.
     const forB = { ...acks([{ first: 0n, last: 1n, type: AckType.ACCEPT }]), groupId: 'g-iso-b', memberId: 'mb' };
     expect(codeOf(await txnShareAcknowledge(c2, forB))).toBe(ErrorCode.INVALID_TXN_STATE);
-    expect(sc.describe().partitions.find((x) => x.key.groupId === 'g-iso-b')!.state.ranges.some((r) => r.state === 'TX_PENDING')).toBe(false);
+    expect(
+      sc
+        .describe()
+        .partitions.find((x) => x.key.groupId === 'g-iso-b')!
+        .state.ranges.some((r) => r.state === 'TX_PENDING'),
+    ).toBe(false);
     // Once the transaction holds acks for group B too, they are accepted.
     expect((await addShareAcksToTxn(c, 'tx-iso', producer.producerId, producer.producerEpoch, 'g-iso-b', 'txn-iso', [0])).errorCode).toBe(0);
     expect(codeOf(await txnShareAcknowledge(c2, forB))).toBe(0);
@@ -792,9 +802,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
       memberId: 'm1',
       generationId: memberEpoch,
     };
-    const on = (first: bigint, last: bigint, type: number = AckType.ACCEPT) => [
-      { topicId: t, partition: 0, batches: [{ first, last, type }] },
-    ];
+    const on = (first: bigint, last: bigint, type: number = AckType.ACCEPT) => [{ topicId: t, partition: 0, batches: [{ first, last, type }] }];
 
     const notAdded = await initProducer(c, 'tx-not-added');
     const r0 = await txnShareAcknowledge(c, {
@@ -807,27 +815,19 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect(r0.errorCode).toBe(48); // INVALID_TXN_STATE: the transaction does not hold the partition
     expect(r0.topics[0].partitions[0].errorCode).toBe(48);
 
-    expect((await txnShareAcknowledge(c, { ...base, partitions: on(2n, 2n) })).topics[0].partitions[0].errorCode).toBe(
-      ErrorCode.INVALID_RECORD_STATE,
-    );
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(2n, 2n) })).topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
     expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 0n) })).errorCode).toBe(0);
     // Pending already, as ACCEPT: another type is refused, all or nothing (1 stays ACQUIRED).
     expect((await txnShareAcknowledge(c, { ...base, partitions: on(0n, 1n, AckType.REJECT) })).topics[0].partitions[0].errorCode).toBe(
       ErrorCode.INVALID_RECORD_STATE,
     );
-    expect((await txnShareAcknowledge(c, { ...base, partitions: on(1n, 1n, AckType.GAP) })).topics[0].partitions[0].errorCode).toBe(
-      ErrorCode.INVALID_REQUEST,
-    );
-    expect((await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: on(1n, 1n) })).errorCode).toBe(
+    expect((await txnShareAcknowledge(c, { ...base, partitions: on(1n, 1n, AckType.GAP) })).topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_REQUEST);
+    expect((await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: on(1n, 1n) })).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    // Only a retry of acks already pending (nothing new) skips the member check; an empty request is no retry.
+    expect((await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: [{ topicId: t, partition: 0, batches: [] }] })).errorCode).toBe(
       ErrorCode.UNKNOWN_MEMBER_ID,
     );
-    // Only a retry of acks already pending (nothing new) skips the member check; an empty request is no retry.
-    expect(
-      (await txnShareAcknowledge(c, { ...base, memberId: 'ghost', partitions: [{ topicId: t, partition: 0, batches: [] }] })).errorCode,
-    ).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
-    expect((await txnShareAcknowledge(c, { ...base, generationId: memberEpoch + 5, partitions: on(1n, 1n) })).errorCode).toBe(
-      ErrorCode.ILLEGAL_GENERATION,
-    );
+    expect((await txnShareAcknowledge(c, { ...base, generationId: memberEpoch + 5, partitions: on(1n, 1n) })).errorCode).toBe(ErrorCode.ILLEGAL_GENERATION);
     // v0 cannot name the member: any ACQUIRED record is accepted, even m2's.
     expect((await txnShareAcknowledge(c, { ...base, partitions: on(2n, 2n) }, 0)).errorCode).toBe(0);
     const state = sc.describe().partitions.find((x) => x.key.groupId === 'g-txe')!.state;
@@ -930,7 +930,11 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect((await ack(old.producerEpoch, 0n)).errorCode).toBe(0);
     // A recovery producer keeps the prepared transaction: the producer that prepared it may not add to it any more,
     // though its transaction is open in this __share_group_state partition for this very group.
-    const kept = await c.call(22, { transactionalId: 'tx-keep', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true, keepPreparedTxn: true }, 6);
+    const kept = await c.call(
+      22,
+      { transactionalId: 'tx-keep', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true, keepPreparedTxn: true },
+      6,
+    );
     expect(kept).toMatchObject({ errorCode: 0, ongoingTxnProducerEpoch: old.producerEpoch });
     expect((await ack(old.producerEpoch, 1n)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
     expect(await endTxn(c, 'tx-keep', kept.producerId, kept.producerEpoch, true)).toBe(0);
@@ -954,8 +958,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
       memberEpoch,
     );
     const frame = txnShareAcknowledgeFrame(args);
-    const writes = () =>
-      [...ctx.shareStateLog.batches()].filter((b) => b.isTransactional && !b.isControl && b.producerId === producer.producerId).length;
+    const writes = () => [...ctx.shareStateLog.batches()].filter((b) => b.isTransactional && !b.isControl && b.producerId === producer.producerId).length;
 
     dropTxnAckResponses = 1;
     expect(await sendTxnShareAcknowledgeFrame(broker.port, frame)).toBeNull(); // stored, then the connection dropped
@@ -989,9 +992,7 @@ describe('TxnShareAcknowledge (KIP-1289)', () => {
     expect(differentType.errorCode).toBe(0);
     expect(differentType.topics[0].partitions[0].errorCode).toBe(ErrorCode.INVALID_RECORD_STATE);
     const other = await initProducer(c, 'tx-retry-other');
-    expect((await addShareAcksToTxn(c, 'tx-retry-other', other.producerId, other.producerEpoch, 'g-txr', 'txn-retry', [0])).errorCode).toBe(
-      0,
-    );
+    expect((await addShareAcksToTxn(c, 'tx-retry-other', other.producerId, other.producerEpoch, 'g-txr', 'txn-retry', [0])).errorCode).toBe(0);
     const otherProducer = await txnShareAcknowledge(c, {
       ...args,
       transactionalId: 'tx-retry-other',

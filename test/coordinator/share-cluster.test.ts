@@ -14,27 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode as BrokerError } from '../../coordinator/errors.js';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ErrorCode } from '../../coordinator/share/share-error.js';
-import {
-  TestClient,
-  batch,
-  endTxn,
-  eventually,
-  initProducer,
-  keyLedBy,
-  produce,
-  startCluster,
-  type TestCluster,
-} from './support/broker-harness.js';
-import {
-  addShareAcksToTxn,
-  delivered,
-  heartbeat,
-  partitionOf,
-  shareFetch,
-  shareStateBatches,
-  transactionalWrites,
-  txnShareAcknowledge,
-} from './share-wire.js';
+import { TestClient, batch, endTxn, eventually, initProducer, keyLedBy, produce, startCluster, type TestCluster } from './support/broker-harness.js';
+import { addShareAcksToTxn, delivered, heartbeat, partitionOf, shareFetch, shareStateBatches, transactionalWrites, txnShareAcknowledge } from './share-wire.js';
 
 const NODES = 3;
 const TXN_PARTITIONS = 3;
@@ -82,30 +63,14 @@ async function produceTo(partition: number, values: string[]): Promise<bigint> {
 async function beginShareTransaction(transactionalId: string, partitions: number[]) {
   const producer = await initProducer(clients[TC]!, transactionalId, 20_000);
   expect(producer.errorCode).toBe(0);
-  const added = await addShareAcksToTxn(
-    clients[TC]!,
-    transactionalId,
-    producer.producerId,
-    producer.producerEpoch,
-    GROUP,
-    'work',
-    partitions,
-  );
+  const added = await addShareAcksToTxn(clients[TC]!, transactionalId, producer.producerId, producer.producerEpoch, GROUP, 'work', partitions);
   expect(added.errorCode).toBe(0);
   return { transactionalId, producerId: producer.producerId as bigint, producerEpoch: producer.producerEpoch as number };
 }
 
 type Txn = Awaited<ReturnType<typeof beginShareTransaction>>;
 
-function acks(
-  txn: Txn,
-  memberId: string,
-  generationId: number,
-  partition: number,
-  first: bigint,
-  last: bigint,
-  type: number = AckType.ACCEPT,
-) {
+function acks(txn: Txn, memberId: string, generationId: number, partition: number, first: bigint, last: bigint, type: number = AckType.ACCEPT) {
   return {
     groupId: GROUP,
     transactionalId: txn.transactionalId,
@@ -119,11 +84,7 @@ function acks(
 
 /** EndTxn again until it answers NONE: the transaction is COMPLETE, every marker was acknowledged (applied). */
 async function completed(txn: Txn, commit: boolean, what: string): Promise<void> {
-  await eventually(
-    async () => (await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, commit)) === 0,
-    10_000,
-    what,
-  );
+  await eventually(async () => (await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, commit)) === 0, 10_000, what);
 }
 
 beforeAll(async () => {
@@ -212,9 +173,7 @@ describe('KIP-1289 across three nodes', () => {
       [REMOTE, ErrorCode.NOT_COORDINATOR],
     ]);
     // The TC is no share coordinator of work-2 either; its leader is, and takes it.
-    expect((await txnShareAcknowledge(clients[TC]!, acks(txn, '', -1, REMOTE, 2n, 2n), 0)).topics[0].partitions[0].errorCode).toBe(
-      ErrorCode.NOT_COORDINATOR,
-    );
+    expect((await txnShareAcknowledge(clients[TC]!, acks(txn, '', -1, REMOTE, 2n, 2n), 0)).topics[0].partitions[0].errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     expect((await txnShareAcknowledge(clients[REMOTE]!, acks(txn, '', -1, REMOTE, 2n, 2n), 0)).errorCode).toBe(0);
     expect(await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, true)).toBe(0);
     await completed(txn, true, 'COMPLETE_COMMIT of (b)');
@@ -244,9 +203,7 @@ describe('KIP-1289 across three nodes', () => {
     expect(await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, true)).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
     // Still PREPARE_COMMIT: node 2 has not acknowledged its marker.
-    expect(await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, true)).toBe(
-      BrokerError.CONCURRENT_TRANSACTIONS,
-    );
+    expect(await endTxn(clients[TC]!, txn.transactionalId, txn.producerId, txn.producerEpoch, true)).toBe(BrokerError.CONCURRENT_TRANSACTIONS);
 
     await cluster.restart(REMOTE);
     for (const key of [...sessions.keys()]) if (key.startsWith(`${REMOTE}/`)) sessions.delete(key);

@@ -22,14 +22,21 @@ afterEach(async () => {
 });
 
 async function start(shareCoordinator: (() => ShareCoordinator) | null | undefined, config: BrokerConfigInput = {}): Promise<void> {
-  broker = await startBroker({ host: '127.0.0.1', port: 0, ...FAST, dataDir: tempDir(), ...config }, { ...(shareCoordinator === undefined ? {} : { shareCoordinator }), log: () => {} });
+  broker = await startBroker(
+    { host: '127.0.0.1', port: 0, ...FAST, dataDir: tempDir(), ...config },
+    { ...(shareCoordinator === undefined ? {} : { shareCoordinator }), log: () => {} },
+  );
   client = await TestClient.connect(broker.port);
 }
 
 /** The share API keys ApiVersions advertises, with their ranges. */
 async function advertisedShareApis(): Promise<Map<number, [number, number]>> {
   const r = await client!.call(18, {}, 3);
-  return new Map(r.apiKeys.filter((k: { apiKey: number }) => SHARE_KEYS.includes(k.apiKey)).map((k: { apiKey: number; minVersion: number; maxVersion: number }) => [k.apiKey, [k.minVersion, k.maxVersion]]));
+  return new Map(
+    r.apiKeys
+      .filter((k: { apiKey: number }) => SHARE_KEYS.includes(k.apiKey))
+      .map((k: { apiKey: number; minVersion: number; maxVersion: number }) => [k.apiKey, [k.minVersion, k.maxVersion]]),
+  );
 }
 
 const quiet = { recover: async () => {}, completeTransaction: async () => {}, dump: () => '', close: async () => {} };
@@ -60,13 +67,21 @@ describe('the share APIs follow the registered share coordinator', () => {
       heartbeat: async () => ({ errorCode: 0, errorMessage: null, memberId: 'm', memberEpoch: 1, heartbeatIntervalMs: 5, assignment: null }),
       describeGroups: (groupIds) => {
         described.push([...groupIds]);
-        return groupIds.map((groupId) => ({ groupId, errorCode: 0, errorMessage: null, groupState: 'Empty', detail: { groupEpoch: 3, assignmentEpoch: 2, assignorName: 'test', members: [] } }));
+        return groupIds.map((groupId) => ({
+          groupId,
+          errorCode: 0,
+          errorMessage: null,
+          groupState: 'Empty',
+          detail: { groupEpoch: 3, assignmentEpoch: 2, assignorName: 'test', members: [] },
+        }));
       },
     };
     await broker!.registerShareCoordinator({ ...quiet, groups });
     expect([...(await advertisedShareApis()).keys()].sort()).toEqual([76, 77]);
     const r = await client!.call(77, { groupIds: ['g1'], includeAuthorizedOperations: false }, 1);
     expect(described).toEqual([['g1']]);
-    expect(r.groups).toMatchObject([{ groupId: 'g1', errorCode: 0, groupState: 'Empty', groupEpoch: 3, assignmentEpoch: 2, assignorName: 'test', members: [] }]);
+    expect(r.groups).toMatchObject([
+      { groupId: 'g1', errorCode: 0, groupState: 'Empty', groupEpoch: 3, assignmentEpoch: 2, assignorName: 'test', members: [] },
+    ]);
   });
 });

@@ -11,26 +11,8 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AckType } from '../../coordinator/share/acknowledgements.js';
 import { ErrorCode } from '../../coordinator/share/share-error.js';
-import {
-  TestClient,
-  batch,
-  endTxn,
-  eventually,
-  initProducer,
-  produce,
-  spawnBroker,
-  tempDir,
-  type BrokerProcess,
-} from './support/broker-harness.js';
-import {
-  addShareAcksToTxn,
-  delivered,
-  heartbeat,
-  partitionOf,
-  shareFetch,
-  transactionalWrites,
-  txnShareAcknowledge,
-} from './share-wire.js';
+import { TestClient, batch, endTxn, eventually, initProducer, produce, spawnBroker, tempDir, type BrokerProcess } from './support/broker-harness.js';
+import { addShareAcksToTxn, delivered, heartbeat, partitionOf, shareFetch, transactionalWrites, txnShareAcknowledge } from './share-wire.js';
 
 let broker: BrokerProcess | undefined;
 const clients: TestClient[] = [];
@@ -70,13 +52,7 @@ describe('kill -9 with transactional acknowledgements pending', () => {
     expect(delivered(partitionOf(first, topicId, 0)).map((r) => r.value)).toEqual(['a', 'b', 'c', 'd']);
 
     const producers: Record<string, { producerId: bigint; producerEpoch: number }> = {};
-    const ackOf = (
-      transactionalId: string,
-      first: bigint,
-      last: bigint,
-      type: number = AckType.ACCEPT,
-      memberEpoch = joined.memberEpoch,
-    ) => ({
+    const ackOf = (transactionalId: string, first: bigint, last: bigint, type: number = AckType.ACCEPT, memberEpoch = joined.memberEpoch) => ({
       groupId: 'g-crash',
       transactionalId,
       producerId: producers[transactionalId]!.producerId,
@@ -92,9 +68,7 @@ describe('kill -9 with transactional acknowledgements pending', () => {
       const producer = await initProducer(c, transactionalId, 120_000);
       expect(producer.errorCode).toBe(0);
       producers[transactionalId] = producer;
-      expect(
-        (await addShareAcksToTxn(c, transactionalId, producer.producerId, producer.producerEpoch, 'g-crash', 'work', [0])).errorCode,
-      ).toBe(0);
+      expect((await addShareAcksToTxn(c, transactionalId, producer.producerId, producer.producerEpoch, 'g-crash', 'work', [0])).errorCode).toBe(0);
       expect((await txnShareAcknowledge(c, ackOf(transactionalId, first, last))).errorCode).toBe(0);
     }
 

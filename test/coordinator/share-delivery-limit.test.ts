@@ -156,7 +156,10 @@ describe('over TCP: share.delivery.count.limit changed by IncrementalAlterConfig
   async function setDeliveryCountLimit(groupId: string, limit: number): Promise<void> {
     const r = await c.call(
       44,
-      { resources: [{ resourceType: 32, resourceName: groupId, configs: [{ name: 'share.delivery.count.limit', configOperation: 0, value: String(limit) }] }], validateOnly: false },
+      {
+        resources: [{ resourceType: 32, resourceName: groupId, configs: [{ name: 'share.delivery.count.limit', configOperation: 0, value: String(limit) }] }],
+        validateOnly: false,
+      },
       1,
     );
     expect(r.responses[0].errorCode).toBe(0);

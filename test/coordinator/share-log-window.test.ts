@@ -38,11 +38,9 @@ const acquirable = (log: LogRead, from: bigint, to: bigint) => {
 describe('LogRead: what a read_committed read makes acquirable', () => {
   it('skips control records and the aborted transaction, keeps committed and plain data', () => {
     const log = LogRead.index(
-      read(
-        [data(0n, 2), data(2n, 2, 7n), data(4n, 1, 8n), marker(5n, 7n, false), marker(6n, 8n, true), data(7n, 1, 7n), marker(8n, 7n, true)],
-        9n,
-        [{ producerId: 7n, firstOffset: 2n }],
-      ),
+      read([data(0n, 2), data(2n, 2, 7n), data(4n, 1, 8n), marker(5n, 7n, false), marker(6n, 8n, true), data(7n, 1, 7n), marker(8n, 7n, true)], 9n, [
+        { producerId: 7n, firstOffset: 2n },
+      ]),
       0n,
     );
     expect(log.window.endOffset).toBe(9n);

@@ -75,11 +75,7 @@ describe('SharePartition: acknowledgement (KIP-932)', () => {
   it('ACCEPT → ACKNOWLEDGED, REJECT and GAP → ARCHIVED, RELEASE → AVAILABLE; the start offset moves past finished records', () => {
     const sp = fresh();
     sp.acquire('m1', window(0n, 6n), 100, T0);
-    const changes = sp.acknowledge(
-      'm1',
-      [ack(0n, 1n, AckType.ACCEPT), ack(2n, 5n, AckType.REJECT, AckType.GAP, AckType.RELEASE, AckType.ACCEPT)],
-      T0,
-    );
+    const changes = sp.acknowledge('m1', [ack(0n, 1n, AckType.ACCEPT), ack(2n, 5n, AckType.REJECT, AckType.GAP, AckType.RELEASE, AckType.ACCEPT)], T0);
     expect(changes.map((c) => [c.offset, c.state, c.deliveryCount])).toEqual([
       [0n, 'ACKNOWLEDGED', 1],
       [1n, 'ACKNOWLEDGED', 1],
@@ -282,18 +278,10 @@ describe('SharePartition: transactional acknowledgements (DESIGN §5)', () => {
 
   it('after a restart a pending ARCHIVED at the limit may have been a Reject or a Release: a retry of either is a repeat', () => {
     const restored = (type: number, deliveryCount: number) =>
-      SharePartition.restore(
-        KEY,
-        LIMITS,
-        0n,
-        [],
-        [{ offset: 0n, producerId: 7n, producerEpoch: 2, type: type as 1 | 2 | 3, deliveryCount }],
-      );
+      SharePartition.restore(KEY, LIMITS, 0n, [], [{ offset: 0n, producerId: 7n, producerEpoch: 2, type: type as 1 | 2 | 3, deliveryCount }]);
     expect(restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.RELEASE)], T0).repeated).toBe(1);
     expect(restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.REJECT)], T0).repeated).toBe(1);
-    expect(errorCodeOf(() => restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.ACCEPT)], T0))).toBe(
-      ErrorCode.INVALID_RECORD_STATE,
-    );
+    expect(errorCodeOf(() => restored(AckType.REJECT, 3).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE);
     // Below the limit the disk tells them apart.
     expect(errorCodeOf(() => restored(AckType.REJECT, 1).planTransactional(TXN, 'm1', [ack(0n, 0n, AckType.RELEASE)], T0))).toBe(
       ErrorCode.INVALID_RECORD_STATE,
@@ -311,9 +299,7 @@ describe('SharePartition: transactional acknowledgements (DESIGN §5)', () => {
     expect(sp.stageTransactional(TXN, null, [ack(2n, 2n, AckType.ACCEPT)], T0)).toHaveLength(1);
     sp.releaseMember('m1');
     expect(errorCodeOf(() => sp.stageTransactional(TXN, null, [ack(0n, 0n, AckType.ACCEPT)], T0))).toBe(ErrorCode.INVALID_RECORD_STATE); // AVAILABLE
-    expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm2', [ack(3n, 3n, AckType.ACCEPT)], T0 + 30_000))).toBe(
-      ErrorCode.INVALID_RECORD_STATE,
-    ); // lock expired
+    expect(errorCodeOf(() => sp.stageTransactional(TXN, 'm2', [ack(3n, 3n, AckType.ACCEPT)], T0 + 30_000))).toBe(ErrorCode.INVALID_RECORD_STATE); // lock expired
   });
 
   it('resolves only the producer’s own pending acks, and ignores a marker older than them; completion is idempotent', () => {
@@ -402,9 +388,7 @@ describe('acknowledgement batch validation: INVALID_REQUEST', () => {
   it('transactional batches take only Accept, Release, Reject', () => {
     expect(validateTxnAckBatches([{ firstOffset: 0n, lastOffset: 1n, acknowledgeType: 3 }])).toHaveLength(1);
     for (const type of [0, 4, 7]) {
-      expect(code(() => validateTxnAckBatches([{ firstOffset: 0n, lastOffset: 1n, acknowledgeType: type }]))).toBe(
-        ErrorCode.INVALID_REQUEST,
-      );
+      expect(code(() => validateTxnAckBatches([{ firstOffset: 0n, lastOffset: 1n, acknowledgeType: type }]))).toBe(ErrorCode.INVALID_REQUEST);
     }
   });
 });

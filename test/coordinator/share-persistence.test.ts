@@ -108,12 +108,7 @@ describe('share state persistence', () => {
     const { log, store } = await openStore(file);
     const sp = new SharePartition(KEY, LIMITS, 0n);
     sp.acquire('m1', window(0n, 4n), 100, T0);
-    const { staged } = sp.planTransactional(
-      TXN,
-      'm1',
-      [{ firstOffset: 0n, lastOffset: 2n, types: [AckType.ACCEPT, AckType.REJECT, AckType.RELEASE] }],
-      T0,
-    );
+    const { staged } = sp.planTransactional(TXN, 'm1', [{ firstOffset: 0n, lastOffset: 2n, types: [AckType.ACCEPT, AckType.REJECT, AckType.RELEASE] }], T0);
     await store.writeTransactional(TXN, [{ key: KEY, startOffset: 0n, staged }]);
     expect(recordTypes(log)).toEqual(['txn-update']);
     expect(store.pendingProducers()).toEqual([{ producerId: 42n, producerEpoch: 1, records: 3 }]);
@@ -124,13 +119,7 @@ describe('share state persistence', () => {
       { offset: 1n, producerId: 42n, producerEpoch: 1, type: AckType.REJECT, deliveryCount: 1 },
       { offset: 2n, producerId: 42n, producerEpoch: 1, type: AckType.RELEASE, deliveryCount: 1 },
     ]);
-    const restored = SharePartition.restore(
-      KEY,
-      LIMITS,
-      recovered[0]!.state.startOffset,
-      recovered[0]!.state.restoredRanges(),
-      recovered[0]!.pending,
-    );
+    const restored = SharePartition.restore(KEY, LIMITS, recovered[0]!.state.startOffset, recovered[0]!.state.restoredRanges(), recovered[0]!.pending);
     expect([0n, 1n, 2n, 3n].map((o) => restored.stateOf(o))).toEqual(['TX_PENDING', 'TX_PENDING', 'TX_PENDING', 'UNTRACKED']);
     // Pending acks are not redelivered.
     expect(restored.acquire('m2', window(0n, 4n), 100, T0)).toEqual([{ firstOffset: 3n, lastOffset: 3n, deliveryCount: 1 }]);
@@ -215,7 +204,9 @@ describe('share state persistence', () => {
     const other = { ...KEY, partition: 4 };
     const sp2 = new SharePartition(other, { ...LIMITS, deliveryCountLimit: 1, recordLockDurationMs: 1_000 }, 0n);
     sp2.acquire('m1', window(0n, 10n), 3, T0);
-    await store.writeChanges([{ key: other, startOffset: sp2.startOffset, changes: sp2.acknowledge('m1', [{ firstOffset: 0n, lastOffset: 2n, types: [AckType.REJECT] }], T0) }]);
+    await store.writeChanges([
+      { key: other, startOffset: sp2.startOffset, changes: sp2.acknowledge('m1', [{ firstOffset: 0n, lastOffset: 2n, types: [AckType.REJECT] }], T0) },
+    ]);
     expect(sp2.startOffset).toBe(3n);
 
     const states = replayShareState([[...log.batches()]], KEY.groupId, KEY.topicId);

@@ -9,12 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { dumpLog } from '../../coordinator/tools/dump-log.js';
 import { createAcknowledgePartition, createAcknowledgeTopic } from '../../generated/ShareAcknowledgeRequest.js';
-import {
-  createAcknowledgementBatch,
-  createFetchPartition,
-  createFetchTopic,
-  createForgottenTopic,
-} from '../../generated/ShareFetchRequest.js';
+import { createAcknowledgementBatch, createFetchPartition, createFetchTopic, createForgottenTopic } from '../../generated/ShareFetchRequest.js';
 import { createTxnShareAcknowledgePartition, createTxnShareAcknowledgeTopic } from '../../generated/TxnShareAcknowledgeRequest.js';
 import { createAddShareAcksToTxnTopic } from '../../generated/AddShareAcksToTxnRequest.js';
 import { RequestHeader, ResponseHeader, TxnShareAcknowledgeRequest, TxnShareAcknowledgeResponse } from '../../generated/index.js';
@@ -62,9 +57,7 @@ export function shareFetch(
       topics: byTopic(args.partitions).map(([topicId, parts]) =>
         createFetchTopic({
           topicId,
-          partitions: parts.map((p) =>
-            createFetchPartition({ partitionIndex: p.partition, acknowledgementBatches: acknowledgementBatches(p) }),
-          ),
+          partitions: parts.map((p) => createFetchPartition({ partitionIndex: p.partition, acknowledgementBatches: acknowledgementBatches(p) })),
         }),
       ),
       forgottenTopicsData: (args.forget ?? []).map((f) => createForgottenTopic(f)),
@@ -87,9 +80,7 @@ export function shareAcknowledge(
       topics: byTopic(args.partitions).map(([topicId, parts]) =>
         createAcknowledgeTopic({
           topicId,
-          partitions: parts.map((p) =>
-            createAcknowledgePartition({ partitionIndex: p.partition, acknowledgementBatches: acknowledgementBatches(p) }),
-          ),
+          partitions: parts.map((p) => createAcknowledgePartition({ partitionIndex: p.partition, acknowledgementBatches: acknowledgementBatches(p) })),
         }),
       ),
     },
@@ -110,11 +101,7 @@ export function addShareAcksToTxn(
   topic: string,
   partitions: number[],
 ): Promise<any> {
-  return c.call(
-    95,
-    { transactionalId, producerId, producerEpoch, groupId, topics: [createAddShareAcksToTxnTopic({ name: topic, partitions })] },
-    0,
-  );
+  return c.call(95, { transactionalId, producerId, producerEpoch, groupId, topics: [createAddShareAcksToTxnTopic({ name: topic, partitions })] }, 0);
 }
 
 export interface TxnAckArgs {

@@ -245,7 +245,9 @@ describe('the tombstone, and what comes after', () => {
     expect(fresh.producerId).not.toBe(old.producerId);
     expect(fresh.producerEpoch).toBe(0);
     // A known id is still fenced for a producer id that is not its own.
-    expect((await tc.initProducerId('tx-a', 60_000, { producerId: old.producerId, producerEpoch: old.producerEpoch })).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect((await tc.initProducerId('tx-a', 60_000, { producerId: old.producerId, producerEpoch: old.producerEpoch })).errorCode).toBe(
+      ErrorCode.PRODUCER_FENCED,
+    );
   });
 
   it('while the tombstone is written the id is pending: InitProducerId gets CONCURRENT_TRANSACTIONS, an add waits and then finds no id', async () => {
@@ -341,7 +343,9 @@ describe('broker: the settings and their wiring', () => {
       transactionRemoveExpiredTransactionCleanupIntervalMs: 1,
     });
     expect(() => resolveConfig({ transactionalIdExpirationMs: 0 })).toThrow('config: transactionalIdExpirationMs must be an integer in [1, 2147483647], got 0');
-    expect(() => resolveConfig({ transactionalIdExpirationMs: 2 ** 31 })).toThrow('config: transactionalIdExpirationMs must be an integer in [1, 2147483647], got 2147483648');
+    expect(() => resolveConfig({ transactionalIdExpirationMs: 2 ** 31 })).toThrow(
+      'config: transactionalIdExpirationMs must be an integer in [1, 2147483647], got 2147483648',
+    );
     expect(() => resolveConfig({ transactionRemoveExpiredTransactionCleanupIntervalMs: 1.5 })).toThrow(
       'config: transactionRemoveExpiredTransactionCleanupIntervalMs must be an integer in [1, 2147483647], got 1.5',
     );
@@ -354,7 +358,11 @@ describe('broker: the settings and their wiring', () => {
     // Only setInterval is faked (the broker's sockets keep real timeouts).
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const pass = vi.spyOn(TransactionCoordinator.prototype, 'removeExpiredTransactionalIds');
-    const broker = await startTestBroker({ dataDir: tempDir(), transactionalIdExpirationMs: 5_000, transactionRemoveExpiredTransactionCleanupIntervalMs: 60_000 });
+    const broker = await startTestBroker({
+      dataDir: tempDir(),
+      transactionalIdExpirationMs: 5_000,
+      transactionRemoveExpiredTransactionCleanupIntervalMs: 60_000,
+    });
     open.push(broker);
     const tc = broker.transactions;
     await init(tc, 'tx-a');

@@ -17,7 +17,13 @@ let c: TestClient;
 let c1: TestClient;
 
 beforeAll(async () => {
-  broker = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionMaxTimeoutMs: 60_000, transactionAbortCheckIntervalMs: 50, transactionTwoPhaseCommitEnable: true });
+  broker = await startTestBroker({
+    dataDir: tempDir(),
+    topics: TOPICS,
+    transactionMaxTimeoutMs: 60_000,
+    transactionAbortCheckIntervalMs: 50,
+    transactionTwoPhaseCommitEnable: true,
+  });
   pinned = await startTestBroker({ dataDir: tempDir(), topics: TOPICS, transactionVersion: 1, transactionTwoPhaseCommitEnable: false });
   c = await TestClient.connect(broker.port);
   c1 = await TestClient.connect(pinned.port);
@@ -37,16 +43,34 @@ function init(client: TestClient, transactionalId: string, fields: Record<string
 }
 
 function endTxn(client: TestClient, transactionalId: string, producerId: bigint, producerEpoch: number, committed: boolean, version = 5) {
-  return client.call(26, { transactionalId, producerId, producerEpoch, committed }, version) as Promise<{ errorCode: number; producerId: bigint; producerEpoch: number }>;
+  return client.call(26, { transactionalId, producerId, producerEpoch, committed }, version) as Promise<{
+    errorCode: number;
+    producerId: bigint;
+    producerEpoch: number;
+  }>;
 }
 
-async function produceV(client: TestClient, version: number, transactionalId: string, partition: number, values: string[], producerId: bigint, producerEpoch: number, baseSequence = 0) {
+async function produceV(
+  client: TestClient,
+  version: number,
+  transactionalId: string,
+  partition: number,
+  values: string[],
+  producerId: bigint,
+  producerEpoch: number,
+  baseSequence = 0,
+) {
   const records = batch({ values, producerId, producerEpoch, baseSequence, transactional: true });
-  const response = await client.call(0, { transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: 'out', partitionData: [{ index: partition, records }] }] }, version);
+  const response = await client.call(
+    0,
+    { transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: 'out', partitionData: [{ index: partition, records }] }] },
+    version,
+  );
   return response.responses[0].partitionResponses[0] as { errorCode: number; errorMessage: string | null };
 }
 
-const committedValues = async (client: TestClient, partition: number) => (await fetchAll(client, 'out', partition, 'read_committed')).records.map((r) => r.value);
+const committedValues = async (client: TestClient, partition: number) =>
+  (await fetchAll(client, 'out', partition, 'read_committed')).records.map((r) => r.value);
 
 describe('the transaction.version feature', () => {
   it('ApiVersions finalizes transaction.version 2 by default and 1 when pinned; InitProducerId v6 is served', async () => {
@@ -144,7 +168,10 @@ describe('Transactions V2', () => {
     await eventually(() => broker.transactions.get('tv2-overflow')?.state === TxnState.COMPLETE_ABORT);
   });
   it('a TV2 transaction aborted by its timeout fences its producer: its EndTxn is not taken for a retry of that abort (also at the last epoch)', async () => {
-    for (const [id, lastEpoch] of [['tv2-timed-out', false], ['tv2-timed-out-last-epoch', true]] as const) {
+    for (const [id, lastEpoch] of [
+      ['tv2-timed-out', false],
+      ['tv2-timed-out-last-epoch', true],
+    ] as const) {
       const a = await init(c, id, { transactionTimeoutMs: 100 }, 5);
       let epoch = a.producerEpoch;
       if (lastEpoch) (broker.transactions.get(id) as { producerEpoch: number }).producerEpoch = epoch = 32766;
@@ -251,7 +278,11 @@ describe('two-phase commit (KIP-939)', () => {
     await eventually(() => broker.transactions.get('2pc-keep')?.state === TxnState.COMPLETE_COMMIT);
     expect(await committedValues(c, 0)).toContain('prepared');
     // Nothing open: KeepPreparedTxn reports no ongoing transaction.
-    expect(await init(c, '2pc-keep', { enable2Pc: true, keepPreparedTxn: true })).toMatchObject({ errorCode: 0, ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 });
+    expect(await init(c, '2pc-keep', { enable2Pc: true, keepPreparedTxn: true })).toMatchObject({
+      errorCode: 0,
+      ongoingTxnProducerId: -1n,
+      ongoingTxnProducerEpoch: -1,
+    });
   });
 
   it('KeepPreparedTxn on a transaction at the last epoch keeps it (a new producer id for the recovery producer), never aborts it', async () => {
@@ -309,7 +340,11 @@ describe('two-phase commit (KIP-939)', () => {
       await b.close();
       b = await startTestBroker({ dataDir: dir, topics: TOPICS, transactionTwoPhaseCommitEnable: true });
       client = await TestClient.connect(b.port);
-      expect(b.transactions.get('2pc-restart')).toMatchObject({ state: TxnState.ONGOING, producerEpoch: a.producerEpoch, nextProducerEpoch: kept.producerEpoch });
+      expect(b.transactions.get('2pc-restart')).toMatchObject({
+        state: TxnState.ONGOING,
+        producerEpoch: a.producerEpoch,
+        nextProducerEpoch: kept.producerEpoch,
+      });
       expect(await endTxn(client, '2pc-restart', kept.producerId, kept.producerEpoch, false)).toMatchObject({ errorCode: 0 });
       await eventually(() => b.transactions.get('2pc-restart')?.state === TxnState.COMPLETE_ABORT);
       expect((await fetchAll(client, 'out', 1, 'read_committed')).records).toEqual([]);
@@ -368,7 +403,10 @@ describe('deviations from Kafka transaction rules', () => {
     expect(await init(c, id, bump, 5)).toMatchObject({ errorCode: 0, producerId: first.producerId, producerEpoch: first.producerEpoch + 1 });
     expect(broker.transactions.get(id)?.producerEpoch).toBe(first.producerEpoch + 1);
     // One bump later the first epoch is no retry any more.
-    expect(await init(c, id, { producerId: first.producerId, producerEpoch: first.producerEpoch + 1 }, 5)).toMatchObject({ errorCode: 0, producerEpoch: first.producerEpoch + 2 });
+    expect(await init(c, id, { producerId: first.producerId, producerEpoch: first.producerEpoch + 1 }, 5)).toMatchObject({
+      errorCode: 0,
+      producerEpoch: first.producerEpoch + 2,
+    });
     expect((await init(c, id, bump, 5)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
     // A new producer (no id) fences every earlier epoch, the one just before it too.
     expect((await init(c, id, {}, 5)).producerEpoch).toBe(first.producerEpoch + 3);
@@ -401,7 +439,10 @@ describe('deviations from Kafka transaction rules', () => {
 
 describe('markers apply once', () => {
   const logEnd = (b: Broker, name: string): bigint => {
-    const line = b.dump().split('\n').find((l) => l.trim().startsWith(`${name}:`));
+    const line = b
+      .dump()
+      .split('\n')
+      .find((l) => l.trim().startsWith(`${name}:`));
     return line === undefined ? 0n : BigInt(/ end (\d+) /.exec(line)![1]!);
   };
   const writeMarker = async (topic: string, partition: number, producerId: bigint, producerEpoch: number, commit: boolean) => {

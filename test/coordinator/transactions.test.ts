@@ -27,7 +27,17 @@ let c: TestClient;
 const lines: string[] = [];
 
 beforeAll(async () => {
-  broker = await startTestBroker({ dataDir: tempDir(), topics: [{ name: 'out', partitions: 3 }, { name: 'in', partitions: 2 }], transactionMaxTimeoutMs: 60_000 }, lines);
+  broker = await startTestBroker(
+    {
+      dataDir: tempDir(),
+      topics: [
+        { name: 'out', partitions: 3 },
+        { name: 'in', partitions: 2 },
+      ],
+      transactionMaxTimeoutMs: 60_000,
+    },
+    lines,
+  );
   c = await TestClient.connect(broker.port);
 });
 
@@ -82,7 +92,13 @@ describe('transactions over the wire', () => {
   it('fences a zombie: a second InitProducerId aborts the open transaction; the old epoch gets PRODUCER_FENCED', async () => {
     const a = await initProducer(c, 'tx-zombie');
     await addPartitions(c, 'tx-zombie', a.producerId, a.producerEpoch, 'out', [0]);
-    await produce(c, 'out', 0, batch({ values: ['zombie'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 0, transactional: true }), 'tx-zombie');
+    await produce(
+      c,
+      'out',
+      0,
+      batch({ values: ['zombie'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 0, transactional: true }),
+      'tx-zombie',
+    );
     // Instance B: the first attempt fences A and answers CONCURRENT_TRANSACTIONS until the abort completes.
     let b = await initProducer(c, 'tx-zombie');
     expect(b.errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
@@ -92,7 +108,13 @@ describe('transactions over the wire', () => {
     expect(await endTxn(c, 'tx-zombie', a.producerId, a.producerEpoch, true)).toBe(ErrorCode.PRODUCER_FENCED);
     expect(await addPartitions(c, 'tx-zombie', a.producerId, a.producerEpoch, 'out', [1])).toEqual([ErrorCode.PRODUCER_FENCED]);
     // The zombie's write to the partition is refused: its epoch is older than the marker's.
-    const late = await produce(c, 'out', 0, batch({ values: ['late'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 1, transactional: true }), 'tx-zombie');
+    const late = await produce(
+      c,
+      'out',
+      0,
+      batch({ values: ['late'], producerId: a.producerId, producerEpoch: a.producerEpoch, baseSequence: 1, transactional: true }),
+      'tx-zombie',
+    );
     expect([ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED]).toContain(late.errorCode);
     const visible = (await fetchAll(c, 'out', 0, 'read_committed')).records.map((r) => r.value);
     expect(visible).not.toContain('zombie');
@@ -127,10 +149,18 @@ describe('transactions over the wire', () => {
     expect(await addPartitions(c, 'tx-mapping', producerId, producerEpoch, 'nope', [0])).toEqual([ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
     const mixed = await c.call(
       24,
-      { v3AndBelowTransactionalId: 'tx-mapping', v3AndBelowProducerId: producerId, v3AndBelowProducerEpoch: producerEpoch, v3AndBelowTopics: [{ name: 'out', partitions: [0, 9] }] },
+      {
+        v3AndBelowTransactionalId: 'tx-mapping',
+        v3AndBelowProducerId: producerId,
+        v3AndBelowProducerEpoch: producerEpoch,
+        v3AndBelowTopics: [{ name: 'out', partitions: [0, 9] }],
+      },
       3,
     );
-    expect(mixed.resultsByTopicV3AndBelow[0].resultsByPartition.map((r: any) => r.partitionErrorCode)).toEqual([ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    expect(mixed.resultsByTopicV3AndBelow[0].resultsByPartition.map((r: any) => r.partitionErrorCode)).toEqual([
+      ErrorCode.OPERATION_NOT_ATTEMPTED,
+      ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    ]);
     // A non-transactional (idempotent) producer gets a fresh id each time.
     const idem = await c.call(22, { transactionalId: null, transactionTimeoutMs: 0 }, 4);
     expect(idem.errorCode).toBe(0);
@@ -151,7 +181,17 @@ describe('transactions over the wire', () => {
   it('TxnOffsetCommit is pending until the COMMIT marker, dropped on ABORT, read back with OffsetFetch', async () => {
     const group = 'txn-group';
     const commitOffsets = async (txnId: string, pid: bigint, epoch: number, offset: bigint) =>
-      c.call(28, { transactionalId: txnId, groupId: group, producerId: pid, producerEpoch: epoch, topics: [{ name: 'in', partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: offset, committedMetadata: 'm' })] }] }, 3);
+      c.call(
+        28,
+        {
+          transactionalId: txnId,
+          groupId: group,
+          producerId: pid,
+          producerEpoch: epoch,
+          topics: [{ name: 'in', partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: offset, committedMetadata: 'm' })] }],
+        },
+        3,
+      );
     const fetchOffset = async (requireStable: boolean) => {
       const r = await c.call(9, { groupId: group, topics: [{ name: 'in', partitionIndexes: [0] }], requireStable }, 7);
       return r.topics[0].partitions[0];
@@ -168,7 +208,11 @@ describe('transactions over the wire', () => {
     await eventually(async () => (await fetchOffset(true)).committedOffset === 5n, 5000, 'committed offset');
     // A second transaction that aborts leaves the committed offset alone.
     // Until COMPLETE_COMMIT is written the coordinator answers CONCURRENT_TRANSACTIONS; clients retry.
-    await eventually(async () => (await c.call(25, { transactionalId: 'tx-offsets', producerId, producerEpoch, groupId: group }, 3)).errorCode === 0, 5000, 'AddOffsetsToTxn');
+    await eventually(
+      async () => (await c.call(25, { transactionalId: 'tx-offsets', producerId, producerEpoch, groupId: group }, 3)).errorCode === 0,
+      5000,
+      'AddOffsetsToTxn',
+    );
     await commitOffsets('tx-offsets', producerId, producerEpoch, 9n);
     expect(await endTxn(c, 'tx-offsets', producerId, producerEpoch, false)).toBe(0);
     await eventually(async () => (await fetchOffset(true)).errorCode === 0, 5000, 'abort completes');
@@ -186,9 +230,17 @@ describe('transactions over the wire', () => {
     const meta = broker.transactions.get('tx-share')!;
     expect(meta.state).toBe(TxnState.ONGOING);
     expect([...(meta.partitions.get('__share_group_state') ?? [])]).toEqual([0]);
-    const unknown = await c.call(95, { transactionalId: 'tx-share', producerId, producerEpoch, groupId: 'sg', topics: [{ name: 'ghost', partitions: [0] }] }, 0);
+    const unknown = await c.call(
+      95,
+      { transactionalId: 'tx-share', producerId, producerEpoch, groupId: 'sg', topics: [{ name: 'ghost', partitions: [0] }] },
+      0,
+    );
     expect(unknown.results[0].partitions[0].partitionErrorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const fenced = await c.call(95, { transactionalId: 'tx-share', producerId, producerEpoch: producerEpoch - 1, groupId: 'sg', topics: [{ name: 'in', partitions: [0] }] }, 0);
+    const fenced = await c.call(
+      95,
+      { transactionalId: 'tx-share', producerId, producerEpoch: producerEpoch - 1, groupId: 'sg', topics: [{ name: 'in', partitions: [0] }] },
+      0,
+    );
     expect(fenced.errorCode).toBe(ErrorCode.PRODUCER_FENCED);
     // Commit: the marker goes to __share_group_state-0 too.
     expect(await endTxn(c, 'tx-share', producerId, producerEpoch, true)).toBe(0);

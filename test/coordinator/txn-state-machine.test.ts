@@ -121,7 +121,9 @@ describe('every (from, to) pair of transaction states', () => {
     }
     expect(refusal).toBeInstanceOf(IllegalTransitionError);
     expect((refusal as IllegalTransitionError).code).toBe(ErrorCode.UNKNOWN_SERVER_ERROR);
-    expect((refusal as Error).message).toBe(`transactional id tx (${txnStateName(from)}): ${txnStateName(from)} → ${txnStateName(to)} is not a legal transition`);
+    expect((refusal as Error).message).toBe(
+      `transactional id tx (${txnStateName(from)}): ${txnStateName(from)} → ${txnStateName(to)} is not a legal transition`,
+    );
     expect(observe(meta)).toEqual(before);
     expect(meta.pending).toBe(false);
   });
@@ -254,7 +256,6 @@ describe('a move the state machine refuses, reached through a request', () => {
 });
 
 describe('the coordinator while a __transaction_state write is in flight', () => {
-
   it('answers CONCURRENT_TRANSACTIONS to EndTxn and InitProducerId, and the state moves only once the write lands', async () => {
     const broker = await startTestBroker({ dataDir: tempDir(), topics: [{ name: 'events', partitions: 1 }] });
     open.push(broker);

@@ -29,7 +29,16 @@ const FORBIDDEN: Record<string, string[]> = {
  * view, settings, coordinator-record layout, error codes, fault points,
  * metrics).
  */
-const COORDINATOR_SHARED = ['broker-context.ts', 'cluster.ts', 'config.ts', 'coordinator-record-layout.ts', 'errors.ts', 'faults.ts', 'metrics.ts', 'resolve-topic.ts'];
+const COORDINATOR_SHARED = [
+  'broker-context.ts',
+  'cluster.ts',
+  'config.ts',
+  'coordinator-record-layout.ts',
+  'errors.ts',
+  'faults.ts',
+  'metrics.ts',
+  'resolve-topic.ts',
+];
 
 /** The top-level files that put the folders together: they import anything, and no folder imports them. */
 const COORDINATOR_ASSEMBLY = ['broker.ts', 'cli.ts', 'index.ts', 'broker-share-state-log.ts'];
@@ -124,7 +133,9 @@ describe('layering (docs/DESIGN.md §1)', () => {
   // package build; the libraries load everything with plain imports.
   for (const layer of ['runtime', 'generated', 'connection', 'client', 'coordinator']) {
     it(`${layer}/ has no dynamic import()`, () => {
-      const dynamic = sourceFiles(join(ROOT, layer)).filter((file) => /\bimport\s*\(/.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')));
+      const dynamic = sourceFiles(join(ROOT, layer)).filter((file) =>
+        /\bimport\s*\(/.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')),
+      );
       expect(dynamic.map((file) => relative(ROOT, file))).toEqual([]);
     });
   }
@@ -152,7 +163,9 @@ describe('layering (docs/DESIGN.md §1)', () => {
 
     it('the check names the file and the forbidden import (the dump tool where it used to be, in log/)', () => {
       const file = join(ROOT, 'coordinator', 'log', 'dump.ts');
-      expect(coordinatorViolations(file, ['../cluster.js', './segment.js', '../group/offset-records.js', '../txn/transaction-metadata.js', '../broker.js'])).toEqual([
+      expect(
+        coordinatorViolations(file, ['../cluster.js', './segment.js', '../group/offset-records.js', '../txn/transaction-metadata.js', '../broker.js']),
+      ).toEqual([
         'coordinator/log/dump.ts imports ../group/offset-records.js (log/ may not import group/)',
         'coordinator/log/dump.ts imports ../txn/transaction-metadata.js (log/ may not import txn/)',
         'coordinator/log/dump.ts imports ../broker.js (log/ may not import broker.ts)',
@@ -165,7 +178,14 @@ describe('layering (docs/DESIGN.md §1)', () => {
   // packages it depends on, so that each installs and runs on its own.
   const manifests = readdirSync(join(ROOT, 'packages'), { withFileTypes: true })
     .filter((e) => e.isDirectory())
-    .map((e) => JSON.parse(readFileSync(join(ROOT, 'packages', e.name, 'package.json'), 'utf8')) as { name: string; sourceFolders: string[]; dependencies?: Record<string, string> });
+    .map(
+      (e) =>
+        JSON.parse(readFileSync(join(ROOT, 'packages', e.name, 'package.json'), 'utf8')) as {
+          name: string;
+          sourceFolders: string[];
+          dependencies?: Record<string, string>;
+        },
+    );
   it('there are four published packages, each with its source folders', () => {
     expect(manifests.map((m) => [m.name, m.sourceFolders]).sort()).toEqual([
       ['@kipgen/broker', ['coordinator']],
@@ -175,7 +195,10 @@ describe('layering (docs/DESIGN.md §1)', () => {
     ]);
   });
   for (const manifest of manifests) {
-    const allowed = new Set([...manifest.sourceFolders, ...manifests.filter((m) => manifest.dependencies?.[m.name] !== undefined).flatMap((m) => m.sourceFolders)]);
+    const allowed = new Set([
+      ...manifest.sourceFolders,
+      ...manifests.filter((m) => manifest.dependencies?.[m.name] !== undefined).flatMap((m) => m.sourceFolders),
+    ]);
     it(`${manifest.name} (${manifest.sourceFolders.join(', ')}) imports only ${[...allowed].join(', ')}`, () => {
       const violations = manifest.sourceFolders.flatMap((folder) =>
         sourceFiles(join(ROOT, folder)).flatMap((file) =>

@@ -20,27 +20,45 @@ describe('temp folders', () => {
   });
 
   it('a test file that leaves a kipgen-* folder fails, naming it; one that removes its folders passes; nothing is left', () => {
-    const child = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'test/design/fixtures/temp-dirs.vitest.config.ts', '--reporter=json', 'fixtures/leaks', 'fixtures/tidy'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        '--config',
+        'test/design/fixtures/temp-dirs.vitest.config.ts',
+        '--reporter=json',
+        'fixtures/leaks',
+        'fixtures/tidy',
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
     expect(child.status, child.stderr).toBe(1);
     const report = JSON.parse(child.stdout) as { testResults: { name: string; status: string; message: string }[] };
     const byFile = Object.fromEntries(report.testResults.map((r) => [path.basename(r.name), r]));
     expect(byFile['tidy.fixture.ts']!.status).toBe('passed');
     expect(byFile['leaks.fixture.ts']!.status).toBe('failed');
-    expect(byFile['leaks.fixture.ts']!.message).toMatch(/^this test file left 1 temp folder\(s\) behind: kipgen-forgotten-\w+ \(remove what a test creates in afterEach\/afterAll\)/);
+    expect(byFile['leaks.fixture.ts']!.message).toMatch(
+      /^this test file left 1 temp folder\(s\) behind: kipgen-forgotten-\w+ \(remove what a test creates in afterEach\/afterAll\)/,
+    );
     // The child ran in this file's temp folder; its per-file folders (and the forgotten one inside) are gone.
     expect(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('kipgen-'))).toEqual([]);
   });
 
   it('a file whose tests are all skipped (its hooks never run) and that made a folder while collected fails the run, naming it; nothing is left', () => {
-    const child = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'test/design/fixtures/temp-dirs.vitest.config.ts', 'skipped'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const child = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'test/design/fixtures/temp-dirs.vitest.config.ts', 'skipped'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
     expect(child.status, child.stderr).toBe(1);
     expect(child.stderr).toMatch(
       /test files whose hooks did not run \(all their tests skipped\) left temp folders behind: test\/design\/fixtures\/skipped-leaks\.fixture\.ts left kipgen-collected-\w+ \(create folders in beforeAll/,

@@ -21,7 +21,9 @@ function files(dir: string): string[] {
 
 describe('test projects', () => {
   it('only test/interop/ uses the Debian tools', () => {
-    const outside = ['test', 'examples', 'chaos', 'bench'].flatMap(files).filter((f) => !f.startsWith('test/interop/') && f !== 'test/design/test-projects.test.ts');
+    const outside = ['test', 'examples', 'chaos', 'bench']
+      .flatMap(files)
+      .filter((f) => !f.startsWith('test/interop/') && f !== 'test/design/test-projects.test.ts');
     expect(outside.length).toBeGreaterThan(50);
     expect(outside.filter((f) => TOOLS.test(readFileSync(join(ROOT, f), 'utf8')))).toEqual([]);
   });

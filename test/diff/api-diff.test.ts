@@ -47,8 +47,18 @@ describe('TypeScript API diff of generated trees', () => {
   });
 
   it('a required property without a create() input that takes it stays BREAKING', () => {
-    const old = new Map([['W.ts', 'export interface W { a: number }\nexport function createW(fields: WInit = {}): W { return { a: fields.a ?? 0 }; }\nexport interface WInit { a?: number }\n']]);
-    const added = new Map([['W.ts', 'export interface W { a: number; b: string }\nexport function createW(fields: WInit = {}): W { return { a: fields.a ?? 0, b: "" }; }\nexport interface WInit { a?: number }\n']]);
+    const old = new Map([
+      [
+        'W.ts',
+        'export interface W { a: number }\nexport function createW(fields: WInit = {}): W { return { a: fields.a ?? 0 }; }\nexport interface WInit { a?: number }\n',
+      ],
+    ]);
+    const added = new Map([
+      [
+        'W.ts',
+        'export interface W { a: number; b: string }\nexport function createW(fields: WInit = {}): W { return { a: fields.a ?? 0, b: "" }; }\nexport interface WInit { a?: number }\n',
+      ],
+    ]);
     const report = diffApi(old, added);
     expect(report.changes.map((c) => [c.severity, c.rule, c.symbol])).toEqual([['breaking', 'property-required-added', 'W.b']]);
     expect(report.notes).toBe(0);

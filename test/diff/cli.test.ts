@@ -38,15 +38,21 @@ describe('kipgen diff exit codes and output', () => {
 
   it('diff --api: a field added in a new version breaks no create() caller: a note, exit 0', () => {
     const r = kipgen(['diff', '--api', fx('field-added/old.json'), fx('field-added/fine.json')]);
-    expect(r.stdout).toContain('note        property-required-added  WidgetRequest.rackId: new required property rackId: string: createWidgetRequest() fills it with its default');
-    expect(r.stdout).toContain('TypeScript API compatible: 1 compatible change, nothing breaks importers that build messages with create() (1 note for code that writes object literals of the full types).');
+    expect(r.stdout).toContain(
+      'note        property-required-added  WidgetRequest.rackId: new required property rackId: string: createWidgetRequest() fills it with its default',
+    );
+    expect(r.stdout).toContain(
+      'TypeScript API compatible: 1 compatible change, nothing breaks importers that build messages with create() (1 note for code that writes object literals of the full types).',
+    );
     expect(r.status).toBe(0);
   });
 
   it('exits 2 when the new schema is not JSON, with file:line:column', () => {
     const r = kipgen(['diff', fx('field-added/old.json'), fx('bad-input/syntax.json')]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/bad-input\/syntax\.json:6:3: error: invalid JSON: expected a comma before the next entry, or the closing } or ], found "validVersions"\n/);
+    expect(r.stderr).toMatch(
+      /bad-input\/syntax\.json:6:3: error: invalid JSON: expected a comma before the next entry, or the closing } or ], found "validVersions"\n/,
+    );
     expect(r.stderr).toContain('kipgen diff: 1 schema error: nothing compared');
     expect(r.stdout).toBe('');
   });
@@ -103,7 +109,10 @@ describe('kipgen diff git:REF[:PATH]', () => {
   let repo: string;
   let outside: string;
   const git = (...args: string[]): void => {
-    execFileSync('git', ['-c', 'user.name=kipgen', '-c', 'user.email=kipgen@example.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: repo, stdio: 'ignore' });
+    execFileSync('git', ['-c', 'user.name=kipgen', '-c', 'user.email=kipgen@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
+      cwd: repo,
+      stdio: 'ignore',
+    });
   };
 
   beforeAll(() => {

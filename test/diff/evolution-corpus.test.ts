@@ -10,7 +10,7 @@ import { diffPaths, rulesOf, sharedDir, type Verdict } from './support.js';
 // rule or the bug. The expected rules document kipgen's reason on every pair.
 const shared = sharedDir();
 if (shared === undefined) {
-  console.warn('evolution-corpus: ../shared not found (set KIPGEN_SHARED): Kafka\'s evolution verdicts are NOT checked in this run');
+  console.warn("evolution-corpus: ../shared not found (set KIPGEN_SHARED): Kafka's evolution verdicts are NOT checked in this run");
 }
 
 interface Pair {

@@ -47,7 +47,10 @@ const FILE_CASES: Record<string, Case> = {
   'tagging-changed': { broken: { broken: ['B:tagging-changed'] }, fine: ['C:version-added'] },
   'version-removed': { broken: { broken: ['B:version-removed'], 'broken-2': ['B:version-removed'] }, fine: ['C:deprecated-version-removed'] },
   'version-added-below-lowest': { broken: { broken: ['B:version-added-below-lowest'] }, fine: ['C:version-added'] },
-  'version-added': { broken: { broken: ['B:field-removed', 'C:version-added'] }, fine: ['C:deprecated-versions-changed', 'C:unstable-changed', 'C:version-added'] },
+  'version-added': {
+    broken: { broken: ['B:field-removed', 'C:version-added'] },
+    fine: ['C:deprecated-versions-changed', 'C:unstable-changed', 'C:version-added'],
+  },
   'api-key-changed': { broken: { broken: ['B:api-key-changed'] }, fine: ['C:version-added'] },
   'type-changed': { broken: { broken: ['B:header-version-changed', 'B:type-changed'] }, fine: ['C:version-added'] },
 };

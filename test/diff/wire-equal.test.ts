@@ -20,7 +20,9 @@ const layouts = (arg: string): MessageLayout[] => {
 
 describe.runIf(shared !== undefined)('message-schemas vs ../shared/kafka-schemas', () => {
   // group-coordinator too: its records (OffsetCommit/GroupMetadata) share record types with the share coordinator's, so they must be matched against their own.
-  const upstreamArg = ['clients', 'transaction-coordinator', 'share-coordinator', 'group-coordinator'].map((d) => join(shared ?? '', 'kafka-schemas', d)).join(',');
+  const upstreamArg = ['clients', 'transaction-coordinator', 'share-coordinator', 'group-coordinator']
+    .map((d) => join(shared ?? '', 'kafka-schemas', d))
+    .join(',');
 
   it('is wire-equal for every version both declare; only the KIP-1289 specs are not upstream', () => {
     const report = compareWireEqual(layouts(upstreamArg), layouts(join(REPO, 'message-schemas')));
@@ -32,7 +34,9 @@ describe.runIf(shared !== undefined)('message-schemas vs ../shared/kafka-schemas
 
   it('would catch a difference: ProduceRequest with its fields in reverse order', () => {
     const upstream = layouts(upstreamArg);
-    const ours = upstream.filter((l) => l.name === 'ProduceRequest').map((l) => ({ ...l, versions: new Map([...l.versions].map(([v, vl]) => [v, { ...vl, fields: [...vl.fields].reverse() }])) }));
+    const ours = upstream
+      .filter((l) => l.name === 'ProduceRequest')
+      .map((l) => ({ ...l, versions: new Map([...l.versions].map(([v, vl]) => [v, { ...vl, fields: [...vl.fields].reverse() }])) }));
     const report = compareWireEqual(upstream, ours);
     expect(report.changes.length).toBeGreaterThan(0);
     expect(new Set(report.changes.map((c) => c.message))).toEqual(new Set(['ProduceRequest']));

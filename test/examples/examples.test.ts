@@ -72,7 +72,9 @@ describe('KIP-1289 examples', () => {
       leftOver: 0,
     });
     expect(s.redeliveredAfterRestart).toBeGreaterThan(0);
-    expect(out.lines.join('\n')).toMatch(/completeTransaction\(checkpoint 2's transaction, 'commit'\) → unknown — .*the transaction open was checkpoint 3's: aborted/);
+    expect(out.lines.join('\n')).toMatch(
+      /completeTransaction\(checkpoint 2's transaction, 'commit'\) → unknown — .*the transaction open was checkpoint 3's: aborted/,
+    );
     expect(out.lines.join('\n')).toMatch(/commitPrepared\(\): ProducerFencedError/);
   });
 
@@ -118,9 +120,7 @@ describe('KIP-1289 examples', () => {
         const s = await runConsumeTransformProduce({ bootstrap, print: out.print });
         expect(s.problems, out.lines.join('\n')).toEqual([]);
         expect(s).toMatchObject({ ok: true, outputsCommitted: 12, lost: 0, duplicated: 0 });
-        expect(out.lines[1]).toMatch(
-          /^ {2}kipgen broker at 127\.0\.0\.1:\d+ \(records of this run carry header run=[0-9a-f]{6}\)$/,
-        );
+        expect(out.lines[1]).toMatch(/^ {2}kipgen broker at 127\.0\.0\.1:\d+ \(records of this run carry header run=[0-9a-f]{6}\)$/);
       }
     } finally {
       await broker.close();
@@ -135,8 +135,7 @@ describe('KIP-1289 examples', () => {
       await main(['node', 'kipgen', 'example'], [registerExampleCommand]);
       const listing = log.mock.calls.map((c) => String(c[0])).join('\n');
       expect(Object.keys(EXAMPLES)).toEqual(['consume-transform-produce', 'share-source', 'source-and-sink']);
-      for (const [name, e] of Object.entries(EXAMPLES))
-        expect(listing).toMatch(new RegExp(`${name} +KIP-1289 ${e.section}: `));
+      for (const [name, e] of Object.entries(EXAMPLES)) expect(listing).toMatch(new RegExp(`${name} +KIP-1289 ${e.section}: `));
       expect(process.exitCode ?? 0).toBe(0);
       await main(['node', 'kipgen', 'example', 'no-such-example'], [registerExampleCommand]);
       expect(process.exitCode).toBe(2);
@@ -150,14 +149,9 @@ describe('KIP-1289 examples', () => {
     }
 
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-examples-missing-'));
-    const broker = await startBroker(
-      { port: 0, dataDir, topics: [{ name: 'orders', partitions: 3 }] },
-      { log: () => {} },
-    );
+    const broker = await startBroker({ port: 0, dataDir, topics: [{ name: 'orders', partitions: 3 }] }, { log: () => {} });
     try {
-      await expect(
-        runConsumeTransformProduce({ bootstrap: `127.0.0.1:${broker.port}`, print: () => {} }),
-      ).rejects.toThrow(
+      await expect(runConsumeTransformProduce({ bootstrap: `127.0.0.1:${broker.port}`, print: () => {} })).rejects.toThrow(
         /has no topic orders-priced .*start it with: npx kipgen broker --port \d+ --topic orders:3 --topic orders-priced:3$/,
       );
     } finally {
@@ -173,20 +167,18 @@ describe('KIP-1289 examples', () => {
     const start = pkg.scripts.start!;
     expect(start).toBe('node bin/kipgen.mjs generate && node bin/kipgen.mjs example consume-transform-produce');
     const started = Date.now();
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve) => {
-        const child = spawn('sh', ['-c', start], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 55_000);
-        child.on('close', (c) => {
-          clearTimeout(timer);
-          resolve({ code: c, stdout, stderr });
-        });
-      },
-    );
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn('sh', ['-c', start], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 55_000);
+      child.on('close', (c) => {
+        clearTimeout(timer);
+        resolve({ code: c, stdout, stderr });
+      });
+    });
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(Date.now() - started).toBeLessThan(60_000);
     const lines = stdout.trimEnd().split('\n');

@@ -135,7 +135,12 @@ class HealthyClient {
         const started = Date.now();
         try {
           await produce(c, 1, [`during-${this.rounds}`]);
-          const meta = await c.send(MetadataRequest, MetadataRequest.create({ topics: [{ name: TOPIC, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }), 9, MetadataResponse);
+          const meta = await c.send(
+            MetadataRequest,
+            MetadataRequest.create({ topics: [{ name: TOPIC, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }),
+            9,
+            MetadataResponse,
+          );
           if (meta.topics[0]!.partitions.length !== 2) throw new Error('metadata lost the topic');
         } catch (error) {
           this.failures.push((error as Error).message);
@@ -281,7 +286,11 @@ describe('kipgen broker under hostile TCP clients', () => {
     // An array length of 2^31 - 1 in the body.
     const hugeArray = frameOf(MetadataRequest, MetadataRequest.create({ topics: [] }), 1, 4);
     hugeArray.writeInt32BE(0x7fffffff, hugeArray.length - 4);
-    cases.push({ name: 'array of 2^31 - 1 topics', bytes: hugeArray, log: /malformed Metadata v1 request \(correlation id 4\).*array claims 2147483647 elements/ });
+    cases.push({
+      name: 'array of 2^31 - 1 topics',
+      bytes: hugeArray,
+      log: /malformed Metadata v1 request \(correlation id 4\).*array claims 2147483647 elements/,
+    });
     for (const c of cases) {
       const r = await raw();
       r.socket.write(c.bytes);
@@ -302,7 +311,10 @@ describe('kipgen broker under hostile TCP clients', () => {
       const codec = apiByKey(apiKey)!.request as ApiMessageCodec<any>;
       for (let version = minVersion; version <= maxVersion; version++) {
         // A valid header, then bytes that are not that API's body (0xff… cannot end well).
-        const header = RequestHeader.encode(RequestHeader.create({ requestApiKey: apiKey, requestApiVersion: version, correlationId: 100 + cases, clientId: 'garbage' }), codec.headerVersion(version));
+        const header = RequestHeader.encode(
+          RequestHeader.create({ requestApiKey: apiKey, requestApiVersion: version, correlationId: 100 + cases, clientId: 'garbage' }),
+          codec.headerVersion(version),
+        );
         const body = Buffer.concat([Buffer.alloc(8, 0xff), rng[cases % rng.length]!]);
         const bytes = Buffer.alloc(4 + header.length + body.length);
         bytes.writeInt32BE(header.length + body.length);
@@ -454,7 +466,12 @@ describe('kipgen broker under hostile TCP clients', () => {
     const specByName = new Map(specs.map((s) => [s.name, s]));
     const c0 = await connect();
     const advertised = (await c0.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3, ApiVersionsResponse)).apiKeys;
-    const meta = await c0.send(MetadataRequest, MetadataRequest.create({ topics: [{ name: TARGET, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }), 12, MetadataResponse);
+    const meta = await c0.send(
+      MetadataRequest,
+      MetadataRequest.create({ topics: [{ name: TARGET, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }),
+      12,
+      MetadataResponse,
+    );
     const targetId = meta.topics[0]!.topicId;
     await c0.close();
     let sent = 0;
@@ -468,7 +485,7 @@ describe('kipgen broker under hostile TCP clients', () => {
         const jsons = fc.sample(messageArbitrary(specByName.get(codec.name)!, version), { numRuns: 16, seed: apiKey * 100 + version });
         let c = await connect('kipgen-random');
         let seed = apiKey * 1000 + version;
-        const random = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000);
+        const random = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
         for (const json of jsons) {
           const message = codec.fromJson(aim(json, random, targetId), version);
           // Long polls would only make this slow: cap waits at 50 ms.
@@ -489,7 +506,10 @@ describe('kipgen broker under hostile TCP clients', () => {
       }
     }
     expect(sent).toBeGreaterThan(1000);
-    const internal = broker.stderr().split('\n').filter((l) => /request failed|internal error/.test(l));
+    const internal = broker
+      .stderr()
+      .split('\n')
+      .filter((l) => /request failed|internal error/.test(l));
     expect(internal.slice(0, 5)).toEqual([]);
     // Well-formed requests are all answered: errors go in the response, not in a closed connection.
     expect(answered).toBe(sent);
@@ -507,32 +527,51 @@ describe('kipgen broker under hostile TCP clients', () => {
     expect(peakRss - rssAtStart).toBeLessThan(128 * 1024 * 1024);
     process.stdout.write(
       `broker abuse: healthy client ${healthy.rounds} rounds, slowest ${healthy.slowest} ms; broker RSS ${(rssAtStart / 1048576).toFixed(0)} MiB → peak ${(peakRss / 1048576).toFixed(0)} MiB; ` +
-        `${broker.stderr().split('\n').filter((l) => /rejected frame|middle of a frame/.test(l)).length} refused/torn connections logged\n`,
+        `${
+          broker
+            .stderr()
+            .split('\n')
+            .filter((l) => /rejected frame|middle of a frame/.test(l)).length
+        } refused/torn connections logged\n`,
     );
   });
 
   it('after kill -9 and a restart on the same data directory, every acknowledged record is there, intact and in order, and no torn one (Fetch and kipgen dump-log)', async () => {
     await healthyConnection.close();
     await broker.kill9();
-    broker = await startKipgenBroker({ topics: [`${TOPIC}:2`, `${TARGET}:3`], dataDir, entry: 'cli', logRequests: false, config: { maxFrameBytes: MAX_FRAME } });
+    broker = await startKipgenBroker({
+      topics: [`${TOPIC}:2`, `${TARGET}:3`],
+      dataDir,
+      entry: 'cli',
+      logRequests: false,
+      config: { maxFrameBytes: MAX_FRAME },
+    });
     expect(broker.stderr()).not.toMatch(/recovery truncated/);
     for (const partition of [0, 1]) {
       const read = await readPartition(broker.port, TOPIC, partition, 'read_uncommitted');
       const values = read.records.map((r) => r.value!.toString());
       expect(values.length, `partition ${partition}`).toBe(acknowledged[partition]!.length);
       expect(values.filter((v) => !v.startsWith('big-'))).toEqual(acknowledged[partition]!.filter((v) => !v.startsWith('big-')));
-      expect(values.filter((v) => v.startsWith('big-')).map((v) => v.length)).toEqual(acknowledged[partition]!.filter((v) => v.startsWith('big-')).map((v) => v.length));
+      expect(values.filter((v) => v.startsWith('big-')).map((v) => v.length)).toEqual(
+        acknowledged[partition]!.filter((v) => v.startsWith('big-')).map((v) => v.length),
+      );
       expect(read.records.map((r) => r.offset)).toEqual(values.map((_, i) => BigInt(i)));
       for (const bad of forbidden) expect(values).not.toContain(bad);
     }
     // The same through kipgen dump-log (CRC of every batch checked, records printed).
     await broker.stop();
     for (const partition of [0, 1]) {
-      const dump = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'dump-log', path.join(dataDir, `${TOPIC}-${partition}`)], { timeoutMs: 60_000 });
+      const dump = await run(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'dump-log', path.join(dataDir, `${TOPIC}-${partition}`)],
+        { timeoutMs: 60_000 },
+      );
       expect(dump.code, dump.stderr).toBe(0);
       const text = dump.stdout.toString('utf8');
       expect(text).not.toMatch(/isValid: false|torn batch|unreadable|records not shown/);
-      const payloads = [...text.matchAll(/^\| offset: (\d+) timestamp: -?\d+ key: null payload: (".*")$/gm)].map((m) => [BigInt(m[1]!), JSON.parse(m[2]!) as string] as const);
+      const payloads = [...text.matchAll(/^\| offset: (\d+) timestamp: -?\d+ key: null payload: (".*")$/gm)].map(
+        (m) => [BigInt(m[1]!), JSON.parse(m[2]!) as string] as const,
+      );
       expect(payloads.map(([, v]) => v.slice(0, 40))).toEqual(acknowledged[partition]!.map((v) => v.slice(0, 40)));
       expect(payloads.map(([o]) => o)).toEqual(payloads.map((_, i) => BigInt(i)));
     }

@@ -110,7 +110,8 @@ function checkAccepted(codec: MessageCodec<unknown>, message: unknown, version: 
   const back = codec.decode(again, version);
   const a = JSON.stringify(codec.toJson(back, version));
   const b = JSON.stringify(codec.toJson(message, version));
-  if (a !== b) throw new FuzzFailure(`${codec.name} v${version}: re-encoding ${toHex(input).slice(0, 400)} changes it: ${b.slice(0, 300)} → ${a.slice(0, 300)}`);
+  if (a !== b)
+    throw new FuzzFailure(`${codec.name} v${version}: re-encoding ${toHex(input).slice(0, 400)} changes it: ${b.slice(0, 300)} → ${a.slice(0, 300)}`);
 }
 
 // Lengths that would be catastrophic if a reader trusted them.
@@ -142,9 +143,22 @@ type Mutation =
 
 const mutationArbitrary: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('flip' as const), flips: fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 7 })), { minLength: 1, maxLength: 4 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('flip' as const),
+      flips: fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 7 })), { minLength: 1, maxLength: 4 }),
+    }),
+  },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('inflate' as const), at: fc.nat(), pattern: fc.nat(INFLATED.length - 1), insert: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('bump' as const), at: fc.nat(), delta: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: -4, max: -1 }), fc.integer({ min: 5, max: 255 })) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('bump' as const),
+      at: fc.nat(),
+      delta: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: -4, max: -1 }), fc.integer({ min: 5, max: 255 })),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('duplicate' as const), from: fc.nat(), length: fc.integer({ min: 1, max: 64 }), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), from: fc.nat(), length: fc.integer({ min: 1, max: 16 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('append' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 16 }) }) },
@@ -317,9 +331,23 @@ describe('fuzzing every generated decoder', () => {
   it('the record-batch decoder (Produce/Fetch records) survives the same mutations', () => {
     const now = 1_700_000_000_000n;
     const seeds = [
-      encodeRecordBatch({ baseTimestamp: now, records: [{ key: new Uint8Array([1]), value: new Uint8Array([2, 3]), headers: [{ key: 'h', value: new Uint8Array([4]) }], timestamp: now }] }),
-      encodeRecordBatch({ baseTimestamp: now, compression: 'gzip', records: Array.from({ length: 5 }, (_, i) => ({ value: new Uint8Array(20).fill(i), timestamp: now + BigInt(i) })) }),
-      encodeRecordBatch({ baseTimestamp: now, producerId: 7n, producerEpoch: 1, baseSequence: 0, isTransactional: true, records: [{ value: null, timestamp: now }] }),
+      encodeRecordBatch({
+        baseTimestamp: now,
+        records: [{ key: new Uint8Array([1]), value: new Uint8Array([2, 3]), headers: [{ key: 'h', value: new Uint8Array([4]) }], timestamp: now }],
+      }),
+      encodeRecordBatch({
+        baseTimestamp: now,
+        compression: 'gzip',
+        records: Array.from({ length: 5 }, (_, i) => ({ value: new Uint8Array(20).fill(i), timestamp: now + BigInt(i) })),
+      }),
+      encodeRecordBatch({
+        baseTimestamp: now,
+        producerId: 7n,
+        producerEpoch: 1,
+        baseSequence: 0,
+        isTransactional: true,
+        records: [{ value: null, timestamp: now }],
+      }),
     ];
     let runs = 0;
     fc.assert(
@@ -329,7 +357,8 @@ describe('fuzzing every generated decoder', () => {
         try {
           decodeRecordBatches(input, { checkCrc });
         } catch (error) {
-          if (!(error instanceof DecodeError)) throw new FuzzFailure(`record batches threw ${(error as Error).name}: ${(error as Error).message} on ${toHex(input).slice(0, 400)}`);
+          if (!(error instanceof DecodeError))
+            throw new FuzzFailure(`record batches threw ${(error as Error).name}: ${(error as Error).message} on ${toHex(input).slice(0, 400)}`);
         }
       }),
       { numRuns: RUNS * 3, seed: SEED },

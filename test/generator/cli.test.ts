@@ -76,7 +76,10 @@ describe('kipgen CLI', () => {
   it('names the specs it skips because their validVersions is "none"', () => {
     const schemas = join(scratch, 'with-none');
     cpSync(join('message-schemas', 'EndTxnRequest.json'), join(schemas, 'EndTxnRequest.json'));
-    writeFileSync(join(schemas, 'RetiredRequest.json'), '{ "apiKey": 91, "type": "request", "name": "RetiredRequest", "validVersions": "none", "flexibleVersions": "none", "fields": [] }');
+    writeFileSync(
+      join(schemas, 'RetiredRequest.json'),
+      '{ "apiKey": 91, "type": "request", "name": "RetiredRequest", "validVersions": "none", "flexibleVersions": "none", "fields": [] }',
+    );
     const r = kipgen(['generate', '--schemas', schemas, '--out', join(scratch, 'with-none-out'), '--no-typecheck']);
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('kipgen generate: note: skipped 1 spec with "validVersions": "none" (no version to generate): RetiredRequest\n');
@@ -90,7 +93,16 @@ describe.runIf(shared !== undefined)("Apache Kafka's clients specs", () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   it('yields a codec for each of the 203 specs that has versions, and the tree passes tsc --noEmit', () => {
-    const r = kipgen(['generate', '--schemas', join(shared!, 'kafka-schemas', 'clients'), '--out', out, '--no-typecheck', '--runtime-import', checkoutRuntimeImport(out)]);
+    const r = kipgen([
+      'generate',
+      '--schemas',
+      join(shared!, 'kafka-schemas', 'clients'),
+      '--out',
+      out,
+      '--no-typecheck',
+      '--runtime-import',
+      checkoutRuntimeImport(out),
+    ]);
     expect(r.stderr).toBe('');
     const specs = readdirSync(join(shared!, 'kafka-schemas', 'clients')).filter((f) => f.endsWith('.json'));
     const withVersions = specs.filter((f) => !/"validVersions":\s*"none"/.test(readFileSync(join(shared!, 'kafka-schemas', 'clients', f), 'utf8')));
@@ -98,9 +110,24 @@ describe.runIf(shared !== undefined)("Apache Kafka's clients specs", () => {
     expect(generated.length).toBe(withVersions.length);
     writeFileSync(
       join(out, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: true }, include: ['*.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules/@types')],
+          skipLibCheck: true,
+        },
+        include: ['*.ts'],
+      }),
     );
-    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(out, 'tsconfig.json')], { encoding: 'utf8', timeout: 240_000 });
+    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(out, 'tsconfig.json')], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   }, 300_000);

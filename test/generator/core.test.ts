@@ -96,11 +96,18 @@ describe('version conditions', () => {
     expect(choose(ALWAYS, branch('x'), branch('y'))).toBe('x');
     expect(choose(NEVER, branch('x2'), branch('y2'))).toBe('y2');
     expect(built).toEqual(['x', 'y2']);
-    expect(choose(FLEXIBLE, () => 'x', () => 'y')).toBe('flexible ? x : y');
+    expect(
+      choose(
+        FLEXIBLE,
+        () => 'x',
+        () => 'y',
+      ),
+    ).toBe('flexible ? x : y');
   });
 
   it('regular versions end where tagged versions begin', () => {
-    const field = (versions: string, tagged: string) => spec([{ name: 'A', type: 'int32', versions, ...(tagged === 'none' ? {} : { taggedVersions: tagged, tag: 0 }) }]).struct.fields[0]!;
+    const field = (versions: string, tagged: string) =>
+      spec([{ name: 'A', type: 'int32', versions, ...(tagged === 'none' ? {} : { taggedVersions: tagged, tag: 0 }) }]).struct.fields[0]!;
     expect(regularVersions(field('0+', '3+')).toString()).toBe('0-2');
     expect(regularVersions(field('3+', '3+')).empty).toBe(true);
     expect(regularVersions(field('1+', 'none')).toString()).toBe('1+');
@@ -111,7 +118,12 @@ describe('struct ranges', () => {
   it('are the versions of the fields leading to a struct, intersected down the tree and joined over its uses', () => {
     const s = spec(
       [
-        { name: 'As', type: '[]A', versions: '1-2', fields: [{ name: 'Bs', type: '[]B', versions: '2+', fields: [{ name: 'X', type: 'int8', versions: '0+' }] }] },
+        {
+          name: 'As',
+          type: '[]A',
+          versions: '1-2',
+          fields: [{ name: 'Bs', type: '[]B', versions: '2+', fields: [{ name: 'X', type: 'int8', versions: '0+' }] }],
+        },
         { name: 'C', type: 'Common', versions: '4+' },
         { name: 'Ds', type: '[]D', versions: '0+', fields: [{ name: 'C', type: 'Common', versions: '0-1' }] },
       ],
@@ -170,7 +182,8 @@ describe('fixed runs', () => {
 });
 
 describe('defaults', () => {
-  const defaultOf = (type: string, value: unknown, more: object = {}) => spec([{ name: 'A', type, versions: '0+', default: value, ...more }]).struct.fields[0]!.defaultValue;
+  const defaultOf = (type: string, value: unknown, more: object = {}) =>
+    spec([{ name: 'A', type, versions: '0+', default: value, ...more }]).struct.fields[0]!.defaultValue;
 
   it('parse integers in decimal and 0x hex, within the range of the type', () => {
     expect(defaultOf('int8', '-128')).toEqual({ kind: 'number', value: -128 });
@@ -241,7 +254,8 @@ describe('generated ApiKey table', () => {
       ] as const) {
         expect(headers[0]!.lowest).toBe(info.validVersions.lowest);
         expect(headers[headers.length - 1]!.highest).toBe(info.validVersions.highest);
-        for (const range of headers) for (let v = range.lowest; v <= range.highest; v++) expect(codec.headerVersion(v), `${info.name} v${v}`).toBe(range.header);
+        for (const range of headers)
+          for (let v = range.lowest; v <= range.highest; v++) expect(codec.headerVersion(v), `${info.name} v${v}`).toBe(range.header);
       }
     }
   });

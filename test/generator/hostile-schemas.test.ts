@@ -24,19 +24,42 @@ function run(name: string, text: string | Buffer): { status: number | null; stde
   const dir = join(scratch, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.json`), text);
-  const r = spawnSync(process.execPath, [join(root, 'bin/kipgen.mjs'), 'generate', '--schemas', dir, '--out', join(dir, 'out')], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(root, 'bin/kipgen.mjs'), 'generate', '--schemas', dir, '--out', join(dir, 'out')], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: r.status, stderr: r.stderr };
 }
 
 const cases: { name: string; text: () => string | Buffer; error: RegExp }[] = [
   { name: 'deep-nesting', text: () => nested(5000), error: /deep-nesting\.json:1:\d+: error: nesting deeper than 128 levels/ },
-  { name: 'version-too-high', text: () => request('{ "name": "A", "type": "int32", "versions": "0+" }', '"validVersions": "0-40000"'), error: /version 40000 in '0-40000' exceeds 32767/ },
-  { name: 'tag-2-31', text: () => request('{ "name": "A", "type": "int32", "versions": "0+", "taggedVersions": "0+", "tag": 2147483648 }'), error: /:1:\d+: error: "tag" must be/ },
-  { name: 'tag-max-int', text: () => request('{ "name": "A", "type": "int32", "versions": "0+", "taggedVersions": "0+", "tag": 2147483647 }'), error: /tag IDs are not contiguous/ },
+  {
+    name: 'version-too-high',
+    text: () => request('{ "name": "A", "type": "int32", "versions": "0+" }', '"validVersions": "0-40000"'),
+    error: /version 40000 in '0-40000' exceeds 32767/,
+  },
+  {
+    name: 'tag-2-31',
+    text: () => request('{ "name": "A", "type": "int32", "versions": "0+", "taggedVersions": "0+", "tag": 2147483648 }'),
+    error: /:1:\d+: error: "tag" must be/,
+  },
+  {
+    name: 'tag-max-int',
+    text: () => request('{ "name": "A", "type": "int32", "versions": "0+", "taggedVersions": "0+", "tag": 2147483647 }'),
+    error: /tag IDs are not contiguous/,
+  },
   { name: 'field-name-space', text: () => request('{ "name": "My Field", "type": "int32", "versions": "0+" }'), error: /Invalid field name My Field/ },
-  { name: 'struct-name-dash', text: () => request('{ "name": "A", "type": "[]Bad-Name", "versions": "0+", "fields": [] }'), error: /Can't parse type \[\]Bad-Name/ },
+  {
+    name: 'struct-name-dash',
+    text: () => request('{ "name": "A", "type": "[]Bad-Name", "versions": "0+", "fields": [] }'),
+    error: /Can't parse type \[\]Bad-Name/,
+  },
   { name: 'message-name', text: () => request('').replace('"HostileRequest"', '"1Hostile"'), error: /message name "1Hostile" is not a valid type name/ },
-  { name: 'ten-megabytes', text: () => request(`{ "name": "A", "type": "int32", "versions": "0+", "about": "${'x'.repeat(10 * 1024 * 1024)}" }`), error: /schema file is \d+ bytes, more than the 1048576-byte limit/ },
+  {
+    name: 'ten-megabytes',
+    text: () => request(`{ "name": "A", "type": "int32", "versions": "0+", "about": "${'x'.repeat(10 * 1024 * 1024)}" }`),
+    error: /schema file is \d+ bytes, more than the 1048576-byte limit/,
+  },
   { name: 'binary', text: () => Buffer.from([0x00, 0xff, 0x7b, 0x01, 0x02]), error: /binary\.json:1:\d+: error: invalid JSON/ },
   { name: 'empty', text: () => '', error: /empty\.json:1:1: error: (empty document|invalid JSON)/ },
   { name: 'not-an-object', text: () => '[1, 2, 3]', error: /must be of type object/ },
@@ -56,7 +79,12 @@ describe('hostile schema files', () => {
     const dir = join(scratch, 'legal');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'Deep.json'), nested(40));
-    writeFileSync(join(dir, 'Wide.json'), request('{ "name": "A", "type": "int32", "versions": "3+" }', '"validVersions": "0-32766"').replace('HostileRequest', 'WideRequest').replace('"apiKey": 90', '"apiKey": 91'));
+    writeFileSync(
+      join(dir, 'Wide.json'),
+      request('{ "name": "A", "type": "int32", "versions": "3+" }', '"validVersions": "0-32766"')
+        .replace('HostileRequest', 'WideRequest')
+        .replace('"apiKey": 90', '"apiKey": 91'),
+    );
     const result = await generate({ schemas: [dir], out: join(dir, 'out') });
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(result.typeErrors).toEqual([]);

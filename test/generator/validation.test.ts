@@ -23,13 +23,37 @@ function spec(fields: string, top = '"type": "request", "apiKey": 90, "validVers
 
 const cases: { rule: string; text: string; message: RegExp; line: number; path?: string; severity?: 'error' | 'warning' }[] = [
   { rule: 'JSON syntax', text: '{ "name": "X", }', message: /^invalid JSON: expected a key in double quotes, found }$/, line: 1 },
-  { rule: 'JSON syntax: a missing comma', text: '{\n  "name": "X"\n  "type": "data"\n}', message: /^invalid JSON: expected a comma before the next entry, or the closing \} or \], found "type"$/, line: 3 },
-  { rule: 'unknown key', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "nullable": "0+" }'), message: /unknown key "nullable"/, line: 6, path: 'fields[0].nullable' },
-  { rule: 'unknown type', text: spec('    { "name": "A", "type": "int99", "versions": "0+" }'), message: /Can't parse type int99/, line: 6, path: 'fields[0].type' },
-  { rule: 'nullable int', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "nullableVersions": "0+" }'), message: /cannot be nullable/, line: 6 },
+  {
+    rule: 'JSON syntax: a missing comma',
+    text: '{\n  "name": "X"\n  "type": "data"\n}',
+    message: /^invalid JSON: expected a comma before the next entry, or the closing \} or \], found "type"$/,
+    line: 3,
+  },
+  {
+    rule: 'unknown key',
+    text: spec('    { "name": "A", "type": "int32", "versions": "0+", "nullable": "0+" }'),
+    message: /unknown key "nullable"/,
+    line: 6,
+    path: 'fields[0].nullable',
+  },
+  {
+    rule: 'unknown type',
+    text: spec('    { "name": "A", "type": "int99", "versions": "0+" }'),
+    message: /Can't parse type int99/,
+    line: 6,
+    path: 'fields[0].type',
+  },
+  {
+    rule: 'nullable int',
+    text: spec('    { "name": "A", "type": "int32", "versions": "0+", "nullableVersions": "0+" }'),
+    message: /cannot be nullable/,
+    line: 6,
+  },
   {
     rule: 'duplicate tag',
-    text: spec('    { "name": "A", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0 },\n    { "name": "B", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0 }'),
+    text: spec(
+      '    { "name": "A", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0 },\n    { "name": "B", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0 }',
+    ),
     message: /duplicate tag ID 0/,
     line: 7,
   },
@@ -39,28 +63,94 @@ const cases: { rule: string; text: string; message: RegExp; line: number; path?:
     message: /not a subset of the flexible versions 2\+/,
     line: 6,
   },
-  { rule: 'tags contiguous', text: spec('    { "name": "A", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 1 }'), message: /not contiguous/, line: 5 },
-  { rule: 'duplicate field name', text: spec('    { "name": "A", "type": "int32", "versions": "0+" },\n    { "name": "A", "type": "int8", "versions": "0+" }'), message: /duplicate name A/, line: 7 },
-  { rule: 'int8 default range', text: spec('    { "name": "A", "type": "int8", "versions": "0+", "default": "200" }'), message: /Invalid default for int8 field A: 200/, line: 6 },
+  {
+    rule: 'tags contiguous',
+    text: spec('    { "name": "A", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 1 }'),
+    message: /not contiguous/,
+    line: 5,
+  },
+  {
+    rule: 'duplicate field name',
+    text: spec('    { "name": "A", "type": "int32", "versions": "0+" },\n    { "name": "A", "type": "int8", "versions": "0+" }'),
+    message: /duplicate name A/,
+    line: 7,
+  },
+  {
+    rule: 'int8 default range',
+    text: spec('    { "name": "A", "type": "int8", "versions": "0+", "default": "200" }'),
+    message: /Invalid default for int8 field A: 200/,
+    line: 6,
+  },
   { rule: 'negative hex default', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "default": "-0x1" }'), message: /not an integer/, line: 6 },
-  { rule: 'bool default', text: spec('    { "name": "A", "type": "bool", "versions": "0+", "default": "yes" }'), message: /Invalid default for boolean field A/, line: 6 },
-  { rule: 'uuid default', text: spec('    { "name": "A", "type": "uuid", "versions": "0+", "default": "nope" }'), message: /Invalid default for uuid field A/, line: 6 },
-  { rule: 'array default', text: spec('    { "name": "A", "type": "[]int32", "versions": "0+", "default": "[1]" }'), message: /only valid default for an array field/, line: 6 },
-  { rule: 'mapKey tagged', text: spec('    { "name": "A", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0, "mapKey": true }'), message: /Tagged fields cannot be used as keys/, line: 6 },
+  {
+    rule: 'bool default',
+    text: spec('    { "name": "A", "type": "bool", "versions": "0+", "default": "yes" }'),
+    message: /Invalid default for boolean field A/,
+    line: 6,
+  },
+  {
+    rule: 'uuid default',
+    text: spec('    { "name": "A", "type": "uuid", "versions": "0+", "default": "nope" }'),
+    message: /Invalid default for uuid field A/,
+    line: 6,
+  },
+  {
+    rule: 'array default',
+    text: spec('    { "name": "A", "type": "[]int32", "versions": "0+", "default": "[1]" }'),
+    message: /only valid default for an array field/,
+    line: 6,
+  },
+  {
+    rule: 'mapKey tagged',
+    text: spec('    { "name": "A", "type": "int32", "versions": "2+", "taggedVersions": "2+", "tag": 0, "mapKey": true }'),
+    message: /Tagged fields cannot be used as keys/,
+    line: 6,
+  },
   {
     rule: 'inline struct inside a common struct',
-    text: spec('    { "name": "A", "type": "Common", "versions": "0+" }', '"type": "request", "apiKey": 90, "validVersions": "0-3", "flexibleVersions": "2+", "commonStructs": [\n    { "name": "Common", "versions": "0+", "fields": [\n      { "name": "Bs", "type": "[]Missing", "versions": "0+", "fields": [] } ] } ]'),
+    text: spec(
+      '    { "name": "A", "type": "Common", "versions": "0+" }',
+      '"type": "request", "apiKey": 90, "validVersions": "0-3", "flexibleVersions": "2+", "commonStructs": [\n    { "name": "Common", "versions": "0+", "fields": [\n      { "name": "Bs", "type": "[]Missing", "versions": "0+", "fields": [] } ] } ]',
+    ),
     message: /Unable to locate a specification for the structure Missing/,
     line: 5,
     path: 'commonStructs[0].fields[0]',
   },
   { rule: 'versions required', text: spec('    { "name": "A", "type": "int32" }'), message: /You must specify the version of the A structure/, line: 6 },
-  { rule: 'open-ended validVersions', text: spec('', '"type": "request", "apiKey": 90, "validVersions": "0+", "flexibleVersions": "2+"'), message: /does not specify a maximum version/, line: 3 },
+  {
+    rule: 'open-ended validVersions',
+    text: spec('', '"type": "request", "apiKey": 90, "validVersions": "0+", "flexibleVersions": "2+"'),
+    message: /does not specify a maximum version/,
+    line: 3,
+  },
   { rule: 'request without apiKey', text: spec('', '"type": "request", "validVersions": "0-1", "flexibleVersions": "0+"'), message: /has no apiKey/, line: 2 },
-  { rule: 'entity type mismatch', text: spec('    { "name": "A", "type": "int32", "versions": "0+", "entityType": "topicName" }'), message: /entity type topicName, but field type int32/, line: 6 },
-  { rule: 'reversed field range', text: spec('    { "name": "A", "type": "int32", "versions": "3-1" }'), message: /^TestRequest: versions "3-1" is a reversed version range: its lowest version 3 is above its highest 1 \(did you mean "1-3"\?/, line: 6, path: 'fields[0].versions' },
-  { rule: 'reversed validVersions', text: spec('    { "name": "A", "type": "int32", "versions": "0+" }', '"type": "request", "apiKey": 90, "validVersions": "3-1", "flexibleVersions": "2+"'), message: /validVersions "3-1" is a reversed version range/, line: 3, path: 'validVersions' },
-  { rule: 'field outside valid versions warns', text: spec('    { "name": "A", "type": "int32", "versions": "5+" }'), message: /never reaches the wire/, line: 6, severity: 'warning' },
+  {
+    rule: 'entity type mismatch',
+    text: spec('    { "name": "A", "type": "int32", "versions": "0+", "entityType": "topicName" }'),
+    message: /entity type topicName, but field type int32/,
+    line: 6,
+  },
+  {
+    rule: 'reversed field range',
+    text: spec('    { "name": "A", "type": "int32", "versions": "3-1" }'),
+    message: /^TestRequest: versions "3-1" is a reversed version range: its lowest version 3 is above its highest 1 \(did you mean "1-3"\?/,
+    line: 6,
+    path: 'fields[0].versions',
+  },
+  {
+    rule: 'reversed validVersions',
+    text: spec('    { "name": "A", "type": "int32", "versions": "0+" }', '"type": "request", "apiKey": 90, "validVersions": "3-1", "flexibleVersions": "2+"'),
+    message: /validVersions "3-1" is a reversed version range/,
+    line: 3,
+    path: 'validVersions',
+  },
+  {
+    rule: 'field outside valid versions warns',
+    text: spec('    { "name": "A", "type": "int32", "versions": "5+" }'),
+    message: /never reaches the wire/,
+    line: 6,
+    severity: 'warning',
+  },
 ];
 
 describe('a reversed version range', () => {
@@ -69,7 +159,10 @@ describe('a reversed version range', () => {
       '    { "name": "A", "type": "int32", "versions": "0+" },\n    { "name": "Bs", "type": "[]Bee", "versions": "1+", "fields": [\n      { "name": "C", "type": "int8", "versions": "2-1" } ] }',
       '"type": "request", "apiKey": 90, "validVersions": "3-1", "flexibleVersions": "2+"',
     );
-    expect(diagnose(text).map((d) => `${d.severity} ${d.line}:${d.column} ${d.jsonPath}`)).toEqual(['error 3:36 validVersions', 'error 8:38 fields[1].fields[0].versions']);
+    expect(diagnose(text).map((d) => `${d.severity} ${d.line}:${d.column} ${d.jsonPath}`)).toEqual([
+      'error 3:36 validVersions',
+      'error 8:38 fields[1].fields[0].versions',
+    ]);
   });
 });
 

@@ -126,7 +126,11 @@ function struct(w: Bytes, layout: StructLayout, json: Json, flexible: boolean): 
 
 describe.runIf(shared !== undefined)("layout (diff/) and codecs (emit/) agree on every spec of Kafka's schemas at every version", () => {
   const root = join(shared ?? '', 'kafka-schemas');
-  const folders = shared ? readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name) : [];
+  const folders = shared
+    ? readdirSync(root, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+    : [];
   // Made in beforeAll, not while the suite is collected: a skipped suite runs no afterAll to remove it.
   let scratch = '';
   const loaded: { spec: MessageSpec; module: string }[] = [];

@@ -48,7 +48,14 @@ interface TestRecord {
 // A large, compressible value (lz4 and zstd then span several blocks, xerial snappy several chunks), binary bytes, a null key.
 const big = Buffer.from(Array.from({ length: 3000 }, (_, i) => `line ${i}: ${i % 7 === 0 ? crypto.randomBytes(8).toString('hex') : 'steady text'}\n`).join(''));
 const RECORDS: TestRecord[] = [
-  { key: Buffer.from('k-0'), value: Buffer.from([0x00, 0xff, 0x0a, 0x80, 0x7f]), headers: [['h', Buffer.from([0x00, 0xff])], ['n', null]] },
+  {
+    key: Buffer.from('k-0'),
+    value: Buffer.from([0x00, 0xff, 0x0a, 0x80, 0x7f]),
+    headers: [
+      ['h', Buffer.from([0x00, 0xff])],
+      ['n', null],
+    ],
+  },
   { key: null, value: big, headers: [] },
   { key: Buffer.from('k-2-ключ'), value: crypto.randomBytes(2000), headers: [['utf8', Buffer.from('значение')]] },
   { key: Buffer.from('k-3'), value: Buffer.alloc(10_000, 0x41), headers: [] },
@@ -67,7 +74,10 @@ beforeAll(async () => {
   port = proxy.port;
   broker = await startKipgenBroker({
     topics: [`${KCAT_TOPIC}:4`, `${PY_TOPIC}:4`, `${OURS_TOPIC}:4`],
-    config: { cluster: [{ nodeId: 0, host: '127.0.0.1', port }], shareGroup: { heartbeatIntervalMs: 200, autoOffsetReset: 'earliest', isolationLevel: 'read_committed' } },
+    config: {
+      cluster: [{ nodeId: 0, host: '127.0.0.1', port }],
+      shareGroup: { heartbeatIntervalMs: 200, autoOffsetReset: 'earliest', isolationLevel: 'read_committed' },
+    },
   });
   proxy.targetPort = broker.port;
 
@@ -80,11 +90,23 @@ beforeAll(async () => {
     fs.writeFileSync(file, r.value);
     return file;
   });
-  for (const [i, codec] of CODECS.entries()) await kcatProduceFiles(port, KCAT_TOPIC, i, files, ['-z', codec, '-X', 'linger.ms=500', '-k', 'kcat-key', '-H', 'codec=' + codec]);
+  for (const [i, codec] of CODECS.entries())
+    await kcatProduceFiles(port, KCAT_TOPIC, i, files, ['-z', codec, '-X', 'linger.ms=500', '-k', 'kcat-key', '-H', 'codec=' + codec]);
 
   const recordsFile = path.join(dir, 'records.json');
-  fs.writeFileSync(recordsFile, JSON.stringify(RECORDS.map((r) => ({ key: r.key?.toString('hex') ?? null, value: r.value.toString('hex'), headers: r.headers.map(([k, v]) => [k, v?.toString('hex') ?? null]) }))));
-  const result = await run(PYTHON, [path.join(ROOT, 'test/interop/support/confluent_compressed.py'), `127.0.0.1:${port}`, PY_TOPIC, recordsFile], { timeoutMs: 90_000 });
+  fs.writeFileSync(
+    recordsFile,
+    JSON.stringify(
+      RECORDS.map((r) => ({
+        key: r.key?.toString('hex') ?? null,
+        value: r.value.toString('hex'),
+        headers: r.headers.map(([k, v]) => [k, v?.toString('hex') ?? null]),
+      })),
+    ),
+  );
+  const result = await run(PYTHON, [path.join(ROOT, 'test/interop/support/confluent_compressed.py'), `127.0.0.1:${port}`, PY_TOPIC, recordsFile], {
+    timeoutMs: 90_000,
+  });
   if (result.code !== 0) throw new Error(`confluent_compressed.py exited ${result.code ?? result.signal}:\n${result.stderr}\nbroker:\n${broker.stderr()}`);
   python = JSON.parse(result.stdout.toString('utf8').trim().split('\n').pop()!) as typeof python;
 }, 180_000);
@@ -102,7 +124,14 @@ const asTuple = (key: Uint8Array | null, value: Uint8Array | null, headers: { ke
   headers.map((h) => [h.key, h.value === null ? null : Buffer.from(h.value).toString('hex')]),
 ];
 const expectedKcat = (codec: string) => RECORDS.map((r) => asTuple(Buffer.from('kcat-key'), r.value, [{ key: 'codec', value: Buffer.from(codec) }]));
-const expectedPython = () => RECORDS.map((r) => asTuple(r.key, r.value, r.headers.map(([key, value]) => ({ key, value }))));
+const expectedPython = () =>
+  RECORDS.map((r) =>
+    asTuple(
+      r.key,
+      r.value,
+      r.headers.map(([key, value]) => ({ key, value })),
+    ),
+  );
 const consumed = (records: ConsumedRecord[]) => records.map((r) => asTuple(r.key, r.value, r.headers));
 
 describe('batches compressed by kcat and confluent-kafka-python', () => {
@@ -111,20 +140,35 @@ describe('batches compressed by kcat and confluent-kafka-python', () => {
     expect(proxy.rewritten).toBeGreaterThan(0);
     for (const [i, codec] of CODECS.entries()) {
       const fromKcat = await readPartition(port, KCAT_TOPIC, i, 'read_committed');
-      expect(fromKcat.batches.map((b) => b.compression), `kcat ${codec}`).toEqual(fromKcat.batches.map(() => codec));
+      expect(
+        fromKcat.batches.map((b) => b.compression),
+        `kcat ${codec}`,
+      ).toEqual(fromKcat.batches.map(() => codec));
       expect(consumed(fromKcat.records), `kcat ${codec}`).toEqual(expectedKcat(codec));
 
       const fromPython = await readPartition(port, PY_TOPIC, i, 'read_committed');
       const data = fromPython.batches.filter((b) => !b.isControl);
       expect(data.length, `python ${codec}`).toBeGreaterThan(0);
-      expect(data.map((b) => b.compression), `python ${codec}`).toEqual(data.map(() => codec));
-      expect(fromPython.markers.map((m) => m.type), `python ${codec}`).toEqual(['COMMIT']);
+      expect(
+        data.map((b) => b.compression),
+        `python ${codec}`,
+      ).toEqual(data.map(() => codec));
+      expect(
+        fromPython.markers.map((m) => m.type),
+        `python ${codec}`,
+      ).toEqual(['COMMIT']);
       expect(consumed(fromPython.records), `python ${codec}`).toEqual(expectedPython());
     }
   });
 
   it('kipgen’s share consumer acquires every record of those batches byte for byte and acknowledges them', async () => {
-    const consumer = new KafkaShareConsumer({ bootstrapServers: `127.0.0.1:${port}`, groupId: 'compressed-interop', acknowledgementMode: 'explicit', fetchMaxWaitMs: 100, logger: null });
+    const consumer = new KafkaShareConsumer({
+      bootstrapServers: `127.0.0.1:${port}`,
+      groupId: 'compressed-interop',
+      acknowledgementMode: 'explicit',
+      fetchMaxWaitMs: 100,
+      logger: null,
+    });
     try {
       consumer.subscribe([KCAT_TOPIC, PY_TOPIC]);
       const total = 2 * CODECS.length * RECORDS.length;
@@ -158,7 +202,11 @@ describe('batches compressed by kipgen’s producer', () => {
     for (const [i, codec] of CODECS.entries()) {
       const producer = new KafkaProducer({ bootstrapServers: `127.0.0.1:${port}`, compressionType: codec, lingerMs: 20, logger: null, metricsRegistry: null });
       try {
-        await Promise.all(RECORDS.map((r) => producer.send({ topic: OURS_TOPIC, partition: i, key: r.key, value: r.value, headers: r.headers.map(([key, value]) => ({ key, value })) })));
+        await Promise.all(
+          RECORDS.map((r) =>
+            producer.send({ topic: OURS_TOPIC, partition: i, key: r.key, value: r.value, headers: r.headers.map(([key, value]) => ({ key, value })) }),
+          ),
+        );
       } finally {
         await producer.close();
       }
@@ -168,7 +216,10 @@ describe('batches compressed by kipgen’s producer', () => {
   it('are read back byte for byte by kcat (librdkafka’s decompressors)', async () => {
     for (const [i, codec] of CODECS.entries()) {
       const read = await readPartition(port, OURS_TOPIC, i, 'read_uncommitted');
-      expect(read.batches.map((b) => b.compression), codec).toEqual(read.batches.map(() => codec));
+      expect(
+        read.batches.map((b) => b.compression),
+        codec,
+      ).toEqual(read.batches.map(() => codec));
       const messages = await kcatConsume(port, OURS_TOPIC, i);
       expect(
         messages.map((m) => [m.key?.toString('hex') ?? null, m.value?.toString('hex') ?? null]),
@@ -196,12 +247,19 @@ describe('batches compressed by kipgen’s producer', () => {
     for (const [i, codec] of CODECS.entries()) {
       const read = await readPartition(port, OURS_TOPIC, i, 'read_uncommitted');
       // The codec attribute of each batch, read from its bytes (kafkajs's decoder does not report it).
-      expect(read.batches.map((b) => b.compression), codec).toEqual(read.batches.map(() => codec));
+      expect(
+        read.batches.map((b) => b.compression),
+        codec,
+      ).toEqual(read.batches.map(() => codec));
       const decoded: any[] = [];
       for (const batch of read.batches) decoded.push(await kafkajsBatchDecoder(new KafkajsDecoder(batch.bytes)));
       const messages = decoded.flatMap((b) => b.records);
       expect(
-        messages.map((m: any) => [m.key === null ? null : Buffer.from(m.key).toString('hex'), Buffer.from(m.value).toString('hex'), Object.entries(m.headers).map(([k, v]) => [k, v === null ? null : Buffer.from(v as Buffer).toString('hex')])]),
+        messages.map((m: any) => [
+          m.key === null ? null : Buffer.from(m.key).toString('hex'),
+          Buffer.from(m.value).toString('hex'),
+          Object.entries(m.headers).map(([k, v]) => [k, v === null ? null : Buffer.from(v as Buffer).toString('hex')]),
+        ]),
         codec,
       ).toEqual(RECORDS.map((r) => [r.key?.toString('hex') ?? null, r.value.toString('hex'), r.headers.map(([k, v]) => [k, v?.toString('hex') ?? null])]));
     }

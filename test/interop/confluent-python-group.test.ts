@@ -12,12 +12,23 @@ import { ROOT, apisUsed, removeTempDirs, requireTool, run, startKipgenBroker, ty
 const PYTHON = '/usr/bin/python3';
 const CLIENT_ID = 'confluent-python-interop';
 let broker: KipgenBroker;
-let outcome: { confluent_kafka: string; librdkafka: string; exists_error: string; values: string[]; assignment: number[]; committed: [number, number][]; later: string[]; errors: string[] };
+let outcome: {
+  confluent_kafka: string;
+  librdkafka: string;
+  exists_error: string;
+  values: string[];
+  assignment: number[];
+  committed: [number, number][];
+  later: string[];
+  errors: string[];
+};
 
 beforeAll(async () => {
   requireTool(PYTHON, ['-c', 'import confluent_kafka'], 'python3-confluent-kafka');
   broker = await startKipgenBroker({ topics: [], config: { groupInitialRebalanceDelayMs: 200 } });
-  const result = await run(PYTHON, [path.join(ROOT, 'test/interop/support/confluent_group.py'), `127.0.0.1:${broker.port}`, 'py-group-topic', 'py-consumers'], { timeoutMs: 90_000 });
+  const result = await run(PYTHON, [path.join(ROOT, 'test/interop/support/confluent_group.py'), `127.0.0.1:${broker.port}`, 'py-group-topic', 'py-consumers'], {
+    timeoutMs: 90_000,
+  });
   if (result.code !== 0) throw new Error(`confluent_group.py exited ${result.code ?? result.signal}:\n${result.stderr}\nbroker:\n${broker.stderr()}`);
   outcome = JSON.parse(result.stdout.toString('utf8').trim().split('\n').pop()!) as typeof outcome;
 });
@@ -26,7 +37,9 @@ afterAll(async () => {
   await broker?.stop();
   removeTempDirs();
   if (outcome) {
-    process.stdout.write(`confluent-kafka-python ${outcome.confluent_kafka} (librdkafka ${outcome.librdkafka}) group: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
+    process.stdout.write(
+      `confluent-kafka-python ${outcome.confluent_kafka} (librdkafka ${outcome.librdkafka}) group: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`,
+    );
   }
 });
 

@@ -50,7 +50,14 @@ describe('confluent-kafka-python transactional producer against kipgen broker', 
   it('read_committed (kipgen Fetch codecs) sees exactly the committed records, byte for byte', async () => {
     const p0 = await readPartition(broker.port, TOPIC, 0, 'read_committed');
     expect(p0.records.map((r) => [r.key?.toString() ?? null, r.value?.toString(), r.headers.map((h) => [h.key, h.value?.toString('hex') ?? null])])).toEqual([
-      ['py-k0', 'py-committed-0', [['h', '00ff'], ['n', null]]],
+      [
+        'py-k0',
+        'py-committed-0',
+        [
+          ['h', '00ff'],
+          ['n', null],
+        ],
+      ],
       ['py-k2', 'py-committed-2', []],
     ]);
     expect(p0.markers.map((m) => m.type)).toEqual(['COMMIT', 'ABORT', 'COMMIT']);
@@ -68,7 +75,12 @@ describe('confluent-kafka-python transactional producer against kipgen broker', 
   it('send_offsets_to_transaction committed the group offset', async () => {
     const c = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, clientId: 'kipgen-interop-reader' });
     try {
-      const r = await c.send(OffsetFetchRequest, OffsetFetchRequest.create({ groupId: GROUP, topics: [{ name: TOPIC, partitionIndexes: [0] }], requireStable: true }), 7, OffsetFetchResponse);
+      const r = await c.send(
+        OffsetFetchRequest,
+        OffsetFetchRequest.create({ groupId: GROUP, topics: [{ name: TOPIC, partitionIndexes: [0] }], requireStable: true }),
+        7,
+        OffsetFetchResponse,
+      );
       expect(r.topics[0]!.partitions[0]).toMatchObject({ committedOffset: 7n, errorCode: 0 });
     } finally {
       await c.close();
@@ -77,7 +89,17 @@ describe('confluent-kafka-python transactional producer against kipgen broker', 
 
   it('used the transactional APIs (read off the broker request log)', () => {
     const used = apisUsed(broker.requests(), (id) => id === CLIENT_ID);
-    for (const api of ['ApiVersions', 'Metadata', 'FindCoordinator', 'InitProducerId', 'AddPartitionsToTxn', 'Produce', 'AddOffsetsToTxn', 'TxnOffsetCommit', 'EndTxn']) {
+    for (const api of [
+      'ApiVersions',
+      'Metadata',
+      'FindCoordinator',
+      'InitProducerId',
+      'AddPartitionsToTxn',
+      'Produce',
+      'AddOffsetsToTxn',
+      'TxnOffsetCommit',
+      'EndTxn',
+    ]) {
       expect(used, api).toHaveProperty(api);
     }
   });

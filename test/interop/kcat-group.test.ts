@@ -30,19 +30,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await broker?.stop();
   removeTempDirs();
-  if (broker) process.stdout.write(`${kcatVersion} -G: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
+  if (broker)
+    process.stdout.write(`${kcatVersion} -G: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === CLIENT_ID))}\n`);
 });
 
 const consume = () =>
   // No -o: kcat would seek every assigned partition there; auto.offset.reset=earliest applies only without a committed offset.
-  run('kcat', ['-G', GROUP, '-b', `127.0.0.1:${broker.port}`, '-X', `client.id=${CLIENT_ID}`, '-X', 'auto.offset.reset=earliest', '-X', 'session.timeout.ms=10000', '-e', '-q', '-f', '%p %s\n', TOPIC], { timeoutMs: 60_000 });
+  run(
+    'kcat',
+    [
+      '-G',
+      GROUP,
+      '-b',
+      `127.0.0.1:${broker.port}`,
+      '-X',
+      `client.id=${CLIENT_ID}`,
+      '-X',
+      'auto.offset.reset=earliest',
+      '-X',
+      'session.timeout.ms=10000',
+      '-e',
+      '-q',
+      '-f',
+      '%p %s\n',
+      TOPIC,
+    ],
+    { timeoutMs: 60_000 },
+  );
 
 describe('kcat -G against kipgen broker', () => {
   it('two balanced consumers split the partitions and read every record once; the commits hold', async () => {
     const [one, two] = await Promise.all([consume(), consume()]);
     expect(one.code, one.stderr).toBe(0);
     expect(two.code, two.stderr).toBe(0);
-    const read = (r: typeof one) => r.stdout.toString('utf8').split('\n').filter((l) => l !== '').map((l) => l.split(' ') as [string, string]);
+    const read = (r: typeof one) =>
+      r.stdout
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l.split(' ') as [string, string]);
     const [a, b] = [read(one), read(two)];
     expect(a.length).toBeGreaterThan(0);
     expect(b.length).toBeGreaterThan(0);

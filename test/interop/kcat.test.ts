@@ -39,7 +39,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await broker?.stop();
   removeTempDirs();
-  if (broker) process.stdout.write(`${kcatVersion}: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === KCAT_CLIENT_ID))}\n`);
+  if (broker)
+    process.stdout.write(`${kcatVersion}: APIs and versions (broker log): ${JSON.stringify(apisUsed(broker.requests(), (id) => id === KCAT_CLIENT_ID))}\n`);
 });
 
 function payloadFiles(): string[] {
@@ -90,9 +91,11 @@ describe(`kcat against kipgen broker`, () => {
 
   it('what kcat wrote reads back the same through kipgen’s own Fetch codecs (uncompressed partition)', async () => {
     const read = await readPartition(broker.port, TOPIC, 0, 'read_uncommitted');
-    expect(read.records.slice(0, 4).map((r) => [r.key?.toString('utf8'), r.value?.toString('hex'), r.headers.map((h) => `${h.key}=${h.value?.toString('utf8') ?? ''}`).join(',')])).toEqual(
-      PAYLOADS.map((p) => [KEY, p.toString('hex'), HEADERS.join(',')]),
-    );
+    expect(
+      read.records
+        .slice(0, 4)
+        .map((r) => [r.key?.toString('utf8'), r.value?.toString('hex'), r.headers.map((h) => `${h.key}=${h.value?.toString('utf8') ?? ''}`).join(',')]),
+    ).toEqual(PAYLOADS.map((p) => [KEY, p.toString('hex'), HEADERS.join(',')]));
     expect(read.records).toHaveLength(7);
   });
 

@@ -60,7 +60,9 @@ describe('kcat (librdkafka) over SASL_SSL', () => {
   }
 
   it('fails with a wrong password instead of hanging', async () => {
-    const result = await run('kcat', ['-L', '-m', '5', '-b', secure.bootstrap('SASL_SSL'), ...kcatArgs(librdkafkaConfig('SCRAM-SHA-256', 'wrong'))], { timeoutMs: 30_000 });
+    const result = await run('kcat', ['-L', '-m', '5', '-b', secure.bootstrap('SASL_SSL'), ...kcatArgs(librdkafkaConfig('SCRAM-SHA-256', 'wrong'))], {
+      timeoutMs: 30_000,
+    });
     expect(result.code).not.toBe(0);
     expect(result.stderr.toString()).toMatch(/Authentication failed|SASL authentication error/);
     results.push('kcat SCRAM-SHA-256 wrong password: refused');
@@ -84,7 +86,10 @@ print(json.dumps({"errors": errors, "left": left}))
       const config = { 'bootstrap.servers': secure.bootstrap('SASL_SSL'), ...librdkafkaConfig(mechanism, USERS.alice) };
       const result = await run(PYTHON, ['-c', script, JSON.stringify(config), value], { timeoutMs: 60_000 });
       expect(result.code, result.stderr.toString()).toBe(0);
-      expect(JSON.parse(result.stdout.toString().trim().split('\n').pop()!), `${result.stderr}\n${secure.logs.slice(-10).join('\n')}`).toEqual({ errors: [], left: 0 });
+      expect(JSON.parse(result.stdout.toString().trim().split('\n').pop()!), `${result.stderr}\n${secure.logs.slice(-10).join('\n')}`).toEqual({
+        errors: [],
+        left: 0,
+      });
       expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'events')).toContain(value);
       results.push(`confluent-kafka-python ${mechanism} SASL_SSL: produce OK`);
     });

@@ -80,7 +80,10 @@ afterAll(async () => {
   const known = pdus.filter((p) => decodable(p)).length;
   process.stdout.write(
     `${tsharkVersion}: ${pdus.length} Kafka PDUs (${logged.length} requests in the broker log), ${known} of APIs/versions its dissector knows, all clean; ` +
-      `dissector limits: ${[...wiresharkMax].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${apiByKey(k)?.name ?? k} v0-${v}`).join(', ')}; unknown API keys: ${[...UNKNOWN_TO_WIRESHARK].sort((a, b) => a - b).join(', ')}\n`,
+      `dissector limits: ${[...wiresharkMax]
+        .sort((a, b) => a[0] - b[0])
+        .map(([k, v]) => `${apiByKey(k)?.name ?? k} v0-${v}`)
+        .join(', ')}; unknown API keys: ${[...UNKNOWN_TO_WIRESHARK].sort((a, b) => a - b).join(', ')}\n`,
   );
 });
 
@@ -126,7 +129,9 @@ describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
     // only the last request of a connection may be unanswered.
     const requests = pdus.filter((p) => p.request);
     const unanswered = requests.filter((p) => p.peer === null);
-    expect(unanswered.filter((p) => requests.some((q) => q.stream === p.stream && q.frame > p.frame)).map((p) => `${p.apiName} v${p.version} frame ${p.frame}`)).toEqual([]);
+    expect(
+      unanswered.filter((p) => requests.some((q) => q.stream === p.stream && q.frame > p.frame)).map((p) => `${p.apiName} v${p.version} frame ${p.frame}`),
+    ).toEqual([]);
     expect(unanswered.length).toBeLessThanOrEqual(2);
     expect(pdus.length).toBe(2 * requests.length - unanswered.length);
   });
@@ -154,18 +159,27 @@ describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
     expect(pdus.filter(decodable).length).toBeGreaterThan(100);
     // The core APIs are among the ones it knows (at least their older versions). WriteTxnMarkers is
     // not: Wireshark 4.0 knows only v0, which Kafka 4 (and kipgen) no longer serve.
-    for (const key of [0, 1, 2, 3, 9, 10, 18, 22, 24, 25, 26, 28]) expect(pdus.some((p) => p.apiKey === key && decodable(p)), `API ${key}`).toBe(true);
+    for (const key of [0, 1, 2, 3, 9, 10, 18, 22, 24, 25, 26, 28])
+      expect(
+        pdus.some((p) => p.apiKey === key && decodable(p)),
+        `API ${key}`,
+      ).toBe(true);
   });
 
   it('shows APIs it does not know (DescribeCluster 60, KIP-848’s 68/69, 76–79, KIP-1289’s 95 and 96) under their own key, never as another API, never an exception', () => {
     for (const key of [95, 96]) expect(UNKNOWN_TO_WIRESHARK.has(key), `API ${key}`).toBe(true);
     const unknown = pdus.filter((p) => UNKNOWN_TO_WIRESHARK.has(p.apiKey));
-    expect(new Set(unknown.map((p) => p.apiKey))).toEqual(new Set([60, 68, 69, 76, 77, 78, 79, 95, 96].filter((k) => logged.some((r) => r.api === apiByKey(k)?.name))));
+    expect(new Set(unknown.map((p) => p.apiKey))).toEqual(
+      new Set([60, 68, 69, 76, 77, 78, 79, 95, 96].filter((k) => logged.some((r) => r.api === apiByKey(k)?.name))),
+    );
     const sentKeys = new Set(logged.map((r) => apiKeyOf(r.api)));
     expect([...UNKNOWN_TO_WIRESHARK].every((k) => sentKeys.has(k))).toBe(true);
     for (const p of unknown) {
       const allowed = new RegExp(`^Unknown ${p.apiKey} API key$|^Dissected message does not end at the pdu length offset$`);
-      expect(p.experts.filter((e) => e.severity !== 'chat' && !allowed.test(e.message)), `frame ${p.frame} API ${p.apiKey}`).toEqual([]);
+      expect(
+        p.experts.filter((e) => e.severity !== 'chat' && !allowed.test(e.message)),
+        `frame ${p.frame} API ${p.apiKey}`,
+      ).toEqual([]);
       expect(p.experts.some((e) => e.severity === 'error')).toBe(false);
     }
   });
@@ -176,7 +190,10 @@ describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
     for (const p of newer) {
       // A request says which version it lacks; a response does too, or, when the request could not be parsed, that it has none.
       const expected = p.request ? [`^Unsupported ${p.apiName} version`] : [`^Unsupported ${p.apiName} version`, '^Request missing$'];
-      expect(p.experts.some((e) => expected.some((re) => new RegExp(re).test(e.message))), `frame ${p.frame}`).toBe(true);
+      expect(
+        p.experts.some((e) => expected.some((re) => new RegExp(re).test(e.message))),
+        `frame ${p.frame}`,
+      ).toBe(true);
       expect(p.peer?.apiKey).toBe(p.apiKey);
     }
   });
@@ -186,4 +203,3 @@ function apiKeyOf(name: string): number {
   for (let key = 0; key < 100; key++) if (apiByKey(key)?.name === name) return key;
   throw new Error(`no API named ${name}`);
 }
-

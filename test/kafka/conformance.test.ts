@@ -60,7 +60,10 @@ function positiveInt(name: string, fallback: number): number {
 
 /** The fast-check seed of one message version and direction, from the run's seed (so that one can be replayed alone). */
 function seedFor(...parts: (string | number)[]): number {
-  return createHash('sha256').update([SEED, ...parts].join(':')).digest().readInt32BE(0);
+  return createHash('sha256')
+    .update([SEED, ...parts].join(':'))
+    .digest()
+    .readInt32BE(0);
 }
 
 function replay(): string {
@@ -122,10 +125,16 @@ afterAll(async () => {
     const each = versions.map((v) => byVersion.get(v)!);
     const n = each.reduce((sum, c) => sum + c.toKafka + c.fromKafka + c.log + c.downgrade, 0);
     total += n;
-    rows.push(`  ${name.padEnd(32)} v${versions[0]}-${versions.at(-1)}  ${each.map((c) => `${c.toKafka}/${c.fromKafka}/${c.downgrade}${c.log > 0 ? `/${c.log}` : ''}`).join(' ')}`);
+    rows.push(
+      `  ${name.padEnd(32)} v${versions[0]}-${versions.at(-1)}  ${each.map((c) => `${c.toKafka}/${c.fromKafka}/${c.downgrade}${c.log > 0 ? `/${c.log}` : ''}`).join(' ')}`,
+    );
   }
   process.stdout.write(
-    `conformance against Kafka 4.4's codecs: ${total} messages, seed ${SEED}, ${RUNS} per version and direction; both directions took ${(messagesMs / 1000).toFixed(1)} s, Kafka's process was busy ${(busyMs / 1000).toFixed(1)} s in all\n  (per version: ours→Kafka/Kafka→ours/written down from the highest version[/as log records]; ${[...refusals.values()].reduce((a, b) => a + b, 0)} downgrades refused by both)\n${rows.join('\n')}\n  record batches, markers and ill-formed strings (Kafka→ours/ours→Kafka): ${Object.entries(batchCounts).map(([k, [a, b]]) => `${k} ${a}/${b}`).join(', ')}\n`,
+    `conformance against Kafka 4.4's codecs: ${total} messages, seed ${SEED}, ${RUNS} per version and direction; both directions took ${(messagesMs / 1000).toFixed(1)} s, Kafka's process was busy ${(busyMs / 1000).toFixed(1)} s in all\n  (per version: ours→Kafka/Kafka→ours/written down from the highest version[/as log records]; ${[...refusals.values()].reduce((a, b) => a + b, 0)} downgrades refused by both)\n${rows.join('\n')}\n  record batches, markers and ill-formed strings (Kafka→ours/ours→Kafka): ${Object.entries(
+      batchCounts,
+    )
+      .map(([k, [a, b]]) => `${k} ${a}/${b}`)
+      .join(', ')}\n`,
   );
 });
 
@@ -151,8 +160,11 @@ async function inChunks<T, R>(items: T[], ask: (chunk: T[]) => Promise<R[]>): Pr
 }
 
 describe('Kafka 4.4 has a class for our specs', () => {
-  it('every spec but KIP-1289\'s four, with the same versions', () => {
-    const missing = specs.filter((s) => kafkaVersions[s.name] === null).map((s) => s.name).sort();
+  it("every spec but KIP-1289's four, with the same versions", () => {
+    const missing = specs
+      .filter((s) => kafkaVersions[s.name] === null)
+      .map((s) => s.name)
+      .sort();
     expect(missing).toEqual(['AddShareAcksToTxnRequest', 'AddShareAcksToTxnResponse', 'TxnShareAcknowledgeRequest', 'TxnShareAcknowledgeResponse']);
     const differ = specs
       .filter((s) => kafkaVersions[s.name])
@@ -162,7 +174,9 @@ describe('Kafka 4.4 has a class for our specs', () => {
   });
 });
 
-const tested = specs.filter((s) => !['AddShareAcksToTxnRequest', 'AddShareAcksToTxnResponse', 'TxnShareAcknowledgeRequest', 'TxnShareAcknowledgeResponse'].includes(s.name));
+const tested = specs.filter(
+  (s) => !['AddShareAcksToTxnRequest', 'AddShareAcksToTxnResponse', 'TxnShareAcknowledgeRequest', 'TxnShareAcknowledgeResponse'].includes(s.name),
+);
 
 /** Ours → Kafka: our bytes, read and written back by Kafka, and our toJson beside its JsonConverter's. */
 async function oursToKafka(spec: MessageSpec, version: number, samples: Record<string, unknown>[], seed: number): Promise<string[]> {
@@ -172,15 +186,25 @@ async function oursToKafka(spec: MessageSpec, version: number, samples: Record<s
     withUnknownTaggedFields(spec, version, json, message);
     return { json, bytes: b64(codec.encode(message, version)), printed: asKafkaWrites(spec, codec.toJson(message, version)) };
   });
-  const theirs = await inChunks(ours, (chunk) => codecs.read(spec.name, version, chunk.map((o) => o.bytes)));
+  const theirs = await inChunks(ours, (chunk) =>
+    codecs.read(
+      spec.name,
+      version,
+      chunk.map((o) => o.bytes),
+    ),
+  );
   const bad: string[] = [];
   ours.forEach((o, i) => {
     const k = theirs[i]!;
     const where = `ours → Kafka: ${spec.name} v${version} sample ${i} (fast-check seed ${seed})`;
     const show = `\n  json ${JSON.stringify(o.json).slice(0, 600)}`;
     if (k.error !== undefined) bad.push(`${where}: Kafka could not read our bytes ${hex(o.bytes).slice(0, 400)}: ${k.error}${show}`);
-    else if (k.unknownTags !== ((o.json[UNKNOWN] as unknown[] | undefined)?.length ?? 0)) bad.push(`${where}: Kafka found ${k.unknownTags} unknown tagged fields in our bytes, we wrote ${(o.json[UNKNOWN] as unknown[] | undefined)?.length ?? 0}${show}`);
-    else if (k.bytes !== o.bytes) bad.push(`${where}: Kafka wrote back other bytes\n  ours  ${hex(o.bytes).slice(0, 400)}\n  Kafka ${hex(k.bytes).slice(0, 400)}${show}`);
+    else if (k.unknownTags !== ((o.json[UNKNOWN] as unknown[] | undefined)?.length ?? 0))
+      bad.push(
+        `${where}: Kafka found ${k.unknownTags} unknown tagged fields in our bytes, we wrote ${(o.json[UNKNOWN] as unknown[] | undefined)?.length ?? 0}${show}`,
+      );
+    else if (k.bytes !== o.bytes)
+      bad.push(`${where}: Kafka wrote back other bytes\n  ours  ${hex(o.bytes).slice(0, 400)}\n  Kafka ${hex(k.bytes).slice(0, 400)}${show}`);
     else {
       const d = jsonDifference(o.printed, k.json);
       if (d) bad.push(`${where}: our toJson differs from Kafka's JsonConverter at ${d}${show}`);
@@ -194,7 +218,10 @@ async function oursToKafka(spec: MessageSpec, version: number, samples: Record<s
 async function kafkaToOurs(spec: MessageSpec, version: number, samples: Record<string, unknown>[], seed: number): Promise<string[]> {
   const codec = messages[spec.name]!;
   const plain = samples.map((j) => withoutUnknown(j));
-  const theirs = await inChunks(plain.map((json) => kafkaJsonText(spec, json)), (chunk) => codecs.fromJson(spec.name, version, chunk));
+  const theirs = await inChunks(
+    plain.map((json) => kafkaJsonText(spec, json)),
+    (chunk) => codecs.fromJson(spec.name, version, chunk),
+  );
   const bad: string[] = [];
   plain.forEach((json, i) => {
     const k = theirs[i]!;
@@ -202,7 +229,10 @@ async function kafkaToOurs(spec: MessageSpec, version: number, samples: Record<s
     const show = `\n  json ${JSON.stringify(json).slice(0, 600)}`;
     if (k.error !== undefined) return void bad.push(`${where}: Kafka's JsonConverter refused our JSON: ${k.error}${show}`);
     const fromOurJson = b64(codec.encode(codec.fromJson(json, version), version));
-    if (fromOurJson !== k.bytes) return void bad.push(`${where}: our fromJson + encode differ from Kafka's\n  ours  ${hex(fromOurJson).slice(0, 400)}\n  Kafka ${hex(k.bytes).slice(0, 400)}${show}`);
+    if (fromOurJson !== k.bytes)
+      return void bad.push(
+        `${where}: our fromJson + encode differ from Kafka's\n  ours  ${hex(fromOurJson).slice(0, 400)}\n  Kafka ${hex(k.bytes).slice(0, 400)}${show}`,
+      );
     let decoded: unknown;
     try {
       decoded = codec.decode(Buffer.from(k.bytes, 'base64'), version);
@@ -212,7 +242,8 @@ async function kafkaToOurs(spec: MessageSpec, version: number, samples: Record<s
     const d = jsonDifference(asKafkaWrites(spec, codec.toJson(decoded, version)), k.json);
     if (d) return void bad.push(`${where}: our decode + toJson differ from Kafka's JsonConverter at ${d}${show}`);
     const again = b64(codec.encode(decoded, version));
-    if (again !== k.bytes) bad.push(`${where}: our encode of the decoded message differs\n  ours  ${hex(again).slice(0, 400)}\n  Kafka ${hex(k.bytes).slice(0, 400)}${show}`);
+    if (again !== k.bytes)
+      bad.push(`${where}: our encode of the decoded message differs\n  ours  ${hex(again).slice(0, 400)}\n  Kafka ${hex(k.bytes).slice(0, 400)}${show}`);
   });
   count(spec.name, version, 'fromKafka', plain.length);
   return bad;
@@ -229,7 +260,9 @@ describe('random messages, both ways, at every version Kafka 4.4 and we declare'
           const seed = seedFor(spec.name, version);
           const samples = fc.sample(messageArbitrary(spec, version), { seed, numRuns: RUNS });
           const [toKafka, fromKafka] = await Promise.all([oursToKafka(spec, version, samples, seed), kafkaToOurs(spec, version, samples, seed)]);
-          return [toKafka, fromKafka].filter((bad) => bad.length > 0).map((bad) => `${bad.length} of ${samples.length} differ, the first:\n${bad.slice(0, SHOWN).join('\n')}`);
+          return [toKafka, fromKafka]
+            .filter((bad) => bad.length > 0)
+            .map((bad) => `${bad.length} of ${samples.length} differ, the first:\n${bad.slice(0, SHOWN).join('\n')}`);
         }),
       );
       messagesMs += performance.now() - began;
@@ -291,17 +324,26 @@ describe('strings outside well-formed UTF-8', () => {
 
   it('ill-formed UTF-8 in a string is replaced as Kafka replaces it', async () => {
     const seed = seedFor('ill-formed utf-8');
-    const strings = fc.sample(fc.uint8Array({ minLength: 1, maxLength: 10 }).chain((n) => fc.array(byte, { minLength: n.length, maxLength: n.length })), { seed, numRuns: RUNS * 5 });
+    const strings = fc.sample(
+      fc.uint8Array({ minLength: 1, maxLength: 10 }).chain((n) => fc.array(byte, { minLength: n.length, maxLength: n.length })),
+      { seed, numRuns: RUNS * 5 },
+    );
     // HeartbeatRequest v0: groupId (int16 length + bytes), generationId 1, memberId "b".
     const frames = strings.map((s) => Buffer.concat([Buffer.from([0, s.length]), Buffer.from(s), Buffer.from([0, 0, 0, 1, 0, 1, 0x62])]));
-    const theirs = await inChunks(frames.map((f) => f.toString('base64')), (chunk) => codecs.read('HeartbeatRequest', 0, chunk));
+    const theirs = await inChunks(
+      frames.map((f) => f.toString('base64')),
+      (chunk) => codecs.read('HeartbeatRequest', 0, chunk),
+    );
     const problems: string[] = [];
     frames.forEach((frame, i) => {
       const k = theirs[i]!;
       if (k.error !== undefined) return void problems.push(`${hex(frame.toString('base64'))}: Kafka refused it: ${k.error}`);
       const ours = codec.decode(frame, 0) as { groupId: string };
       const kafkaGroupId = (k.json as { groupId: string }).groupId;
-      if (ours.groupId !== kafkaGroupId) problems.push(`bytes ${Buffer.from(strings[i]!).toString('hex')} (seed ${seed}): Kafka reads ${JSON.stringify(kafkaGroupId)}, we read ${JSON.stringify(ours.groupId)}`);
+      if (ours.groupId !== kafkaGroupId)
+        problems.push(
+          `bytes ${Buffer.from(strings[i]!).toString('hex')} (seed ${seed}): Kafka reads ${JSON.stringify(kafkaGroupId)}, we read ${JSON.stringify(ours.groupId)}`,
+        );
     });
     batchCounts['ill-formed strings'] = [frames.length, 0];
     expect(problems.slice(0, 10), replay()).toEqual([]);
@@ -313,7 +355,10 @@ describe('strings outside well-formed UTF-8', () => {
     const seed = seedFor('lone surrogates');
     const unit = fc.constantFrom('a', 'é', '😀', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d');
     const strings = fc.sample(fc.string({ unit, minLength: 1, maxLength: 8 }), { seed, numRuns: RUNS });
-    const theirs = await inChunks(strings.map((groupId) => JSON.stringify({ groupId, generationId: 1, memberId: 'b' })), (chunk) => codecs.fromJson('HeartbeatRequest', 0, chunk));
+    const theirs = await inChunks(
+      strings.map((groupId) => JSON.stringify({ groupId, generationId: 1, memberId: 'b' })),
+      (chunk) => codecs.fromJson('HeartbeatRequest', 0, chunk),
+    );
     const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
     const asListed = (s: string, replacement: string) => Buffer.from(s.replace(lone, Buffer.from(replacement, 'hex').toString('utf8')), 'utf8').toString('hex');
     const problems: string[] = [];
@@ -321,7 +366,9 @@ describe('strings outside well-formed UTF-8', () => {
       const k = theirs[i]!;
       if (k.error !== undefined) return void problems.push(`${JSON.stringify(groupId)}: Kafka refused it: ${k.error}`);
       const kafkaBody = hex(k.bytes).slice(4, -14);
-      const ourBody = Buffer.from(codec.encode(codec.fromJson({ groupId, generationId: 1, memberId: 'b' }, 0), 0)).toString('hex').slice(4, -14);
+      const ourBody = Buffer.from(codec.encode(codec.fromJson({ groupId, generationId: 1, memberId: 'b' }, 0), 0))
+        .toString('hex')
+        .slice(4, -14);
       if (kafkaBody !== asListed(groupId, listed!.kafka)) problems.push(`${JSON.stringify(groupId)}: Kafka wrote ${kafkaBody}, not as listed`);
       if (ourBody !== asListed(groupId, listed!.kipgen)) problems.push(`${JSON.stringify(groupId)}: we wrote ${ourBody}, not as listed`);
     });
@@ -332,9 +379,18 @@ describe('strings outside well-formed UTF-8', () => {
 describe('coordinator records as their coordinators write them in __consumer_offsets, __share_group_state and __transaction_state', () => {
   const records = tested.filter((s) => s.type === 'coordinator-key' || s.type === 'coordinator-value');
 
-  it('the coordinators\' record specs are all here', () => {
+  it("the coordinators' record specs are all here", () => {
     expect(records.map((s) => s.name).sort()).toEqual([
-      'GroupMetadataKey', 'GroupMetadataValue', 'OffsetCommitKey', 'OffsetCommitValue', 'ShareSnapshotKey', 'ShareSnapshotValue', 'ShareUpdateKey', 'ShareUpdateValue', 'TransactionLogKey', 'TransactionLogValue',
+      'GroupMetadataKey',
+      'GroupMetadataValue',
+      'OffsetCommitKey',
+      'OffsetCommitValue',
+      'ShareSnapshotKey',
+      'ShareSnapshotValue',
+      'ShareUpdateKey',
+      'ShareUpdateValue',
+      'TransactionLogKey',
+      'TransactionLogValue',
     ]);
   });
 
@@ -346,7 +402,10 @@ describe('coordinator records as their coordinators write them in __consumer_off
       for (const version of commonVersions(spec)) {
         const seed = seedFor(spec.name, version, 'log');
         const samples = fc.sample(messageArbitrary(spec, version), { seed, numRuns: RUNS }).map((j) => withoutUnknown(j) as Record<string, unknown>);
-        const theirs = await inChunks(samples.map((json) => kafkaJsonText(spec, json)), (chunk) => codecs.logRecord(spec.name, version, chunk));
+        const theirs = await inChunks(
+          samples.map((json) => kafkaJsonText(spec, json)),
+          (chunk) => codecs.logRecord(spec.name, version, chunk),
+        );
         samples.forEach((json, i) => {
           const k = theirs[i]!;
           const where = `${spec.name} v${version} sample ${i} (fast-check seed ${seed})`;
@@ -376,9 +435,15 @@ const COMPRESSIONS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 const recordArb = fc.record({
   timestamp: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 45n }), fc.constant(-1n)),
   key: fc.option(fc.uint8Array({ maxLength: 32 }), { nil: null, freq: 3 }),
-  value: fc.option(fc.oneof({ arbitrary: fc.uint8Array({ maxLength: 64 }), weight: 5 }, { arbitrary: fc.uint8Array({ minLength: 200, maxLength: 2000 }), weight: 1 }), { nil: null, freq: 5 }),
+  value: fc.option(
+    fc.oneof({ arbitrary: fc.uint8Array({ maxLength: 64 }), weight: 5 }, { arbitrary: fc.uint8Array({ minLength: 200, maxLength: 2000 }), weight: 1 }),
+    { nil: null, freq: 5 },
+  ),
   headers: fc.array(
-    fc.record({ key: fc.string({ maxLength: 8, unit: fc.constantFrom('h', 'K', '1', 'é', '中', '😀') }), value: fc.option(fc.uint8Array({ maxLength: 16 }), { nil: null, freq: 4 }) }),
+    fc.record({
+      key: fc.string({ maxLength: 8, unit: fc.constantFrom('h', 'K', '1', 'é', '中', '😀') }),
+      value: fc.option(fc.uint8Array({ maxLength: 16 }), { nil: null, freq: 4 }),
+    }),
     { maxLength: 3 },
   ),
 });
@@ -400,7 +465,10 @@ type BatchCase = ReturnType<typeof batchArb> extends fc.Arbitrary<infer T> ? T :
 
 /** The batch in Batches.java's form and in our encoder's, from one random case. */
 function forms(c: BatchCase): { kafka: unknown; ours: RecordBatchInput } {
-  const producer = c.kind === 'plain' ? { producerId: -1n, producerEpoch: -1, baseSequence: -1 } : { producerId: c.producerId, producerEpoch: c.producerEpoch, baseSequence: c.baseSequence };
+  const producer =
+    c.kind === 'plain'
+      ? { producerId: -1n, producerEpoch: -1, baseSequence: -1 }
+      : { producerId: c.producerId, producerEpoch: c.producerEpoch, baseSequence: c.baseSequence };
   return {
     kafka: {
       compression: c.compression,
@@ -474,7 +542,7 @@ const controlArb = fc.record({
   partitionLeaderEpoch: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 2 ** 31 - 1 })),
 });
 
-describe('record batches: Kafka\'s MemoryRecords and our runtime', () => {
+describe("record batches: Kafka's MemoryRecords and our runtime", () => {
   for (const compression of COMPRESSIONS) {
     it(`${compression}: Kafka's batches read by decodeRecordBatches, ours read by Kafka's DefaultRecordBatch`, async () => {
       const seed = seedFor('batches', compression);
@@ -483,7 +551,10 @@ describe('record batches: Kafka\'s MemoryRecords and our runtime', () => {
       const problems: string[] = [];
 
       // Kafka writes; Kafka and we read the same bytes.
-      const written = await inChunks(both.map((f) => f.kafka), (chunk) => codecs.writeBatches(chunk));
+      const written = await inChunks(
+        both.map((f) => f.kafka),
+        (chunk) => codecs.writeBatches(chunk),
+      );
       const writtenBytes = written.map((w, i) => {
         if ('error' in w) throw new Error(`Kafka could not write batch ${i} (seed ${seed}): ${w.error}`);
         return w.bytes;
@@ -503,7 +574,10 @@ describe('record batches: Kafka\'s MemoryRecords and our runtime', () => {
         // Uncompressed, our writer must give Kafka's very bytes (compressed, the codec libraries' output may differ).
         if (compression === 'none') {
           const again = b64(encodeRecordBatch(forms(cases[i]!).ours));
-          if (again !== bytes) problems.push(`batch ${i} (seed ${seed}): our encodeRecordBatch differs from Kafka's MemoryRecords.withRecords\n  ours  ${hex(again).slice(0, 300)}\n  Kafka ${hex(bytes).slice(0, 300)}`);
+          if (again !== bytes)
+            problems.push(
+              `batch ${i} (seed ${seed}): our encodeRecordBatch differs from Kafka's MemoryRecords.withRecords\n  ours  ${hex(again).slice(0, 300)}\n  Kafka ${hex(bytes).slice(0, 300)}`,
+            );
         }
       });
 
@@ -526,7 +600,15 @@ describe('record batches: Kafka\'s MemoryRecords and our runtime', () => {
     const seed = seedFor('markers');
     const cases = fc.sample(controlArb, { seed, numRuns: RUNS });
     const written = await inChunks(
-      cases.map((c) => ({ control: c.type, coordinatorEpoch: c.coordinatorEpoch, timestamp: String(c.timestamp), producerId: String(c.producerId), producerEpoch: c.producerEpoch, baseOffset: String(c.baseOffset), partitionLeaderEpoch: c.partitionLeaderEpoch })),
+      cases.map((c) => ({
+        control: c.type,
+        coordinatorEpoch: c.coordinatorEpoch,
+        timestamp: String(c.timestamp),
+        producerId: String(c.producerId),
+        producerEpoch: c.producerEpoch,
+        baseOffset: String(c.baseOffset),
+        partitionLeaderEpoch: c.partitionLeaderEpoch,
+      })),
       (chunk) => codecs.writeBatches(chunk),
     );
     const problems: string[] = [];
@@ -535,7 +617,10 @@ describe('record batches: Kafka\'s MemoryRecords and our runtime', () => {
     cases.forEach((c, i) => {
       const w = written[i]!;
       if ('error' in w) return void problems.push(`marker ${i}: Kafka could not write it: ${w.error}`);
-      if (w.bytes !== oursBytes[i]) problems.push(`marker ${i} (seed ${seed}) ${JSON.stringify(c, (_, v) => (typeof v === 'bigint' ? String(v) : v))}:\n  ours  ${hex(oursBytes[i]!)}\n  Kafka ${hex(w.bytes)}`);
+      if (w.bytes !== oursBytes[i])
+        problems.push(
+          `marker ${i} (seed ${seed}) ${JSON.stringify(c, (_, v) => (typeof v === 'bigint' ? String(v) : v))}:\n  ours  ${hex(oursBytes[i]!)}\n  Kafka ${hex(w.bytes)}`,
+        );
       const k = readByKafka[i]!;
       if ('error' in k) return void problems.push(`our marker ${i}: Kafka refused it: ${k.error}`);
       const d = jsonDifference(decodeRecordBatches(Buffer.from(oursBytes[i]!, 'base64')).batches.map(describeOurs), k.batches);

@@ -13,7 +13,12 @@ async function apiVersions(bootstrap: string): Promise<ApiVersionsResponse> {
   const [host, port] = bootstrap.split(':');
   const c = await KafkaConnection.connect({ host: host!, port: Number(port), requestTimeoutMs: 10_000 });
   try {
-    return (await c.send(ApiVersionsRequest, ApiVersionsRequest.create({ clientSoftwareName: 'kipgen', clientSoftwareVersion: '0' }), 3, ApiVersionsResponse)) as ApiVersionsResponse;
+    return (await c.send(
+      ApiVersionsRequest,
+      ApiVersionsRequest.create({ clientSoftwareName: 'kipgen', clientSoftwareVersion: '0' }),
+      3,
+      ApiVersionsResponse,
+    )) as ApiVersionsResponse;
   } finally {
     await c.close();
   }
@@ -40,7 +45,13 @@ describe('the Kafka 4.4 of test:kafka', () => {
       const res = (await c.send(
         DescribeConfigsRequest,
         DescribeConfigsRequest.create({
-          resources: [{ resourceType: 4, resourceName: '1', configurationKeys: ['transaction.two.phase.commit.enable', 'unstable.api.versions.enable', 'authorizer.class.name'] }],
+          resources: [
+            {
+              resourceType: 4,
+              resourceName: '1',
+              configurationKeys: ['transaction.two.phase.commit.enable', 'unstable.api.versions.enable', 'authorizer.class.name'],
+            },
+          ],
         }),
         4,
         DescribeConfigsResponse,

@@ -15,13 +15,39 @@ const listed: Difference[] = [{ scenario: 's', steps: ['a', 'b'], kafka: 'K', ki
 
 describe('compareScenario', () => {
   it('counts equal steps and explains listed differences', () => {
-    const c = compareScenario('s', [['a', 'K'], ['b', 'K'], ['c', 'x']], [['a', 'G'], ['b', 'G'], ['c', 'x']], listed);
+    const c = compareScenario(
+      's',
+      [
+        ['a', 'K'],
+        ['b', 'K'],
+        ['c', 'x'],
+      ],
+      [
+        ['a', 'G'],
+        ['b', 'G'],
+        ['c', 'x'],
+      ],
+      listed,
+    );
     expect(c).toMatchObject({ steps: 3, same: 1, unexplained: [], stale: [] });
     expect(c.explained.map((e) => e.step)).toEqual(['a', 'b']);
   });
 
   it('fails an unlisted difference, a listed one with other results, and a listed one that no longer differs', () => {
-    const c = compareScenario('s', [['a', 'K'], ['b', 'same'], ['c', 'x']], [['a', 'other'], ['b', 'same'], ['c', 'y']], listed);
+    const c = compareScenario(
+      's',
+      [
+        ['a', 'K'],
+        ['b', 'same'],
+        ['c', 'x'],
+      ],
+      [
+        ['a', 'other'],
+        ['b', 'same'],
+        ['c', 'y'],
+      ],
+      listed,
+    );
     expect(c.unexplained).toEqual([
       's a: Kafka "K", kipgen "other"; listed with Kafka "K", kipgen "G"',
       expect.stringMatching(/^s c: Kafka "x", kipgen "y" \(not in .*differences\.json\)$/),
@@ -30,13 +56,31 @@ describe('compareScenario', () => {
   });
 
   it('a step only one broker printed is a difference; a listed step nobody printed is stale', () => {
-    const c = compareScenario('s', [['a', 'K'], ['x', '1']], [['a', 'G']], listed);
+    const c = compareScenario(
+      's',
+      [
+        ['a', 'K'],
+        ['x', '1'],
+      ],
+      [['a', 'G']],
+      listed,
+    );
     expect(c.unexplained).toEqual([expect.stringMatching(/^s x: Kafka "1", kipgen "\(no such step\)"/)]);
     expect(c.stale).toEqual(['s b: listed as a difference, but no broker printed this step']);
   });
 
   it('refuses a step printed twice', () => {
-    expect(() => compareScenario('s', [['a', '1'], ['a', '2']], [], [])).toThrow('s: step "a" printed twice by kafka');
+    expect(() =>
+      compareScenario(
+        's',
+        [
+          ['a', '1'],
+          ['a', '2'],
+        ],
+        [],
+        [],
+      ),
+    ).toThrow('s: step "a" printed twice by kafka');
   });
 });
 
@@ -61,7 +105,15 @@ describe('readDifferences', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-judge-diff-'));
     try {
       const file = path.join(dir, 'differences.json');
-      fs.writeFileSync(file, JSON.stringify({ differences: [{ scenario: 's', steps: ['a'], kafka: 'K', kipgen: 'G', why: 'w' }, { scenario: 's', steps: [], kafka: 'K', kipgen: 'G', why: 'w' }] }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          differences: [
+            { scenario: 's', steps: ['a'], kafka: 'K', kipgen: 'G', why: 'w' },
+            { scenario: 's', steps: [], kafka: 'K', kipgen: 'G', why: 'w' },
+          ],
+        }),
+      );
       expect(() => readDifferences(file)).toThrow(`${file}: differences[1].steps must be a non-empty array of step names`);
       fs.writeFileSync(file, JSON.stringify({ differences: [{ scenario: 's', steps: ['a'], kafka: 'K', kipgen: 'G' }] }));
       expect(() => readDifferences(file)).toThrow(`${file}: differences[0].why must be a non-empty string`);

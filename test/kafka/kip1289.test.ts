@@ -25,7 +25,11 @@ afterEach(() => cleanups.closeAll());
 
 const quiet = { logger: null, metricsRegistry: null } as const;
 
-function consumer(groupId: string, mode: 'explicit' | 'transactional', extra: Partial<ConstructorParameters<typeof KafkaShareConsumer>[0]> = {}): KafkaShareConsumer {
+function consumer(
+  groupId: string,
+  mode: 'explicit' | 'transactional',
+  extra: Partial<ConstructorParameters<typeof KafkaShareConsumer>[0]> = {},
+): KafkaShareConsumer {
   return cleanups.track(
     new KafkaShareConsumer({ bootstrapServers: kafka().bootstrap, groupId, acknowledgementMode: mode, fetchMaxWaitMs: 200, logger: null, ...extra }),
     (c) => c.close(5_000),
@@ -110,7 +114,10 @@ describe('KIP-1289 against Kafka 4.4 (no APIs 95 and 96)', () => {
     const c = consumer(group, 'explicit');
     c.subscribe([topic]);
     const records = await pollUntil(c, 2);
-    const p = cleanups.track(new KafkaProducer({ bootstrapServers: kafka().bootstrap, transactionalId: unique('send-acks-txn'), lingerMs: 1, maxBlockMs: 30_000, ...quiet }), (x) => x.close(2_000));
+    const p = cleanups.track(
+      new KafkaProducer({ bootstrapServers: kafka().bootstrap, transactionalId: unique('send-acks-txn'), lingerMs: 1, maxBlockMs: 30_000, ...quiet }),
+      (x) => x.close(2_000),
+    );
     await p.initTransactions();
     p.beginTransaction();
     const error = await settle(p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), c.groupMetadata()));
@@ -130,7 +137,10 @@ describe('KIP-1289 against Kafka 4.4 (no APIs 95 and 96)', () => {
   });
 
   it('TransactionalShareAcknowledger fails at initTransactions, naming AddShareAcksToTxn (95), before any record is consumed', async () => {
-    const acker = cleanups.track(new TransactionalShareAcknowledger({ bootstrapServers: kafka().bootstrap, transactionalId: unique('acker'), maxBlockMs: 30_000, ...quiet }), (a) => a.close(2_000));
+    const acker = cleanups.track(
+      new TransactionalShareAcknowledger({ bootstrapServers: kafka().bootstrap, transactionalId: unique('acker'), maxBlockMs: 30_000, ...quiet }),
+      (a) => a.close(2_000),
+    );
     const error = await settle(acker.initTransactions());
     expectNamesMissingApi(error, 'AddShareAcksToTxn', 95);
   });
@@ -140,7 +150,10 @@ describe('KIP-1289 against Kafka 4.4 (no APIs 95 and 96)', () => {
     const c = consumer(group, 'explicit');
     c.subscribe([topic]);
     const records = await pollUntil(c, 1);
-    const acker = cleanups.track(new TransactionalShareAcknowledger({ bootstrapServers: kafka().bootstrap, transactionalId: unique('acker-commit'), maxBlockMs: 30_000, ...quiet }), (a) => a.close(2_000));
+    const acker = cleanups.track(
+      new TransactionalShareAcknowledger({ bootstrapServers: kafka().bootstrap, transactionalId: unique('acker-commit'), maxBlockMs: 30_000, ...quiet }),
+      (a) => a.close(2_000),
+    );
     await acker.initTransactions().catch(() => undefined);
     const error = await settle(acker.commitAcknowledgements(ShareAcknowledgements.fromRecords(records, 'accept'), c.groupMetadata()));
     expect(error).toBeInstanceOf(Error);

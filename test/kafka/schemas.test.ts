@@ -52,10 +52,14 @@ describe('message-schemas/ against Kafka 4.4.0', () => {
   });
 
   it('every version we declare of a Kafka spec has Kafka 4.4.0 wire layout (kipgen diff --wire-equal)', () => {
-    const run = spawnSync(process.execPath, [path.join(ROOT, 'bin/kipgen.mjs'), 'diff', '--wire-equal', upstreamDirs.join(','), path.join(ROOT, 'message-schemas')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'bin/kipgen.mjs'), 'diff', '--wire-equal', upstreamDirs.join(','), path.join(ROOT, 'message-schemas')],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    );
     expect(run.stdout + run.stderr).toContain('Wire-equal: every version ours declares of an upstream spec has upstream');
     expect(run.status).toBe(0);
   });

@@ -121,7 +121,7 @@ describe('share consumer against Kafka 4.4', () => {
     await other.commitSync();
   });
 
-  it("close() releases what the member still holds: another member gets it at once (not after the 30 s lock), delivery count 2", async () => {
+  it('close() releases what the member still holds: another member gets it at once (not after the 30 s lock), delivery count 2', async () => {
     const { topic, group } = await setup('close-release');
     await produce(topic, ['c0', 'c1']);
     const leaving = consumer(group, 'explicit');

@@ -63,9 +63,11 @@ async function runOn(target: Target, seq: Sequence, level: Level, base: string):
 
 async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
   const queue = [...items];
-  await Promise.all(Array.from({ length: width }, async () => {
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+    }),
+  );
 }
 
 const key = (seq: Sequence, level: Level): string => `${seq.name} @${level}`;
@@ -107,8 +109,15 @@ beforeAll(async () => {
   await pool(jobs, 4, async ({ seq, level }) => {
     const base = unique(`sbs-${seq.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 24)}-${level[0]}`);
     const [k, o] = await Promise.allSettled([runOn(targets.kafka, seq, level, base), runOn(targets.kipgen, seq, level, base)]);
-    const error = [k, o].map((r, i) => (r.status === 'rejected' ? `${i === 0 ? 'kafka' : 'kipgen'}: ${(r.reason as Error).stack}` : '')).filter(Boolean).join('\n');
-    results.set(key(seq, level), { kafka: k.status === 'fulfilled' ? k.value : [], kipgen: o.status === 'fulfilled' ? o.value : [], error: error || undefined });
+    const error = [k, o]
+      .map((r, i) => (r.status === 'rejected' ? `${i === 0 ? 'kafka' : 'kipgen'}: ${(r.reason as Error).stack}` : ''))
+      .filter(Boolean)
+      .join('\n');
+    results.set(key(seq, level), {
+      kafka: k.status === 'fulfilled' ? k.value : [],
+      kipgen: o.status === 'fulfilled' ? o.value : [],
+      error: error || undefined,
+    });
   });
   elapsedMs = Date.now() - began;
 }, 300_000);
@@ -127,7 +136,11 @@ function differencesOf(seq: Sequence, level: Level): Array<{ id: string; kafka: 
     const b = r.kipgen[i];
     const label = a?.label ?? b!.label;
     if (a === undefined || b === undefined || a.label !== b.label) {
-      out.push({ id: `${key(seq, level)} › ${label} › (step ${i})`, kafka: a ? `${a.label} v${a.version}` : '(absent)', kipgen: b ? `${b.label} v${b.version}` : '(absent)' });
+      out.push({
+        id: `${key(seq, level)} › ${label} › (step ${i})`,
+        kafka: a ? `${a.label} v${a.version}` : '(absent)',
+        kipgen: b ? `${b.label} v${b.version}` : '(absent)',
+      });
       continue;
     }
     for (const d of diff(a.response, b.response)) out.push({ id: `${key(seq, level)} › ${label} v${a.version} › ${d.path}`, kafka: d.kafka, kipgen: d.kipgen });
@@ -153,7 +166,8 @@ describe('Kafka 4.4 and kipgen side by side', () => {
 
   it('coverage: every API both brokers advertise at its lowest and highest common version; APIs only one advertises are listed', () => {
     const sent = new Map<number, Set<number>>();
-    for (const r of results.values()) for (const s of [...r.kafka, ...r.kipgen]) (sent.get(s.apiKey) ?? sent.set(s.apiKey, new Set()).get(s.apiKey)!).add(s.version);
+    for (const r of results.values())
+      for (const s of [...r.kafka, ...r.kipgen]) (sent.get(s.apiKey) ?? sent.set(s.apiKey, new Set()).get(s.apiKey)!).add(s.version);
     const missing: string[] = [];
     const table: string[] = [];
     for (const k of new Set([...versions.kafka.keys(), ...versions.kipgen.keys()])) {
@@ -186,7 +200,14 @@ describe('Kafka 4.4 and kipgen side by side', () => {
     // KIPGEN_SIDE_BY_SIDE_DUMP=<file>: every difference found, with both values, for writing or reviewing the list.
     const dump = process.env.KIPGEN_SIDE_BY_SIDE_DUMP;
     if (dump) {
-      fs.writeFileSync(dump, JSON.stringify(found.map((d) => ({ ...d, listed: listedFor(d.id)?.id ?? null })), null, 1));
+      fs.writeFileSync(
+        dump,
+        JSON.stringify(
+          found.map((d) => ({ ...d, listed: listedFor(d.id)?.id ?? null })),
+          null,
+          1,
+        ),
+      );
       fs.writeFileSync(`${dump}.steps.json`, JSON.stringify(Object.fromEntries(results), null, 1));
     }
     process.stdout.write(`side by side: ${found.length} field differences by kind: ${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}\n`);

@@ -143,7 +143,9 @@ describe('KIP-939 two-phase commit against Kafka 4.4', () => {
 
     // Again from the same state (a restart during recovery): Kafka answers the EndTxn as a retry of the commit
     // (TransactionCoordinator.endTransaction, COMPLETE_COMMIT one epoch later → NONE); nothing is written twice.
-    expect(await KafkaProducer.completeTransaction({ bootstrapServers: kafka().bootstrap, logger: null, maxBlockMs: 30_000 }, saved!, 'commit')).toBe('committed');
+    expect(await KafkaProducer.completeTransaction({ bootstrapServers: kafka().bootstrap, logger: null, maxBlockMs: 30_000 }, saved!, 'commit')).toBe(
+      'committed',
+    );
     expect(await committedValues(topic)).toEqual(['p-0', 'p-1', 'p-2']);
   });
 

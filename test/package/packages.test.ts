@@ -54,7 +54,10 @@ function bytes(dir: string): number {
 function closure(name: string, seen = new Set<string>()): Set<string> {
   if (seen.has(name)) return seen;
   seen.add(name);
-  const manifest = JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
   for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
     if (existsSync(join(app, 'node_modules', dep, 'package.json'))) closure(dep, seen);
   }
@@ -65,7 +68,10 @@ beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'kipgen-packages-'));
   sh(process.execPath, [join(ROOT, 'packages', 'build.mjs')], ROOT, 300_000);
   for (const dir of Object.keys(PACKAGES)) {
-    const out = sh(NPM, ['pack', '--silent', '--pack-destination', scratch], join(ROOT, 'packages', dir)).trim().split('\n').pop()!;
+    const out = sh(NPM, ['pack', '--silent', '--pack-destination', scratch], join(ROOT, 'packages', dir))
+      .trim()
+      .split('\n')
+      .pop()!;
     tarballs[dir] = join(scratch, out);
   }
   app = join(scratch, 'app');
@@ -74,7 +80,11 @@ beforeAll(() => {
   sh(
     NPM,
     [
-      'install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts',
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
       ...Object.values(tarballs),
       `typescript@${rootManifest.devDependencies.typescript}`,
       `@types/node@${rootManifest.devDependencies['@types/node']}`,
@@ -106,7 +116,10 @@ describe('the published packages, installed from their tarballs', () => {
       }
       const readme = readFileSync(join(app, 'node_modules', PACKAGES[dir as keyof typeof PACKAGES], 'README.md'), 'utf8');
       const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
-      expect(links.filter((l) => !/^(https:\/\/|#)/.test(l)), `${dir}/README.md: relative links break on the registry page`).toEqual([]);
+      expect(
+        links.filter((l) => !/^(https:\/\/|#)/.test(l)),
+        `${dir}/README.md: relative links break on the registry page`,
+      ).toEqual([]);
     }
   });
 
@@ -174,7 +187,11 @@ describe('the published packages, installed from their tarballs', () => {
     const schemas = join(app, 'schemas');
     mkdirSync(schemas);
     for (const f of ['EndTxnRequest.json', 'EndTxnResponse.json']) cpSync(join(ROOT, 'message-schemas', f), join(schemas, f));
-    const gen = spawnSync(NPM, ['exec', '--offline', '--', 'kipgen', 'generate', '--schemas', 'schemas', '--out', 'src/gen'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    const gen = spawnSync(NPM, ['exec', '--offline', '--', 'kipgen', 'generate', '--schemas', 'schemas', '--out', 'src/gen'], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(gen.status, gen.stderr).toBe(0);
     expect(gen.stdout).toMatch(/kipgen generate: 2 codecs and index\.ts in src\/gen\//);
     const generated = readFileSync(join(app, 'src', 'gen', 'EndTxnRequest.ts'), 'utf8');
@@ -185,9 +202,25 @@ describe('the published packages, installed from their tarballs', () => {
     );
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, noUncheckedIndexedAccess: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'], outDir: 'out', rootDir: 'src' }, include: ['src'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noUncheckedIndexedAccess: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          types: ['node'],
+          outDir: 'out',
+          rootDir: 'src',
+        },
+        include: ['src'],
+      }),
     );
-    const tsc = spawnSync(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    const tsc = spawnSync(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
     const run = node(['out/main.js']);
@@ -210,7 +243,8 @@ describe('the published packages, installed from their tarballs', () => {
     expect(brokerHelp.stdout).toMatch(/^Usage: kipgen-broker broker \[options\]/);
     const shipped = join(app, 'node_modules', '@kipgen', 'broker');
     for (const text of [help.stdout, brokerHelp.stdout]) {
-      for (const [file] of text.replace(/\s+/g, ' ').matchAll(/[\w./-]+\.md\b/g)) expect(existsSync(join(shipped, file)), `${file}, named by the help`).toBe(true);
+      for (const [file] of text.replace(/\s+/g, ' ').matchAll(/[\w./-]+\.md\b/g))
+        expect(existsSync(join(shipped, file)), `${file}, named by the help`).toBe(true);
       expect(text).not.toMatch(/coordinator\//);
     }
     expect(brokerHelp.stdout.replace(/\s+/g, ' ')).toContain('the @kipgen/broker README, "Config file"');
@@ -219,7 +253,9 @@ describe('the published packages, installed from their tarballs', () => {
     // The user's project has no message-schemas/ folder.
     const gen = spawnSync(NPM, ['exec', '--offline', '--', 'kipgen', 'generate'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
     expect(gen.status).toBe(2);
-    expect(gen.stderr).toContain(`kipgen generate: no message-schemas/ folder in ${app} (the default for --schemas). Pass your Kafka-style JSON message schemas, a folder or files: kipgen generate --schemas <folder> --out <folder for the codecs>`);
+    expect(gen.stderr).toContain(
+      `kipgen generate: no message-schemas/ folder in ${app} (the default for --schemas). Pass your Kafka-style JSON message schemas, a folder or files: kipgen generate --schemas <folder> --out <folder for the codecs>`,
+    );
     expect(gen.stderr).not.toMatch(/ENOENT/);
     const demo = spawnSync(NPM, ['exec', '--offline', '--', 'kipgen', 'demo'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
     expect(demo.status, demo.stderr).toBe(0);

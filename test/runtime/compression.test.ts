@@ -179,7 +179,10 @@ describe('the inflation bound applies to every codec', () => {
       const bytes = encodeRecordBatch({ compression: codec, records: bomb });
       expect(bytes.length).toBeLessThan(64 * 1024);
       expect(decodeRecordBatch(bytes).records[0]!.value!.length).toBe(1024 * 1024);
-      expectDecodeError(() => decodeRecordBatch(bytes, 0, { maxUncompressedBytes: 512 * 1024 }), /inflate to (more than 524288|\d+ bytes, more than the 524288 allowed)/);
+      expectDecodeError(
+        () => decodeRecordBatch(bytes, 0, { maxUncompressedBytes: 512 * 1024 }),
+        /inflate to (more than 524288|\d+ bytes, more than the 524288 allowed)/,
+      );
       expectDecodeError(() => decodeRecordBatches(bytes, { maxUncompressedBytes: 512 * 1024 }), /^batches\[0\]: .*inflate/);
     });
   }
@@ -221,7 +224,10 @@ describe('corrupt payloads give DecodeError, never another error', () => {
     expectDecodeError(() => decompress('lz4', compress('lz4', body).subarray(0, 40), 1 << 20), /lz4 (block at byte \d+ runs past the end|frame is cut short)/);
     expectDecodeError(() => decompress('zstd', compress('zstd', body).subarray(0, 40), 1 << 20), /zstd block at byte \d+ runs past the end/);
     const xerial = compress('snappy', body);
-    expectDecodeError(() => decompress('snappy', xerial.subarray(0, xerial.length - 5), 1 << 20), /snappy \(xerial\) chunk at byte 16 declares \d+ bytes but only \d+ are left/);
+    expectDecodeError(
+      () => decompress('snappy', xerial.subarray(0, xerial.length - 5), 1 << 20),
+      /snappy \(xerial\) chunk at byte 16 declares \d+ bytes but only \d+ are left/,
+    );
   });
 
   it('a valid frame of records whose count is off fails as a records error', () => {
@@ -268,7 +274,9 @@ describe('optional codec libraries', () => {
     }
     expect(thrown).toBeInstanceOf(CompressionUnavailableError);
     expect(thrown).not.toBeInstanceOf(DecodeError);
-    expect((thrown as Error).message).toMatch(/^compression brotli needs the npm package kipgen-no-such-codec-package, which could not be loaded \(install it: npm install kipgen-no-such-codec-package\)/);
+    expect((thrown as Error).message).toMatch(
+      /^compression brotli needs the npm package kipgen-no-such-codec-package, which could not be loaded \(install it: npm install kipgen-no-such-codec-package\)/,
+    );
   });
 
   it('gzip needs no optional package (zlib)', () => {

@@ -21,7 +21,10 @@ describe('Kafka error codes', () => {
   const shared = sharedDir();
   if (shared === undefined) console.warn('error-codes: ../shared not found (set KIPGEN_SHARED): the table is NOT checked against kafka-facts in this run');
   it.runIf(shared !== undefined)('agree with every row of kafka-facts/error-codes.tsv', () => {
-    const rows = readFileSync(join(shared!, 'kafka-facts', 'error-codes.tsv'), 'utf8').trim().split('\n').slice(1);
+    const rows = readFileSync(join(shared!, 'kafka-facts', 'error-codes.tsv'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1);
     expect(rows.length).toBeGreaterThan(100);
     for (const row of rows) {
       const [code, name, , retriable] = row.split('\t');

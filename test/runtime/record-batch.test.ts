@@ -146,7 +146,7 @@ const EXAMPLE: KafkajsBatchInput = {
   records: [
     { offsetDelta: 0, timestampDelta: 0n, key: buf('key-0'), value: buf('value-0'), headers: {} },
     { offsetDelta: 1, timestampDelta: 25n, key: null, value: buf('ünïcödé value'), headers: { 'trace-id': buf('abc'), dup: [buf('1'), buf('')] } },
-    { offsetDelta: 2, timestampDelta: -3n, key: buf(''), value: null, headers: { 'clé': buf('v') } },
+    { offsetDelta: 2, timestampDelta: -3n, key: buf(''), value: null, headers: { clé: buf('v') } },
     { offsetDelta: 3, timestampDelta: 100000n, key: Buffer.alloc(300, 7), value: Buffer.alloc(200, 9), headers: {} },
   ],
 };
@@ -223,11 +223,15 @@ describe('byte-exactness against kafkajs', () => {
       0x00, // attributes
       0x00, // timestampDelta 0
       0x00, // offsetDelta 0
-      0x02, 0x6b, // key length 1, "k"
-      0x02, 0x76, // value length 1, "v"
+      0x02,
+      0x6b, // key length 1, "k"
+      0x02,
+      0x76, // value length 1, "v"
       0x02, // 1 header
-      0x02, 0x68, // header key length 1, "h"
-      0x02, 0x78, // header value length 1, "x"
+      0x02,
+      0x68, // header key length 1, "h"
+      0x02,
+      0x78, // header value length 1, "x"
     ]);
     expect(record[0]).toBe((record.length - 1) * 2);
     const afterCrc = Buffer.concat([
@@ -260,13 +264,22 @@ describe('byte-exactness against kafkajs', () => {
     // Both sides of the encoder's int32 path for timestamp deltas, and far beyond it.
     timestampDelta: fc.oneof(fc.bigInt({ min: -(2n ** 31n) - 2n, max: 2n ** 31n + 1n }), fc.bigInt({ min: -(2n ** 40n), max: 2n ** 40n })),
     gap: fc.integer({ min: 1, max: 100000 }),
-    key: fc.option(fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)), { nil: null }),
-    value: fc.option(fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)), { nil: null }),
+    key: fc.option(
+      fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
+      { nil: null },
+    ),
+    value: fc.option(
+      fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
+      { nil: null },
+    ),
     headers: fc.dictionary(
       fc.string({ unit: 'grapheme', maxLength: 8 }),
       fc.oneof(
         fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
-        fc.array(fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)), { minLength: 1, maxLength: 3 }),
+        fc.array(
+          fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
+          { minLength: 1, maxLength: 3 },
+        ),
       ),
       { maxKeys: 3 },
     ),
@@ -416,11 +429,16 @@ describe('round trips', () => {
   // match: keys that repeat, change by one byte, change length or are not ASCII must each
   // come back as written, within a batch, across batches and across calls.
   it('decodes header keys that repeat, change or are not ASCII at the same position', () => {
-    const keyArb = fc.oneof(fc.constantFrom('trace-id', 'trace-ie', 'Trace-id', 'trace-xd', 'trace-i', 'é', 'Ã©', '日本', '', 'x'.repeat(60)), fc.string({ unit: 'binary', maxLength: 12 }));
+    const keyArb = fc.oneof(
+      fc.constantFrom('trace-id', 'trace-ie', 'Trace-id', 'trace-xd', 'trace-i', 'é', 'Ã©', '日本', '', 'x'.repeat(60)),
+      fc.string({ unit: 'binary', maxLength: 12 }),
+    );
     const recordsArb = fc.array(fc.array(keyArb, { maxLength: 10 }), { minLength: 1, maxLength: 12 });
     fc.assert(
       fc.property(fc.array(recordsArb, { minLength: 1, maxLength: 3 }), (batches) => {
-        const encoded = batches.map((records) => encodeRecordBatch({ records: records.map((keys) => ({ value: null, headers: keys.map((key) => ({ key, value: null })) })) }));
+        const encoded = batches.map((records) =>
+          encodeRecordBatch({ records: records.map((keys) => ({ value: null, headers: keys.map((key) => ({ key, value: null })) })) }),
+        );
         const all = Buffer.concat(encoded);
         const keysOf = (decoded: readonly { records: KafkaRecord[] }[]) => decoded.map((b) => b.records.map((r) => r.headers.map((h) => h.key)));
         // Lone surrogates (from the binary unit) are written as U+FFFD, as Kafka's Java encoder does.
@@ -498,7 +516,15 @@ describe('round trips', () => {
   });
 
   it('round-trips an empty batch that keeps its lastOffsetDelta, as compaction leaves them', () => {
-    const bytes = encodeRecordBatch({ baseOffset: 100n, lastOffsetDelta: 9, baseTimestamp: 5n, maxTimestamp: 8n, producerId: 3n, producerEpoch: 1, baseSequence: 0 });
+    const bytes = encodeRecordBatch({
+      baseOffset: 100n,
+      lastOffsetDelta: 9,
+      baseTimestamp: 5n,
+      maxTimestamp: 8n,
+      producerId: 3n,
+      producerEpoch: 1,
+      baseSequence: 0,
+    });
     const batch = decodeRecordBatch(bytes);
     expect(batch.records).toEqual([]);
     expect(batch.lastOffset).toBe(109n);
@@ -530,7 +556,15 @@ describe('round trips', () => {
 describe('control records', () => {
   for (const type of ['COMMIT', 'ABORT'] as const) {
     it(`writes and reads a ${type} marker`, () => {
-      const bytes = controlRecordBatch({ type, producerId: 77n, producerEpoch: 4, coordinatorEpoch: 12, baseOffset: 500n, timestamp: 1_650_000_000_000n, partitionLeaderEpoch: 2 });
+      const bytes = controlRecordBatch({
+        type,
+        producerId: 77n,
+        producerEpoch: 4,
+        coordinatorEpoch: 12,
+        baseOffset: 500n,
+        timestamp: 1_650_000_000_000n,
+        partitionLeaderEpoch: 2,
+      });
       const header = readBatchHeader(bytes);
       expect(header.isControl).toBe(true);
       expect(header.isTransactional).toBe(true);
@@ -554,7 +588,12 @@ describe('control records', () => {
   }
 
   it('reads other control types without decoding their value, and newer versions as version 0', () => {
-    expect(readControlRecord({ key: Buffer.from('00000002', 'hex'), value: buf('x') })).toEqual({ type: 'LEADER_CHANGE', typeId: 2, keyVersion: 0, value: buf('x') });
+    expect(readControlRecord({ key: Buffer.from('00000002', 'hex'), value: buf('x') })).toEqual({
+      type: 'LEADER_CHANGE',
+      typeId: 2,
+      keyVersion: 0,
+      value: buf('x'),
+    });
     expect(readControlRecord({ key: Buffer.from('00000063', 'hex'), value: null })).toMatchObject({ type: 'UNKNOWN', typeId: 99 });
     expect(readControlRecord({ key: Buffer.from('0001000100', 'hex'), value: Buffer.from('0003ffffffff99', 'hex') })).toEqual({
       type: 'COMMIT',
@@ -698,7 +737,10 @@ describe('corruption and malformed input', () => {
       fixCrc(bytes);
       const heapBefore = process.memoryUsage().heapUsed;
       const started = performance.now();
-      expectDecodeError(() => decodeRecordBatches(bytes), raw === 0x7fffffff ? /declares 2147483647 records but its \d+ bytes of records can hold at most \d+/ : /invalid record count -/);
+      expectDecodeError(
+        () => decodeRecordBatches(bytes),
+        raw === 0x7fffffff ? /declares 2147483647 records but its \d+ bytes of records can hold at most \d+/ : /invalid record count -/,
+      );
       expect(performance.now() - started).toBeLessThan(50);
       expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(16 * 1024 * 1024);
     }
@@ -728,9 +770,14 @@ describe('corruption and malformed input', () => {
     expect(decodeRecordBatches(two, { partialTail: 'error' }).batches).toHaveLength(2);
     expectDecodeError(
       () => decodeRecordBatches(whole.subarray(0, 70), { partialTail: 'error' }),
-      new RegExp(`^batches\\[0\\]: batch at offset 0 is cut short: 70 of the ${whole.length} bytes it declares \\(partialTail: 'error' wants whole batches, as in a Produce request; only a Fetch response may end with part of a batch\\)$`),
+      new RegExp(
+        `^batches\\[0\\]: batch at offset 0 is cut short: 70 of the ${whole.length} bytes it declares \\(partialTail: 'error' wants whole batches, as in a Produce request; only a Fetch response may end with part of a batch\\)$`,
+      ),
     );
-    expectDecodeError(() => decodeRecordBatches(two.subarray(0, whole.length + 5), { partialTail: 'error' }), /^batches\[1\]: batch at offset \d+ is cut short: 5 bytes, too few for a batch header/);
+    expectDecodeError(
+      () => decodeRecordBatches(two.subarray(0, whole.length + 5), { partialTail: 'error' }),
+      /^batches\[1\]: batch at offset \d+ is cut short: 5 bytes, too few for a batch header/,
+    );
     // The default stays Fetch's: skipped and counted.
     expect(decodeRecordBatches(whole.subarray(0, 70)).partialTailBytes).toBe(70);
   });

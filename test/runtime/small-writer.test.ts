@@ -9,9 +9,7 @@ import { Writer } from '../../runtime/writer.js';
 import { EncodeError } from '../../runtime/errors.js';
 
 type Op =
-  | { kind: 'int8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'float64'; value: number }
-  | { kind: 'int64'; value: bigint }
-  | { kind: 'string'; value: string };
+  { kind: 'int8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'float64'; value: number } | { kind: 'int64'; value: bigint } | { kind: 'string'; value: string };
 
 const WIDTH = { int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8 } as const;
 

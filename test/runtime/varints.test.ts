@@ -20,15 +20,33 @@ function roundTrip(value: bigint): bigint {
 
 describe('varlong', () => {
   it('round-trips the boundaries of the number and BigInt paths', () => {
-    const edges = [0n, 1n, -1n, 63n, -64n, 64n, 2n ** 48n - 1n, -(2n ** 48n), 2n ** 48n, -(2n ** 48n) - 1n, 2n ** 53n, -(2n ** 53n), 2n ** 63n - 1n, -(2n ** 63n)];
+    const edges = [
+      0n,
+      1n,
+      -1n,
+      63n,
+      -64n,
+      64n,
+      2n ** 48n - 1n,
+      -(2n ** 48n),
+      2n ** 48n,
+      -(2n ** 48n) - 1n,
+      2n ** 53n,
+      -(2n ** 53n),
+      2n ** 63n - 1n,
+      -(2n ** 63n),
+    ];
     for (const value of edges) expect(roundTrip(value)).toBe(value);
   });
 
   it('round-trips random 64-bit values', () => {
-    fc.assert(fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => roundTrip(value) === value), { numRuns: 5000, seed: 64 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => roundTrip(value) === value),
+      { numRuns: 5000, seed: 64 },
+    );
   });
 
-  it('writes the ZigZag-64 bytes on both sides of the writer\'s int32 fast path', () => {
+  it("writes the ZigZag-64 bytes on both sides of the writer's int32 fast path", () => {
     // The reference: Kafka's ByteUtils.writeVarlong, in BigInt only.
     const reference = (value: bigint): string => {
       let v = BigInt.asUintN(64, (value << 1n) ^ (value >> 63n));
@@ -46,7 +64,10 @@ describe('varlong', () => {
       expect(written(value), String(value)).toBe(reference(value));
     }
     fc.assert(
-      fc.property(fc.oneof(fc.bigInt({ min: -int32 - 2n, max: int32 + 1n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })), (value) => written(value) === reference(value)),
+      fc.property(
+        fc.oneof(fc.bigInt({ min: -int32 - 2n, max: int32 + 1n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })),
+        (value) => written(value) === reference(value),
+      ),
       { numRuns: 5000, seed: 32 },
     );
   });
@@ -74,7 +95,10 @@ describe('unsigned varint', () => {
   });
 
   it('round-trips random 32-bit values, also when they end the input', () => {
-    fc.assert(fc.property(fc.nat({ max: 2 ** 32 - 1 }), (value) => roundTripUnsigned(value) === value), { numRuns: 5000, seed: 32 });
+    fc.assert(
+      fc.property(fc.nat({ max: 2 ** 32 - 1 }), (value) => roundTripUnsigned(value) === value),
+      { numRuns: 5000, seed: 32 },
+    );
   });
 
   it('refuses a varint cut short at every length, and one longer than 32 bits', () => {

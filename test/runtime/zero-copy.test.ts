@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FetchResponse, MetadataResponse, ProduceRequest, RequestHeader } from '../../generated/index.js';
 import { createFetchableTopicResponse, createPartitionData } from '../../generated/FetchResponse.js';
-import {
-  createMetadataResponseBroker,
-  createMetadataResponsePartition,
-  createMetadataResponseTopic,
-} from '../../generated/MetadataResponse.js';
+import { createMetadataResponseBroker, createMetadataResponsePartition, createMetadataResponseTopic } from '../../generated/MetadataResponse.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
-import {
-  EncodeError,
-  ZERO_COPY_MIN_BYTES,
-  encodeFrame,
-  encodeFrameChunks,
-  encodeRecordBatch,
-} from '../../runtime/index.js';
+import { EncodeError, ZERO_COPY_MIN_BYTES, encodeFrame, encodeFrameChunks, encodeRecordBatch } from '../../runtime/index.js';
 import { toHex } from '../support/vectors.js';
 
 // encodeChunks / encodeFrameChunks must give exactly encode's bytes, reference
@@ -179,7 +169,10 @@ describe('encodeFrameChunks', () => {
   it('frames a body whose copied part overflows the scratch buffer, from a JavaScript caller that leaves out fields its version does not carry', () => {
     // writeChunks recovers from the overflow by catching a RangeError and writing again: the
     // encode-failure diagnosis must not see that RangeError (it once did, and refused a valid body).
-    const request = produceRequest(Array.from({ length: 2000 }, (_, i) => batchOf(100 + (i % 50))), 4);
+    const request = produceRequest(
+      Array.from({ length: 2000 }, (_, i) => batchOf(100 + (i % 50))),
+      4,
+    );
     for (const topic of request.topicData) delete (topic as Partial<typeof topic>).topicId; // v9 has no topic ids
     const header = RequestHeader.create({ requestApiKey: 0, requestApiVersion: 9, correlationId: 7, clientId: 'zero-copy' });
     const frame = encodeFrame(RequestHeader, header, 2, ProduceRequest, request, 9);

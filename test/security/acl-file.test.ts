@@ -33,7 +33,16 @@ function dataDirWith(acls: unknown[]): { dataDir: string; file: string } {
 
 async function start(dataDir: string): Promise<Broker> {
   const broker = await startBroker(
-    { host: '127.0.0.1', port: 0, dataDir, topics: [{ name: 'public', partitions: 1 }, { name: 'secret', partitions: 1 }], authorizer: { enabled: true, superUsers: [], allowEveryoneIfNoAclFound: true } },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      topics: [
+        { name: 'public', partitions: 1 },
+        { name: 'secret', partitions: 1 },
+      ],
+      authorizer: { enabled: true, superUsers: [], allowEveryoneIfNoAclFound: true },
+    },
     { shareCoordinator: null, log: () => {} },
   );
   brokers.push(broker);
@@ -46,7 +55,11 @@ const DENY_SECRET = { resourceType: 2, resourceName: 'secret', patternType: 3, p
 describe('acls.json entries that could never match stop the broker at start', () => {
   const cases: Array<[what: string, entry: Record<string, unknown>, message: RegExp]> = [
     ['a DENY without host', { ...DENY_SECRET, host: undefined }, /acls\.json: acls\[1\]\.host: missing \(use "\*" for any host\)/],
-    ['a DENY with an unknown operation name', { ...DENY_SECRET, operation: 'DESCRIBEE' }, /acls\.json: acls\[1\]\.operation: "DESCRIBEE" is not one of ALL, READ, WRITE/],
+    [
+      'a DENY with an unknown operation name',
+      { ...DENY_SECRET, operation: 'DESCRIBEE' },
+      /acls\.json: acls\[1\]\.operation: "DESCRIBEE" is not one of ALL, READ, WRITE/,
+    ],
     ['an operation code out of range', { ...DENY_SECRET, operation: 99 }, /acls\[1\]\.operation: 99 is not one of/],
     ['the ANY placeholder as an operation', { ...DENY_SECRET, operation: 'ANY' }, /acls\[1\]\.operation: "ANY" is not one of/],
     ['a permission other than ALLOW or DENY', { ...DENY_SECRET, permissionType: 'REFUSE' }, /acls\[1\]\.permissionType: "REFUSE" is not one of DENY, ALLOW/],
@@ -66,17 +79,36 @@ describe('acls.json entries that could never match stop the broker at start', ()
   }
 });
 
-describe('entries written with Kafka\'s names load and apply', () => {
+describe("entries written with Kafka's names load and apply", () => {
   it('a DENY of Describe on a topic, in names, hides the topic; the ALLOW beside it still applies', async () => {
     const { dataDir } = dataDirWith([
       { resourceType: 'Topic', resourceName: '*', patternType: 'literal', principal: 'User:*', host: '*', operation: 'All', permissionType: 'Allow' },
       { resourceType: 'TOPIC', resourceName: 'secret', patternType: 'LITERAL', principal: 'User:*', host: '*', operation: 'Describe', permissionType: 'Deny' },
-      { resourceType: 'Topic', resourceName: 'sec', patternType: 'Prefixed', principal: 'User:*', host: '*', operation: 'DescribeConfigs', permissionType: 'Deny' },
+      {
+        resourceType: 'Topic',
+        resourceName: 'sec',
+        patternType: 'Prefixed',
+        principal: 'User:*',
+        host: '*',
+        operation: 'DescribeConfigs',
+        permissionType: 'Deny',
+      },
     ]);
     const broker = await start(dataDir);
     const c = await KafkaConnection.connect({ host: '127.0.0.1', port: broker.port, requestTimeoutMs: 5_000 });
     try {
-      const response = await c.send(MetadataRequest, MetadataRequest.create({ topics: [{ name: 'public', topicId: ZERO_UUID }, { name: 'secret', topicId: ZERO_UUID }], allowAutoTopicCreation: false }), 9, MetadataResponse);
+      const response = await c.send(
+        MetadataRequest,
+        MetadataRequest.create({
+          topics: [
+            { name: 'public', topicId: ZERO_UUID },
+            { name: 'secret', topicId: ZERO_UUID },
+          ],
+          allowAutoTopicCreation: false,
+        }),
+        9,
+        MetadataResponse,
+      );
       expect(response.topics.map((t) => [t.name, t.errorCode])).toEqual([
         ['public', ErrorCode.NONE],
         ['secret', ErrorCode.TOPIC_AUTHORIZATION_FAILED],

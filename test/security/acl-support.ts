@@ -20,7 +20,9 @@ export { AclOperation as Op, AclPermission as Perm, PatternType, ResourceType as
 
 export async function connectAs(secure: SecureBroker, user: keyof typeof USERS): Promise<KafkaConnection> {
   const c = await KafkaConnection.connect({ host: '127.0.0.1', port: secure.broker.ports.get('SASL_PLAINTEXT')!, requestTimeoutMs: 5_000 });
-  const versions = (await c.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3)) as { apiKeys: { apiKey: number; minVersion: number; maxVersion: number }[] };
+  const versions = (await c.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3)) as {
+    apiKeys: { apiKey: number; minVersion: number; maxVersion: number }[];
+  };
   const range = (key: number): readonly [number, number] | undefined => {
     const k = versions.apiKeys.find((a) => a.apiKey === key);
     return k ? [k.minVersion, k.maxVersion] : undefined;

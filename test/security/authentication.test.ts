@@ -6,14 +6,16 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  KafkaProducer,
-  SaslAuthenticationError,
-  TlsHandshakeError,
-  type SaslConfig,
-} from '../../client/index.js';
+import { KafkaProducer, SaslAuthenticationError, TlsHandshakeError, type SaslConfig } from '../../client/index.js';
 import { unsecuredJws } from '../../coordinator/auth/oauth.js';
-import { FindCoordinatorRequest, FindCoordinatorResponse, MetadataRequest, MetadataResponse, SaslAuthenticateRequest, SaslHandshakeRequest } from '../../generated/index.js';
+import {
+  FindCoordinatorRequest,
+  FindCoordinatorResponse,
+  MetadataRequest,
+  MetadataResponse,
+  SaslAuthenticateRequest,
+  SaslHandshakeRequest,
+} from '../../generated/index.js';
 import { connectAs } from './acl-support.js';
 import { KafkaConnection, NetworkError } from '../../connection/connection.js';
 import { readCommitted } from '../client/support/brokers.js';
@@ -86,7 +88,12 @@ describe('advertised endpoints', () => {
     cleanups.push(() => c.close());
     const metadata = await c.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse);
     expect(metadata.brokers.map((b) => b.port)).toEqual([secure.broker.ports.get('SASL_PLAINTEXT')]);
-    const coordinator = await c.send(FindCoordinatorRequest, FindCoordinatorRequest.create({ keyType: 1, coordinatorKeys: ['tx-any'] }), 4, FindCoordinatorResponse);
+    const coordinator = await c.send(
+      FindCoordinatorRequest,
+      FindCoordinatorRequest.create({ keyType: 1, coordinatorKeys: ['tx-any'] }),
+      4,
+      FindCoordinatorResponse,
+    );
     expect(coordinator.coordinators[0]!.port).toBe(secure.broker.ports.get('SASL_PLAINTEXT'));
     const plain = await KafkaConnection.connect({ host: '127.0.0.1', port: secure.broker.port });
     cleanups.push(() => plain.close());
@@ -100,7 +107,10 @@ describe('refused credentials fail at once, typed, naming the mechanism', () => 
     const started = Date.now();
     const error = await producer('SASL_PLAINTEXT', { sasl, maxBlockMs: 20_000 })
       .send({ topic: 'events', value: 'never' })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(SaslAuthenticationError);
     const sasle = error as SaslAuthenticationError;
     expect(sasle.mechanism).toBe(mechanism);
@@ -111,7 +121,11 @@ describe('refused credentials fail at once, typed, naming the mechanism', () => 
   }
 
   it('wrong password (PLAIN)', async () => {
-    await expectRefused({ mechanism: 'PLAIN', username: 'alice', password: 'wrong' }, 'PLAIN', /PLAIN authentication .* failed: Authentication failed: Invalid username or password/);
+    await expectRefused(
+      { mechanism: 'PLAIN', username: 'alice', password: 'wrong' },
+      'PLAIN',
+      /PLAIN authentication .* failed: Authentication failed: Invalid username or password/,
+    );
   });
 
   it('wrong password (SCRAM-SHA-256)', async () => {
@@ -138,7 +152,10 @@ describe('refused credentials fail at once, typed, naming the mechanism', () => 
   it('SASL against a listener without SASL', async () => {
     const error = await producer('PLAINTEXT', { sasl: { mechanism: 'PLAIN', username: 'alice', password: USERS.alice } })
       .send({ topic: 'events', value: 'never' })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(SaslAuthenticationError);
     expect((error as Error).message).toMatch(/ILLEGAL_SASL_STATE/);
   });
@@ -146,7 +163,10 @@ describe('refused credentials fail at once, typed, naming the mechanism', () => 
   it('an untrusted broker certificate is a TlsHandshakeError, not retried', async () => {
     const error = await producer('SSL', { ssl: {} })
       .send({ topic: 'events', value: 'never' })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(TlsHandshakeError);
     expect((error as TlsHandshakeError).retriable).toBe(false);
     expect((error as Error).message).toMatch(/TLS handshake with 127\.0\.0\.1:\d+ failed/);

@@ -94,8 +94,18 @@ async function grant(...grants: Grant[]): Promise<void> {
   expect(response.results.map((r) => r.errorCode)).toEqual(grants.map(() => 0));
 }
 
-function saslClient(user: keyof typeof USERS): { bootstrapServers: string; sasl: { mechanism: 'SCRAM-SHA-256'; username: string; password: string }; logger: null; metricsRegistry: null } {
-  return { bootstrapServers: secure.bootstrap('SASL_PLAINTEXT'), sasl: { mechanism: 'SCRAM-SHA-256', username: user, password: USERS[user] }, logger: null, metricsRegistry: null };
+function saslClient(user: keyof typeof USERS): {
+  bootstrapServers: string;
+  sasl: { mechanism: 'SCRAM-SHA-256'; username: string; password: string };
+  logger: null;
+  metricsRegistry: null;
+} {
+  return {
+    bootstrapServers: secure.bootstrap('SASL_PLAINTEXT'),
+    sasl: { mechanism: 'SCRAM-SHA-256', username: user, password: USERS[user] },
+    logger: null,
+    metricsRegistry: null,
+  };
 }
 
 function producer(user: keyof typeof USERS, extra: Record<string, unknown> = {}): KafkaProducer {
@@ -159,7 +169,12 @@ describe('ACL management (CreateAcls, DescribeAcls, DeleteAcls)', () => {
 
     const listed = await describeAcls(admin, 'User:nobody');
     expect(listed.resources).toEqual([
-      { resourceType: Res.TOPIC, resourceName: 'tmp-', patternType: PatternType.PREFIXED, acls: [{ principal: 'User:nobody', host: '*', operation: Op.READ, permissionType: Perm.ALLOW }] },
+      {
+        resourceType: Res.TOPIC,
+        resourceName: 'tmp-',
+        patternType: PatternType.PREFIXED,
+        acls: [{ principal: 'User:nobody', host: '*', operation: Op.READ, permissionType: Perm.ALLOW }],
+      },
     ]);
     const stored = JSON.parse(fs.readFileSync(path.join(secure.dataDir, 'acls.json'), 'utf8')) as { acls: Grant[] };
     expect(stored.acls.some((a) => a.principal === 'User:nobody' && a.resourceName === 'tmp-')).toBe(true);
@@ -190,7 +205,9 @@ describe('ACL management (CreateAcls, DescribeAcls, DeleteAcls)', () => {
 
 describe('Produce and InitProducerId', () => {
   it('WRITE on the topic (PREFIXED), DENY wins over ALLOW, implied DESCRIBE for Metadata', async () => {
-    const denied = await producer('alice').send({ topic: 'orders', value: 'o1' }).catch((e: unknown) => e);
+    const denied = await producer('alice')
+      .send({ topic: 'orders', value: 'o1' })
+      .catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(TopicAuthorizationError);
 
     await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'ord', patternType: PatternType.PREFIXED, operation: Op.WRITE });
@@ -198,20 +215,26 @@ describe('Produce and InitProducerId', () => {
     expect(await readCommitted(secure.bootstrap('PLAINTEXT'), 'orders')).toContain('o2');
 
     await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'orders', operation: Op.WRITE, permissionType: Perm.DENY });
-    const denyWins = await producer('alice').send({ topic: 'orders', value: 'o3' }).catch((e: unknown) => e);
+    const denyWins = await producer('alice')
+      .send({ topic: 'orders', value: 'o3' })
+      .catch((e: unknown) => e);
     expect(denyWins).toBeInstanceOf(TopicAuthorizationError);
   });
 
   it('an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic', async () => {
     // Bob may see the topic but write nowhere: InitProducerId is refused.
     await grant({ principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'events', operation: Op.DESCRIBE });
-    const refused = await producer('bob').send({ topic: 'events', value: 'e1' }).catch((e: unknown) => e);
+    const refused = await producer('bob')
+      .send({ topic: 'events', value: 'e1' })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ClusterAuthorizationError);
   });
 
   it('a transactional producer needs WRITE on its transactional id', async () => {
     await grant({ principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'out', operation: Op.WRITE });
-    const refused = await producer('carol', { transactionalId: 'tx-carol' }).initTransactions().catch((e: unknown) => e);
+    const refused = await producer('carol', { transactionalId: 'tx-carol' })
+      .initTransactions()
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TransactionalIdAuthorizationError);
     await grant({ principal: 'User:carol', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'tx-carol', operation: Op.WRITE });
     const p = producer('carol', { transactionalId: 'tx-carol' });
@@ -231,19 +254,52 @@ describe('Metadata, ListOffsets and Fetch', () => {
       expect(all.topics.map((t) => t.name)).not.toContain('audit');
       const named = await c.send(MetadataRequest, MetadataRequest.create({ topics: [{ topicId: ZERO_UUID, name: 'audit' }] }), 12, MetadataResponse);
       expect(named.topics[0]!.errorCode).toBe(29);
-      const offsets = await c.send(ListOffsetsRequest, ListOffsetsRequest.create({ replicaId: -1, topics: [{ name: 'audit', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }), 7, ListOffsetsResponse);
+      const offsets = await c.send(
+        ListOffsetsRequest,
+        ListOffsetsRequest.create({ replicaId: -1, topics: [{ name: 'audit', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }),
+        7,
+        ListOffsetsResponse,
+      );
       expect(offsets.topics[0]!.partitions[0]!.errorCode).toBe(29);
     });
     await grant({ principal: 'User:alice', resourceType: Res.TOPIC, resourceName: 'audit', operation: Op.DESCRIBE });
     const fetch = (c: KafkaConnection) =>
       c.send(
         FetchRequest,
-        FetchRequest.create({ replicaId: -1, maxWaitMs: 10, minBytes: 0, maxBytes: 1 << 20, topics: [{ topic: 'audit', topicId: topicIds.get('audit')!, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20, replicaDirectoryId: ZERO_UUID, highWatermark: -1n }] }] }),
+        FetchRequest.create({
+          replicaId: -1,
+          maxWaitMs: 10,
+          minBytes: 0,
+          maxBytes: 1 << 20,
+          topics: [
+            {
+              topic: 'audit',
+              topicId: topicIds.get('audit')!,
+              partitions: [
+                {
+                  partition: 0,
+                  currentLeaderEpoch: -1,
+                  fetchOffset: 0n,
+                  lastFetchedEpoch: -1,
+                  logStartOffset: -1n,
+                  partitionMaxBytes: 1 << 20,
+                  replicaDirectoryId: ZERO_UUID,
+                  highWatermark: -1n,
+                },
+              ],
+            },
+          ],
+        }),
         13,
         FetchResponse,
       );
     await as('alice', async (c) => {
-      const offsets = await c.send(ListOffsetsRequest, ListOffsetsRequest.create({ replicaId: -1, topics: [{ name: 'audit', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }), 7, ListOffsetsResponse);
+      const offsets = await c.send(
+        ListOffsetsRequest,
+        ListOffsetsRequest.create({ replicaId: -1, topics: [{ name: 'audit', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }),
+        7,
+        ListOffsetsResponse,
+      );
       expect(offsets.topics[0]!.partitions[0]!.errorCode).toBe(0);
       expect(offsets.topics[0]!.partitions[0]!.offset).toBe(1n);
       const refused = await fetch(c);
@@ -263,7 +319,8 @@ describe('Metadata, ListOffsets and Fetch', () => {
 describe('topics: auto-creation and topics named by id', () => {
   const metadataFor = (c: KafkaConnection, name: string) =>
     c.send(MetadataRequest, MetadataRequest.create({ topics: [{ topicId: ZERO_UUID, name }], allowAutoTopicCreation: true }), 12, MetadataResponse);
-  const exists = async (name: string) => (await admin.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse)).topics.some((t) => t.name === name);
+  const exists = async (name: string) =>
+    (await admin.send(MetadataRequest, MetadataRequest.create({ topics: null }), 12, MetadataResponse)).topics.some((t) => t.name === name);
 
   it('Metadata creates a missing topic only with CREATE on the cluster or the topic, as Kafka does', async () => {
     await grant({ principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'auto-', patternType: PatternType.PREFIXED, operation: Op.DESCRIBE });
@@ -279,7 +336,12 @@ describe('topics: auto-creation and topics named by id', () => {
   it('DeleteTopics by topic id needs DELETE on the topic the id names', async () => {
     await learnTopicIds();
     const byId = (c: KafkaConnection) =>
-      c.send(DeleteTopicsRequest, DeleteTopicsRequest.create({ topics: [{ name: null, topicId: topicIds.get('audit')! }], timeoutMs: 5_000 }), 6, DeleteTopicsResponse);
+      c.send(
+        DeleteTopicsRequest,
+        DeleteTopicsRequest.create({ topics: [{ name: null, topicId: topicIds.get('audit')! }], timeoutMs: 5_000 }),
+        6,
+        DeleteTopicsResponse,
+      );
     const refused = await as('dave', byId);
     expect(refused.responses[0]!.errorCode).toBe(29);
     expect(await exists('audit')).toBe(true);
@@ -297,9 +359,18 @@ describe('share groups and KIP-1289', () => {
   it('a ShareFetch or ShareAcknowledge with a null GroupId is answered GROUP_AUTHORIZATION_FAILED, not a dropped connection, while a PREFIXED group ACL exists', async () => {
     // A PREFIXED entry is matched by the start of the name: the rule checks the group as '' (a null name has no start).
     await grant({ principal: 'User:carol', resourceType: Res.GROUP, resourceName: 'null-group-', operation: Op.READ, patternType: PatternType.PREFIXED });
-    const fetch = await as('dave', (c) => c.send(ShareFetchRequest, ShareFetchRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 0, topics: [] }), 2, ShareFetchResponse));
+    const fetch = await as('dave', (c) =>
+      c.send(ShareFetchRequest, ShareFetchRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 0, topics: [] }), 2, ShareFetchResponse),
+    );
     expect(fetch.errorCode).toBe(30);
-    const ack = await as('dave', (c) => c.send(ShareAcknowledgeRequest, ShareAcknowledgeRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 1, topics: [] }), 2, ShareAcknowledgeResponse));
+    const ack = await as('dave', (c) =>
+      c.send(
+        ShareAcknowledgeRequest,
+        ShareAcknowledgeRequest.create({ groupId: null, memberId: 'm', shareSessionEpoch: 1, topics: [] }),
+        2,
+        ShareAcknowledgeResponse,
+      ),
+    );
     expect(ack.errorCode).toBe(30);
   });
 
@@ -344,7 +415,9 @@ describe('share groups and KIP-1289', () => {
       producerEpoch: 0,
       memberId: meta.memberId,
       generationId: meta.generationId,
-      topics: [{ topicId: topicIds.get('in')!, partitions: [{ partition: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 0n, acknowledgeType: 1 }] }] }],
+      topics: [
+        { topicId: topicIds.get('in')!, partitions: [{ partition: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 0n, acknowledgeType: 1 }] }] },
+      ],
     });
     const bobAck = await as('bob', (c) => c.send(TxnShareAcknowledgeRequest, ack, 1, TxnShareAcknowledgeResponse));
     expect(bobAck.errorCode).toBe(53);
@@ -365,37 +438,212 @@ describe('share groups and KIP-1289', () => {
   });
 });
 
-describe('each API denies a principal without ACLs, with Kafka\'s error code (dave has none)', () => {
+describe("each API denies a principal without ACLs, with Kafka's error code (dave has none)", () => {
   type Case = [name: string, codec: any, request: () => unknown, code: (response: any) => number, expected: number, version?: number];
   const g = 'g-dave';
   const tx = 'tx-dave';
   const cases: Case[] = [
-    ['Produce (topic WRITE)', ProduceRequest, () => ({ acks: -1, timeoutMs: 1000, topicData: [{ name: 'events', topicId: ZERO_UUID, partitionData: [{ index: 0, records: null }] }] }), (r) => r.responses[0].partitionResponses[0].errorCode, 29, 9],
-    ['Produce (transactional id WRITE)', ProduceRequest, () => ({ transactionalId: tx, acks: -1, timeoutMs: 1000, topicData: [{ name: 'events', topicId: ZERO_UUID, partitionData: [{ index: 0, records: null }] }] }), (r) => r.responses[0].partitionResponses[0].errorCode, 53, 9],
-    ['Fetch (topic READ)', FetchRequest, () => ({ replicaId: -1, maxWaitMs: 10, topics: [{ topic: 'events', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }] }), (r) => r.responses[0].partitions[0].errorCode, 29, 12],
-    ['ListOffsets (topic DESCRIBE)', ListOffsetsRequest, () => ({ replicaId: -1, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }), (r) => r.topics[0].partitions[0].errorCode, 29, 7],
+    [
+      'Produce (topic WRITE)',
+      ProduceRequest,
+      () => ({ acks: -1, timeoutMs: 1000, topicData: [{ name: 'events', topicId: ZERO_UUID, partitionData: [{ index: 0, records: null }] }] }),
+      (r) => r.responses[0].partitionResponses[0].errorCode,
+      29,
+      9,
+    ],
+    [
+      'Produce (transactional id WRITE)',
+      ProduceRequest,
+      () => ({
+        transactionalId: tx,
+        acks: -1,
+        timeoutMs: 1000,
+        topicData: [{ name: 'events', topicId: ZERO_UUID, partitionData: [{ index: 0, records: null }] }],
+      }),
+      (r) => r.responses[0].partitionResponses[0].errorCode,
+      53,
+      9,
+    ],
+    [
+      'Fetch (topic READ)',
+      FetchRequest,
+      () => ({
+        replicaId: -1,
+        maxWaitMs: 10,
+        topics: [
+          {
+            topic: 'events',
+            partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }],
+          },
+        ],
+      }),
+      (r) => r.responses[0].partitions[0].errorCode,
+      29,
+      12,
+    ],
+    [
+      'ListOffsets (topic DESCRIBE)',
+      ListOffsetsRequest,
+      () => ({ replicaId: -1, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] }),
+      (r) => r.topics[0].partitions[0].errorCode,
+      29,
+      7,
+    ],
     ['Metadata (topic DESCRIBE)', MetadataRequest, () => ({ topics: [{ topicId: ZERO_UUID, name: 'events' }] }), (r) => r.topics[0].errorCode, 29, 12],
-    ['OffsetFetch (group DESCRIBE)', OffsetFetchRequest, () => ({ groups: [{ groupId: g, memberId: null, memberEpoch: -1, topics: null }] }), (r) => r.groups[0].errorCode, 30, 8],
+    [
+      'OffsetFetch (group DESCRIBE)',
+      OffsetFetchRequest,
+      () => ({ groups: [{ groupId: g, memberId: null, memberEpoch: -1, topics: null }] }),
+      (r) => r.groups[0].errorCode,
+      30,
+      8,
+    ],
     ['FindCoordinator GROUP (group DESCRIBE)', FindCoordinatorRequest, () => ({ keyType: 0, coordinatorKeys: [g] }), (r) => r.coordinators[0].errorCode, 30, 4],
-    ['FindCoordinator TRANSACTION (transactional id DESCRIBE)', FindCoordinatorRequest, () => ({ keyType: 1, coordinatorKeys: [tx] }), (r) => r.coordinators[0].errorCode, 53, 4],
-    ['InitProducerId (transactional id WRITE)', InitProducerIdRequest, () => ({ transactionalId: tx, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode, 53, 4],
-    ['InitProducerId (TWO_PHASE_COMMIT on the transactional id for 2PC)', InitProducerIdRequest, () => ({ transactionalId: 'tx-dave-2pc', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }), (r) => r.errorCode, 53, 6],
-    ['InitProducerId (IDEMPOTENT_WRITE / some topic WRITE)', InitProducerIdRequest, () => ({ transactionalId: null, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode, 31, 4],
-    ['AddPartitionsToTxn v3 (transactional id WRITE)', AddPartitionsToTxnRequest, () => ({ v3AndBelowTransactionalId: tx, v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: 'events', partitions: [0] }] }), (r) => r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, 53, 3],
+    [
+      'FindCoordinator TRANSACTION (transactional id DESCRIBE)',
+      FindCoordinatorRequest,
+      () => ({ keyType: 1, coordinatorKeys: [tx] }),
+      (r) => r.coordinators[0].errorCode,
+      53,
+      4,
+    ],
+    [
+      'InitProducerId (transactional id WRITE)',
+      InitProducerIdRequest,
+      () => ({ transactionalId: tx, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }),
+      (r) => r.errorCode,
+      53,
+      4,
+    ],
+    [
+      'InitProducerId (TWO_PHASE_COMMIT on the transactional id for 2PC)',
+      InitProducerIdRequest,
+      () => ({ transactionalId: 'tx-dave-2pc', transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1, enable2Pc: true }),
+      (r) => r.errorCode,
+      53,
+      6,
+    ],
+    [
+      'InitProducerId (IDEMPOTENT_WRITE / some topic WRITE)',
+      InitProducerIdRequest,
+      () => ({ transactionalId: null, transactionTimeoutMs: 10_000, producerId: -1n, producerEpoch: -1 }),
+      (r) => r.errorCode,
+      31,
+      4,
+    ],
+    [
+      'AddPartitionsToTxn v3 (transactional id WRITE)',
+      AddPartitionsToTxnRequest,
+      () => ({ v3AndBelowTransactionalId: tx, v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: 'events', partitions: [0] }] }),
+      (r) => r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode,
+      53,
+      3,
+    ],
     ['AddPartitionsToTxn v4 (CLUSTER_ACTION)', AddPartitionsToTxnRequest, () => ({ transactions: [] }), (r) => r.errorCode, 31, 4],
-    ['AddOffsetsToTxn (transactional id WRITE)', AddOffsetsToTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g }), (r) => r.errorCode, 53, 3],
-    ['EndTxn (transactional id WRITE)', EndTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, committed: true }), (r) => r.errorCode, 53, 3],
-    ['WriteTxnMarkers (CLUSTER_ACTION)', WriteTxnMarkersRequest, () => ({ markers: [{ producerId: 1n, producerEpoch: 0, transactionResult: true, topics: [{ name: 'events', partitionIndexes: [0] }], coordinatorEpoch: 0 }] }), (r) => r.markers[0].topics[0].partitions[0].errorCode, 31, 1],
-    ['TxnOffsetCommit (transactional id WRITE)', TxnOffsetCommitRequest, () => ({ transactionalId: tx, groupId: g, producerId: 1n, producerEpoch: 0, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }), (r) => r.topics[0].partitions[0].errorCode, 53, 3],
-    ['DescribeAcls (cluster DESCRIBE)', DescribeAclsRequest, () => ({ resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }), (r) => r.errorCode, 31, 3],
-    ['CreateAcls (cluster ALTER)', CreateAclsRequest, () => ({ creations: [{ resourceType: 2, resourceName: 'events', resourcePatternType: 3, principal: 'User:dave', host: '*', operation: 3, permissionType: 3 }] }), (r) => r.results[0].errorCode, 31, 3],
-    ['DeleteAcls (cluster ALTER)', DeleteAclsRequest, () => ({ filters: [{ resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }] }), (r) => r.filterResults[0].errorCode, 31, 3],
-    ['ShareGroupHeartbeat (group READ)', ShareGroupHeartbeatRequest, () => ({ groupId: g, memberId: 'm', memberEpoch: 0, subscribedTopicNames: ['events'] }), (r) => r.errorCode, 30],
+    [
+      'AddOffsetsToTxn (transactional id WRITE)',
+      AddOffsetsToTxnRequest,
+      () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g }),
+      (r) => r.errorCode,
+      53,
+      3,
+    ],
+    [
+      'EndTxn (transactional id WRITE)',
+      EndTxnRequest,
+      () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, committed: true }),
+      (r) => r.errorCode,
+      53,
+      3,
+    ],
+    [
+      'WriteTxnMarkers (CLUSTER_ACTION)',
+      WriteTxnMarkersRequest,
+      () => ({
+        markers: [{ producerId: 1n, producerEpoch: 0, transactionResult: true, topics: [{ name: 'events', partitionIndexes: [0] }], coordinatorEpoch: 0 }],
+      }),
+      (r) => r.markers[0].topics[0].partitions[0].errorCode,
+      31,
+      1,
+    ],
+    [
+      'TxnOffsetCommit (transactional id WRITE)',
+      TxnOffsetCommitRequest,
+      () => ({
+        transactionalId: tx,
+        groupId: g,
+        producerId: 1n,
+        producerEpoch: 0,
+        topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      }),
+      (r) => r.topics[0].partitions[0].errorCode,
+      53,
+      3,
+    ],
+    [
+      'DescribeAcls (cluster DESCRIBE)',
+      DescribeAclsRequest,
+      () => ({
+        resourceTypeFilter: 1,
+        resourceNameFilter: null,
+        patternTypeFilter: 1,
+        principalFilter: null,
+        hostFilter: null,
+        operation: 1,
+        permissionType: 1,
+      }),
+      (r) => r.errorCode,
+      31,
+      3,
+    ],
+    [
+      'CreateAcls (cluster ALTER)',
+      CreateAclsRequest,
+      () => ({
+        creations: [{ resourceType: 2, resourceName: 'events', resourcePatternType: 3, principal: 'User:dave', host: '*', operation: 3, permissionType: 3 }],
+      }),
+      (r) => r.results[0].errorCode,
+      31,
+      3,
+    ],
+    [
+      'DeleteAcls (cluster ALTER)',
+      DeleteAclsRequest,
+      () => ({
+        filters: [
+          { resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 },
+        ],
+      }),
+      (r) => r.filterResults[0].errorCode,
+      31,
+      3,
+    ],
+    [
+      'ShareGroupHeartbeat (group READ)',
+      ShareGroupHeartbeatRequest,
+      () => ({ groupId: g, memberId: 'm', memberEpoch: 0, subscribedTopicNames: ['events'] }),
+      (r) => r.errorCode,
+      30,
+    ],
     ['ShareGroupDescribe (group DESCRIBE)', ShareGroupDescribeRequest, () => ({ groupIds: [g] }), (r) => r.groups[0].errorCode, 30],
     ['ShareFetch (group READ)', ShareFetchRequest, () => ({ groupId: g, memberId: 'm', shareSessionEpoch: 0, topics: [] }), (r) => r.errorCode, 30],
     ['ShareAcknowledge (group READ)', ShareAcknowledgeRequest, () => ({ groupId: g, memberId: 'm', shareSessionEpoch: 1, topics: [] }), (r) => r.errorCode, 30],
-    ['AddShareAcksToTxn (transactional id WRITE)', AddShareAcksToTxnRequest, () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g, topics: [{ name: 'in', partitions: [0] }] }), (r) => r.errorCode, 53, 0],
-    ['TxnShareAcknowledge (transactional id WRITE)', TxnShareAcknowledgeRequest, () => ({ groupId: g, transactionalId: tx, producerId: 1n, producerEpoch: 0, memberId: 'm', generationId: 1, topics: [] }), (r) => r.errorCode, 53, 1],
+    [
+      'AddShareAcksToTxn (transactional id WRITE)',
+      AddShareAcksToTxnRequest,
+      () => ({ transactionalId: tx, producerId: 1n, producerEpoch: 0, groupId: g, topics: [{ name: 'in', partitions: [0] }] }),
+      (r) => r.errorCode,
+      53,
+      0,
+    ],
+    [
+      'TxnShareAcknowledge (transactional id WRITE)',
+      TxnShareAcknowledgeRequest,
+      () => ({ groupId: g, transactionalId: tx, producerId: 1n, producerEpoch: 0, memberId: 'm', generationId: 1, topics: [] }),
+      (r) => r.errorCode,
+      53,
+      1,
+    ],
   ];
   beforeAll(async () => {
     // dave owns tx-dave-2pc but may not use it for two-phase commit.

@@ -37,7 +37,9 @@ async function keyPem(keys: CryptoKeyPair): Promise<string> {
 }
 
 function serial(): string {
-  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1');
+  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(8)))
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
 }
 
 const validity = (): { notBefore: Date; notAfter: Date } => ({
@@ -102,7 +104,14 @@ export async function makeTestPki(): Promise<TestPki> {
     issueClient: (subject) => leaf(subject, issuer, [clientAuth]),
     async selfSignedClient(subject) {
       const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
-      const cert = await x509.X509CertificateGenerator.createSelfSigned({ serialNumber: serial(), name: subject, ...validity(), signingAlgorithm: ALGORITHM, keys, extensions: [clientAuth] });
+      const cert = await x509.X509CertificateGenerator.createSelfSigned({
+        serialNumber: serial(),
+        name: subject,
+        ...validity(),
+        signingAlgorithm: ALGORITHM,
+        keys,
+        extensions: [clientAuth],
+      });
       return { key: await keyPem(keys), cert: cert.toString('pem') };
     },
   };

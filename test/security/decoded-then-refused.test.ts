@@ -23,10 +23,17 @@ import { TestClient, produce, startTestBroker } from '../coordinator/support/bro
 async function stored(c: TestClient, topic: string): Promise<[bigint, bigint][]> {
   const response = await c.call(
     1,
-    { maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 })] })] },
+    {
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1 << 20,
+      topics: [createFetchTopic({ topic, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 })] })],
+    },
     12,
   );
-  return decodeRecordBatches(response.responses[0].partitions[0].records).batches.flatMap((b) => b.records.map((r) => [r.offset, r.timestamp] as [bigint, bigint]));
+  return decodeRecordBatches(response.responses[0].partitions[0].records).batches.flatMap((b) =>
+    b.records.map((r) => [r.offset, r.timestamp] as [bigint, bigint]),
+  );
 }
 
 /** A Metadata v1 request frame (size prefix included) asking for one topic whose name is `name`'s bytes. */
@@ -108,7 +115,14 @@ describe('a request string that cannot be echoed', () => {
 
 /** Two records at timestamps 100 and 101, then the batch's baseTimestamp set to `base` (records: base, base + 1). */
 function batchWithBase(base: bigint, offsetDeltas?: [number, number]): Buffer {
-  const bytes = Buffer.from(encodeRecordBatch({ records: [{ value: Buffer.from('a'), timestamp: 100n }, { value: Buffer.from('b'), timestamp: 101n }] }));
+  const bytes = Buffer.from(
+    encodeRecordBatch({
+      records: [
+        { value: Buffer.from('a'), timestamp: 100n },
+        { value: Buffer.from('b'), timestamp: 101n },
+      ],
+    }),
+  );
   bytes.writeBigInt64BE(base, 27);
   if (offsetDeltas !== undefined) {
     // Each record: length varint, attributes, timestampDelta varint, offsetDelta varint (zigzag).
@@ -181,7 +195,13 @@ describe('producer batches that decode but cannot be rebuilt', () => {
 
 describe('which decoded batches re-encode to their bytes (RecordBatchInput)', () => {
   it('a batch as encodeRecordBatch writes it re-encodes to the same bytes', () => {
-    const bytes = encodeRecordBatch({ baseOffset: 5n, producerId: 3n, producerEpoch: 1, baseSequence: 0, records: [{ value: Buffer.from('x'), timestamp: 7n, headers: [{ key: 'k', value: null }] }] });
+    const bytes = encodeRecordBatch({
+      baseOffset: 5n,
+      producerId: 3n,
+      producerEpoch: 1,
+      baseSequence: 0,
+      records: [{ value: Buffer.from('x'), timestamp: 7n, headers: [{ key: 'k', value: null }] }],
+    });
     expect(Buffer.from(encodeRecordBatch(decodeRecordBatch(bytes))).equals(Buffer.from(bytes))).toBe(true);
   });
 

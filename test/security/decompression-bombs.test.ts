@@ -7,7 +7,17 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { COMPRESSION_TYPES, DecodeError, RECORD_BATCH_OVERHEAD, crc32c, decodeRecordBatch, decompress, encodeRecordBatch, compress, type CompressionType } from '../../runtime/index.js';
+import {
+  COMPRESSION_TYPES,
+  DecodeError,
+  RECORD_BATCH_OVERHEAD,
+  crc32c,
+  decodeRecordBatch,
+  decompress,
+  encodeRecordBatch,
+  compress,
+  type CompressionType,
+} from '../../runtime/index.js';
 import { loadOptionalPackage } from '../../runtime/compression/optional-package.js';
 
 const wasmMemory = (): number => loadOptionalPackage<{ __wasm: { memory: { buffer: ArrayBuffer } } }>('snappy-wasm', 'snappy').__wasm.memory.buffer.byteLength;
@@ -71,7 +81,9 @@ describe('snappy: a declared length beyond what the input can produce is refused
     expect(batch.length).toBeLessThan(300);
     const before = wasmMemory();
     const error = decodeError(() => decodeRecordBatch(batch));
-    expect(error.message).toMatch(/snappy \(xerial\) chunk at byte 16 declares an uncompressed length of 3145728 bytes, but its 2 bytes of snappy elements inflate to at most 42/);
+    expect(error.message).toMatch(
+      /snappy \(xerial\) chunk at byte 16 declares an uncompressed length of 3145728 bytes, but its 2 bytes of snappy elements inflate to at most 42/,
+    );
     expect(wasmMemory() - before).toBeLessThan(1024 * 1024);
   });
 

@@ -43,6 +43,14 @@ export type Ava = [oid: string, value: Uint8Array];
 
 /** A DER Name from RDNs in encoded order (least specific first); each RDN is one or more attributes. */
 export function derName(rdns: Ava[][]): Uint8Array {
-  const sets = rdns.map((rdn) => tlv(0x31, rdn.flatMap(([type, value]) => [...tlv(0x30, [...oid(type), ...value])])));
-  return tlv(0x30, sets.flatMap((s) => [...s]));
+  const sets = rdns.map((rdn) =>
+    tlv(
+      0x31,
+      rdn.flatMap(([type, value]) => [...tlv(0x30, [...oid(type), ...value])]),
+    ),
+  );
+  return tlv(
+    0x30,
+    sets.flatMap((s) => [...s]),
+  );
 }

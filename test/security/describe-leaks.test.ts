@@ -53,7 +53,10 @@ beforeAll(async () => {
       generationIdOrMemberEpoch: -1,
       memberId: '',
       groupInstanceId: null,
-      topics: ['events', 'audit'].map((name) => ({ name, partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: 'm' }] })),
+      topics: ['events', 'audit'].map((name) => ({
+        name,
+        partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: 'm' }],
+      })),
     },
     8,
   );
@@ -72,7 +75,19 @@ describe('OffsetFetch hides the offsets of topics the caller may not DESCRIBE', 
   it('v7 (one group): all topics leave audit out; by name, audit is TOPIC_AUTHORIZATION_FAILED with no offset', async () => {
     const all = await call(bob, 9, { groupId: 'g-offsets', topics: null, requireStable: false }, 7);
     expect(offsets(all.topics)).toEqual([['events', [[7n, 0]]]]);
-    const named = await call(bob, 9, { groupId: 'g-offsets', topics: [{ name: 'audit', partitionIndexes: [0] }, { name: 'events', partitionIndexes: [0] }], requireStable: false }, 7);
+    const named = await call(
+      bob,
+      9,
+      {
+        groupId: 'g-offsets',
+        topics: [
+          { name: 'audit', partitionIndexes: [0] },
+          { name: 'events', partitionIndexes: [0] },
+        ],
+        requireStable: false,
+      },
+      7,
+    );
     expect(offsets(named.topics).sort()).toEqual([
       ['audit', [[-1n, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]],
       ['events', [[7n, 0]]],
@@ -82,19 +97,63 @@ describe('OffsetFetch hides the offsets of topics the caller may not DESCRIBE', 
   it('v9 (groups) and v10 (topic ids): the same, per group', async () => {
     const all = await call(bob, 9, { groups: [{ groupId: 'g-offsets', memberId: null, memberEpoch: -1, topics: null }], requireStable: false }, 9);
     expect(offsets(all.groups[0].topics)).toEqual([['events', [[7n, 0]]]]);
-    const named = await call(bob, 9, { groups: [{ groupId: 'g-offsets', memberId: null, memberEpoch: -1, topics: [{ name: 'audit', partitionIndexes: [0] }, { name: 'events', partitionIndexes: [0] }] }], requireStable: false }, 9);
+    const named = await call(
+      bob,
+      9,
+      {
+        groups: [
+          {
+            groupId: 'g-offsets',
+            memberId: null,
+            memberEpoch: -1,
+            topics: [
+              { name: 'audit', partitionIndexes: [0] },
+              { name: 'events', partitionIndexes: [0] },
+            ],
+          },
+        ],
+        requireStable: false,
+      },
+      9,
+    );
     expect(offsets(named.groups[0].topics).sort()).toEqual([
       ['audit', [[-1n, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]],
       ['events', [[7n, 0]]],
     ]);
-    const byId = await call(bob, 9, { groups: [{ groupId: 'g-offsets', memberId: null, memberEpoch: -1, topics: [{ name: '', topicId: ids.get('audit'), partitionIndexes: [0] }] }], requireStable: false }, 10);
-    expect(byId.groups[0].topics.map((t: any) => [t.topicId, t.partitions.map((p: any) => [p.committedOffset, p.errorCode])])).toEqual([[ids.get('audit'), [[-1n, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]]]);
+    const byId = await call(
+      bob,
+      9,
+      {
+        groups: [{ groupId: 'g-offsets', memberId: null, memberEpoch: -1, topics: [{ name: '', topicId: ids.get('audit'), partitionIndexes: [0] }] }],
+        requireStable: false,
+      },
+      10,
+    );
+    expect(byId.groups[0].topics.map((t: any) => [t.topicId, t.partitions.map((p: any) => [p.committedOffset, p.errorCode])])).toEqual([
+      [ids.get('audit'), [[-1n, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]],
+    ]);
   });
 });
 
 describe('consumer and share groups (KAFKA-18813, KAFKA-18817)', () => {
   const beat = (groupId: string, memberId: string, topics: string[]) =>
-    call(bob, 68, { groupId, memberId, memberEpoch: 0, instanceId: null, rackId: null, rebalanceTimeoutMs: 30_000, subscribedTopicNames: topics, subscribedTopicRegex: null, serverAssignor: null, topicPartitions: [] }, 1);
+    call(
+      bob,
+      68,
+      {
+        groupId,
+        memberId,
+        memberEpoch: 0,
+        instanceId: null,
+        rackId: null,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicNames: topics,
+        subscribedTopicRegex: null,
+        serverAssignor: null,
+        topicPartitions: [],
+      },
+      1,
+    );
 
   it('ConsumerGroupHeartbeat subscribing to an undescribable topic is TOPIC_AUTHORIZATION_FAILED and assigns nothing', async () => {
     const denied = await beat('g-subscribe', 'm-bob', ['events', 'audit']);
@@ -106,7 +165,23 @@ describe('consumer and share groups (KAFKA-18813, KAFKA-18817)', () => {
   });
 
   it('ConsumerGroupDescribe of a group assigned an undescribable topic is TOPIC_AUTHORIZATION_FAILED, without members', async () => {
-    const joined = await call(admin, 68, { groupId: 'g-mixed', memberId: 'm-admin', memberEpoch: 0, instanceId: null, rackId: null, rebalanceTimeoutMs: 30_000, subscribedTopicNames: ['events', 'audit'], subscribedTopicRegex: null, serverAssignor: null, topicPartitions: [] }, 1);
+    const joined = await call(
+      admin,
+      68,
+      {
+        groupId: 'g-mixed',
+        memberId: 'm-admin',
+        memberEpoch: 0,
+        instanceId: null,
+        rackId: null,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicNames: ['events', 'audit'],
+        subscribedTopicRegex: null,
+        serverAssignor: null,
+        topicPartitions: [],
+      },
+      1,
+    );
     expect(joined.errorCode).toBe(0);
     const asAdmin = await call(admin, 69, { groupIds: ['g-mixed'], includeAuthorizedOperations: false }, 1);
     expect(asAdmin.groups[0].members[0].targetAssignment.topicPartitions.map((tp: any) => tp.topicName).sort()).toEqual(['audit', 'events']);
@@ -119,7 +194,12 @@ describe('consumer and share groups (KAFKA-18813, KAFKA-18817)', () => {
   });
 
   it('ShareGroupDescribe of a share group assigned an undescribable topic is TOPIC_AUTHORIZATION_FAILED, without members', async () => {
-    const joined = await call(admin, 76, { groupId: 'g-share', memberId: 'share-member-admin-0001', memberEpoch: 0, rackId: null, subscribedTopicNames: ['audit'] }, 1);
+    const joined = await call(
+      admin,
+      76,
+      { groupId: 'g-share', memberId: 'share-member-admin-0001', memberEpoch: 0, rackId: null, subscribedTopicNames: ['audit'] },
+      1,
+    );
     expect(joined.errorCode).toBe(0);
     const asAdmin = await call(admin, 77, { groupIds: ['g-share'], includeAuthorizedOperations: false }, 1);
     expect(asAdmin.groups[0].members[0].assignment.topicPartitions.map((tp: any) => tp.topicName)).toEqual(['audit']);
@@ -130,7 +210,18 @@ describe('consumer and share groups (KAFKA-18813, KAFKA-18817)', () => {
 
 describe('Metadata by topic id', () => {
   it('answers an undescribable topic with its id and a null name', async () => {
-    const response = await call(bob, 3, { topics: [{ name: null, topicId: ids.get('audit') }, { name: null, topicId: ids.get('events') }], allowAutoTopicCreation: false }, 12);
+    const response = await call(
+      bob,
+      3,
+      {
+        topics: [
+          { name: null, topicId: ids.get('audit') },
+          { name: null, topicId: ids.get('events') },
+        ],
+        allowAutoTopicCreation: false,
+      },
+      12,
+    );
     expect(response.topics.map((t: any) => [t.name, t.topicId, t.errorCode, t.partitions.length])).toEqual([
       [null, ids.get('audit'), ErrorCode.TOPIC_AUTHORIZATION_FAILED, 0],
       ['events', ids.get('events'), 0, 2],

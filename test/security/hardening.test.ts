@@ -79,7 +79,9 @@ describe('one broker, short timeouts', () => {
       cleanups.push(() => c.close());
       await c.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3);
       await c.closed;
-      await waitForLog(secure.logs, (l) => new RegExp(`${listener}, User:ANONYMOUS\\) idle for 1000 ms \\(connections\\.max\\.idle\\.ms\\); closing it`).test(l));
+      await waitForLog(secure.logs, (l) =>
+        new RegExp(`${listener}, User:ANONYMOUS\\) idle for 1000 ms \\(connections\\.max\\.idle\\.ms\\); closing it`).test(l),
+      );
     });
   }
 
@@ -118,7 +120,9 @@ describe('ssl.cipherSuites and ssl.enabledProtocols', () => {
 
   it('by default a TLS 1.2 client offering only CBC suites is refused; GCM and TLS 1.3 are served', async () => {
     const port = secure.broker.ports.get('SSL')!;
-    expect(await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA' })).toMatch(/^failed: .*(handshake failure|no shared cipher)/i);
+    expect(await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA' })).toMatch(
+      /^failed: .*(handshake failure|no shared cipher)/i,
+    );
     expect(await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).toBe('ok TLSv1.2 ECDHE-ECDSA-AES128-GCM-SHA256');
     expect(await handshake(port, {})).toMatch(/^ok TLSv1\.3 /);
   });
@@ -129,9 +133,13 @@ describe('ssl.cipherSuites and ssl.enabledProtocols', () => {
     cleanups.push(() => only13.close());
     expect(await handshake(only13.broker.ports.get('SSL')!, { maxVersion: 'TLSv1.2' })).toMatch(/^failed: /);
     expect(await handshake(only13.broker.ports.get('SSL')!, {})).toMatch(/^ok TLSv1\.3 /);
-    const cbc = await startSecureBroker({ ssl: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, cipherSuites: ['TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256'], enabledProtocols: ['TLSv1.2'] } });
+    const cbc = await startSecureBroker({
+      ssl: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, cipherSuites: ['TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256'], enabledProtocols: ['TLSv1.2'] },
+    });
     cleanups.push(() => cbc.close());
-    expect(await handshake(cbc.broker.ports.get('SSL')!, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256' })).toBe('ok TLSv1.2 ECDHE-ECDSA-AES128-SHA256');
+    expect(await handshake(cbc.broker.ports.get('SSL')!, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256' })).toBe(
+      'ok TLSv1.2 ECDHE-ECDSA-AES128-SHA256',
+    );
   });
 
   it('unknown suites and protocols are configuration errors naming them', async () => {
@@ -175,18 +183,36 @@ describe('a client id does not make a client a peer broker', () => {
     ] as const) {
       brokers.push(
         await startBroker(
-          { nodeId, cluster, dataDir: tempDir('kipgen-peer-'), listeners: [{ name: 'CLIENT', port: clientPort, securityProtocol: 'PLAINTEXT' }], transactionStatePartitions: 2, consumerOffsetsPartitions: 2, requestTimeoutMs: 3_000 },
+          {
+            nodeId,
+            cluster,
+            dataDir: tempDir('kipgen-peer-'),
+            listeners: [{ name: 'CLIENT', port: clientPort, securityProtocol: 'PLAINTEXT' }],
+            transactionStatePartitions: 2,
+            consumerOffsetsPartitions: 2,
+            requestTimeoutMs: 3_000,
+          },
           { shareCoordinator: null, log: () => {} },
         ),
       );
     }
     const c = await KafkaConnection.connect({ host: '127.0.0.1', port: c0!, clientId: 'kipgen-broker-1', requestTimeoutMs: 5_000 });
     cleanups.push(() => c.close());
-    const created = await c.send(CreateTopicsRequest, CreateTopicsRequest.create({ topics: [{ name: 'posed', numPartitions: 2, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5_000 }), 7, CreateTopicsResponse);
+    const created = await c.send(
+      CreateTopicsRequest,
+      CreateTopicsRequest.create({ topics: [{ name: 'posed', numPartitions: 2, replicationFactor: -1, assignments: [], configs: [] }], timeoutMs: 5_000 }),
+      7,
+      CreateTopicsResponse,
+    );
     expect(created.topics[0]!.errorCode).toBe(0);
     const other = await KafkaConnection.connect({ host: '127.0.0.1', port: c1!, requestTimeoutMs: 5_000 });
     cleanups.push(() => other.close());
-    const metadata = await other.send(MetadataRequest, MetadataRequest.create({ topics: [{ name: 'posed', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }), 12, MetadataResponse);
+    const metadata = await other.send(
+      MetadataRequest,
+      MetadataRequest.create({ topics: [{ name: 'posed', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }),
+      12,
+      MetadataResponse,
+    );
     expect(metadata.topics[0]!.errorCode).toBe(0);
     expect(metadata.topics[0]!.partitions).toHaveLength(2);
   });

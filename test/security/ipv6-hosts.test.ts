@@ -19,7 +19,12 @@ beforeAll(async () => {
     { principal: 'User:*', resourceType: Res.TOPIC, resourceName: topic, operation: Op.DESCRIBE },
     { principal: 'User:*', resourceType: Res.TOPIC, resourceName: topic, operation: Op.DESCRIBE, permissionType: Perm.DENY, host },
   ];
-  const created = await createAcls(admin, [...everyone('events', '127.0.0.1'), ...everyone('orders', '::1'), ...everyone('audit', '0:0:0:0:0:0:0:1'), ...everyone('in', '::ffff:127.0.0.1')]);
+  const created = await createAcls(admin, [
+    ...everyone('events', '127.0.0.1'),
+    ...everyone('orders', '::1'),
+    ...everyone('audit', '0:0:0:0:0:0:0:1'),
+    ...everyone('in', '::ffff:127.0.0.1'),
+  ]);
   expect(created.results.map((r) => r.errorCode)).toEqual(new Array(8).fill(0));
   await admin.close();
 });
@@ -35,7 +40,12 @@ afterEach(async () => {
 async function describeTopic(host: string, topic: string): Promise<number> {
   const c = await KafkaConnection.connect({ host, port: secure.broker.port, requestTimeoutMs: 5_000 });
   cleanups.push(() => c.close());
-  const metadata = await c.send(MetadataRequest, MetadataRequest.create({ topics: [{ name: topic, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }), 12, MetadataResponse);
+  const metadata = await c.send(
+    MetadataRequest,
+    MetadataRequest.create({ topics: [{ name: topic, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }),
+    12,
+    MetadataResponse,
+  );
   return metadata.topics[0]!.errorCode;
 }
 

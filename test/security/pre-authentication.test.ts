@@ -9,13 +9,7 @@
  */
 import * as net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ApiVersionsRequest,
-  MetadataRequest,
-  RequestHeader,
-  SaslAuthenticateRequest,
-  SaslHandshakeRequest,
-} from '../../generated/index.js';
+import { ApiVersionsRequest, MetadataRequest, RequestHeader, SaslAuthenticateRequest, SaslHandshakeRequest } from '../../generated/index.js';
 import { encodeFrame, type ApiMessageCodec } from '../../runtime/index.js';
 import { USERS, startSecureBroker, waitForLog, type SecureBroker } from './support.js';
 
@@ -89,11 +83,15 @@ describe('before authentication, one ApiVersions and then only the SASL exchange
     );
     await waitForLog(secure.logs, () => countLines(pattern) >= before + 3);
     // Reading now shows what the broker did meanwhile: one answer each, then the end of the connection.
-    expect(await Promise.all(idle.map((socket) => {
-      const answers = answersUntilClosed(socket);
-      socket.resume();
-      return answers;
-    }))).toEqual([[0], [0], [0]]);
+    expect(
+      await Promise.all(
+        idle.map((socket) => {
+          const answers = answersUntilClosed(socket);
+          socket.resume();
+          return answers;
+        }),
+      ),
+    ).toEqual([[0], [0], [0]]);
   });
 
   it('still lets a client retry an ApiVersions of an unsupported version before the one that counts', async () => {
@@ -125,7 +123,8 @@ describe('before authentication, one ApiVersions and then only the SASL exchange
     );
     const ids = (): number[] => {
       const out: number[] = [];
-      for (let at = 0; at + 8 <= received.length && at + 4 + received.readInt32BE(at) <= received.length; at += 4 + received.readInt32BE(at)) out.push(received.readInt32BE(at + 4));
+      for (let at = 0; at + 8 <= received.length && at + 4 + received.readInt32BE(at) <= received.length; at += 4 + received.readInt32BE(at))
+        out.push(received.readInt32BE(at + 4));
       return out;
     };
     for (let i = 0; i < 300 && ids().length < 4; i++) await new Promise((r) => setTimeout(r, 10));

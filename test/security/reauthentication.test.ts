@@ -81,7 +81,13 @@ describe('re-authentication (KIP-368)', () => {
       logger: null,
     });
     cleanups.push(() => consumer.close(1_000));
-    const acknowledger = new TransactionalShareAcknowledger({ bootstrapServers: secure.bootstrap('SASL_SSL'), ...security, transactionalId: 'reauth-acks', logger: null, metricsRegistry: null });
+    const acknowledger = new TransactionalShareAcknowledger({
+      bootstrapServers: secure.bootstrap('SASL_SSL'),
+      ...security,
+      transactionalId: 'reauth-acks',
+      logger: null,
+      metricsRegistry: null,
+    });
     cleanups.push(() => acknowledger.close());
     consumer.subscribe(['in']);
     const records: ShareConsumerRecord[] = [];
@@ -101,7 +107,9 @@ describe('re-authentication (KIP-368)', () => {
     let calls = 0;
     const p = new KafkaProducer({
       bootstrapServers: secure.bootstrap('SASL_PLAINTEXT'),
-      sasl: { mechanism: 'OAUTHBEARER', oauthBearerProvider: () => {
+      sasl: {
+        mechanism: 'OAUTHBEARER',
+        oauthBearerProvider: () => {
           calls++;
           return { value: unsecuredJws('carol', 600) };
         },
@@ -121,7 +129,9 @@ describe('re-authentication (KIP-368)', () => {
   it('a client that does not re-authenticate is disconnected at its next request after the session ends', async () => {
     const c = await KafkaConnection.connect({ host: '127.0.0.1', port: secure.broker.ports.get('SASL_PLAINTEXT')! });
     cleanups.push(() => c.close());
-    const versions = (await c.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3)) as { apiKeys: { apiKey: number; minVersion: number; maxVersion: number }[] };
+    const versions = (await c.send(ApiVersionsRequest, ApiVersionsRequest.create(), 3)) as {
+      apiKeys: { apiKey: number; minVersion: number; maxVersion: number }[];
+    };
     const range = (key: number): readonly [number, number] | undefined => {
       const k = versions.apiKeys.find((a) => a.apiKey === key);
       return k ? [k.minVersion, k.maxVersion] : undefined;

@@ -6,7 +6,15 @@
  */
 import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader } from '../../generated/index.js';
+import {
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsResponse,
+  MetadataRequest,
+  MetadataResponse,
+  ProduceRequest,
+  ProduceResponse,
+  RequestHeader,
+} from '../../generated/index.js';
 import { createPartitionProduceData, createTopicProduceData } from '../../generated/ProduceRequest.js';
 import { KafkaConnection } from '../../connection/connection.js';
 import { gzipSync } from 'node:zlib';
@@ -57,7 +65,10 @@ function minimalRecordsBatch(count: number): Buffer {
     chunks.push(Buffer.from([...zigzag(body.length), ...body]));
   }
   const body = gzipSync(Buffer.concat(chunks));
-  const template = Buffer.from(encodeRecordBatch({ baseTimestamp: BigInt(Date.now()), records: [{ value: Buffer.from('x') }] })).subarray(0, RECORD_BATCH_OVERHEAD);
+  const template = Buffer.from(encodeRecordBatch({ baseTimestamp: BigInt(Date.now()), records: [{ value: Buffer.from('x') }] })).subarray(
+    0,
+    RECORD_BATCH_OVERHEAD,
+  );
   const out = Buffer.concat([template, body]);
   out.writeInt32BE(out.length - 12, 8);
   out.writeInt16BE(1, 21); // gzip
@@ -77,7 +88,9 @@ describe('the decoder’s element budget', () => {
     const again = new Reader(frame);
     again.elementBudget = 999;
     RequestHeader.read(again, ProduceRequest.headerVersion(3));
-    expect(() => ProduceRequest.read(again, 3)).toThrow(/topicData: array claims 1000 elements, more than the 999 this message may still create \(its element budget\)/);
+    expect(() => ProduceRequest.read(again, 3)).toThrow(
+      /topicData: array claims 1000 elements, more than the 999 this message may still create \(its element budget\)/,
+    );
   });
 
   it('nested arrays draw on one budget; within it the request decodes as before', () => {
@@ -128,7 +141,9 @@ describe('a pool smaller than any request (queued.max.request.bytes = 1)', () =>
     const clients = await Promise.all(Array.from({ length: 8 }, () => TestClient.connect(broker.port)));
     try {
       const answers = await Promise.all(
-        clients.flatMap((c, i) => Array.from({ length: 5 }, (_, j) => produce(c, 'small-pool', 0, batch({ values: [`c${i}-${j}`] })).then((r) => r.errorCode as number))),
+        clients.flatMap((c, i) =>
+          Array.from({ length: 5 }, (_, j) => produce(c, 'small-pool', 0, batch({ values: [`c${i}-${j}`] })).then((r) => r.errorCode as number)),
+        ),
       );
       expect(answers).toEqual(Array.from({ length: 40 }, () => 0));
     } finally {
@@ -171,7 +186,12 @@ describe('two 39 MiB frames of 6.8 M empty topic entries at once, against a brok
         ProduceRequest.create({
           acks: -1,
           timeoutMs: 5000,
-          topicData: [createTopicProduceData({ name: 'budget', partitionData: [createPartitionProduceData({ index: 0, records: encodeRecordBatch({ records: [{ value: Buffer.from('still serving') }] }) })] })],
+          topicData: [
+            createTopicProduceData({
+              name: 'budget',
+              partitionData: [createPartitionProduceData({ index: 0, records: encodeRecordBatch({ records: [{ value: Buffer.from('still serving') }] }) })],
+            }),
+          ],
         }),
         9,
         ProduceResponse,
@@ -180,7 +200,9 @@ describe('two 39 MiB frames of 6.8 M empty topic entries at once, against a brok
     } finally {
       await client.close();
     }
-    expect(broker.stderr(), broker.stderr()).toMatch(/malformed Produce v3 request \(correlation id 7\): ProduceRequest\.topicData: array claims 6800000 elements, more than the \d+ this message may still create \(its element budget\)/);
+    expect(broker.stderr(), broker.stderr()).toMatch(
+      /malformed Produce v3 request \(correlation id 7\): ProduceRequest\.topicData: array claims 6800000 elements, more than the \d+ this message may still create \(its element budget\)/,
+    );
     // The two frames themselves are 80 MiB; their decoded entries would have been some 2.8 GiB.
     expect(broker.rss() - rssBefore).toBeLessThan(400 * 1024 * 1024);
   });
@@ -194,20 +216,30 @@ describe('two 39 MiB frames of 6.8 M empty topic entries at once, against a brok
       // (MESSAGE_TOO_LARGE): raise it, so that the record count is what refuses the batch.
       const altered = await again.send(
         IncrementalAlterConfigsRequest,
-        IncrementalAlterConfigsRequest.create({ resources: [{ resourceType: 2, resourceName: 'budget', configs: [{ name: 'max.message.bytes', configOperation: 0, value: String(64 * 1024 * 1024) }] }] }),
+        IncrementalAlterConfigsRequest.create({
+          resources: [
+            { resourceType: 2, resourceName: 'budget', configs: [{ name: 'max.message.bytes', configOperation: 0, value: String(64 * 1024 * 1024) }] },
+          ],
+        }),
         1,
         IncrementalAlterConfigsResponse,
       );
       expect(altered.responses[0]!.errorCode).toBe(0);
       const answer = await again.send(
         ProduceRequest,
-        ProduceRequest.create({ acks: 1, timeoutMs: 5000, topicData: [createTopicProduceData({ name: 'budget', partitionData: [createPartitionProduceData({ index: 0, records: bomb })] })] }),
+        ProduceRequest.create({
+          acks: 1,
+          timeoutMs: 5000,
+          topicData: [createTopicProduceData({ name: 'budget', partitionData: [createPartitionProduceData({ index: 0, records: bomb })] })],
+        }),
         9,
         ProduceResponse,
       );
       const partition = answer.responses[0]!.partitionResponses[0]!;
       expect(partition.errorCode).toBe(ErrorCode.RECORD_LIST_TOO_LARGE);
-      expect(partition.errorMessage).toMatch(/the record batch holds 6000000 records, more than the \d+ the broker decodes in one batch \(maxRequestElements\)/);
+      expect(partition.errorMessage).toMatch(
+        /the record batch holds 6000000 records, more than the \d+ the broker decodes in one batch \(maxRequestElements\)/,
+      );
     } finally {
       await again.close();
     }

@@ -41,6 +41,8 @@ describe('CredentialStore', () => {
     expect(store.checkPassword('alice', 'wrong')).toBe(false);
     expect(store.checkPassword('nobody', 'alice-secret')).toBe(false);
     expect(() => new CredentialStore([{ name: 'bob', password: 'x' } as never])).toThrow(/clear-text passwords are not accepted/);
-    expect(() => new CredentialStore([{ name: 'bob', 'SCRAM-SHA-256': { salt: '!!', iterations: 4096, storedKey: 'AA==', serverKey: 'AA==' } }])).toThrow(/salt must be base64/);
+    expect(() => new CredentialStore([{ name: 'bob', 'SCRAM-SHA-256': { salt: '!!', iterations: 4096, storedKey: 'AA==', serverKey: 'AA==' } }])).toThrow(
+      /salt must be base64/,
+    );
   });
 });

@@ -15,7 +15,8 @@ describe('valid rules', () => {
   });
 
   it('the first rule that matches the whole subject wins; the rest are not tried', () => {
-    const rules = 'RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/, RULE:^CN=(.*?),OU=(.*?),O=(.*?),L=(.*?),ST=(.*?),C=(.*?)$/$1@$2/L, RULE:^cn=(.*?),ou=(.*?),dc=(.*?),dc=(.*?)$/$1@$2/U, DEFAULT';
+    const rules =
+      'RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/, RULE:^CN=(.*?),OU=(.*?),O=(.*?),L=(.*?),ST=(.*?),C=(.*?)$/$1@$2/L, RULE:^cn=(.*?),ou=(.*?),dc=(.*?),dc=(.*?)$/$1@$2/U, DEFAULT';
     expect(map(rules, 'CN=Duke,OU=ServiceUsers,O=Org,C=US')).toBe('Duke');
     expect(map(rules, 'CN=Duke,OU=SME,O=mycp,L=Fulton,ST=MD,C=US')).toBe('duke@sme');
     expect(map(rules, 'cn=duke,ou=JavaSoft,dc=sun,dc=com')).toBe('DUKE@JAVASOFT');

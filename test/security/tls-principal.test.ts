@@ -39,7 +39,12 @@ async function createAclsError(c: KafkaConnection): Promise<number> {
 
 /** The principal the broker gave the connection, as its authorizer logs it on a denial. */
 async function principalOf(secure: SecureBroker, c: KafkaConnection, topic: string): Promise<string> {
-  const metadata = await c.send(MetadataRequest, MetadataRequest.create({ topics: [{ name: topic, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }), 12, MetadataResponse);
+  const metadata = await c.send(
+    MetadataRequest,
+    MetadataRequest.create({ topics: [{ name: topic, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }),
+    12,
+    MetadataResponse,
+  );
   expect(metadata.topics[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
   const line = await waitForLog(secure.logs, (l) => l.includes(`denied DESCRIBE on TOPIC ${topic} `));
   return /authorizer: (.*) from \S+ denied/.exec(line)![1]!;
@@ -64,7 +69,9 @@ describe('ssl.clientAuth requested', () => {
       );
     expect(outcome).toBe('refused: NetworkError');
     const line = await waitForLog(secure.logs, (l) => l.includes('refused the TLS client'));
-    expect(line).toMatch(/^\[kipgen node 0\] SSL: refused the TLS client 127\.0\.0\.1:\d+: the client certificate is not trusted \(\w+; subject "CN=admin"\); closing the connection$/);
+    expect(line).toMatch(
+      /^\[kipgen node 0\] SSL: refused the TLS client 127\.0\.0\.1:\d+: the client certificate is not trusted \(\w+; subject "CN=admin"\); closing the connection$/,
+    );
   });
 
   it('a client without a certificate is User:ANONYMOUS', async () => {
@@ -115,7 +122,9 @@ describe('ssl.principalMappingRules', () => {
         (e: unknown) => e,
       );
     expect((error as Error | null)?.name).toBe('NetworkError');
-    await waitForLog(secure.logs, (l) => /refused the TLS client 127\.0\.0\.1:\d+: no ssl\.principalMappingRules rule applies to the subject CN=carol,O=other/.test(l));
+    await waitForLog(secure.logs, (l) =>
+      /refused the TLS client 127\.0\.0\.1:\d+: no ssl\.principalMappingRules rule applies to the subject CN=carol,O=other/.test(l),
+    );
   });
 
   it('a bad rule is a configuration error naming it', async () => {

@@ -28,7 +28,14 @@ interface ProducerIdentity {
 }
 
 /** Produce v11 of one transactional batch to `topic`-0; every partition's error code. */
-async function produceTxn(c: KafkaConnection, topic: string, transactionalId: string | null, who: ProducerIdentity, baseSequence: number, value: string): Promise<number[]> {
+async function produceTxn(
+  c: KafkaConnection,
+  topic: string,
+  transactionalId: string | null,
+  who: ProducerIdentity,
+  baseSequence: number,
+  value: string,
+): Promise<number[]> {
   const records = batch({ values: [value], producerId: who.producerId, producerEpoch: who.producerEpoch, baseSequence, transactional: true });
   const response = await call(c, 0, { transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] }, 11);
   return response.responses.flatMap((t: any) => t.partitionResponses.map((p: any) => p.errorCode));
@@ -41,14 +48,19 @@ async function openTransaction(c: KafkaConnection, transactionalId: string, topi
   const added = await call(
     c,
     24,
-    { v3AndBelowTransactionalId: transactionalId, v3AndBelowProducerId: init.producerId, v3AndBelowProducerEpoch: init.producerEpoch, v3AndBelowTopics: [{ name: topic, partitions: [0] }] },
+    {
+      v3AndBelowTransactionalId: transactionalId,
+      v3AndBelowProducerId: init.producerId,
+      v3AndBelowProducerEpoch: init.producerEpoch,
+      v3AndBelowTopics: [{ name: topic, partitions: [0] }],
+    },
     3,
   );
   expect(added.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode).toBe(0);
   return { producerId: init.producerId, producerEpoch: init.producerEpoch };
 }
 
-describe('with an authorizer: topic WRITE alone cannot write into another principal\'s transaction', () => {
+describe("with an authorizer: topic WRITE alone cannot write into another principal's transaction", () => {
   let secure: SecureBroker;
   let admin: KafkaConnection;
   let trusted: TestClient;
@@ -71,7 +83,7 @@ describe('with an authorizer: topic WRITE alone cannot write into another princi
     await secure?.close();
   });
 
-  it('bob\'s transactional batches with alice\'s producer id are refused, with a null transactional id and with alice\'s, and a read_committed reader sees only alice\'s records', async () => {
+  it("bob's transactional batches with alice's producer id are refused, with a null transactional id and with alice's, and a read_committed reader sees only alice's records", async () => {
     const alice = await connectAs(secure, 'alice');
     const bob = await connectAs(secure, 'bob');
     try {
@@ -81,7 +93,12 @@ describe('with an authorizer: topic WRITE alone cannot write into another princi
       expect(await produceTxn(bob, 'orders', null, victim, 1, 'bob-null-id')).toEqual([ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED]);
       expect(await produceTxn(bob, 'orders', 'tx-alice', victim, 1, 'bob-alice-id')).toEqual([ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED]);
       expect(await produceTxn(alice, 'orders', 'tx-alice', victim, 1, 'alice-2')).toEqual([0]);
-      const ended = await call(alice, 26, { transactionalId: 'tx-alice', producerId: victim.producerId, producerEpoch: victim.producerEpoch, committed: true }, 3);
+      const ended = await call(
+        alice,
+        26,
+        { transactionalId: 'tx-alice', producerId: victim.producerId, producerEpoch: victim.producerEpoch, committed: true },
+        3,
+      );
       expect(ended.errorCode).toBe(0);
     } finally {
       await alice.close();
@@ -91,7 +108,7 @@ describe('with an authorizer: topic WRITE alone cannot write into another princi
     expect((await fetchAll(trusted, 'orders', 0, 'read_committed')).records.map((r) => r.value)).toEqual(['alice-1', 'alice-2']);
   });
 
-  it('bob\'s own transactional id does not carry alice\'s producer id into a partition: the coordinator refuses the binding', async () => {
+  it("bob's own transactional id does not carry alice's producer id into a partition: the coordinator refuses the binding", async () => {
     const alice = await connectAs(secure, 'alice');
     const bob = await connectAs(secure, 'bob');
     try {
@@ -115,7 +132,7 @@ describe('without an authorizer: the transactional id and producer binding of Pr
   let c: TestClient;
   const lines: string[] = [];
   beforeAll(async () => {
-    broker = await startTestBroker({ dataDir: tempDir(), topics: [{ name: "out", partitions: 2 }] }, lines);
+    broker = await startTestBroker({ dataDir: tempDir(), topics: [{ name: 'out', partitions: 2 }] }, lines);
     c = await TestClient.connect(broker.port);
   });
   afterAll(async () => {
@@ -132,14 +149,31 @@ describe('without an authorizer: the transactional id and producer binding of Pr
 
   it('transactional batches of two producers in one request are INVALID_PRODUCER_ID_MAPPING on every partition, and nothing is appended', async () => {
     const a = await openTransaction(c.connection, 'tx-two-a', 'out');
-    const records = (who: ProducerIdentity, value: string) => batch({ values: [value], producerId: who.producerId, producerEpoch: who.producerEpoch, baseSequence: 0, transactional: true });
+    const records = (who: ProducerIdentity, value: string) =>
+      batch({ values: [value], producerId: who.producerId, producerEpoch: who.producerEpoch, baseSequence: 0, transactional: true });
     const other = { producerId: a.producerId + 1000n, producerEpoch: 0 };
     const response = await c.call(
       0,
-      { transactionalId: 'tx-two-a', acks: -1, timeoutMs: 5000, topicData: [{ name: 'out', partitionData: [{ index: 1, records: records(a, 'a') }, { index: 0, records: records(other, 'b') }] }] },
+      {
+        transactionalId: 'tx-two-a',
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [
+          {
+            name: 'out',
+            partitionData: [
+              { index: 1, records: records(a, 'a') },
+              { index: 0, records: records(other, 'b') },
+            ],
+          },
+        ],
+      },
       11,
     );
-    expect(response.responses[0].partitionResponses.map((p: any) => p.errorCode)).toEqual([ErrorCode.INVALID_PRODUCER_ID_MAPPING, ErrorCode.INVALID_PRODUCER_ID_MAPPING]);
+    expect(response.responses[0].partitionResponses.map((p: any) => p.errorCode)).toEqual([
+      ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+      ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+    ]);
     expect((await fetchAll(c, 'out', 1, 'read_uncommitted')).records).toEqual([]);
   });
 });

@@ -22,7 +22,19 @@ const cases: Array<[string, Ava[][], string]> = [
   ['a comma and "=" inside a value are escaped', [[[CN, str('admin,O=Acme')]]], 'CN=admin\\,O\\=Acme'],
   ['RDNs most specific first', [[[O, str('Acme')]], [[CN, str('admin')]]], 'CN=admin,O=Acme'],
   ['encoded order kept (a CN before the O)', [[[CN, str('admin')]], [[O, str('Acme')]]], 'O=Acme,CN=admin'],
-  ['repeated and multi-valued attributes keep their order', [[[C, str('US', PRINTABLE)]], [[O, str('Acme')]], [[OU, str('a')], [OU, str('b')]], [[CN, str('x')]]], 'CN=x,OU=a+OU=b,O=Acme,C=US'],
+  [
+    'repeated and multi-valued attributes keep their order',
+    [
+      [[C, str('US', PRINTABLE)]],
+      [[O, str('Acme')]],
+      [
+        [OU, str('a')],
+        [OU, str('b')],
+      ],
+      [[CN, str('x')]],
+    ],
+    'CN=x,OU=a+OU=b,O=Acme,C=US',
+  ],
   ['leading and trailing spaces and "#" escaped', [[[CN, str(' #lead and trail  ')]]], 'CN=\\ \\#lead and trail\\ \\ '],
   ['every special character escaped', [[[CN, str('a\\b"c<d>e;f+g=h#i')]]], 'CN=a\\\\b\\"c\\<d\\>e\\;f\\+g\\=h\\#i'],
   ['NUL as \\00, a trailing CR escaped', [[[CN, str('nul\u0000x\r')]]], 'CN=nul\\00x\\\r'],
@@ -30,9 +42,23 @@ const cases: Array<[string, Ava[][], string]> = [
   ['UTF-8 kept as is', [[[CN, str('été ü 漢字')]]], 'CN=été ü 漢字'],
   ['a BMPString read as UTF-8, as the JDK does', [[[CN, str('bmp', BMP)]]], 'CN=\\00b\\00m\\00p'],
   ['an IA5String CN', [[[CN, str('ia5@x', IA5)]]], 'CN=ia5@x'],
-  ['other types as their OID and #hex DER', [[[EMAIL, str('a@b.c', IA5)]], [[SERIAL, str('12', PRINTABLE)]]], '2.5.4.5=#13023132,1.2.840.113549.1.9.1=#16056140622e63'],
+  [
+    'other types as their OID and #hex DER',
+    [[[EMAIL, str('a@b.c', IA5)]], [[SERIAL, str('12', PRINTABLE)]]],
+    '2.5.4.5=#13023132,1.2.840.113549.1.9.1=#16056140622e63',
+  ],
   ['a keyword type with a non-string value as #hex', [[[CN, tlv(0x04, [1, 2, 3])]]], 'CN=#0403010203'],
-  ['DC and UID keywords, multi-valued RDN in encoded order', [[[DC, str('com', IA5)], [UID, str('u')]], [[DC, str('example', IA5)]]], 'DC=example,DC=com+UID=u'],
+  [
+    'DC and UID keywords, multi-valued RDN in encoded order',
+    [
+      [
+        [DC, str('com', IA5)],
+        [UID, str('u')],
+      ],
+      [[DC, str('example', IA5)]],
+    ],
+    'DC=example,DC=com+UID=u',
+  ],
   ['an empty value', [[[CN, str('')]]], 'CN='],
   ['a large OID arc', [[['1.2.3.4.5000000', str('big arc')]]], '1.2.3.4.5000000=#0c0762696720617263'],
 ];

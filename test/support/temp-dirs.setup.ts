@@ -31,7 +31,10 @@ fs.writeFileSync(path.join(fileTmp, TEST_FILE_MARKER), path.relative(process.cwd
 
 /** The `kipgen-*` entries a test file left in its temp folder. */
 export function leftBehind(dir: string): string[] {
-  return fs.readdirSync(dir).filter((name) => name.startsWith('kipgen-')).sort();
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.startsWith('kipgen-'))
+    .sort();
 }
 
 afterAll(() => {

@@ -16,9 +16,16 @@ export interface Vector {
 
 export function readVectors(dir: string): Map<string, Vector[]> {
   const out = new Map<string, Vector[]>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()) {
-    const lines = readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.length > 0);
-    out.set(file.replace(/\.jsonl$/, ''), lines.map((l) => JSON.parse(l) as Vector));
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()) {
+    const lines = readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
+    out.set(
+      file.replace(/\.jsonl$/, ''),
+      lines.map((l) => JSON.parse(l) as Vector),
+    );
   }
   return out;
 }
@@ -46,7 +53,8 @@ export function jsonDifference(actual: unknown, expected: unknown, path = ''): s
     return Object.is(actual, expected) ? undefined : `${path}: ${actual} !== ${expected}`;
   }
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return `${path}: ${JSON.stringify(actual)?.slice(0, 200)} !== ${JSON.stringify(expected).slice(0, 200)}`;
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      return `${path}: ${JSON.stringify(actual)?.slice(0, 200)} !== ${JSON.stringify(expected).slice(0, 200)}`;
     for (let i = 0; i < expected.length; i++) {
       const d = jsonDifference(actual[i], expected[i], `${path}[${i}]`);
       if (d) return d;

@@ -30,14 +30,10 @@ export class BrokerProcess {
   }
 
   async launch(): Promise<void> {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', this.configFile],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'coordinator/cli.ts'), 'broker', '--config', this.configFile], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     child.stderr!.on('data', (d: Buffer) => this.stderr.push(d.toString()));
     const lines = readline.createInterface({ input: child.stdout! });

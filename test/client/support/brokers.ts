@@ -18,9 +18,7 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(
-  options: { nodes?: number; config?: BrokerConfigInput; shareCoordinator?: null } = {},
-): Promise<TestCluster> {
+export async function startCluster(options: { nodes?: number; config?: BrokerConfigInput; shareCoordinator?: null } = {}): Promise<TestCluster> {
   const count = options.nodes ?? 1;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-client-e2e-'));
   const ports = count === 1 ? [0] : await freePorts(count);

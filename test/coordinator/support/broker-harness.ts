@@ -48,10 +48,7 @@ function withFast(config: BrokerConfigInput): BrokerConfigInput {
 }
 
 export async function startTestBroker(config: BrokerConfigInput, lines?: string[]): Promise<Broker> {
-  return startBroker(
-    { host: '127.0.0.1', port: 0, ...withFast(config) },
-    { shareCoordinator: null, log: (line) => lines?.push(line) },
-  );
+  return startBroker({ host: '127.0.0.1', port: 0, ...withFast(config) }, { shareCoordinator: null, log: (line) => lines?.push(line) });
 }
 
 /**
@@ -64,7 +61,10 @@ export async function withUndeliverableMarkers(run: (broker: Broker, client: Tes
   const broker = await startTestBroker({
     nodeId: 0,
     port: port0,
-    cluster: [{ nodeId: 0, host: '127.0.0.1', port: port0! }, { nodeId: 1, host: '127.0.0.1', port: port1! }],
+    cluster: [
+      { nodeId: 0, host: '127.0.0.1', port: port0! },
+      { nodeId: 1, host: '127.0.0.1', port: port1! },
+    ],
     dataDir: tempDir(),
     topics: [{ name: 't', partitions: 2 }],
     transactionStatePartitions: 1,
@@ -232,7 +232,14 @@ export function batch(spec: BatchSpec): Uint8Array {
 }
 
 /** Produce v9 to one partition; returns the partition response. */
-export async function produce(c: TestClient, topic: string, partition: number, records: Uint8Array, transactionalId: string | null = null, acks = -1): Promise<any> {
+export async function produce(
+  c: TestClient,
+  topic: string,
+  partition: number,
+  records: Uint8Array,
+  transactionalId: string | null = null,
+  acks = -1,
+): Promise<any> {
   const response = await c.call(0, { transactionalId, acks, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }, 9);
   return response.responses[0].partitionResponses[0];
 }
@@ -286,14 +293,30 @@ export async function fetchAll(c: TestClient, topic: string, partition: number, 
 }
 
 /** Transactional-producer steps, over the wire. */
-export async function initProducer(c: TestClient, transactionalId: string, timeoutMs = 10_000): Promise<{ errorCode: number; producerId: bigint; producerEpoch: number }> {
+export async function initProducer(
+  c: TestClient,
+  transactionalId: string,
+  timeoutMs = 10_000,
+): Promise<{ errorCode: number; producerId: bigint; producerEpoch: number }> {
   return c.call(22, { transactionalId, transactionTimeoutMs: timeoutMs }, 4);
 }
 
-export async function addPartitions(c: TestClient, transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partitions: number[]): Promise<number[]> {
+export async function addPartitions(
+  c: TestClient,
+  transactionalId: string,
+  producerId: bigint,
+  producerEpoch: number,
+  topic: string,
+  partitions: number[],
+): Promise<number[]> {
   const response = await c.call(
     24,
-    { v3AndBelowTransactionalId: transactionalId, v3AndBelowProducerId: producerId, v3AndBelowProducerEpoch: producerEpoch, v3AndBelowTopics: [{ name: topic, partitions }] },
+    {
+      v3AndBelowTransactionalId: transactionalId,
+      v3AndBelowProducerId: producerId,
+      v3AndBelowProducerEpoch: producerEpoch,
+      v3AndBelowTopics: [{ name: topic, partitions }],
+    },
     3,
   );
   return response.resultsByTopicV3AndBelow[0].resultsByPartition.map((r: any) => r.partitionErrorCode);

@@ -160,7 +160,9 @@ export function apisUsed(requests: LoggedRequest[], clientId: (id: string | null
 export function requireTool(command: string, versionArgs: string[], debianPackage: string): string {
   const probe = spawnSync(command, versionArgs, { encoding: 'utf8', timeout: 20_000 });
   if (probe.error !== undefined || probe.status !== 0) {
-    throw new Error(`this test needs \`${[command, ...versionArgs].join(' ')}\` to work: install with \`sudo apt-get install -y --no-install-recommends ${debianPackage}\` (.ci/run does this)`);
+    throw new Error(
+      `this test needs \`${[command, ...versionArgs].join(' ')}\` to work: install with \`sudo apt-get install -y --no-install-recommends ${debianPackage}\` (.ci/run does this)`,
+    );
   }
   return `${probe.stdout}${probe.stderr}`.trim();
 }
@@ -173,7 +175,11 @@ export interface CommandResult {
 }
 
 /** Runs a command to completion (killed after timeoutMs), with optional stdin. */
-export function run(command: string, args: string[], options: { input?: Uint8Array | string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CommandResult> {
+export function run(
+  command: string,
+  args: string[],
+  options: { input?: Uint8Array | string; timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

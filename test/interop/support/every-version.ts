@@ -31,14 +31,26 @@ function fieldsFor(apiKey: number, version: number, topic: string, topicId: stri
     case 0: {
       const records = encodeRecordBatch({ baseTimestamp: now, records: [{ value: new TextEncoder().encode('every-version'), timestamp: now }] });
       const target = version >= 13 ? { topicId, name: '' } : { name: topic };
-      return { acks: -1, timeoutMs: 1000, topicData: [createTopicProduceData({ ...target, partitionData: [createPartitionProduceData({ index: 0, records })] })] };
+      return {
+        acks: -1,
+        timeoutMs: 1000,
+        topicData: [createTopicProduceData({ ...target, partitionData: [createPartitionProduceData({ index: 0, records })] })],
+      };
     }
     case 1: {
       const target = version >= 13 ? { topicId } : { topic };
-      return { maxWaitMs: 0, minBytes: 0, maxBytes: 65536, topics: [createFetchTopic({ ...target, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 65536 })] })] };
+      return {
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 65536,
+        topics: [createFetchTopic({ ...target, partitions: [createFetchPartition({ partition: 0, fetchOffset: 0n, partitionMaxBytes: 65536 })] })],
+      };
     }
     case 2:
-      return { replicaId: -1, topics: [createListOffsetsTopic({ name: topic, partitions: [createListOffsetsPartition({ partitionIndex: 0, timestamp: -1n })] })] };
+      return {
+        replicaId: -1,
+        topics: [createListOffsetsTopic({ name: topic, partitions: [createListOffsetsPartition({ partitionIndex: 0, timestamp: -1n })] })],
+      };
     case 3:
       return { topics: [createMetadataRequestTopic({ name: topic })] };
     case 9:
@@ -61,7 +73,9 @@ export async function sendEveryVersion(port: number, topic: string): Promise<Ver
   let c = await open();
   const outcomes: VersionOutcome[] = [];
   try {
-    const advertised = (await c.send(ApiVersionsRequest, ApiVersionsRequest.create({ clientSoftwareName: 'kipgen', clientSoftwareVersion: '0.1.0' }), 3, ApiVersionsResponse)).apiKeys;
+    const advertised = (
+      await c.send(ApiVersionsRequest, ApiVersionsRequest.create({ clientSoftwareName: 'kipgen', clientSoftwareVersion: '0.1.0' }), 3, ApiVersionsResponse)
+    ).apiKeys;
     const metadata = await c.send(MetadataRequest, MetadataRequest.create({ topics: [createMetadataRequestTopic({ name: topic })] }), 12, MetadataResponse);
     const topicId = metadata.topics[0]!.topicId;
     for (const { apiKey, minVersion, maxVersion } of advertised) {

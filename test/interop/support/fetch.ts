@@ -76,7 +76,8 @@ async function readOnce(port: number, topic: string, partition: number, isolatio
       highWatermark = p.highWatermark;
       lastStableOffset = p.lastStableOffset;
       for (const a of p.abortedTransactions ?? []) {
-        if (!aborted.some((b) => b.producerId === a.producerId && b.firstOffset === a.firstOffset)) aborted.push({ producerId: a.producerId, firstOffset: a.firstOffset });
+        if (!aborted.some((b) => b.producerId === a.producerId && b.firstOffset === a.firstOffset))
+          aborted.push({ producerId: a.producerId, firstOffset: a.firstOffset });
       }
       const decoded = p.records && p.records.length > 0 ? decodeRecordBatches(p.records).batches : [];
       let position = 0;

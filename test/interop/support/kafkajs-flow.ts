@@ -29,7 +29,9 @@ export const ABORTED: KafkajsMessage[] = [
   { partition: 0, key: Buffer.from('k-x'), value: Buffer.from('aborted-0'), headers: { trace: Buffer.from('t-x') } },
   { partition: 1, key: Buffer.from('k-y'), value: Buffer.from('aborted-1'), headers: {} },
 ];
-export const COMMITTED_2: KafkajsMessage[] = [{ partition: 1, key: Buffer.from('k-2'), value: Buffer.from('committed-2'), headers: { last: Buffer.from('yes') } }];
+export const COMMITTED_2: KafkajsMessage[] = [
+  { partition: 1, key: Buffer.from('k-2'), value: Buffer.from('committed-2'), headers: { last: Buffer.from('yes') } },
+];
 
 export interface KafkajsSession {
   listTopics: string[];
@@ -48,8 +50,7 @@ export async function runKafkajsSession(port: number, topic: string, groupId: st
     },
     retry: { retries: 8, initialRetryTime: 50, maxRetryTime: 500 },
   });
-  const send = (messages: KafkajsMessage[]) =>
-    messages.map((m) => ({ partition: m.partition, key: m.key, value: m.value, headers: m.headers }));
+  const send = (messages: KafkajsMessage[]) => messages.map((m) => ({ partition: m.partition, key: m.key, value: m.value, headers: m.headers }));
 
   const producer = kafka.producer({ transactionalId: 'kafkajs-interop-tx', idempotent: true, maxInFlightRequests: 1, transactionTimeout: 30_000 });
   await producer.connect();

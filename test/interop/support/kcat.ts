@@ -25,7 +25,11 @@ const FORMAT = '@@%o %K %S\n%k%s\n%h\n';
 
 /** `kcat -C -o beginning -e` of one partition, parsed. */
 export async function kcatConsume(port: number, topic: string, partition: number): Promise<KcatMessage[]> {
-  const result = await run('kcat', ['-C', '-b', `127.0.0.1:${port}`, '-X', `client.id=${KCAT_CLIENT_ID}`, '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', FORMAT], { timeoutMs: 30_000 });
+  const result = await run(
+    'kcat',
+    ['-C', '-b', `127.0.0.1:${port}`, '-X', `client.id=${KCAT_CLIENT_ID}`, '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', FORMAT],
+    { timeoutMs: 30_000 },
+  );
   if (result.code !== 0) throw new Error(`kcat -C exited ${result.code ?? result.signal}: ${result.stderr}`);
   return parseKcat(result.stdout);
 }
@@ -60,13 +64,20 @@ export function parseKcat(out: Buffer): KcatMessage[] {
 
 /** `kcat -P` with each file sent as one message. */
 export async function kcatProduceFiles(port: number, topic: string, partition: number, files: string[], args: string[]): Promise<void> {
-  const result = await run('kcat', ['-P', '-b', `127.0.0.1:${port}`, '-X', `client.id=${KCAT_CLIENT_ID}`, '-t', topic, '-p', String(partition), ...args, ...files], { timeoutMs: 30_000 });
+  const result = await run(
+    'kcat',
+    ['-P', '-b', `127.0.0.1:${port}`, '-X', `client.id=${KCAT_CLIENT_ID}`, '-t', topic, '-p', String(partition), ...args, ...files],
+    { timeoutMs: 30_000 },
+  );
   if (result.code !== 0) throw new Error(`kcat -P exited ${result.code ?? result.signal}: ${result.stderr}`);
 }
 
 /** `kcat -P` reading delimited messages from stdin. */
 export async function kcatProduceStdin(port: number, topic: string, partition: number, input: string, args: string[]): Promise<void> {
-  const result = await run('kcat', ['-P', '-b', `127.0.0.1:${port}`, '-X', `client.id=${KCAT_CLIENT_ID}`, '-t', topic, '-p', String(partition), ...args], { input, timeoutMs: 30_000 });
+  const result = await run('kcat', ['-P', '-b', `127.0.0.1:${port}`, '-X', `client.id=${KCAT_CLIENT_ID}`, '-t', topic, '-p', String(partition), ...args], {
+    input,
+    timeoutMs: 30_000,
+  });
   if (result.code !== 0) throw new Error(`kcat -P exited ${result.code ?? result.signal}: ${result.stderr}`);
 }
 

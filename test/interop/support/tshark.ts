@@ -10,7 +10,9 @@ import { run } from './broker-process.js';
 import { requireInteropTool } from './tools.js';
 
 export function requireTshark(): string {
-  return requireInteropTool('tshark').split('\n').find((l) => l.startsWith('TShark'))!;
+  return requireInteropTool('tshark')
+    .split('\n')
+    .find((l) => l.startsWith('TShark'))!;
 }
 
 export interface Capture {
@@ -125,7 +127,12 @@ function attrs(text: string): Record<string, string> {
 }
 
 function unescape(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 export function parsePdml(pdml: string): KafkaPdu[] {
@@ -169,7 +176,19 @@ export function parsePdml(pdml: string): KafkaPdu[] {
     if (name === 'frame.number') frame = Number(a.show);
     if (name === 'tcp.stream') stream = Number(a.show);
     if (tag === 'proto' && name === 'kafka' && depth === 0) {
-      current = { frame, stream, request: false, apiKey: -1, apiName: '', version: -1, correlationId: -1, matchedFrame: null, peer: null, malformed: false, experts: [] };
+      current = {
+        frame,
+        stream,
+        request: false,
+        apiKey: -1,
+        apiName: '',
+        version: -1,
+        correlationId: -1,
+        matchedFrame: null,
+        peer: null,
+        malformed: false,
+        experts: [],
+      };
       kafkaDepth = depth;
       pdus.push(current);
       packetPdus.push(current);

@@ -87,7 +87,9 @@ export async function createTopic(info: KafkaInfo, name: string, partitions = 1,
     c.send(
       CreateTopicsRequest,
       CreateTopicsRequest.create({
-        topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([k, v]) => ({ name: k, value: v })) }],
+        topics: [
+          { name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([k, v]) => ({ name: k, value: v })) },
+        ],
         timeoutMs: 30_000,
         validateOnly: false,
       }),
@@ -113,7 +115,13 @@ export async function alterGroupConfig(info: KafkaInfo, groupId: string, configs
     c.send(
       IncrementalAlterConfigsRequest,
       IncrementalAlterConfigsRequest.create({
-        resources: [{ resourceType: GROUP_RESOURCE, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value: String(value) })) }],
+        resources: [
+          {
+            resourceType: GROUP_RESOURCE,
+            resourceName: groupId,
+            configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value: String(value) })),
+          },
+        ],
         validateOnly: false,
       }),
       1,

@@ -53,7 +53,15 @@ export interface KafkaBatch {
   lastSequence: number;
   count: number;
   sizeInBytes: number;
-  records: { offset: string; timestamp: string; key: string | null; value: string | null; headers: { key: string; value: string | null }[]; controlType?: string; coordinatorEpoch?: number }[];
+  records: {
+    offset: string;
+    timestamp: string;
+    key: string | null;
+    value: string | null;
+    headers: { key: string; value: string | null }[];
+    controlType?: string;
+    coordinatorEpoch?: number;
+  }[];
 }
 
 /** Compiles the codec server (seconds of javac) and starts its JVM. */
@@ -61,12 +69,19 @@ export async function startKafkaCodecs(classpath: string): Promise<KafkaCodecs> 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-kafka-codec-'));
   let child: ChildProcessWithoutNullStreams;
   try {
-    const sources = fs.readdirSync(SOURCES).filter((f) => f.endsWith('.java')).map((f) => path.join(SOURCES, f));
+    const sources = fs
+      .readdirSync(SOURCES)
+      .filter((f) => f.endsWith('.java'))
+      .map((f) => path.join(SOURCES, f));
     const javac = spawnSync('javac', ['-nowarn', '-encoding', 'UTF-8', '-d', dir, '-cp', classpath, ...sources], { encoding: 'utf8' });
     if (javac.error) throw new Error(`javac could not run: ${javac.error.message}`);
     if (javac.status !== 0) throw new Error(`javac failed (${javac.status}) on ${SOURCES}:\n${javac.stderr}`);
     // C2 pays off here (hundreds of thousands of messages), so no TieredStopAtLevel; log4j2 OFF as in ./judge.ts.
-    child = spawn('java', ['-Xmx384m', '-XX:+UseSerialGC', '-Dlog4j2.level=OFF', '-cp', `${dir}${path.delimiter}${classpath}`, 'dev.kipgen.codec.CodecServer'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    child = spawn(
+      'java',
+      ['-Xmx384m', '-XX:+UseSerialGC', '-Dlog4j2.level=OFF', '-cp', `${dir}${path.delimiter}${classpath}`, 'dev.kipgen.codec.CodecServer'],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
   } catch (error) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -119,11 +134,20 @@ export async function startKafkaCodecs(classpath: string): Promise<KafkaCodecs> 
       // The texts are JSON already (with int64 as bare numbers), so they are spliced in, not re-stringified.
       (await ask<{ results: KafkaResult[] }>(`{"op":"fromJson","name":${JSON.stringify(name)},"version":${version},"items":[${texts.join(',')}]}`)).results,
     downgrade: async (name, from, to, texts) =>
-      (await ask<{ results: ({ bytes: string } | { error: string })[] }>(`{"op":"downgrade","name":${JSON.stringify(name)},"from":${from},"to":${to},"items":[${texts.join(',')}]}`)).results,
+      (
+        await ask<{ results: ({ bytes: string } | { error: string })[] }>(
+          `{"op":"downgrade","name":${JSON.stringify(name)},"from":${from},"to":${to},"items":[${texts.join(',')}]}`,
+        )
+      ).results,
     logRecord: async (name, version, texts) =>
-      (await ask<{ results: ({ bytes: string } | { error: string })[] }>(`{"op":"logRecord","name":${JSON.stringify(name)},"version":${version},"items":[${texts.join(',')}]}`)).results,
+      (
+        await ask<{ results: ({ bytes: string } | { error: string })[] }>(
+          `{"op":"logRecord","name":${JSON.stringify(name)},"version":${version},"items":[${texts.join(',')}]}`,
+        )
+      ).results,
     writeBatches: async (items) => (await ask<{ results: ({ bytes: string } | { error: string })[] }>(JSON.stringify({ op: 'writeBatches', items }))).results,
-    readBatches: async (items) => (await ask<{ results: ({ batches: KafkaBatch[] } | { error: string })[] }>(JSON.stringify({ op: 'readBatches', items }))).results,
+    readBatches: async (items) =>
+      (await ask<{ results: ({ batches: KafkaBatch[] } | { error: string })[] }>(JSON.stringify({ op: 'readBatches', items }))).results,
     busyMs: () => busyNanos / 1e6,
     close: async () => {
       child.stdin.end();

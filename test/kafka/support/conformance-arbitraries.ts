@@ -106,7 +106,12 @@ const BATCHES: Buffer[] = Array.from({ length: 32 }, (_, i) =>
 
 /** A records field: one or two valid batches most of the time, empty or opaque bytes (a codec must not look inside) otherwise. */
 const records = fc.oneof(
-  { arbitrary: fc.array(fc.integer({ min: 0, max: BATCHES.length - 1 }), { minLength: 1, maxLength: 2 }).map((picks) => Buffer.concat(picks.map((p) => BATCHES[p]!)).toString('base64')), weight: 4 },
+  {
+    arbitrary: fc
+      .array(fc.integer({ min: 0, max: BATCHES.length - 1 }), { minLength: 1, maxLength: 2 })
+      .map((picks) => Buffer.concat(picks.map((p) => BATCHES[p]!)).toString('base64')),
+    weight: 4,
+  },
   { arbitrary: fc.constant(''), weight: 1 },
   { arbitrary: bytesOf(40), weight: 1 },
 );
@@ -142,11 +147,13 @@ function knownTags(struct: StructSpec): Set<number> {
 function unknownTaggedFields(struct: StructSpec): fc.Arbitrary<{ tag: number; data: string }[]> {
   const known = knownTags(struct);
   const tag = fc.oneof(fc.integer({ min: 0, max: 12 }), fc.integer({ min: 13, max: 2 ** 28 })).filter((t) => !known.has(t));
-  return fc.uniqueArray(fc.record({ tag, data: fc.oneof({ arbitrary: bytesOf(8), weight: 4 }, { arbitrary: longBytes(128, 140), weight: 1 }) }), {
-    minLength: 1,
-    maxLength: 3,
-    selector: (f) => f.tag,
-  }).map((list) => list.sort((a, b) => a.tag - b.tag));
+  return fc
+    .uniqueArray(fc.record({ tag, data: fc.oneof({ arbitrary: bytesOf(8), weight: 4 }, { arbitrary: longBytes(128, 140), weight: 1 }) }), {
+      minLength: 1,
+      maxLength: 3,
+      selector: (f) => f.tag,
+    })
+    .map((list) => list.sort((a, b) => a.tag - b.tag));
 }
 
 /** Random JSON (our form: int64 as decimal strings, records and bytes as base64) of `spec` at `version`, with `$unknown` keys in flexible versions. */
@@ -164,7 +171,9 @@ function structArbitrary(spec: MessageSpec, struct: StructSpec, version: number,
   }
   const record = fc.record(entries, { requiredKeys: required });
   if (!spec.flexibleVersions.contains(version)) return record;
-  return fc.tuple(record, fc.option(unknownTaggedFields(struct), { nil: undefined, freq: 6 })).map(([json, unknown]) => (unknown === undefined ? json : { ...json, [UNKNOWN]: unknown }));
+  return fc
+    .tuple(record, fc.option(unknownTaggedFields(struct), { nil: undefined, freq: 6 }))
+    .map(([json, unknown]) => (unknown === undefined ? json : { ...json, [UNKNOWN]: unknown }));
 }
 
 function fieldArbitrary(spec: MessageSpec, field: FieldSpec, version: number, depth: number): fc.Arbitrary<unknown> {
@@ -176,7 +185,14 @@ function typeArbitrary(spec: MessageSpec, type: FieldType, version: number, dept
   if (type.kind === 'array') {
     const element = typeArbitrary(spec, type.element, version, depth + 1);
     // Large arrays only near the top, so that a message stays a few KiB; past 127 elements a compact length takes two bytes.
-    if (depth === 0) return fc.oneof({ arbitrary: fc.array(element, { maxLength: 3 }), weight: 8 }, { arbitrary: fc.array(element, { minLength: type.element.kind === 'struct' ? 8 : 20, maxLength: type.element.kind === 'struct' ? 16 : 140 }), weight: 1 });
+    if (depth === 0)
+      return fc.oneof(
+        { arbitrary: fc.array(element, { maxLength: 3 }), weight: 8 },
+        {
+          arbitrary: fc.array(element, { minLength: type.element.kind === 'struct' ? 8 : 20, maxLength: type.element.kind === 'struct' ? 16 : 140 }),
+          weight: 1,
+        },
+      );
     return fc.array(element, { maxLength: depth > 2 ? 1 : 2 });
   }
   if (type.kind === 'struct') return structArbitrary(spec, spec.structs.get(type.name)!, version, depth + 1);
@@ -199,7 +215,8 @@ export function withUnknownTaggedFields(spec: MessageSpec, version: number, json
 
 function attach(spec: MessageSpec, struct: StructSpec, version: number, json: Record<string, unknown>, message: Record<string, unknown>): void {
   const unknown = json[UNKNOWN] as { tag: number; data: string }[] | undefined;
-  if (unknown !== undefined) message._unknownTaggedFields = unknown.map((f): RawTaggedField => ({ tag: f.tag, data: new Uint8Array(Buffer.from(f.data, 'base64')) }));
+  if (unknown !== undefined)
+    message._unknownTaggedFields = unknown.map((f): RawTaggedField => ({ tag: f.tag, data: new Uint8Array(Buffer.from(f.data, 'base64')) }));
   for (const field of struct.fields) {
     const inner = structNameOf(field.type);
     if (inner === undefined) continue;
@@ -207,7 +224,8 @@ function attach(spec: MessageSpec, struct: StructSpec, version: number, json: Re
     const m = message[field.propertyName];
     if (j === undefined || j === null || m === null || m === undefined) continue;
     const innerStruct = spec.structs.get(inner)!;
-    if (field.type.kind === 'array') (j as Record<string, unknown>[]).forEach((e, i) => attach(spec, innerStruct, version, e, (m as Record<string, unknown>[])[i]!));
+    if (field.type.kind === 'array')
+      (j as Record<string, unknown>[]).forEach((e, i) => attach(spec, innerStruct, version, e, (m as Record<string, unknown>[])[i]!));
     else attach(spec, innerStruct, version, j as Record<string, unknown>, m as Record<string, unknown>);
   }
 }

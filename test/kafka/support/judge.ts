@@ -37,7 +37,15 @@ export interface JudgeRun {
  */
 export async function runJudge(classpath: string, classesDir: string, targets: Record<string, string>, timeoutMs: number, tag = ''): Promise<JudgeRun> {
   // log4j2.level=OFF: the class path has Kafka's SLF4J binding, and Log4j's default configuration would write client errors to stdout.
-  const args = ['-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dlog4j2.level=OFF', '-cp', `${classesDir}${path.delimiter}${classpath}`, 'dev.kipgen.judge.Judge'];
+  const args = [
+    '-Xmx384m',
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
+    '-Dlog4j2.level=OFF',
+    '-cp',
+    `${classesDir}${path.delimiter}${classpath}`,
+    'dev.kipgen.judge.Judge',
+  ];
   if (tag !== '') args.push('--tag', tag);
   for (const [name, bootstrap] of Object.entries(targets)) args.push('--target', `${name}=${bootstrap}`);
   const began = Date.now();
@@ -72,7 +80,8 @@ export function parseJudgeOutput(stdout: string, targets: string[]): Map<string,
     if (line === '') return;
     const m = /^(\S+) (?:(done)|(\S+) (.+?): (.*))$/.exec(line);
     const byScenario = m ? out.get(m[1]!) : undefined;
-    if (!m || byScenario === undefined) throw new Error(`judge output line ${i + 1} is not "<target> <scenario> <step>: <result>" for a known target: ${JSON.stringify(line)}`);
+    if (!m || byScenario === undefined)
+      throw new Error(`judge output line ${i + 1} is not "<target> <scenario> <step>: <result>" for a known target: ${JSON.stringify(line)}`);
     if (m[2] === 'done') return void done.add(m[1]!);
     const steps = byScenario.get(m[3]!) ?? [];
     steps.push([m[4]!, m[5]!]);
@@ -99,7 +108,8 @@ export function readDifferences(file = DIFFERENCES_FILE): Difference[] {
     for (const field of ['scenario', 'kafka', 'kipgen', 'why'] as const) {
       if (typeof e?.[field] !== 'string' || e[field] === '') throw new Error(`${where}.${field} must be a non-empty string`);
     }
-    if (!Array.isArray(e.steps) || e.steps.length === 0 || e.steps.some((s: unknown) => typeof s !== 'string' || s === '')) throw new Error(`${where}.steps must be a non-empty array of step names`);
+    if (!Array.isArray(e.steps) || e.steps.length === 0 || e.steps.some((s: unknown) => typeof s !== 'string' || s === ''))
+      throw new Error(`${where}.steps must be a non-empty array of step names`);
     return { scenario: e.scenario, steps: e.steps, kafka: e.kafka, kipgen: e.kipgen, why: e.why };
   });
 }
@@ -145,9 +155,13 @@ export function compareScenario(scenario: string, kafka: [string, string][], kip
     } else if (entry !== undefined && entry.kafka === k && entry.kipgen === g) {
       result.explained.push({ step, kafka: k, kipgen: g, why: entry.why });
     } else if (entry !== undefined) {
-      result.unexplained.push(`${scenario} ${step}: Kafka ${JSON.stringify(k)}, kipgen ${JSON.stringify(g)}; listed with Kafka ${JSON.stringify(entry.kafka)}, kipgen ${JSON.stringify(entry.kipgen)}`);
+      result.unexplained.push(
+        `${scenario} ${step}: Kafka ${JSON.stringify(k)}, kipgen ${JSON.stringify(g)}; listed with Kafka ${JSON.stringify(entry.kafka)}, kipgen ${JSON.stringify(entry.kipgen)}`,
+      );
     } else {
-      result.unexplained.push(`${scenario} ${step}: Kafka ${JSON.stringify(k)}, kipgen ${JSON.stringify(g)} (not in ${path.relative(process.cwd(), DIFFERENCES_FILE)})`);
+      result.unexplained.push(
+        `${scenario} ${step}: Kafka ${JSON.stringify(k)}, kipgen ${JSON.stringify(g)} (not in ${path.relative(process.cwd(), DIFFERENCES_FILE)})`,
+      );
     }
   }
   for (const step of listed.keys()) if (!used.has(step)) result.stale.push(`${scenario} ${step}: listed as a difference, but no broker printed this step`);

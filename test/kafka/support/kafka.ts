@@ -203,7 +203,10 @@ function log4jYaml(logFile: string): string {
 function tail(file: string, lines: number): string {
   try {
     const text = fs.readFileSync(file, 'utf8');
-    return text.split('\n').slice(-lines - 1).join('\n');
+    return text
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   } catch {
     return '(no log written)';
   }
@@ -248,7 +251,12 @@ interface Ready {
 async function probeReady(port: number): Promise<Ready> {
   const conn = await KafkaConnection.connect({ host: '127.0.0.1', port, clientId: 'kipgen-kafka-harness', requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 });
   try {
-    const versions = (await conn.send(ApiVersionsRequest, ApiVersionsRequest.create({ clientSoftwareName: 'kipgen', clientSoftwareVersion: '0' }), 3, ApiVersionsResponse)) as ApiVersionsResponse;
+    const versions = (await conn.send(
+      ApiVersionsRequest,
+      ApiVersionsRequest.create({ clientSoftwareName: 'kipgen', clientSoftwareVersion: '0' }),
+      3,
+      ApiVersionsResponse,
+    )) as ApiVersionsResponse;
     if (versions.errorCode !== 0) throw new Error(`ApiVersions error ${versions.errorCode}`);
     const level = (name: string): number => versions.finalizedFeatures.find((f) => f.name === name)?.maxVersionLevel ?? 0;
     const metadata = (await conn.send(MetadataRequest, MetadataRequest.create({ topics: [] }), 12, MetadataResponse)) as MetadataResponse;
@@ -327,7 +335,9 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
     const everyone = [superUser, ...users];
     for (const u of everyone) {
       if (!/^[A-Za-z0-9._-]+$/.test(u.username) || !/^[A-Za-z0-9._-]+$/.test(u.password)) {
-        throw new Error(`startKafka: user ${JSON.stringify(u.username)}: names and passwords are limited to [A-Za-z0-9._-] (they go into JAAS and --add-scram as they are)`);
+        throw new Error(
+          `startKafka: user ${JSON.stringify(u.username)}: names and passwords are limited to [A-Za-z0-9._-] (they go into JAAS and --add-scram as they are)`,
+        );
       }
     }
 
@@ -420,10 +430,14 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
         if (/Socket server failed to bind to .*Address already in use/.test(tail(logFile, 200))) {
           throw new PortTakenError(`Kafka 4.4 could not bind a listener port: ${tail(logFile, 5)}`);
         }
-        throw new Error(`Kafka 4.4 exited during start-up (exit ${guard.exitCode}); the end of its log:\n${tail(logFile, 25)}${out ? `\nstdout/stderr:\n${out}` : ''}`);
+        throw new Error(
+          `Kafka 4.4 exited during start-up (exit ${guard.exitCode}); the end of its log:\n${tail(logFile, 25)}${out ? `\nstdout/stderr:\n${out}` : ''}`,
+        );
       }
       if (Date.now() > deadline) {
-        throw new Error(`Kafka 4.4 did not serve on 127.0.0.1:${plaintextPort} within ${options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS} ms (last: ${String(last)}); the end of its log:\n${tail(logFile, 25)}`);
+        throw new Error(
+          `Kafka 4.4 did not serve on 127.0.0.1:${plaintextPort} within ${options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS} ms (last: ${String(last)}); the end of its log:\n${tail(logFile, 25)}`,
+        );
       }
       try {
         ready = await probeReady(plaintextPort);
@@ -438,7 +452,9 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
     }
     const startMs = Date.now() - started;
     if (ready.transactionVersion < 2 || ready.shareVersion < 1) {
-      throw new Error(`Kafka started without the features the tests need: transaction.version=${ready.transactionVersion} (need 2), share.version=${ready.shareVersion} (need ≥ 1)`);
+      throw new Error(
+        `Kafka started without the features the tests need: transaction.version=${ready.transactionVersion} (need 2), share.version=${ready.shareVersion} (need ≥ 1)`,
+      );
     }
 
     const mechanisms: readonly KafkaSaslMechanism[] = ['PLAIN', 'SCRAM-SHA-512'];
@@ -452,7 +468,8 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
         superUser,
         users,
         javaClientProperties(user, mechanism = 'SCRAM-SHA-512') {
-          const module = mechanism === 'PLAIN' ? 'org.apache.kafka.common.security.plain.PlainLoginModule' : 'org.apache.kafka.common.security.scram.ScramLoginModule';
+          const module =
+            mechanism === 'PLAIN' ? 'org.apache.kafka.common.security.plain.PlainLoginModule' : 'org.apache.kafka.common.security.scram.ScramLoginModule';
           return {
             'bootstrap.servers': `127.0.0.1:${saslSslPort}`,
             'security.protocol': 'SASL_SSL',

@@ -27,7 +27,12 @@ export type KafkaPrerequisites = { ok: true; classpath: string; java: string } |
 let cached: KafkaPrerequisites | undefined;
 
 function firstLine(text: string): string {
-  return text.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? '';
+  return (
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? ''
+  );
 }
 
 /** Maven's own words for why it failed: its first [ERROR] line, without the ANSI colours. */
@@ -78,7 +83,11 @@ export function kafkaPrerequisites(): KafkaPrerequisites {
 function probe(): KafkaPrerequisites {
   const java = spawnSync('java', ['-version'], { encoding: 'utf8', timeout: 30_000 });
   if (java.error !== undefined || java.status !== 0) {
-    return { ok: false, missing: 'npm run test:kafka needs Java 17+ (`java` not found on PATH): install it with `sudo apt-get install -y --no-install-recommends default-jdk-headless` (.ci/run does this)' };
+    return {
+      ok: false,
+      missing:
+        'npm run test:kafka needs Java 17+ (`java` not found on PATH): install it with `sudo apt-get install -y --no-install-recommends default-jdk-headless` (.ci/run does this)',
+    };
   }
   const javaVersion = firstLine(java.stderr || java.stdout);
   const major = /version "(\d+)/.exec(javaVersion)?.[1];
@@ -90,7 +99,11 @@ function probe(): KafkaPrerequisites {
   if (reused !== undefined) return { ok: true, classpath: reused, java: javaVersion };
   const mvn = spawnSync('mvn', ['-v'], { encoding: 'utf8', timeout: 60_000 });
   if (mvn.error !== undefined || mvn.status !== 0) {
-    return { ok: false, missing: 'npm run test:kafka needs Maven (`mvn` not found on PATH) to fetch Kafka 4.4.0: install it with `sudo apt-get install -y --no-install-recommends maven` (.ci/run does this)' };
+    return {
+      ok: false,
+      missing:
+        'npm run test:kafka needs Maven (`mvn` not found on PATH) to fetch Kafka 4.4.0: install it with `sudo apt-get install -y --no-install-recommends maven` (.ci/run does this)',
+    };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-kafka-classpath-'));
   try {
@@ -110,7 +123,10 @@ function probe(): KafkaPrerequisites {
     for (const name of REQUIRED_JARS) {
       const jar = jars.find((j) => path.basename(j).startsWith(name));
       if (jar === undefined || !fs.existsSync(jar)) {
-        return { ok: false, missing: `${name.replace(/-$/, '')} is not on the class path Maven built from test/kafka/pom.xml${jar ? ` (${jar} is gone)` : ''}: run \`cd test/kafka && mvn dependency:build-classpath\`` };
+        return {
+          ok: false,
+          missing: `${name.replace(/-$/, '')} is not on the class path Maven built from test/kafka/pom.xml${jar ? ` (${jar} is gone)` : ''}: run \`cd test/kafka && mvn dependency:build-classpath\``,
+        };
       }
     }
     writeCachedClasspath(classpath);

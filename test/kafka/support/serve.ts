@@ -17,7 +17,9 @@ if (file === undefined) {
 }
 const kafka = await startKafka();
 fs.writeFileSync(file, JSON.stringify(kafkaInfo(kafka)));
-process.stdout.write(`Kafka 4.4 on ${kafka.bootstrap} (SASL_SSL ${kafka.saslSsl.bootstrap}), JVM to ready ${kafka.startMs} ms; info in ${file}; log ${kafka.logFile}\n`);
+process.stdout.write(
+  `Kafka 4.4 on ${kafka.bootstrap} (SASL_SSL ${kafka.saslSsl.bootstrap}), JVM to ready ${kafka.startMs} ms; info in ${file}; log ${kafka.logFile}\n`,
+);
 const stop = (): void => {
   void kafka.stop().then(() => {
     fs.rmSync(file, { force: true });

@@ -56,7 +56,13 @@ function corrupt(values: string[]): Uint8Array {
 }
 
 async function createTopic(ctx: SequenceContext, name: string, partitions = 1): Promise<string> {
-  const r = await ctx.s.call('create topic', ApiKey.CreateTopics, 7, { topics: [{ name, numPartitions: partitions, replicationFactor: 1 }], timeoutMs: 30_000 }, { record: false });
+  const r = await ctx.s.call(
+    'create topic',
+    ApiKey.CreateTopics,
+    7,
+    { topics: [{ name, numPartitions: partitions, replicationFactor: 1 }], timeoutMs: 30_000 },
+    { record: false },
+  );
   if (r.topics[0].errorCode !== 0) throw new Error(`${ctx.s.target.name}: CreateTopics ${name}: error ${r.topics[0].errorCode}`);
   return r.topics[0].topicId as string;
 }
@@ -92,14 +98,25 @@ function produce(
     label,
     ApiKey.Produce,
     o.record === false ? 9 : ctx.v(ApiKey.Produce),
-    { transactionalId: o.txnId ?? null, acks: o.acks ?? -1, timeoutMs: 10_000, topicData: [{ name: topic, topicId: id, partitionData: [{ index: o.partition ?? 0, records }] }] },
+    {
+      transactionalId: o.txnId ?? null,
+      acks: o.acks ?? -1,
+      timeoutMs: 10_000,
+      topicData: [{ name: topic, topicId: id, partitionData: [{ index: o.partition ?? 0, records }] }],
+    },
     // A transactional produce to a partition new to the transaction may meet NOT_LEADER_OR_FOLLOWER (6) on Kafka
     // while its verification settles; a client retries it.
     { record: o.record, on: o.on, retryOn: o.retry ? [6] : undefined },
   );
 }
 
-function fetch(ctx: SequenceContext, label: string, topic: string, id: string, o: { offset?: bigint; partition?: number; isolation?: number; on?: KafkaConnection } = {}): Promise<any> {
+function fetch(
+  ctx: SequenceContext,
+  label: string,
+  topic: string,
+  id: string,
+  o: { offset?: bigint; partition?: number; isolation?: number; on?: KafkaConnection } = {},
+): Promise<any> {
   return ctx.s.call(
     label,
     ApiKey.Fetch,
@@ -112,26 +129,58 @@ function fetch(ctx: SequenceContext, label: string, topic: string, id: string, o
       isolationLevel: o.isolation ?? 0,
       sessionId: 0,
       sessionEpoch: -1,
-      topics: [{ topic, topicId: id, partitions: [{ partition: o.partition ?? 0, fetchOffset: o.offset ?? 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+      topics: [
+        {
+          topic,
+          topicId: id,
+          partitions: [
+            {
+              partition: o.partition ?? 0,
+              fetchOffset: o.offset ?? 0n,
+              partitionMaxBytes: 1 << 20,
+              currentLeaderEpoch: -1,
+              lastFetchedEpoch: -1,
+              logStartOffset: -1n,
+            },
+          ],
+        },
+      ],
       rackId: '',
     },
     { on: o.on },
   );
 }
 
-function listOffsets(ctx: SequenceContext, label: string, topic: string, timestamps: bigint[], o: { partition?: number; isolation?: number; on?: KafkaConnection; record?: boolean } = {}): Promise<any> {
+function listOffsets(
+  ctx: SequenceContext,
+  label: string,
+  topic: string,
+  timestamps: bigint[],
+  o: { partition?: number; isolation?: number; on?: KafkaConnection; record?: boolean } = {},
+): Promise<any> {
   return ctx.s.call(
     label,
     ApiKey.ListOffsets,
     ctx.v(ApiKey.ListOffsets),
-    { replicaId: -1, isolationLevel: o.isolation ?? 0, timeoutMs: 10_000, topics: [{ name: topic, partitions: timestamps.map((timestamp) => ({ partitionIndex: o.partition ?? 0, currentLeaderEpoch: -1, timestamp })) }] },
+    {
+      replicaId: -1,
+      isolationLevel: o.isolation ?? 0,
+      timeoutMs: 10_000,
+      topics: [{ name: topic, partitions: timestamps.map((timestamp) => ({ partitionIndex: o.partition ?? 0, currentLeaderEpoch: -1, timestamp })) }],
+    },
     { on: o.on, record: o.record },
   );
 }
 
 function metadata(ctx: SequenceContext, label: string, topics: string[], o: { on?: KafkaConnection } = {}): Promise<any> {
   const v = ctx.v(ApiKey.Metadata);
-  return ctx.s.call(label, ApiKey.Metadata, v, { topics: topics.map((name) => ({ name })), allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, { on: o.on });
+  return ctx.s.call(
+    label,
+    ApiKey.Metadata,
+    v,
+    { topics: topics.map((name) => ({ name })), allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false },
+    { on: o.on },
+  );
 }
 
 /** ConsumerProtocolSubscription v0: the topics, no user data (what a classic consumer puts in JoinGroup). */
@@ -147,12 +196,24 @@ function subscription(topics: string[]): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-function initProducerId(ctx: SequenceContext, label: string, txnId: string | null, o: { timeoutMs?: number; on?: KafkaConnection; pid?: bigint; epoch?: number } = {}): Promise<any> {
+function initProducerId(
+  ctx: SequenceContext,
+  label: string,
+  txnId: string | null,
+  o: { timeoutMs?: number; on?: KafkaConnection; pid?: bigint; epoch?: number } = {},
+): Promise<any> {
   return ctx.s.call(
     label,
     ApiKey.InitProducerId,
     ctx.v(ApiKey.InitProducerId),
-    { transactionalId: txnId, transactionTimeoutMs: o.timeoutMs ?? 60_000, producerId: o.pid ?? -1n, producerEpoch: o.epoch ?? -1, enable2Pc: false, keepPreparedTxn: false },
+    {
+      transactionalId: txnId,
+      transactionTimeoutMs: o.timeoutMs ?? 60_000,
+      producerId: o.pid ?? -1n,
+      producerEpoch: o.epoch ?? -1,
+      enable2Pc: false,
+      keepPreparedTxn: false,
+    },
     { on: o.on },
   );
 }
@@ -162,7 +223,15 @@ function endTxn(ctx: SequenceContext, label: string, txnId: string, pid: bigint,
 }
 
 /** TV1 clients (AddPartitionsToTxn ≤ v3) add partitions themselves; at v4+ only brokers do, so the highest level relies on Produce v12+ adding them (TV2). */
-async function addPartitionsIfClassic(ctx: SequenceContext, label: string, txnId: string, pid: bigint, epoch: number, topic: string, partitions: number[]): Promise<void> {
+async function addPartitionsIfClassic(
+  ctx: SequenceContext,
+  label: string,
+  txnId: string,
+  pid: bigint,
+  epoch: number,
+  topic: string,
+  partitions: number[],
+): Promise<void> {
   const v = ctx.v(ApiKey.AddPartitionsToTxn);
   if (v > 3) return;
   await ctx.s.call(label, ApiKey.AddPartitionsToTxn, v, {
@@ -253,7 +322,11 @@ export const corpus: Sequence[] = [
       const t = await topicWithData(ctx, 'txn', [], 2);
       const txnId = ctx.name('tid');
       const group = ctx.name('group');
-      await ctx.s.call('find the transaction coordinator', ApiKey.FindCoordinator, ctx.v(ApiKey.FindCoordinator), { key: txnId, keyType: 1, coordinatorKeys: [txnId] });
+      await ctx.s.call('find the transaction coordinator', ApiKey.FindCoordinator, ctx.v(ApiKey.FindCoordinator), {
+        key: txnId,
+        keyType: 1,
+        coordinatorKeys: [txnId],
+      });
       const init = await initProducerId(ctx, 'init producer id', txnId);
       const pid = init.producerId as bigint;
       const epoch = init.producerEpoch as number;
@@ -262,7 +335,12 @@ export const corpus: Sequence[] = [
       await produce(ctx, 'transactional produce p1', t.name, t.id, batch(['t2'], { pid, epoch, seq: 0, txn: true }), { txnId, partition: 1, retry: true });
       await fetch(ctx, 'read_committed before the commit', t.name, t.id, { isolation: 1 });
       await listOffsets(ctx, 'last stable offset before the commit', t.name, [-1n], { isolation: 1 });
-      await ctx.s.call('add offsets', ApiKey.AddOffsetsToTxn, ctx.v(ApiKey.AddOffsetsToTxn), { transactionalId: txnId, producerId: pid, producerEpoch: epoch, groupId: group });
+      await ctx.s.call('add offsets', ApiKey.AddOffsetsToTxn, ctx.v(ApiKey.AddOffsetsToTxn), {
+        transactionalId: txnId,
+        producerId: pid,
+        producerEpoch: epoch,
+        groupId: group,
+      });
       await ctx.s.call('txn offset commit', ApiKey.TxnOffsetCommit, ctx.v(ApiKey.TxnOffsetCommit), {
         transactionalId: txnId,
         groupId: group,
@@ -275,7 +353,11 @@ export const corpus: Sequence[] = [
       });
       const ended = await endTxn(ctx, 'commit', txnId, pid, epoch, true);
       // The markers are written after the answer (both brokers): wait for the partition to be stable.
-      await until(ctx, (record) => listOffsets(ctx, 'last stable offset after the commit', t.name, [-1n], { isolation: 1, record }), (r) => r.topics[0].partitions[0].offset >= 3n);
+      await until(
+        ctx,
+        (record) => listOffsets(ctx, 'last stable offset after the commit', t.name, [-1n], { isolation: 1, record }),
+        (r) => r.topics[0].partitions[0].offset >= 3n,
+      );
       await highWatermarkAtLeast(ctx, t.name, 3n);
       await fetch(ctx, 'read_committed after the commit', t.name, t.id, { isolation: 1 });
       // The group's offsets become stable when the marker reaches __consumer_offsets, after EndTxn answered: until then
@@ -283,12 +365,18 @@ export const corpus: Sequence[] = [
       await until(
         ctx,
         (record) =>
-          ctx.s.call('offset fetch', ApiKey.OffsetFetch, ctx.v(ApiKey.OffsetFetch), {
-            groupId: group,
-            topics: [{ name: t.name, partitionIndexes: [0] }],
-            groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0] }] }],
-            requireStable: true,
-          }, { record }),
+          ctx.s.call(
+            'offset fetch',
+            ApiKey.OffsetFetch,
+            ctx.v(ApiKey.OffsetFetch),
+            {
+              groupId: group,
+              topics: [{ name: t.name, partitionIndexes: [0] }],
+              groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0] }] }],
+              requireStable: true,
+            },
+            { record },
+          ),
         (r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? Number(v) : v)).includes('"committedOffset":5'),
       );
       void ended;
@@ -304,19 +392,40 @@ export const corpus: Sequence[] = [
       const pid = init.producerId as bigint;
       const epoch = init.producerEpoch as number;
       await endTxn(ctx, 'commit with no transaction open', txnId, pid, epoch, true);
-      await ctx.s.call('add offsets under another producer id', ApiKey.AddOffsetsToTxn, ctx.v(ApiKey.AddOffsetsToTxn), { transactionalId: txnId, producerId: pid + 1000n, producerEpoch: epoch, groupId: ctx.name('g') });
+      await ctx.s.call('add offsets under another producer id', ApiKey.AddOffsetsToTxn, ctx.v(ApiKey.AddOffsetsToTxn), {
+        transactionalId: txnId,
+        producerId: pid + 1000n,
+        producerEpoch: epoch,
+        groupId: ctx.name('g'),
+      });
       await addPartitionsIfClassic(ctx, 'add partitions', txnId, pid, epoch, t.name, [0]);
       await produce(ctx, 'transactional produce', t.name, t.id, batch(['a'], { pid, epoch, seq: 0, txn: true }), { txnId, retry: true });
-      await ctx.s.call('add offsets with an unknown transactional id', ApiKey.AddOffsetsToTxn, ctx.v(ApiKey.AddOffsetsToTxn), { transactionalId: ctx.name('nobody'), producerId: pid, producerEpoch: epoch, groupId: ctx.name('g') });
+      await ctx.s.call('add offsets with an unknown transactional id', ApiKey.AddOffsetsToTxn, ctx.v(ApiKey.AddOffsetsToTxn), {
+        transactionalId: ctx.name('nobody'),
+        producerId: pid,
+        producerEpoch: epoch,
+        groupId: ctx.name('g'),
+      });
       // A second InitProducerId fences the first producer (and aborts its transaction).
       const second = await initProducerId(ctx, 'init again: fences the first', txnId);
       // The abort markers are written after InitProducerId answers: wait for them (the partition stable again), so what follows does not race them.
-      await until(ctx, (record) => listOffsets(ctx, 'last stable offset after the fencing', t.name, [-1n], { isolation: 1, record }), (r) => r.topics[0].partitions[0].offset >= 2n);
+      await until(
+        ctx,
+        (record) => listOffsets(ctx, 'last stable offset after the fencing', t.name, [-1n], { isolation: 1, record }),
+        (r) => r.topics[0].partitions[0].offset >= 2n,
+      );
       await produce(ctx, 'produce under the fenced epoch', t.name, t.id, batch(['x'], { pid, epoch, seq: 1, txn: true }), { txnId });
       await endTxn(ctx, 'commit under the fenced epoch', txnId, pid, epoch, true);
       await until(
         ctx,
-        (record) => ctx.s.call('abort with no transaction open', ApiKey.EndTxn, ctx.v(ApiKey.EndTxn), { transactionalId: txnId, producerId: second.producerId, producerEpoch: second.producerEpoch, committed: false }, { record }),
+        (record) =>
+          ctx.s.call(
+            'abort with no transaction open',
+            ApiKey.EndTxn,
+            ctx.v(ApiKey.EndTxn),
+            { transactionalId: txnId, producerId: second.producerId, producerEpoch: second.producerEpoch, committed: false },
+            { record },
+          ),
         (r) => r.errorCode !== 51,
       );
       await highWatermarkAtLeast(ctx, t.name, 2n);
@@ -339,7 +448,11 @@ export const corpus: Sequence[] = [
           protocols: [{ name: 'range', metadata: subscription([t.name]) }],
           reason: null,
         });
-      await ctx.s.call('find the group coordinator', ApiKey.FindCoordinator, ctx.v(ApiKey.FindCoordinator), { key: group, keyType: 0, coordinatorKeys: [group] });
+      await ctx.s.call('find the group coordinator', ApiKey.FindCoordinator, ctx.v(ApiKey.FindCoordinator), {
+        key: group,
+        keyType: 0,
+        coordinatorKeys: [group],
+      });
       let joined = await join('', 'join');
       if (joined.errorCode === 79) joined = await join(joined.memberId, 'join with the member id');
       const memberId = joined.memberId as string;
@@ -365,7 +478,13 @@ export const corpus: Sequence[] = [
           memberId: member,
           groupInstanceId: null,
           retentionTimeMs: -1n,
-          topics: [{ name: t.name, topicId: t.id, partitions: [{ partitionIndex: partition, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: 'meta' }] }],
+          topics: [
+            {
+              name: t.name,
+              topicId: t.id,
+              partitions: [{ partitionIndex: partition, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: 'meta' }],
+            },
+          ],
         });
       await commit('commit', gen, memberId);
       await commit('commit with an old generation', gen + 5, memberId);
@@ -376,14 +495,29 @@ export const corpus: Sequence[] = [
         groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0, 9] }] }],
         requireStable: false,
       });
-      await ctx.s.call('describe the group and an unknown one', ApiKey.DescribeGroups, ctx.v(ApiKey.DescribeGroups), { groups: [group, ctx.name('nogroup')], includeAuthorizedOperations: false });
-      await ctx.s.call('list groups (this one)', ApiKey.ListGroups, ctx.v(ApiKey.ListGroups), { statesFilter: [], typesFilter: [] }, {
-        pick: (j) => ({ ...j, groups: j.groups.filter((g: any) => g.groupId === group) }),
+      await ctx.s.call('describe the group and an unknown one', ApiKey.DescribeGroups, ctx.v(ApiKey.DescribeGroups), {
+        groups: [group, ctx.name('nogroup')],
+        includeAuthorizedOperations: false,
       });
+      await ctx.s.call(
+        'list groups (this one)',
+        ApiKey.ListGroups,
+        ctx.v(ApiKey.ListGroups),
+        { statesFilter: [], typesFilter: [] },
+        {
+          pick: (j) => ({ ...j, groups: j.groups.filter((g: any) => g.groupId === group) }),
+        },
+      );
       await ctx.s.call('delete a non-empty group', ApiKey.DeleteGroups, ctx.v(ApiKey.DeleteGroups), { groupsNames: [group] });
-      await ctx.s.call('leave', ApiKey.LeaveGroup, ctx.v(ApiKey.LeaveGroup), { groupId: group, memberId, members: [{ memberId, groupInstanceId: null, reason: null }] });
+      await ctx.s.call('leave', ApiKey.LeaveGroup, ctx.v(ApiKey.LeaveGroup), {
+        groupId: group,
+        memberId,
+        members: [{ memberId, groupInstanceId: null, reason: null }],
+      });
       await ctx.s.call('describe after leaving', ApiKey.DescribeGroups, ctx.v(ApiKey.DescribeGroups), { groups: [group], includeAuthorizedOperations: false });
-      await ctx.s.call('delete the empty group and an unknown one', ApiKey.DeleteGroups, ctx.v(ApiKey.DeleteGroups), { groupsNames: [group, ctx.name('nogroup')] });
+      await ctx.s.call('delete the empty group and an unknown one', ApiKey.DeleteGroups, ctx.v(ApiKey.DeleteGroups), {
+        groupsNames: [group, ctx.name('nogroup')],
+      });
     },
   },
   {
@@ -393,12 +527,25 @@ export const corpus: Sequence[] = [
       const group = ctx.name('group');
       const memberId = ctx.uuid('member');
       const heartbeat = (label: string, epoch: number, fields: Record<string, unknown>, record = true): Promise<any> =>
-        ctx.s.call(label, ApiKey.ConsumerGroupHeartbeat, ctx.v(ApiKey.ConsumerGroupHeartbeat), { groupId: group, memberId, memberEpoch: epoch, rebalanceTimeoutMs: -1, ...fields }, { record, pick: label === 'join' ? withoutAssignment : undefined });
+        ctx.s.call(
+          label,
+          ApiKey.ConsumerGroupHeartbeat,
+          ctx.v(ApiKey.ConsumerGroupHeartbeat),
+          { groupId: group, memberId, memberEpoch: epoch, rebalanceTimeoutMs: -1, ...fields },
+          { record, pick: label === 'join' ? withoutAssignment : undefined },
+        );
       const joined = await heartbeat('join', 0, { rebalanceTimeoutMs: 30_000, subscribedTopicNames: [t.name], topicPartitions: [], serverAssignor: 'uniform' });
       let epoch = joined.memberEpoch as number;
-      const assigned = await until(ctx, (record) => heartbeat('heartbeat until assigned', epoch, {}, record).then((r) => ((epoch = r.memberEpoch), r)), (r) => (r.assignment?.topicPartitions ?? []).length > 0);
+      const assigned = await until(
+        ctx,
+        (record) => heartbeat('heartbeat until assigned', epoch, {}, record).then((r) => ((epoch = r.memberEpoch), r)),
+        (r) => (r.assignment?.topicPartitions ?? []).length > 0,
+      );
       await heartbeat('heartbeat with a wrong epoch', (assigned.memberEpoch as number) + 7, {});
-      await ctx.s.call('describe', ApiKey.ConsumerGroupDescribe, ctx.v(ApiKey.ConsumerGroupDescribe), { groupIds: [group, ctx.name('nogroup')], includeAuthorizedOperations: false });
+      await ctx.s.call('describe', ApiKey.ConsumerGroupDescribe, ctx.v(ApiKey.ConsumerGroupDescribe), {
+        groupIds: [group, ctx.name('nogroup')],
+        includeAuthorizedOperations: false,
+      });
       await heartbeat('leave', -1, {});
     },
   },
@@ -413,10 +560,22 @@ export const corpus: Sequence[] = [
         validateOnly: false,
       });
       const heartbeat = (label: string, epoch: number, fields: Record<string, unknown>, record = true): Promise<any> =>
-        ctx.s.call(label, ApiKey.ShareGroupHeartbeat, ctx.v(ApiKey.ShareGroupHeartbeat), { groupId: group, memberId, memberEpoch: epoch, rackId: null, subscribedTopicNames: null, ...fields }, { record, pick: label === 'join' ? withoutAssignment : undefined });
+        ctx.s.call(
+          label,
+          ApiKey.ShareGroupHeartbeat,
+          ctx.v(ApiKey.ShareGroupHeartbeat),
+          { groupId: group, memberId, memberEpoch: epoch, rackId: null, subscribedTopicNames: null, ...fields },
+          { record, pick: label === 'join' ? withoutAssignment : undefined },
+        );
       const joined = await heartbeat('join', 0, { subscribedTopicNames: [t.name] });
       let epoch = joined.memberEpoch as number;
-      const assigned = await until(ctx, (record) => heartbeat('heartbeat until assigned', epoch, {}, record).then((r) => ((epoch = r.memberEpoch), r)), (r) => (r.assignment?.topicPartitions ?? []).length > 0, 40, 500);
+      const assigned = await until(
+        ctx,
+        (record) => heartbeat('heartbeat until assigned', epoch, {}, record).then((r) => ((epoch = r.memberEpoch), r)),
+        (r) => (r.assignment?.topicPartitions ?? []).length > 0,
+        40,
+        500,
+      );
       epoch = assigned.memberEpoch;
       const shareFetch = (label: string, sessionEpoch: number, member = memberId, record = true, acks: unknown[] = []): Promise<any> =>
         ctx.s.call(
@@ -437,7 +596,12 @@ export const corpus: Sequence[] = [
           },
           { record },
         );
-      await until(ctx, (record) => shareFetch('share fetch until records', 0, memberId, record), () => true, 1);
+      await until(
+        ctx,
+        (record) => shareFetch('share fetch until records', 0, memberId, record),
+        () => true,
+        1,
+      );
       let fetched = ctx.s.steps.at(-1)!;
       // Kafka may answer the session's first fetch before the share partition is initialised: fetch on (epoch 1, 2, …) until records come.
       let sessionEpoch = 1;
@@ -452,7 +616,10 @@ export const corpus: Sequence[] = [
         shareSessionEpoch: sessionEpoch++,
         topics: [{ topicId: t.id, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 2n, acknowledgeTypes: [1] }] }] }],
       });
-      await ctx.s.call('describe', ApiKey.ShareGroupDescribe, ctx.v(ApiKey.ShareGroupDescribe), { groupIds: [group, ctx.name('nogroup')], includeAuthorizedOperations: false });
+      await ctx.s.call('describe', ApiKey.ShareGroupDescribe, ctx.v(ApiKey.ShareGroupDescribe), {
+        groupIds: [group, ctx.name('nogroup')],
+        includeAuthorizedOperations: false,
+      });
       await shareFetch('share fetch by an unknown member', 0, ctx.uuid('stranger'));
       await shareFetch('share fetch at a wrong session epoch', sessionEpoch + 5);
       await heartbeat('heartbeat with a wrong epoch', epoch + 9, {});
@@ -465,11 +632,26 @@ export const corpus: Sequence[] = [
       const existing = await topicWithData(ctx, 'exists', []);
       const fresh = ctx.name('fresh');
       const create = (label: string, topics: unknown[], validateOnly = false): Promise<any> =>
-        ctx.s.call(label, ApiKey.CreateTopics, ctx.v(ApiKey.CreateTopics), { topics, timeoutMs: 30_000, validateOnly }, {
-          // The full list of a new topic's configs (v5+) is compared for the ones the request set; the rest are broker defaults (see the differences file).
-          pick: (j) => ({ ...j, topics: j.topics.map((x: any) => (x.configs ? { ...x, configs: x.configs.filter((c: any) => c.name === 'retention.ms' || c.name === 'cleanup.policy') } : x)) }),
-        });
-      await create('create (validate only)', [{ name: fresh, numPartitions: 2, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '600000' }] }], true);
+        ctx.s.call(
+          label,
+          ApiKey.CreateTopics,
+          ctx.v(ApiKey.CreateTopics),
+          { topics, timeoutMs: 30_000, validateOnly },
+          {
+            // The full list of a new topic's configs (v5+) is compared for the ones the request set; the rest are broker defaults (see the differences file).
+            pick: (j) => ({
+              ...j,
+              topics: j.topics.map((x: any) =>
+                x.configs ? { ...x, configs: x.configs.filter((c: any) => c.name === 'retention.ms' || c.name === 'cleanup.policy') } : x,
+              ),
+            }),
+          },
+        );
+      await create(
+        'create (validate only)',
+        [{ name: fresh, numPartitions: 2, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '600000' }] }],
+        true,
+      );
       await create('create', [{ name: fresh, numPartitions: 2, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '600000' }] }]);
       await create('create: errors', [
         { name: existing.name, numPartitions: 1, replicationFactor: 1 },
@@ -489,25 +671,42 @@ export const corpus: Sequence[] = [
         validateOnly: false,
       });
       const describe = (label: string, record = true): Promise<any> =>
-        ctx.s.call(label, ApiKey.DescribeConfigs, ctx.v(ApiKey.DescribeConfigs), {
-          resources: [
-            { resourceType: 2, resourceName: fresh, configurationKeys: ['retention.ms', 'cleanup.policy', 'max.message.bytes'] },
-            { resourceType: 2, resourceName: ctx.name('missing'), configurationKeys: ['retention.ms'] },
-          ],
-          includeSynonyms: false,
-          includeDocumentation: false,
-        }, { record });
+        ctx.s.call(
+          label,
+          ApiKey.DescribeConfigs,
+          ctx.v(ApiKey.DescribeConfigs),
+          {
+            resources: [
+              { resourceType: 2, resourceName: fresh, configurationKeys: ['retention.ms', 'cleanup.policy', 'max.message.bytes'] },
+              { resourceType: 2, resourceName: ctx.name('missing'), configurationKeys: ['retention.ms'] },
+            ],
+            includeSynonyms: false,
+            includeDocumentation: false,
+          },
+          { record },
+        );
       await describe('describe configs');
       await ctx.s.call('incremental alter configs', ApiKey.IncrementalAlterConfigs, ctx.v(ApiKey.IncrementalAlterConfigs), {
         resources: [
-          { resourceType: 2, resourceName: fresh, configs: [{ name: 'retention.ms', configOperation: 0, value: '700000' }, { name: 'cleanup.policy', configOperation: 0, value: 'compact' }] },
+          {
+            resourceType: 2,
+            resourceName: fresh,
+            configs: [
+              { name: 'retention.ms', configOperation: 0, value: '700000' },
+              { name: 'cleanup.policy', configOperation: 0, value: 'compact' },
+            ],
+          },
           { resourceType: 2, resourceName: existing.name, configs: [{ name: 'no.such.config', configOperation: 0, value: '1' }] },
           { resourceType: 2, resourceName: ctx.name('missing'), configs: [{ name: 'retention.ms', configOperation: 0, value: '1' }] },
         ],
         validateOnly: false,
       });
       // Kafka applies the change through its controller's metadata, a moment after answering: wait for it (up to 10 s).
-      await until(ctx, (record) => describe('describe configs after altering', record), (r) => r.results[0].configs.some((c: any) => c.name === 'retention.ms' && c.value === '700000'));
+      await until(
+        ctx,
+        (record) => describe('describe configs after altering', record),
+        (r) => r.results[0].configs.some((c: any) => c.name === 'retention.ms' && c.value === '700000'),
+      );
       await ctx.s.call('delete topics', ApiKey.DeleteTopics, ctx.v(ApiKey.DeleteTopics), {
         topicNames: [fresh, ctx.name('missing')],
         topics: [
@@ -522,7 +721,15 @@ export const corpus: Sequence[] = [
     name: 'acls',
     async run(ctx) {
       const resource = ctx.name('acl-topic');
-      const filter = { resourceTypeFilter: 2, resourceNameFilter: resource, patternTypeFilter: 3, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 };
+      const filter = {
+        resourceTypeFilter: 2,
+        resourceNameFilter: resource,
+        patternTypeFilter: 3,
+        principalFilter: null,
+        hostFilter: null,
+        operation: 1,
+        permissionType: 1,
+      };
       await ctx.s.call('create acls', ApiKey.CreateAcls, ctx.v(ApiKey.CreateAcls), {
         creations: [
           { resourceType: 2, resourceName: resource, resourcePatternType: 3, principal: 'User:alice', host: '*', operation: 3, permissionType: 3 },
@@ -536,20 +743,38 @@ export const corpus: Sequence[] = [
       await ctx.s.call('create an acl for a principal without a type', ApiKey.CreateAcls, ctx.v(ApiKey.CreateAcls), {
         creations: [{ resourceType: 2, resourceName: resource, resourcePatternType: 3, principal: 'alice', host: '*', operation: 3, permissionType: 3 }],
       });
-      await until(ctx, (record) => ctx.s.call('describe acls', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter, { record }), (r) => r.resources.length > 0 && r.resources[0].acls.length === 2);
+      await until(
+        ctx,
+        (record) => ctx.s.call('describe acls', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter, { record }),
+        (r) => r.resources.length > 0 && r.resources[0].acls.length === 2,
+      );
       await ctx.s.call('delete acls', ApiKey.DeleteAcls, ctx.v(ApiKey.DeleteAcls), { filters: [filter] });
       // Kafka applies the deletion through its controller's metadata, a moment after answering: wait (up to 10 s).
-      await until(ctx, (record) => ctx.s.call('describe acls after deleting', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter, { record }), (r) => r.resources.length === 0);
+      await until(
+        ctx,
+        (record) => ctx.s.call('describe acls after deleting', ApiKey.DescribeAcls, ctx.v(ApiKey.DescribeAcls), filter, { record }),
+        (r) => r.resources.length === 0,
+      );
     },
   },
   {
     name: 'cluster and versions',
     async run(ctx) {
       // APIs our codecs do not have (Kafka's admin, controller and streams APIs) are left to the coverage check, which lists them.
-      await ctx.s.call('api versions', ApiKey.ApiVersions, ctx.v(ApiKey.ApiVersions), { clientSoftwareName: 'kipgen-side-by-side', clientSoftwareVersion: '1.0' }, {
-        pick: (j) => ({ ...j, apiKeys: j.apiKeys.filter((k: any) => apiByKey(k.apiKey) !== undefined) }),
+      await ctx.s.call(
+        'api versions',
+        ApiKey.ApiVersions,
+        ctx.v(ApiKey.ApiVersions),
+        { clientSoftwareName: 'kipgen-side-by-side', clientSoftwareVersion: '1.0' },
+        {
+          pick: (j) => ({ ...j, apiKeys: j.apiKeys.filter((k: any) => apiByKey(k.apiKey) !== undefined) }),
+        },
+      );
+      await ctx.s.call('describe cluster', ApiKey.DescribeCluster, ctx.v(ApiKey.DescribeCluster), {
+        includeClusterAuthorizedOperations: false,
+        endpointType: 1,
+        includeFencedBrokers: false,
       });
-      await ctx.s.call('describe cluster', ApiKey.DescribeCluster, ctx.v(ApiKey.DescribeCluster), { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: false });
       await ctx.s.call('sasl handshake on PLAINTEXT', ApiKey.SaslHandshake, ctx.v(ApiKey.SaslHandshake), { mechanism: 'PLAIN' });
       if (ctx.level === 'highest') {
         ctx.s.note('api versions v127 (unsupported)', ApiKey.ApiVersions, 127, await rawRequest(ctx.s.target.plaintext, ApiKey.ApiVersions, 127));
@@ -576,7 +801,14 @@ export const corpus: Sequence[] = [
     name: 'write txn markers (broker-internal)',
     async run(ctx) {
       const t = await topicWithData(ctx, 'markers', ['a']);
-      const marker = (topic: string, partitions: number[]) => ({ producerId: 424242n, producerEpoch: 0, transactionResult: false, topics: [{ name: topic, partitionIndexes: partitions }], coordinatorEpoch: 0, transactionVersion: 2 });
+      const marker = (topic: string, partitions: number[]) => ({
+        producerId: 424242n,
+        producerEpoch: 0,
+        transactionResult: false,
+        topics: [{ name: topic, partitionIndexes: partitions }],
+        coordinatorEpoch: 0,
+        transactionVersion: 2,
+      });
       // One marker per request: Kafka 4.4 never answers a request whose first marker is appended and whose last has
       // no known partition (KafkaApis.handleWriteTxnMarkersRequest counts the skipped marker down without responding).
       await ctx.s.call('abort marker for a producer the partition never saw, and an unknown partition', ApiKey.WriteTxnMarkers, ctx.v(ApiKey.WriteTxnMarkers), {
@@ -596,7 +828,13 @@ export const corpus: Sequence[] = [
       const plainToken = (password: string): Uint8Array => enc(`\0${ctx.s.target.user.username}\0${password}`);
       const wrong = await ctx.s.open(ctx.s.target.sasl);
       await ctx.s.call('handshake', ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }, { on: wrong });
-      await ctx.s.call('authenticate with a wrong password', ApiKey.SaslAuthenticate, ctx.v(ApiKey.SaslAuthenticate), { authBytes: plainToken('wrong') }, { on: wrong });
+      await ctx.s.call(
+        'authenticate with a wrong password',
+        ApiKey.SaslAuthenticate,
+        ctx.v(ApiKey.SaslAuthenticate),
+        { authBytes: plainToken('wrong') },
+        { on: wrong },
+      );
       const on = await ctx.s.open(ctx.s.target.sasl);
       await ctx.s.call('handshake an unknown mechanism', ApiKey.SaslHandshake, 1, { mechanism: 'GSSAPI' }, { on: await ctx.s.open(ctx.s.target.sasl) });
       await ctx.s.call('handshake', ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' }, { on });
@@ -608,35 +846,220 @@ export const corpus: Sequence[] = [
       await listOffsets(ctx, 'list offsets', t.name, [-1n], { on });
       await initProducerId(ctx, 'init producer id (idempotent)', null, { on });
       await initProducerId(ctx, 'init producer id (transactional)', txnId, { on });
-      await ctx.s.call('find coordinator (group)', ApiKey.FindCoordinator, v(ApiKey.FindCoordinator), { key: group, keyType: 0, coordinatorKeys: [group] }, { on });
-      await ctx.s.call('find coordinator (transaction)', ApiKey.FindCoordinator, v(ApiKey.FindCoordinator), { key: txnId, keyType: 1, coordinatorKeys: [txnId] }, { on });
-      await ctx.s.call('join group', ApiKey.JoinGroup, v(ApiKey.JoinGroup), { groupId: group, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscription([t.name]) }], reason: null }, { on });
-      await ctx.s.call('offset commit', ApiKey.OffsetCommit, v(ApiKey.OffsetCommit), { groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: t.name, topicId: t.id, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }] }, { on });
-      await ctx.s.call('offset fetch', ApiKey.OffsetFetch, v(ApiKey.OffsetFetch), { groupId: group, topics: [{ name: t.name, partitionIndexes: [0] }], groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0] }] }], requireStable: false }, { on });
+      await ctx.s.call(
+        'find coordinator (group)',
+        ApiKey.FindCoordinator,
+        v(ApiKey.FindCoordinator),
+        { key: group, keyType: 0, coordinatorKeys: [group] },
+        { on },
+      );
+      await ctx.s.call(
+        'find coordinator (transaction)',
+        ApiKey.FindCoordinator,
+        v(ApiKey.FindCoordinator),
+        { key: txnId, keyType: 1, coordinatorKeys: [txnId] },
+        { on },
+      );
+      await ctx.s.call(
+        'join group',
+        ApiKey.JoinGroup,
+        v(ApiKey.JoinGroup),
+        {
+          groupId: group,
+          sessionTimeoutMs: 10_000,
+          rebalanceTimeoutMs: 10_000,
+          memberId: '',
+          groupInstanceId: null,
+          protocolType: 'consumer',
+          protocols: [{ name: 'range', metadata: subscription([t.name]) }],
+          reason: null,
+        },
+        { on },
+      );
+      await ctx.s.call(
+        'offset commit',
+        ApiKey.OffsetCommit,
+        v(ApiKey.OffsetCommit),
+        {
+          groupId: group,
+          generationIdOrMemberEpoch: -1,
+          memberId: '',
+          groupInstanceId: null,
+          retentionTimeMs: -1n,
+          topics: [{ name: t.name, topicId: t.id, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+        },
+        { on },
+      );
+      await ctx.s.call(
+        'offset fetch',
+        ApiKey.OffsetFetch,
+        v(ApiKey.OffsetFetch),
+        {
+          groupId: group,
+          topics: [{ name: t.name, partitionIndexes: [0] }],
+          groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0] }] }],
+          requireStable: false,
+        },
+        { on },
+      );
       await ctx.s.call('describe groups', ApiKey.DescribeGroups, v(ApiKey.DescribeGroups), { groups: [group], includeAuthorizedOperations: false }, { on });
       await ctx.s.call('list groups', ApiKey.ListGroups, v(ApiKey.ListGroups), { statesFilter: [], typesFilter: [] }, { on });
       await ctx.s.call('delete groups', ApiKey.DeleteGroups, v(ApiKey.DeleteGroups), { groupsNames: [group] }, { on });
-      await ctx.s.call('create topics', ApiKey.CreateTopics, v(ApiKey.CreateTopics), { topics: [{ name: ctx.name('new'), numPartitions: 1, replicationFactor: 1 }], timeoutMs: 30_000, validateOnly: false }, { on });
-      await ctx.s.call('create partitions', ApiKey.CreatePartitions, v(ApiKey.CreatePartitions), { topics: [{ name: t.name, count: 2, assignments: null }], timeoutMs: 30_000, validateOnly: false }, { on });
-      await ctx.s.call('describe configs', ApiKey.DescribeConfigs, v(ApiKey.DescribeConfigs), { resources: [{ resourceType: 2, resourceName: t.name, configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false }, { on });
-      await ctx.s.call('incremental alter configs', ApiKey.IncrementalAlterConfigs, v(ApiKey.IncrementalAlterConfigs), { resources: [{ resourceType: 2, resourceName: t.name, configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }], validateOnly: false }, { on });
-      await ctx.s.call('delete topics', ApiKey.DeleteTopics, v(ApiKey.DeleteTopics), { topicNames: [t.name], topics: [{ name: t.name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], timeoutMs: 30_000 }, { on });
-      await ctx.s.call('create acls', ApiKey.CreateAcls, v(ApiKey.CreateAcls), { creations: [{ resourceType: 2, resourceName: t.name, resourcePatternType: 3, principal: 'User:alice', host: '*', operation: 2, permissionType: 3 }] }, { on });
-      await ctx.s.call('describe acls', ApiKey.DescribeAcls, v(ApiKey.DescribeAcls), { resourceTypeFilter: 2, resourceNameFilter: t.name, patternTypeFilter: 3, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }, { on });
-      await ctx.s.call('delete acls', ApiKey.DeleteAcls, v(ApiKey.DeleteAcls), { filters: [{ resourceTypeFilter: 2, resourceNameFilter: t.name, patternTypeFilter: 3, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }] }, { on });
-      await ctx.s.call('describe cluster', ApiKey.DescribeCluster, v(ApiKey.DescribeCluster), { includeClusterAuthorizedOperations: true, endpointType: 1, includeFencedBrokers: false }, { on });
-      await ctx.s.call('write txn markers', ApiKey.WriteTxnMarkers, v(ApiKey.WriteTxnMarkers), { markers: [{ producerId: 1n, producerEpoch: 0, transactionResult: false, topics: [{ name: t.name, partitionIndexes: [0] }], coordinatorEpoch: 0, transactionVersion: 2 }] }, { on });
-      await ctx.s.call('consumer group heartbeat', ApiKey.ConsumerGroupHeartbeat, v(ApiKey.ConsumerGroupHeartbeat), { groupId: group, memberId: ctx.uuid('m'), memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [t.name], topicPartitions: [] }, { on });
-      await ctx.s.call('consumer group describe', ApiKey.ConsumerGroupDescribe, v(ApiKey.ConsumerGroupDescribe), { groupIds: [group], includeAuthorizedOperations: false }, { on });
-      await ctx.s.call('share group heartbeat', ApiKey.ShareGroupHeartbeat, v(ApiKey.ShareGroupHeartbeat), { groupId: group, memberId: ctx.uuid('s'), memberEpoch: 0, rackId: null, subscribedTopicNames: [t.name] }, { on });
-      await ctx.s.call('share group describe', ApiKey.ShareGroupDescribe, v(ApiKey.ShareGroupDescribe), { groupIds: [group], includeAuthorizedOperations: false }, { on });
-      await ctx.s.call('add offsets to txn', ApiKey.AddOffsetsToTxn, v(ApiKey.AddOffsetsToTxn), { transactionalId: txnId, producerId: 1n, producerEpoch: 0, groupId: group }, { on });
+      await ctx.s.call(
+        'create topics',
+        ApiKey.CreateTopics,
+        v(ApiKey.CreateTopics),
+        { topics: [{ name: ctx.name('new'), numPartitions: 1, replicationFactor: 1 }], timeoutMs: 30_000, validateOnly: false },
+        { on },
+      );
+      await ctx.s.call(
+        'create partitions',
+        ApiKey.CreatePartitions,
+        v(ApiKey.CreatePartitions),
+        { topics: [{ name: t.name, count: 2, assignments: null }], timeoutMs: 30_000, validateOnly: false },
+        { on },
+      );
+      await ctx.s.call(
+        'describe configs',
+        ApiKey.DescribeConfigs,
+        v(ApiKey.DescribeConfigs),
+        { resources: [{ resourceType: 2, resourceName: t.name, configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false },
+        { on },
+      );
+      await ctx.s.call(
+        'incremental alter configs',
+        ApiKey.IncrementalAlterConfigs,
+        v(ApiKey.IncrementalAlterConfigs),
+        { resources: [{ resourceType: 2, resourceName: t.name, configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }], validateOnly: false },
+        { on },
+      );
+      await ctx.s.call(
+        'delete topics',
+        ApiKey.DeleteTopics,
+        v(ApiKey.DeleteTopics),
+        { topicNames: [t.name], topics: [{ name: t.name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], timeoutMs: 30_000 },
+        { on },
+      );
+      await ctx.s.call(
+        'create acls',
+        ApiKey.CreateAcls,
+        v(ApiKey.CreateAcls),
+        { creations: [{ resourceType: 2, resourceName: t.name, resourcePatternType: 3, principal: 'User:alice', host: '*', operation: 2, permissionType: 3 }] },
+        { on },
+      );
+      await ctx.s.call(
+        'describe acls',
+        ApiKey.DescribeAcls,
+        v(ApiKey.DescribeAcls),
+        { resourceTypeFilter: 2, resourceNameFilter: t.name, patternTypeFilter: 3, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 },
+        { on },
+      );
+      await ctx.s.call(
+        'delete acls',
+        ApiKey.DeleteAcls,
+        v(ApiKey.DeleteAcls),
+        {
+          filters: [
+            {
+              resourceTypeFilter: 2,
+              resourceNameFilter: t.name,
+              patternTypeFilter: 3,
+              principalFilter: null,
+              hostFilter: null,
+              operation: 1,
+              permissionType: 1,
+            },
+          ],
+        },
+        { on },
+      );
+      await ctx.s.call(
+        'describe cluster',
+        ApiKey.DescribeCluster,
+        v(ApiKey.DescribeCluster),
+        { includeClusterAuthorizedOperations: true, endpointType: 1, includeFencedBrokers: false },
+        { on },
+      );
+      await ctx.s.call(
+        'write txn markers',
+        ApiKey.WriteTxnMarkers,
+        v(ApiKey.WriteTxnMarkers),
+        {
+          markers: [
+            {
+              producerId: 1n,
+              producerEpoch: 0,
+              transactionResult: false,
+              topics: [{ name: t.name, partitionIndexes: [0] }],
+              coordinatorEpoch: 0,
+              transactionVersion: 2,
+            },
+          ],
+        },
+        { on },
+      );
+      await ctx.s.call(
+        'consumer group heartbeat',
+        ApiKey.ConsumerGroupHeartbeat,
+        v(ApiKey.ConsumerGroupHeartbeat),
+        { groupId: group, memberId: ctx.uuid('m'), memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [t.name], topicPartitions: [] },
+        { on },
+      );
+      await ctx.s.call(
+        'consumer group describe',
+        ApiKey.ConsumerGroupDescribe,
+        v(ApiKey.ConsumerGroupDescribe),
+        { groupIds: [group], includeAuthorizedOperations: false },
+        { on },
+      );
+      await ctx.s.call(
+        'share group heartbeat',
+        ApiKey.ShareGroupHeartbeat,
+        v(ApiKey.ShareGroupHeartbeat),
+        { groupId: group, memberId: ctx.uuid('s'), memberEpoch: 0, rackId: null, subscribedTopicNames: [t.name] },
+        { on },
+      );
+      await ctx.s.call(
+        'share group describe',
+        ApiKey.ShareGroupDescribe,
+        v(ApiKey.ShareGroupDescribe),
+        { groupIds: [group], includeAuthorizedOperations: false },
+        { on },
+      );
+      await ctx.s.call(
+        'add offsets to txn',
+        ApiKey.AddOffsetsToTxn,
+        v(ApiKey.AddOffsetsToTxn),
+        { transactionalId: txnId, producerId: 1n, producerEpoch: 0, groupId: group },
+        { on },
+      );
       await ctx.s.call('end txn', ApiKey.EndTxn, v(ApiKey.EndTxn), { transactionalId: txnId, producerId: 1n, producerEpoch: 0, committed: true }, { on });
-      await ctx.s.call('txn offset commit', ApiKey.TxnOffsetCommit, v(ApiKey.TxnOffsetCommit), { transactionalId: txnId, groupId: group, producerId: 1n, producerEpoch: 0, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, topics: [{ name: t.name, topicId: t.id, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }] }, { on });
+      await ctx.s.call(
+        'txn offset commit',
+        ApiKey.TxnOffsetCommit,
+        v(ApiKey.TxnOffsetCommit),
+        {
+          transactionalId: txnId,
+          groupId: group,
+          producerId: 1n,
+          producerEpoch: 0,
+          generationIdOrMemberEpoch: -1,
+          memberId: '',
+          groupInstanceId: null,
+          topics: [{ name: t.name, topicId: t.id, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+        },
+        { on },
+      );
       const apv = v(ApiKey.AddPartitionsToTxn);
-      await ctx.s.call('add partitions to txn', ApiKey.AddPartitionsToTxn, apv, apv <= 3
-        ? { v3AndBelowTransactionalId: txnId, v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: t.name, partitions: [0] }] }
-        : { transactions: [{ transactionalId: txnId, producerId: 1n, producerEpoch: 0, verifyOnly: true, topics: [{ name: t.name, partitions: [0] }] }] }, { on });
+      await ctx.s.call(
+        'add partitions to txn',
+        ApiKey.AddPartitionsToTxn,
+        apv,
+        apv <= 3
+          ? { v3AndBelowTransactionalId: txnId, v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: t.name, partitions: [0] }] }
+          : { transactions: [{ transactionalId: txnId, producerId: 1n, producerEpoch: 0, verifyOnly: true, topics: [{ name: t.name, partitions: [0] }] }] },
+        { on },
+      );
     },
   },
 ];

@@ -78,7 +78,11 @@ export class Session {
   /** A new connection to the SASL listener, authenticated as the non-super user with SCRAM-SHA-512 at SaslAuthenticate `authVersion`. */
   async userConnection(authVersion = 2): Promise<KafkaConnection> {
     const c = await this.open(this.target.sasl);
-    await authenticate(c, { mechanism: 'SCRAM-SHA-512', username: this.target.user.username, password: this.target.user.password }, { handshake: [0, 1], authenticate: [authVersion, authVersion] });
+    await authenticate(
+      c,
+      { mechanism: 'SCRAM-SHA-512', username: this.target.user.username, password: this.target.user.password },
+      { handshake: [0, 1], authenticate: [authVersion, authVersion] },
+    );
     return c;
   }
 
@@ -89,7 +93,13 @@ export class Session {
   }
 
   /** Sends API `apiKey` at `version` (fields completed by the codec's create) and records the normalised response. */
-  async call(label: string, apiKey: number, version: number, fields: Record<string, unknown>, options: CallOptions & { on?: KafkaConnection } = {}): Promise<any> {
+  async call(
+    label: string,
+    apiKey: number,
+    version: number,
+    fields: Record<string, unknown>,
+    options: CallOptions & { on?: KafkaConnection } = {},
+  ): Promise<any> {
     const api = apiByKey(apiKey);
     if (api === undefined) throw new Error(`side-by-side: no API ${apiKey}`);
     const req = api.request as ApiMessageCodec<any>;
@@ -190,9 +200,13 @@ export async function warmUp(target: Target): Promise<void> {
     for (;;) {
       const group = await s.call('warm-up', 10, 3, { key: 'kipgen-side-by-side-warm-up', keyType: 0 }, { record: false });
       const txn = await s.call('warm-up', 10, 3, { key: 'kipgen-side-by-side-warm-up', keyType: 1 }, { record: false });
-      const pid = txn.errorCode === 0 ? await s.call('warm-up', 22, 4, { transactionalId: 'kipgen-side-by-side-warm-up', transactionTimeoutMs: 60_000 }, { record: false }) : txn;
+      const pid =
+        txn.errorCode === 0
+          ? await s.call('warm-up', 22, 4, { transactionalId: 'kipgen-side-by-side-warm-up', transactionTimeoutMs: 60_000 }, { record: false })
+          : txn;
       if (group.errorCode === 0 && pid.errorCode === 0) return;
-      if (Date.now() > deadline) throw new Error(`${target.name}: coordinators not available after 90 s (group ${group.errorCode}, transaction ${pid.errorCode})`);
+      if (Date.now() > deadline)
+        throw new Error(`${target.name}: coordinators not available after 90 s (group ${group.errorCode}, transaction ${pid.errorCode})`);
       await new Promise((r) => setTimeout(r, 250));
     }
   } finally {
@@ -284,7 +298,20 @@ export function normalize(json: JsonValue, key = ''): JsonValue {
 // ---- comparison ----
 
 /** Fields that name an element of a list: the list is compared as a map by it. */
-const IDENTITY = ['apiKey', 'name', 'topic', 'topicName', 'partitionIndex', 'partition', 'index', 'groupId', 'resourceName', 'key', 'transactionalId', 'configName'];
+const IDENTITY = [
+  'apiKey',
+  'name',
+  'topic',
+  'topicName',
+  'partitionIndex',
+  'partition',
+  'index',
+  'groupId',
+  'resourceName',
+  'key',
+  'transactionalId',
+  'configName',
+];
 
 function identity(v: JsonValue): string | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
@@ -307,7 +334,15 @@ const show = (v: JsonValue | undefined): string => (v === undefined ? '(absent)'
 
 /** Every field where the two differ: `path` → both values. */
 export function diff(a: JsonValue | undefined, b: JsonValue | undefined, path = ''): Array<{ path: string; kafka: string; kipgen: string }> {
-  if (a === undefined || b === undefined || a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) !== Array.isArray(b)) {
+  if (
+    a === undefined ||
+    b === undefined ||
+    a === null ||
+    b === null ||
+    typeof a !== 'object' ||
+    typeof b !== 'object' ||
+    Array.isArray(a) !== Array.isArray(b)
+  ) {
     return JSON.stringify(a) === JSON.stringify(b) ? [] : [{ path: path || '.', kafka: show(a), kipgen: show(b) }];
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -344,5 +379,10 @@ export interface ExplainedDifference {
 }
 
 export function matcher(id: string): RegExp {
-  return new RegExp(`^${id.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${id
+      .split('*')
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }

@@ -15,4 +15,15 @@ const codecs = ['gzip', 'snappy', 'lz4', 'zstd'].map((compression) => {
   const batch = decodeRecordBatch(encodeRecordBatch({ compression, records: [{ value: Buffer.from('v'.repeat(500)) }] }));
   return `${batch.compression}:${batch.records[0].value.length}`;
 });
-console.log(JSON.stringify({ hex: Buffer.from(bytes).toString('hex'), json: EndTxnRequest.toJson(back, 4), api: apis.get(26).name, reader: typeof Reader, error, metadataTopics: metadata.topics, codecs, crc32c: crc32cImplementation().kind }));
+console.log(
+  JSON.stringify({
+    hex: Buffer.from(bytes).toString('hex'),
+    json: EndTxnRequest.toJson(back, 4),
+    api: apis.get(26).name,
+    reader: typeof Reader,
+    error,
+    metadataTopics: metadata.topics,
+    codecs,
+    crc32c: crc32cImplementation().kind,
+  }),
+);

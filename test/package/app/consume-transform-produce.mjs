@@ -14,7 +14,10 @@ const broker = await startBroker(
   {
     port: 0,
     dataDir,
-    topics: [{ name: 'orders', partitions: 1 }, { name: 'orders-priced', partitions: 1 }],
+    topics: [
+      { name: 'orders', partitions: 1 },
+      { name: 'orders-priced', partitions: 1 },
+    ],
     shareGroup: { autoOffsetReset: 'earliest', isolationLevel: 'read_committed' },
   },
   { log: () => {} },
@@ -50,7 +53,9 @@ try {
   const out = [];
   while (out.length < ORDERS && Date.now() < deadline) out.push(...(await reader.poll(500)));
   await reader.close();
-  console.log(JSON.stringify({ priced, transactions, left, output: out.map((r) => `${Buffer.from(r.key).toString()}=${Buffer.from(r.value).toString()}`).sort() }));
+  console.log(
+    JSON.stringify({ priced, transactions, left, output: out.map((r) => `${Buffer.from(r.key).toString()}=${Buffer.from(r.value).toString()}`).sort() }),
+  );
 } finally {
   await broker.close();
   rmSync(dataDir, { recursive: true, force: true });
