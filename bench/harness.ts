@@ -166,8 +166,8 @@ function workerRunner(pp: ParticipantPlan, opts: HarnessOptions): Promise<Runner
         worker.postMessage({ id, cmd, ...extra });
       });
     let ready = false;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a worker's message: structured-cloned data, read by its type
     worker.on('message', (m: any) => {
-      // eslint-disable-line @typescript-eslint/no-explicit-any
       if (!ready) {
         ready = true;
         if (m.type === 'ready') {

@@ -48,6 +48,10 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** A JSON event a child printed on stdout, with the time it was seen. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded JSON from a child's stdout: each check reads the fields its event has
+export type ChildEvent = Record<string, any> & { event: string; at: number };
+
 export interface ManagedProcess {
   readonly name: string;
   readonly child: ChildProcess;
@@ -56,17 +60,11 @@ export interface ManagedProcess {
   readonly lines: string[];
   stderr(): string;
   /** JSON events (stdout lines that parse as objects with `event`). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded JSON from a child's stdout; each check reads the fields its event has
-  readonly events: Array<Record<string, any> & { event: string; at: number }>;
+  readonly events: ChildEvent[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly running: boolean;
   /** Resolves with the first event matching `pred` (rejects when the process exits first or after `timeoutMs`). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the events above
-  waitFor(
-    pred: (e: Record<string, any> & { event: string }) => boolean,
-    timeoutMs: number,
-    what?: string,
-  ): Promise<Record<string, any> & { event: string; at: number }>;
+  waitFor(pred: (e: ChildEvent) => boolean, timeoutMs: number, what?: string): Promise<ChildEvent>;
   /**
    * Resolves once the process is stopped (SIGSTOP: state `T`). A job that
    * freezes itself prints its `hanging` event and *then* stops; a SIGCONT
