@@ -1,5 +1,18 @@
-import { AckType, type AckRange, type TxnAckType, ackTypeAt, ackTypeName } from './acknowledgements.js';
-import { ErrorCode, ShareError } from './share-error.js';
+import { AckType, type AckRange, ackTypeAt } from './acknowledgements.js';
+import {
+  available,
+  change,
+  checkAcquiredBy,
+  finish,
+  release,
+  type InFlightRecord,
+  type ProducerOf,
+  type RecordState,
+  type StateChange,
+} from './in-flight-state.js';
+import { InFlightWindow, maxBig, minBig } from './in-flight-window.js';
+import { applyTransactional, completeTransaction, hasPendingFor, planTransactional, type StagedAck } from './pending-acks.js';
+import { describeWindow, restoreInto, type RangeDescription, type RestoredPendingAck, type RestoredRange } from './partition-view.js';
 
 /**
  * The in-flight state of one share partition (group, topic id, partition):
@@ -26,9 +39,19 @@ import { ErrorCode, ShareError } from './share-error.js';
  * StateChanges for the persistence layer to write. Offsets below startOffset
  * are finished; [startOffset, endOffset) are tracked here; endOffset and
  * beyond have never been fetched.
+ *
+ * The parts live by concern, as Kafka's SharePartition keeps InFlightState,
+ * InFlightBatch and PersisterStateBatch apart: one record's state and
+ * transitions in in-flight-state.ts, the tracked offsets in
+ * in-flight-window.ts, the transactional acknowledgements in pending-acks.ts,
+ * restore and dumps in partition-view.ts. This class holds the
+ * ShareFetch/ShareAcknowledge operations and the partition's one entry point;
+ * the names re-exported below keep importers on this module.
  */
 
-export type RecordState = 'AVAILABLE' | 'ACQUIRED' | 'ACKNOWLEDGED' | 'ARCHIVED' | 'TX_PENDING';
+export { isRepeatOf, type PendingAck, type ProducerOf, type RecordState, type StateChange } from './in-flight-state.js';
+export type { StagedAck } from './pending-acks.js';
+export type { RangeDescription, RestoredPendingAck, RestoredRange } from './partition-view.js';
 
 export interface SharePartitionKey {
   groupId: string;
@@ -39,61 +62,6 @@ export interface SharePartitionKey {
 export function sharePartitionKeyString(key: SharePartitionKey): string {
   // Kafka's own form of the key (FindCoordinator key type SHARE).
   return `${key.groupId}:${key.topicId}:${key.partition}`;
-}
-
-export interface ProducerOf {
-  producerId: bigint;
-  producerEpoch: number;
-}
-
-/** A transactional acknowledgement waiting for its transaction's marker. */
-export interface PendingAck {
-  producerId: bigint;
-  producerEpoch: number;
-  type: TxnAckType;
-  /**
-   * Set on a pending Reject restored from disk at the delivery-count limit.
-   * Logs written before the limit moved to the marker stored a pending Release
-   * at the limit as ARCHIVED, the state a Reject gets too, so such a log cannot
-   * tell the two apart; a repeat of either type is taken as the same
-   * acknowledgement. (A pending Release is now always stored as AVAILABLE.)
-   */
-  orReleaseAtLimit?: boolean;
-}
-
-/** Is an acknowledgement of `type` by `producer` a repeat of this pending one (an idempotent retry)? */
-export function isRepeatOf(pending: PendingAck, producer: ProducerOf, type: number): boolean {
-  return (
-    pending.producerId === producer.producerId &&
-    pending.producerEpoch === producer.producerEpoch &&
-    (pending.type === type || (pending.orReleaseAtLimit === true && type === AckType.RELEASE))
-  );
-}
-
-interface InFlightRecord {
-  state: RecordState;
-  /** Deliveries so far, the current one included while ACQUIRED. */
-  deliveryCount: number;
-  /** The member holding the lock while ACQUIRED; kept while TX_PENDING (for dumps), null otherwise. */
-  memberId: string | null;
-  /** When the acquisition lock runs out (ms); only meaningful while ACQUIRED. */
-  lockDeadline: number;
-  /** The pending acknowledgement while TX_PENDING. */
-  pending: PendingAck | null;
-}
-
-/** A record's state after a change, for the persistence layer (which keeps only AVAILABLE, ACKNOWLEDGED and ARCHIVED). */
-export interface StateChange {
-  offset: bigint;
-  state: RecordState;
-  deliveryCount: number;
-}
-
-/** A staged transactional acknowledgement of one offset: what the transactional ShareUpdate records. */
-export interface StagedAck {
-  offset: bigint;
-  type: TxnAckType;
-  deliveryCount: number;
 }
 
 /** The offsets that a ShareFetch acquired, as AcquiredRecords ranges. */
@@ -121,42 +89,15 @@ export interface SharePartitionLimits {
   maxRecordLocks: number;
 }
 
-/** A persisted range that restore() starts from. */
-export interface RestoredRange {
-  firstOffset: bigint;
-  lastOffset: bigint;
-  state: 'AVAILABLE' | 'ACKNOWLEDGED' | 'ARCHIVED';
-  deliveryCount: number;
-}
-
-/** A pending transactional acknowledgement found in the log with no marker yet. */
-export interface RestoredPendingAck extends PendingAck {
-  offset: bigint;
-  deliveryCount: number;
-}
-
-/** One coalesced range of the dump. */
-export interface RangeDescription {
-  firstOffset: bigint;
-  lastOffset: bigint;
-  state: RecordState;
-  deliveryCount: number;
-  memberId?: string;
-  lockDeadline?: number;
-  pending?: { producerId: bigint; producerEpoch: number; ackType: string };
-}
-
 export class SharePartition {
-  private start: bigint;
-  /** records[i] is the state of offset start + i. */
-  private records: InFlightRecord[] = [];
+  private readonly window: InFlightWindow;
 
   constructor(
     readonly key: SharePartitionKey,
     private readonly limits: SharePartitionLimits,
     startOffset = 0n,
   ) {
-    this.start = startOffset;
+    this.window = new InFlightWindow(startOffset);
   }
 
   /**
@@ -173,58 +114,41 @@ export class SharePartition {
     pending: readonly RestoredPendingAck[],
   ): SharePartition {
     const partition = new SharePartition(key, limits, startOffset);
-    const at = (offset: bigint): InFlightRecord => {
-      while (partition.endOffset <= offset) partition.records.push(available(0));
-      return partition.records[Number(offset - startOffset)]!;
-    };
-    for (const range of ranges) {
-      for (let offset = maxBig(range.firstOffset, startOffset); offset <= range.lastOffset; offset++) {
-        const record = at(offset);
-        record.state = range.state;
-        record.deliveryCount = range.deliveryCount;
-      }
-    }
-    for (const ack of pending) {
-      if (ack.offset < startOffset) continue; // cannot happen with a consistent log: a pending record pins the start offset
-      const record = at(ack.offset);
-      record.state = 'TX_PENDING';
-      record.deliveryCount = ack.deliveryCount;
-      record.pending = { producerId: ack.producerId, producerEpoch: ack.producerEpoch, type: ack.type };
-      if (ack.type === AckType.REJECT && ack.deliveryCount >= limits.deliveryCountLimit) record.pending.orReleaseAtLimit = true;
-    }
-    partition.advanceStart();
+    restoreInto(partition.window, limits.deliveryCountLimit, ranges, pending);
+    partition.window.advanceStart();
     return partition;
   }
 
   /** The share-partition start offset: every offset below it is ACKNOWLEDGED or ARCHIVED. */
   get startOffset(): bigint {
-    return this.start;
+    return this.window.start;
   }
 
   /** The first offset not yet tracked (never fetched). */
   get endOffset(): bigint {
-    return this.start + BigInt(this.records.length);
+    return this.window.endOffset;
   }
 
   /** Where the next fetch must read from: the first AVAILABLE record, else the end offset. */
   nextFetchOffset(): bigint {
-    const index = this.records.findIndex((r) => r.state === 'AVAILABLE');
-    return index < 0 ? this.endOffset : this.start + BigInt(index);
+    return this.window.nextFetchOffset();
   }
 
   /** The state of one offset (for tests and checks); offsets below the start are reported ARCHIVED/ACKNOWLEDGED as 'FINISHED'. */
   stateOf(offset: bigint): RecordState | 'FINISHED' | 'UNTRACKED' {
-    if (offset < this.start) return 'FINISHED';
-    return this.records[Number(offset - this.start)]?.state ?? 'UNTRACKED';
+    const { start, records } = this.window;
+    if (offset < start) return 'FINISHED';
+    return records[Number(offset - start)]?.state ?? 'UNTRACKED';
   }
 
   deliveryCountOf(offset: bigint): number {
-    return offset < this.start ? 0 : (this.records[Number(offset - this.start)]?.deliveryCount ?? 0);
+    const { start, records } = this.window;
+    return offset < start ? 0 : (records[Number(offset - start)]?.deliveryCount ?? 0);
   }
 
   /** True when some record waits for a marker of this producer. */
   hasPendingFor(producerId: bigint): boolean {
-    return this.records.some((r) => r.pending?.producerId === producerId);
+    return hasPendingFor(this.window, producerId);
   }
 
   /**
@@ -245,7 +169,8 @@ export class SharePartition {
    * lowered under AVAILABLE records, and a crash between a marker and the
    * update it leads to can restore one, so acquiring checks again.
    */
-  acquire(memberId: string, window: LogWindow, maxRecords: number, now: number, archived: StateChange[] = []): AcquiredRange[] {
+  acquire(memberId: string, log: LogWindow, maxRecords: number, now: number, archived: StateChange[] = []): AcquiredRange[] {
+    const window = this.window;
     const acquired: { offset: bigint; deliveryCount: number }[] = [];
     const deadline = now + this.limits.recordLockDurationMs;
     const take = (record: InFlightRecord, offset: bigint): void => {
@@ -255,31 +180,27 @@ export class SharePartition {
       record.lockDeadline = deadline;
       acquired.push({ offset, deliveryCount: record.deliveryCount });
     };
-    const stop = minBig(window.endOffset, this.endOffset);
-    for (let offset = maxBig(this.nextFetchOffset(), window.startOffset); offset < stop && acquired.length < maxRecords; offset++) {
-      const record = this.records[Number(offset - this.start)]!;
+    const stop = minBig(log.endOffset, window.endOffset);
+    for (let offset = maxBig(window.nextFetchOffset(), log.startOffset); offset < stop && acquired.length < maxRecords; offset++) {
+      const record = window.recordAt(offset);
       if (record.state !== 'AVAILABLE') continue;
-      if (!window.isAcquirable(offset)) record.state = 'ARCHIVED';
+      if (!log.isAcquirable(offset)) record.state = 'ARCHIVED';
       else if (record.deliveryCount >= this.limits.deliveryCountLimit) {
         finish(record, 'ARCHIVED');
         archived.push(change(offset, record));
       } else take(record, offset);
     }
     // New offsets extend the window contiguously; a hole before the window cannot be judged, so nothing is added then.
-    if (this.endOffset >= window.startOffset) {
-      while (
-        this.endOffset < window.endOffset &&
-        acquired.length < maxRecords &&
-        this.endOffset - this.start < BigInt(this.limits.maxRecordLocks)
-      ) {
-        const offset = this.endOffset;
+    if (window.endOffset >= log.startOffset) {
+      while (window.endOffset < log.endOffset && acquired.length < maxRecords && window.endOffset - window.start < BigInt(this.limits.maxRecordLocks)) {
+        const offset = window.endOffset;
         const record = available(0);
-        this.records.push(record);
-        if (window.isAcquirable(offset)) take(record, offset);
+        window.records.push(record);
+        if (log.isAcquirable(offset)) take(record, offset);
         else record.state = 'ARCHIVED';
       }
     }
-    this.advanceStart();
+    window.advanceStart();
     return toRanges(acquired);
   }
 
@@ -290,18 +211,19 @@ export class SharePartition {
    * control record), else ShareError(INVALID_RECORD_STATE) and nothing changes.
    */
   acknowledge(memberId: string, ranges: readonly AckRange[], now: number): StateChange[] {
+    const window = this.window;
     for (const range of ranges) {
-      this.checkTracked(range);
+      window.checkTracked(range);
       for (let offset = range.firstOffset; offset <= range.lastOffset; offset++) {
-        const record = this.recordAt(offset);
+        const record = window.recordAt(offset);
         if (ackTypeAt(range, offset) === AckType.GAP && record.state === 'ARCHIVED') continue;
-        this.checkAcquiredBy(record, offset, memberId, now);
+        checkAcquiredBy(record, offset, memberId, now);
       }
     }
     const changes: StateChange[] = [];
     for (const range of ranges) {
       for (let offset = range.firstOffset; offset <= range.lastOffset; offset++) {
-        const record = this.recordAt(offset);
+        const record = window.recordAt(offset);
         const type = ackTypeAt(range, offset);
         switch (type) {
           case AckType.ACCEPT:
@@ -313,7 +235,7 @@ export class SharePartition {
             finish(record, 'ARCHIVED');
             break;
           case AckType.RELEASE:
-            this.release(record);
+            release(record, this.limits.deliveryCountLimit);
             break;
           case AckType.RENEW:
             record.lockDeadline = now + this.limits.recordLockDurationMs;
@@ -322,7 +244,7 @@ export class SharePartition {
         changes.push(change(offset, record));
       }
     }
-    this.advanceStart();
+    window.advanceStart();
     return changes;
   }
 
@@ -337,107 +259,20 @@ export class SharePartition {
     return staged;
   }
 
-  /**
-   * Checks a transactional acknowledgement of `producer` without changing
-   * anything, so that the caller can write it to the log before applying it.
-   * Every offset must be ACQUIRED (by `memberId` when the request names one,
-   * v1) with its lock running, and not already pending; otherwise
-   * ShareError(INVALID_RECORD_STATE).
-   *
-   * The one exception is an idempotent retry: an offset already TX_PENDING
-   * for this same producer id and epoch with the same acknowledge type (the
-   * request was stored but its response lost) is a repeat, as a retried
-   * TxnOffsetCommit simply rewrites the same offset. It needs no member check
-   * (it was checked when it was stored, and share-group membership does not
-   * survive a restart) and no new write; `repeated` counts such offsets.
-   * Pending for another producer or epoch, or with another type, stays
-   * INVALID_RECORD_STATE.
-   *
-   * A retry repeats the partition's whole entry, which was staged all or
-   * nothing: an entry that names offsets already pending in this transaction
-   * next to offsets not yet pending is a second acknowledgement of those
-   * offsets, not a retry, and is refused (INVALID_RECORD_STATE). One
-   * acknowledgement names an offset, not a delivery: accepting it twice in a
-   * transaction could cover two outputs of one record (DESIGN §5.8). Within
-   * one request, batches naming an offset twice are already INVALID_REQUEST
-   * (validateAckBatches).
-   */
-  planTransactional(
-    producer: ProducerOf,
-    memberId: string | null,
-    ranges: readonly AckRange[],
-    now: number,
-  ): { staged: StagedAck[]; repeated: number } {
-    const staged: StagedAck[] = [];
-    let repeated = 0;
-    for (const range of ranges) {
-      this.checkTracked(range);
-      for (let offset = range.firstOffset; offset <= range.lastOffset; offset++) {
-        const record = this.recordAt(offset);
-        const type = ackTypeAt(range, offset) as TxnAckType;
-        if (record.state === 'TX_PENDING') {
-          const owner = record.pending!;
-          if (isRepeatOf(owner, producer, type)) {
-            repeated++;
-            continue;
-          }
-          const sameTransaction = owner.producerId === producer.producerId && owner.producerEpoch === producer.producerEpoch;
-          throw new ShareError(
-            ErrorCode.INVALID_RECORD_STATE,
-            sameTransaction
-              ? `offset ${offset} is already pending in this transaction as ${ackTypeName(owner.type)}, not ${ackTypeName(type)}`
-              : `offset ${offset} already has a pending acknowledgement in the transaction of producer ${owner.producerId} epoch ${owner.producerEpoch}`,
-          );
-        }
-        if (memberId === null) this.checkAcquired(record, offset, now);
-        else this.checkAcquiredBy(record, offset, memberId, now);
-        staged.push({ offset, type, deliveryCount: record.deliveryCount });
-      }
-    }
-    if (repeated > 0 && staged.length > 0) {
-      const again = ranges
-        .flatMap((r) => [...offsetsOf(r)])
-        .find((o) => this.recordAt(o).state === 'TX_PENDING');
-      throw new ShareError(
-        ErrorCode.INVALID_RECORD_STATE,
-        `offset ${again} is already acknowledged in this transaction; only a retry of the same acknowledgements may name it again`,
-      );
-    }
-    return { staged, repeated };
+  /** Checks a transactional acknowledgement without changing anything (see pending-acks.ts planTransactional). */
+  planTransactional(producer: ProducerOf, memberId: string | null, ranges: readonly AckRange[], now: number): { staged: StagedAck[]; repeated: number } {
+    return planTransactional(this.window, producer, memberId, ranges, now);
   }
 
-  /**
-   * Applies a plan of planTransactional (made in the same turn, so still
-   * valid): the records become TX_PENDING and their locks stop counting; only
-   * the transaction's marker releases them.
-   */
+  /** Applies a plan of planTransactional made in the same turn: the records become TX_PENDING. */
   applyTransactional(pending: ProducerOf, staged: readonly StagedAck[]): void {
-    for (const { offset, type } of staged) {
-      const record = this.recordAt(offset);
-      record.state = 'TX_PENDING';
-      record.lockDeadline = 0;
-      record.pending = { producerId: pending.producerId, producerEpoch: pending.producerEpoch, type };
-    }
+    applyTransactional(this.window, pending, staged);
   }
 
-  /**
-   * Resolves the pending acknowledgements of `producerId` (DESIGN §5.2).
-   * Commit applies them; abort makes the records AVAILABLE at once, delivery
-   * count kept, so that a record failing every time still reaches the limit.
-   * Both apply the delivery-count limit of now (the marker's moment), not the
-   * one of when the acknowledgement was staged. A marker of an older epoch
-   * than the pending acknowledgement is stale and leaves it alone.
-   */
+  /** Resolves the pending acknowledgements of `producerId` at its marker (see pending-acks.ts completeTransaction). */
   completeTransaction(producerId: bigint, producerEpoch: number, commit: boolean): StateChange[] {
-    const changes: StateChange[] = [];
-    for (const [index, record] of this.records.entries()) {
-      const pending = record.pending;
-      if (pending === null || pending.producerId !== producerId || pending.producerEpoch > producerEpoch) continue;
-      if (!commit || pending.type === AckType.RELEASE) this.release(record);
-      else finish(record, pending.type === AckType.ACCEPT ? 'ACKNOWLEDGED' : 'ARCHIVED');
-      changes.push(change(this.start + BigInt(index), record));
-    }
-    this.advanceStart();
+    const changes = completeTransaction(this.window, this.limits.deliveryCountLimit, producerId, producerEpoch, commit);
+    this.window.advanceStart();
     return changes;
   }
 
@@ -454,125 +289,31 @@ export class SharePartition {
   /** The earliest lock deadline of an ACQUIRED record, or null; lets the caller schedule expiry. */
   earliestLockDeadline(): number | null {
     let earliest: number | null = null;
-    for (const r of this.records) if (r.state === 'ACQUIRED' && (earliest === null || r.lockDeadline < earliest)) earliest = r.lockDeadline;
+    for (const r of this.window.records) if (r.state === 'ACQUIRED' && (earliest === null || r.lockDeadline < earliest)) earliest = r.lockDeadline;
     return earliest;
   }
 
   /** Records below the log start offset no longer exist: they are finished (Kafka moves the start offset likewise). */
   moveStartTo(offset: bigint): void {
-    if (offset <= this.start) return;
-    const drop = minBig(offset - this.start, BigInt(this.records.length));
-    this.records.splice(0, Number(drop));
-    this.start = offset;
+    this.window.moveStartTo(offset);
   }
 
   /** The state as coalesced ranges, for dumps. */
   describe(): { startOffset: bigint; endOffset: bigint; ranges: RangeDescription[] } {
-    const ranges: RangeDescription[] = [];
-    for (const [index, record] of this.records.entries()) {
-      const offset = this.start + BigInt(index);
-      const description: RangeDescription = {
-        firstOffset: offset,
-        lastOffset: offset,
-        state: record.state,
-        deliveryCount: record.deliveryCount,
-      };
-      if (record.state === 'ACQUIRED') {
-        description.memberId = record.memberId!;
-        description.lockDeadline = record.lockDeadline;
-      }
-      if (record.pending !== null) {
-        if (record.memberId !== null) description.memberId = record.memberId;
-        description.pending = {
-          producerId: record.pending.producerId,
-          producerEpoch: record.pending.producerEpoch,
-          ackType: ackTypeName(record.pending.type),
-        };
-      }
-      const last = ranges[ranges.length - 1];
-      if (last !== undefined && last.lastOffset === offset - 1n && sameDescription(last, description)) last.lastOffset = offset;
-      else ranges.push(description);
-    }
-    return { startOffset: this.start, endOffset: this.endOffset, ranges };
+    return { startOffset: this.window.start, endOffset: this.window.endOffset, ranges: describeWindow(this.window) };
   }
-
-  // -------------------------------------------------------------------------
 
   private releaseWhere(predicate: (record: InFlightRecord) => boolean): StateChange[] {
+    const window = this.window;
     const changes: StateChange[] = [];
-    for (const [index, record] of this.records.entries()) {
+    for (const [index, record] of window.records.entries()) {
       if (!predicate(record)) continue;
-      this.release(record);
-      changes.push(change(this.start + BigInt(index), record));
+      release(record, this.limits.deliveryCountLimit);
+      changes.push(change(window.start + BigInt(index), record));
     }
-    this.advanceStart();
+    window.advanceStart();
     return changes;
   }
-
-  /** Back to AVAILABLE for redelivery, or ARCHIVED once the delivery count reached the limit. */
-  private release(record: InFlightRecord): void {
-    finish(record, record.deliveryCount >= this.limits.deliveryCountLimit ? 'ARCHIVED' : 'AVAILABLE');
-  }
-
-  /** Moves the start offset past the leading ACKNOWLEDGED/ARCHIVED records. */
-  private advanceStart(): void {
-    let n = 0;
-    while (n < this.records.length && isFinished(this.records[n]!.state)) n++;
-    if (n === 0) return;
-    this.records.splice(0, n);
-    this.start += BigInt(n);
-  }
-
-  private recordAt(offset: bigint): InFlightRecord {
-    return this.records[Number(offset - this.start)]!;
-  }
-
-  /** Offsets outside [start, end) were never acquired, or have finished: either way they cannot be acknowledged. */
-  private checkTracked(range: AckRange): void {
-    if (range.firstOffset < this.start || range.lastOffset >= this.endOffset) {
-      throw new ShareError(
-        ErrorCode.INVALID_RECORD_STATE,
-        `offsets ${range.firstOffset}-${range.lastOffset} are not all in flight (in flight: ${this.start}-${this.endOffset - 1n})`,
-      );
-    }
-  }
-
-  private checkAcquired(record: InFlightRecord, offset: bigint, now: number): void {
-    if (record.state !== 'ACQUIRED' || record.lockDeadline <= now) {
-      throw new ShareError(ErrorCode.INVALID_RECORD_STATE, `offset ${offset} is ${describeState(record, now)}, not ACQUIRED`);
-    }
-  }
-
-  private checkAcquiredBy(record: InFlightRecord, offset: bigint, memberId: string, now: number): void {
-    this.checkAcquired(record, offset, now);
-    if (record.memberId !== memberId) {
-      throw new ShareError(ErrorCode.INVALID_RECORD_STATE, `offset ${offset} is acquired by another member, not ${memberId}`);
-    }
-  }
-}
-
-function available(deliveryCount: number): InFlightRecord {
-  return { state: 'AVAILABLE', deliveryCount, memberId: null, lockDeadline: 0, pending: null };
-}
-
-function finish(record: InFlightRecord, state: 'AVAILABLE' | 'ACKNOWLEDGED' | 'ARCHIVED'): void {
-  record.state = state;
-  record.memberId = null;
-  record.lockDeadline = 0;
-  record.pending = null;
-}
-
-function change(offset: bigint, record: InFlightRecord): StateChange {
-  return { offset, state: record.state, deliveryCount: record.deliveryCount };
-}
-
-function isFinished(state: RecordState): boolean {
-  return state === 'ACKNOWLEDGED' || state === 'ARCHIVED';
-}
-
-function describeState(record: InFlightRecord, now: number): string {
-  if (record.state === 'ACQUIRED' && record.lockDeadline <= now) return 'ACQUIRED with an expired lock';
-  return record.state;
 }
 
 function toRanges(offsets: readonly { offset: bigint; deliveryCount: number }[]): AcquiredRange[] {
@@ -583,28 +324,4 @@ function toRanges(offsets: readonly { offset: bigint; deliveryCount: number }[])
     else ranges.push({ firstOffset: offset, lastOffset: offset, deliveryCount });
   }
   return ranges;
-}
-
-function sameDescription(a: RangeDescription, b: RangeDescription): boolean {
-  return (
-    a.state === b.state &&
-    a.deliveryCount === b.deliveryCount &&
-    a.memberId === b.memberId &&
-    a.lockDeadline === b.lockDeadline &&
-    a.pending?.producerId === b.pending?.producerId &&
-    a.pending?.producerEpoch === b.pending?.producerEpoch &&
-    a.pending?.ackType === b.pending?.ackType
-  );
-}
-
-function maxBig(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
-function minBig(a: bigint, b: bigint): bigint {
-  return a < b ? a : b;
-}
-
-function* offsetsOf(range: AckRange): Generator<bigint> {
-  for (let offset = range.firstOffset; offset <= range.lastOffset; offset++) yield offset;
 }
