@@ -1,6 +1,6 @@
 /**
  * SaslHandshake (key 17): the client names its SASL mechanism. Answered by the
- * connection's session (server/server.ts, auth/session.ts), not by this handler:
+ * connection's session (server/dispatch.ts, auth/session.ts), not by this handler:
  * the session owns the authentication state. The definition is here so that
  * ApiVersions advertises the API and its versions.
  *
@@ -19,6 +19,6 @@ export default defineApi({
   response: SaslHandshakeResponse,
   authorize: allowAnyone(),
   handler: () => async () => {
-    throw new Error('SaslHandshake is answered by the connection session (server.ts), not by a handler');
+    throw new Error('SaslHandshake is answered by the connection session (server/dispatch.ts), not by a handler');
   },
 });

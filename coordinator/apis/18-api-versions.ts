@@ -4,7 +4,7 @@
  * features it supports and has finalized (transaction.version).
  *
  * Kafka: KafkaApis.handleApiVersionsRequest, ApiVersionsResponse.
- * - A version above the highest served is answered by the server (server.ts) in
+ * - A version above the highest served is answered by the dispatcher (server/dispatch.ts) in
  *   v0 with UNSUPPORTED_VERSION and ApiVersions' own range only, as Kafka does.
  * - v3+: an invalid client software name or version is INVALID_REQUEST, with the
  *   API list still filled in (Kafka validates with the same pattern).

@@ -1,6 +1,6 @@
 /**
  * SaslAuthenticate (key 36): one SASL token exchange. Answered by the connection's
- * session (server/server.ts, auth/session.ts, auth/sasl-server.ts), not by this
+ * session (server/dispatch.ts, auth/session.ts, auth/sasl-server.ts), not by this
  * handler: the session owns the authentication state. The definition is here so
  * that ApiVersions advertises the API and its versions.
  *
@@ -17,6 +17,6 @@ export default defineApi({
   response: SaslAuthenticateResponse,
   authorize: allowAnyone(),
   handler: () => async () => {
-    throw new Error('SaslAuthenticate is answered by the connection session (server.ts), not by a handler');
+    throw new Error('SaslAuthenticate is answered by the connection session (server/dispatch.ts), not by a handler');
   },
 });
