@@ -8,17 +8,22 @@
  * CRC: the per-partition validation that follows refuses bad batches anyway,
  * and a request-wide decision must not depend on which partition fails first.
  */
+import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../../runtime/record-batch.js';
 import { ErrorCode } from '../errors.js';
 
-/** v2 record batch header offsets (DefaultRecordBatch). */
+/** The v2 batch header fields read here (DefaultRecordBatch); the sizes come from runtime/record-batch.ts. */
 const BATCH_LENGTH_AT = 8;
 const MAGIC_AT = 16;
 const ATTRIBUTES_AT = 21;
 const PRODUCER_ID_AT = 43;
 const PRODUCER_EPOCH_AT = 51;
-const HEADER_BYTES = 61;
-const LOG_OVERHEAD = 12;
 const TRANSACTIONAL_FLAG = 0x10;
+
+/**
+ * A request's answer, kept while its topic list lives: Produce's rule and its handler
+ * both ask, and the headers of every batch are read once per request, not twice.
+ */
+const scanned = new WeakMap<readonly ProduceTopicData[], TransactionalProducers>();
 
 export interface TransactionalProducers {
   /** Some batch of the request is transactional. */
@@ -32,13 +37,16 @@ interface ProduceTopicData {
 }
 
 export function transactionalProducers(topicData: readonly ProduceTopicData[]): TransactionalProducers {
+  const known = scanned.get(topicData);
+  if (known !== undefined) return known;
   const result: TransactionalProducers = { any: false, producers: new Set() };
+  scanned.set(topicData, result);
   for (const topic of topicData) {
     for (const partition of topic.partitionData) {
       const records = partition.records;
       if (records === null) continue;
       const view = new DataView(records.buffer, records.byteOffset, records.byteLength);
-      for (let at = 0; at + HEADER_BYTES <= records.length;) {
+      for (let at = 0; at + RECORD_BATCH_OVERHEAD <= records.length;) {
         if (records[at + MAGIC_AT] !== 2) break;
         if ((view.getInt16(at + ATTRIBUTES_AT) & TRANSACTIONAL_FLAG) !== 0) {
           result.any = true;
