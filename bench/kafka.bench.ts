@@ -10,11 +10,18 @@
  *     (explicit acknowledgement, commitSync per poll) draining a topic.
  *  3. Brokers under Kafka's own load generators (kafka-tools 4.4): ProducerPerformance
  *     and ShareConsumerPerformance against Kafka 4.4 and against our broker.
+ *  4. eos: what exactly-once costs. bench:txn's consume-transform-produce loop with
+ *     Kafka's own clients on Kafka 4.4 (a classic consumer; at-least-once with
+ *     commitSync against exactly-once with sendOffsetsToTransaction), beside our
+ *     stack's explicit-ctp and transactional-ctp (KIP-1289) on bench:txn's broker:
+ *     each stack's exactly-once ÷ at-least-once ratio, side by side.
  *
  * Every comparison runs in interleaved rounds (the order rotates each round), each
- * participant on a fresh topic; a ratio is the median of the per-round ratios.
+ * participant on a fresh topic (eos: a fresh group over one seeded input); a ratio is
+ * the median of the per-round ratios. Untimed warm-up rounds run first.
  *
- *   npm run bench:kafka [-- --records 100000] [--txn-records 10000] [--consume-records 200000] [--rounds 3] [--parts clients,share,tools] [--json]
+ *   npm run bench:kafka [-- --records 100000] [--txn-records 10000] [--consume-records 200000] [--rounds 3] [--warmup-rounds 1]
+ *                       [--parts clients,share,tools,eos] [--eos-records 2000] [--eos-batches 100,10] [--json]
  *
  * Needs java and mvn (the classpath test:kafka resolves); says what is missing otherwise.
  */
@@ -23,22 +30,37 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as ClientModule from '../client/index.js';
+import { seedInput } from '../chaos/seed.js';
 import { kafkaPrerequisites } from '../test/kafka/support/prerequisites.js';
 import { compileProject, startApacheKafka, startKipgen, type BrokerUnderTest } from './kafka/brokers.js';
+import { consumeTransformProduceOurs, type OurCtpMode } from './kafka/ctp-ours.js';
 import { JavaSide, type LoopResult } from './kafka/java.js';
 import { produceKafkajs, produceOurs, producePlatformatic, shareConsumeOurs, type ProduceSpec } from './kafka/node-clients.js';
+import { integerOption, median, roundTag, schedule } from './kafka/rounds.js';
+import { startBenchBroker, type BenchBroker } from './txn-broker.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string): string | undefined => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const RECORDS = Number(opt('records') ?? 100_000);
+const RECORDS = integerOption(argv, 'records', 100_000, 1);
 /** Transactional producing runs fewer records: @platformatic/kafka commits about once a second here. */
-const TXN_RECORDS = Number(opt('txn-records') ?? 10_000);
-const CONSUME_RECORDS = Number(opt('consume-records') ?? 200_000);
-const ROUNDS = Number(opt('rounds') ?? 3);
+const TXN_RECORDS = integerOption(argv, 'txn-records', 10_000, 1);
+const CONSUME_RECORDS = integerOption(argv, 'consume-records', 200_000, 1);
+const ROUNDS = integerOption(argv, 'rounds', 3, 1);
+/** Untimed rounds before the timed ones: the brokers' JITs, page cache and our client's JIT warm up in them. */
+const WARMUP_ROUNDS = integerOption(argv, 'warmup-rounds', 1, 0);
+const ALL_PARTS = ['clients', 'share', 'tools', 'eos'];
 const PARTS = new Set((opt('parts') ?? 'clients,share,tools').split(','));
+for (const part of PARTS) if (!ALL_PARTS.includes(part)) throw new Error(`--parts: unknown part '${part}' (the parts are ${ALL_PARTS.join(', ')})`);
+/** bench:txn's defaults: 2,000 records (key = value = in-000000 …, 9 bytes each) on one partition. */
+const EOS_RECORDS = integerOption(argv, 'eos-records', 2_000, 1);
+const EOS_BATCHES = (opt('eos-batches') ?? '100,10').split(',').map((b) => {
+  const n = Number(b);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--eos-batches: each batch must be an integer ≥ 1, got '${b}'`);
+  return n;
+});
 const JSON_OUT = argv.includes('--json');
 const RECORD_SIZE = 1024;
 const PARTITIONS = 3;
@@ -57,25 +79,23 @@ interface Row {
 const rows: Row[] = [];
 let topicCounter = 0;
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
 const rps = (r: LoopResult): number => r.records / r.seconds;
 const fmt = (n: number | null | undefined, digits = 0): string =>
   n === null || n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-/** Runs each participant once per round, the order rotated each round. */
-async function interleaved(part: string, target: string, participants: [string, (round: number) => Promise<LoopResult>][]): Promise<void> {
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < participants.length; i++) {
-      const [name, run] = participants[(i + round) % participants.length]!;
-      const result = await run(round);
-      rows.push({ part, target, participant: name, round, result });
-      process.stderr.write(`  ${part} ${target} round ${round + 1}: ${name} ${fmt(rps(result))} records/s\n`);
-    }
+type Participant = [name: string, run: (round: number) => Promise<LoopResult>, target?: string];
+
+/**
+ * Runs each participant once per round, the order rotated each round, after WARMUP_ROUNDS untimed rounds
+ * (their results are printed, marked, and left out of every table). `target` is the broker unless a participant names its own.
+ */
+async function interleaved(part: string, target: string, participants: Participant[]): Promise<void> {
+  for (const slot of schedule(participants.length, ROUNDS, WARMUP_ROUNDS)) {
+    const [name, run, own] = participants[slot.participant]!;
+    const result = await run(slot.round);
+    if (!slot.warmup) rows.push({ part, target: own ?? target, participant: name, round: slot.round, result });
+    const when = slot.warmup ? `warm-up ${WARMUP_ROUNDS + slot.round + 1}` : `round ${slot.round + 1}`;
+    process.stderr.write(`  ${part} ${own ?? target} ${when}: ${name} ${fmt(rps(result))} records/s\n`);
   }
 }
 
@@ -97,6 +117,47 @@ function table(part: string, anchor: string, latencyLabel: string): string {
     lines.push(
       `| ${target} | ${participant} | ${fmt(median(own.map((r) => rps(r.result))))} | ${fmt(median(own.map((r) => r.result.p50Ms ?? Number.NaN)), 1)} | ${fmt(median(own.map((r) => r.result.p99Ms ?? Number.NaN)), 1)} | ${participant === anchor ? '—' : `${fmt(median(ratios), 2)}× (${ratios.map((x) => fmt(x, 2)).join(' / ')})`} |`,
     );
+  }
+  return lines.join('\n');
+}
+
+/** The eos part's two stacks: which participant is each one's at-least-once loop and which its exactly-once loop. */
+const EOS_STACKS = [
+  {
+    target: 'Kafka 4.4',
+    label: "Kafka 4.4 with Kafka's Java clients (classic consumer; offsets committed by commitSync / by sendOffsetsToTransaction)",
+    atLeastOnce: 'at-least-once',
+    exactlyOnce: 'exactly-once',
+  },
+  {
+    target: 'kipgen',
+    label: "kipgen's client on bench:txn's broker (share consumer; explicit-ctp / transactional-ctp, KIP-1289's sendShareAcksToTransaction)",
+    atLeastOnce: 'explicit-ctp',
+    exactlyOnce: 'transactional-ctp',
+  },
+] as const;
+
+/** The eos table: per batch and stack, both loops' medians and the median of the per-round exactly-once ÷ at-least-once ratios. */
+function eosTable(): string {
+  const lines = [
+    `| batch | stack | at-least-once records/s (median of ${ROUNDS}) | commit p50 / p99 ms | exactly-once records/s | commit p50 / p99 ms | exactly-once ÷ at-least-once (per-round ratios) |`,
+    '| ---: | --- | ---: | ---: | ---: | ---: | --- |',
+  ];
+  for (const batch of EOS_BATCHES) {
+    const mine = rows.filter((r) => r.part === `eos-${batch}`);
+    for (const stack of EOS_STACKS) {
+      const of = (participant: string): Row[] => mine.filter((r) => r.participant === participant).sort((a, b) => a.round - b.round);
+      const [alos, eos] = [of(stack.atLeastOnce), of(stack.exactlyOnce)];
+      const latency = (runs: Row[]): string =>
+        `${fmt(median(runs.map((r) => r.result.p50Ms ?? Number.NaN)), 1)} / ${fmt(median(runs.map((r) => r.result.p99Ms ?? Number.NaN)), 1)}`;
+      const ratios = eos.map((e) => {
+        const peer = alos.find((a) => a.round === e.round);
+        return peer === undefined ? Number.NaN : rps(e.result) / rps(peer.result);
+      });
+      lines.push(
+        `| ${batch} | ${stack.label} | ${fmt(median(alos.map((r) => rps(r.result))))} | ${latency(alos)} | ${fmt(median(eos.map((r) => rps(r.result))))} | ${latency(eos)} | ${fmt(median(ratios), 2)}× (${ratios.map((x) => fmt(x, 2)).join(' / ')}) |`,
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -164,7 +225,7 @@ async function main(): Promise<void> {
       const topic = await newTopic(kafka, 'share-input');
       await java.clientBench(['produce', kafka.bootstrap, topic, CONSUME_RECORDS * ROUNDS * 2, RECORD_SIZE, WINDOW, 0]);
       const group = async (name: string, round: number): Promise<string> => {
-        const id = `bench-${name}-${round}`;
+        const id = `bench-${name}-${roundTag(round)}`;
         await java.clientBench(['group-earliest', kafka.bootstrap, id]);
         return id;
       };
@@ -193,7 +254,7 @@ async function main(): Promise<void> {
         seeded.set(broker, topic);
       }
       const perfGroup = async (broker: BrokerUnderTest, round: number): Promise<string> => {
-        const id = `perf-${broker.name === 'kipgen' ? 'kipgen' : 'kafka'}-${round}`;
+        const id = `perf-${broker.name === 'kipgen' ? 'kipgen' : 'kafka'}-${roundTag(round)}`;
         await java.clientBench(['group-earliest', broker.bootstrap, id]);
         return id;
       };
@@ -202,6 +263,59 @@ async function main(): Promise<void> {
         ['Kafka 4.4', async (round) => java.shareConsumerPerformance(kafka.bootstrap, seeded.get(kafka)!, await perfGroup(kafka, round), CONSUME_RECORDS)],
       ]);
       report.push(`### Brokers under Kafka's ShareConsumerPerformance (${fmt(CONSUME_RECORDS)} records)\n\n${table('tools-share', 'kipgen', 'fetch')}`);
+    }
+
+    if (PARTS.has('eos')) {
+      // bench:txn's topics: one partition in, one out, the input seeded alike on both brokers.
+      const input = `eos-in-${++topicCounter}`;
+      const output = `eos-out-${++topicCounter}`;
+      for (const topic of [input, output]) await java.clientBench(['topic', kafka.bootstrap, topic, 1]);
+      await java.clientBench(['seed', kafka.bootstrap, input, EOS_RECORDS]);
+      // bench:txn's own broker (Transactions V2, share groups read_committed from the earliest offset), so that
+      // our ratio here is the one bench:txn measures.
+      const txnBroker: BenchBroker = await startBenchBroker(2);
+      try {
+        await seedInput(txnBroker.bootstrap, 'bench-in', EOS_RECORDS);
+        for (const batch of EOS_BATCHES) {
+          const kafkaLoop =
+            (exactlyOnce: boolean) =>
+            (round: number): Promise<LoopResult> =>
+              java.clientBench([
+                'ctp',
+                kafka.bootstrap,
+                input,
+                output,
+                `bench-${exactlyOnce ? 'eos' : 'alos'}-${batch}-${roundTag(round)}`,
+                EOS_RECORDS,
+                batch,
+                exactlyOnce ? 1 : 0,
+                WARMUP_ROUNDS,
+              ]);
+          const ourLoop =
+            (mode: OurCtpMode) =>
+            (round: number): Promise<LoopResult> =>
+              consumeTransformProduceOurs(client, mode, {
+                bootstrap: txnBroker.bootstrap,
+                input: 'bench-in',
+                output: 'bench-out',
+                group: `bench-${mode}-${batch}-${roundTag(round)}`,
+                records: EOS_RECORDS,
+                batch,
+              });
+          await interleaved(`eos-${batch}`, 'Kafka 4.4', [
+            ['at-least-once', kafkaLoop(false)],
+            ['exactly-once', kafkaLoop(true)],
+            ['explicit-ctp', ourLoop('explicit-ctp'), 'kipgen'],
+            ['transactional-ctp', ourLoop('transactional-ctp'), 'kipgen'],
+          ]);
+        }
+      } finally {
+        await txnBroker.proc.stop(3_000);
+        fs.rmSync(txnBroker.dir, { recursive: true, force: true });
+      }
+      report.push(
+        `### What exactly-once costs: bench:txn's consume-transform-produce loop, ${fmt(EOS_RECORDS)} records (9-byte keys and values, one partition), Transactions V2\n\n${eosTable()}`,
+      );
     }
 
     const loaded = { kafka: kafka.rssMiB(), ours: ours.rssMiB() };
