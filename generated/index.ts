@@ -32,6 +32,10 @@ import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 import { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 import { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 import { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
+import { DescribeProducersRequest } from './DescribeProducersRequest.js';
+import { DescribeProducersResponse } from './DescribeProducersResponse.js';
+import { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
+import { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
@@ -54,12 +58,16 @@ import { ListGroupsRequest } from './ListGroupsRequest.js';
 import { ListGroupsResponse } from './ListGroupsResponse.js';
 import { ListOffsetsRequest } from './ListOffsetsRequest.js';
 import { ListOffsetsResponse } from './ListOffsetsResponse.js';
+import { ListTransactionsRequest } from './ListTransactionsRequest.js';
+import { ListTransactionsResponse } from './ListTransactionsResponse.js';
 import { MetadataRequest } from './MetadataRequest.js';
 import { MetadataResponse } from './MetadataResponse.js';
 import { OffsetCommitKey } from './OffsetCommitKey.js';
 import { OffsetCommitRequest } from './OffsetCommitRequest.js';
 import { OffsetCommitResponse } from './OffsetCommitResponse.js';
 import { OffsetCommitValue } from './OffsetCommitValue.js';
+import { OffsetDeleteRequest } from './OffsetDeleteRequest.js';
+import { OffsetDeleteResponse } from './OffsetDeleteResponse.js';
 import { OffsetFetchRequest } from './OffsetFetchRequest.js';
 import { OffsetFetchResponse } from './OffsetFetchResponse.js';
 import { ProduceRequest } from './ProduceRequest.js';
@@ -125,6 +133,10 @@ export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 export { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 export { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 export { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
+export { DescribeProducersRequest } from './DescribeProducersRequest.js';
+export { DescribeProducersResponse } from './DescribeProducersResponse.js';
+export { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
+export { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
@@ -147,12 +159,16 @@ export { ListGroupsRequest } from './ListGroupsRequest.js';
 export { ListGroupsResponse } from './ListGroupsResponse.js';
 export { ListOffsetsRequest } from './ListOffsetsRequest.js';
 export { ListOffsetsResponse } from './ListOffsetsResponse.js';
+export { ListTransactionsRequest } from './ListTransactionsRequest.js';
+export { ListTransactionsResponse } from './ListTransactionsResponse.js';
 export { MetadataRequest } from './MetadataRequest.js';
 export { MetadataResponse } from './MetadataResponse.js';
 export { OffsetCommitKey } from './OffsetCommitKey.js';
 export { OffsetCommitRequest } from './OffsetCommitRequest.js';
 export { OffsetCommitResponse } from './OffsetCommitResponse.js';
 export { OffsetCommitValue } from './OffsetCommitValue.js';
+export { OffsetDeleteRequest } from './OffsetDeleteRequest.js';
+export { OffsetDeleteResponse } from './OffsetDeleteResponse.js';
 export { OffsetFetchRequest } from './OffsetFetchRequest.js';
 export { OffsetFetchResponse } from './OffsetFetchResponse.js';
 export { ProduceRequest } from './ProduceRequest.js';
@@ -399,6 +415,37 @@ export {
   type DescribeGroupsResponseInit,
   type DescribedGroupMemberInit,
 } from './DescribeGroupsResponse.js';
+export {
+  createDescribeProducersRequest,
+  createTopicRequest,
+  type TopicRequest,
+  type DescribeProducersRequestInit,
+  type TopicRequestInit,
+} from './DescribeProducersRequest.js';
+export {
+  createDescribeProducersResponse,
+  createTopicResponse,
+  createPartitionResponse,
+  createProducerState,
+  type TopicResponse,
+  type PartitionResponse,
+  type ProducerState,
+  type DescribeProducersResponseInit,
+  type TopicResponseInit,
+  type PartitionResponseInit,
+  type ProducerStateInit,
+} from './DescribeProducersResponse.js';
+export {
+  createDescribeTransactionsRequest,
+  type DescribeTransactionsRequestInit,
+} from './DescribeTransactionsRequest.js';
+export {
+  createDescribeTransactionsResponse,
+  createTopicData,
+  type TopicData,
+  type DescribeTransactionsResponseInit,
+  type TopicDataInit,
+} from './DescribeTransactionsResponse.js';
 export { createEndTxnRequest, type EndTxnRequestInit } from './EndTxnRequest.js';
 export { createEndTxnResponse, type EndTxnResponseInit } from './EndTxnResponse.js';
 export {
@@ -517,6 +564,8 @@ export {
   type ListOffsetsTopicResponseInit,
   type ListOffsetsPartitionResponseInit,
 } from './ListOffsetsResponse.js';
+export { createListTransactionsRequest, type ListTransactionsRequestInit } from './ListTransactionsRequest.js';
+export { createListTransactionsResponse, type ListTransactionsResponseInit } from './ListTransactionsResponse.js';
 export {
   createMetadataRequest,
   createMetadataRequestTopic,
@@ -559,6 +608,26 @@ export {
   type OffsetCommitResponsePartitionInit,
 } from './OffsetCommitResponse.js';
 export { createOffsetCommitValue, type OffsetCommitValueInit } from './OffsetCommitValue.js';
+export {
+  createOffsetDeleteRequest,
+  createOffsetDeleteRequestTopic,
+  createOffsetDeleteRequestPartition,
+  type OffsetDeleteRequestTopic,
+  type OffsetDeleteRequestPartition,
+  type OffsetDeleteRequestInit,
+  type OffsetDeleteRequestTopicInit,
+  type OffsetDeleteRequestPartitionInit,
+} from './OffsetDeleteRequest.js';
+export {
+  createOffsetDeleteResponse,
+  createOffsetDeleteResponseTopic,
+  createOffsetDeleteResponsePartition,
+  type OffsetDeleteResponseTopic,
+  type OffsetDeleteResponsePartition,
+  type OffsetDeleteResponseInit,
+  type OffsetDeleteResponseTopicInit,
+  type OffsetDeleteResponsePartitionInit,
+} from './OffsetDeleteResponse.js';
 export {
   createOffsetFetchRequest,
   createOffsetFetchRequestTopic,
@@ -773,6 +842,10 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DescribeConfigsResponse,
   DescribeGroupsRequest,
   DescribeGroupsResponse,
+  DescribeProducersRequest,
+  DescribeProducersResponse,
+  DescribeTransactionsRequest,
+  DescribeTransactionsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
@@ -795,12 +868,16 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ListGroupsResponse,
   ListOffsetsRequest,
   ListOffsetsResponse,
+  ListTransactionsRequest,
+  ListTransactionsResponse,
   MetadataRequest,
   MetadataResponse,
   OffsetCommitKey,
   OffsetCommitRequest,
   OffsetCommitResponse,
   OffsetCommitValue,
+  OffsetDeleteRequest,
+  OffsetDeleteResponse,
   OffsetFetchRequest,
   OffsetFetchResponse,
   ProduceRequest,
@@ -1189,6 +1266,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    47,
+    {
+      apiKey: 47,
+      name: 'OffsetDelete',
+      request: OffsetDeleteRequest,
+      response: OffsetDeleteResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     60,
     {
       apiKey: 60,
@@ -1196,6 +1284,39 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: DescribeClusterRequest,
       response: DescribeClusterResponse,
       listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    61,
+    {
+      apiKey: 61,
+      name: 'DescribeProducers',
+      request: DescribeProducersRequest,
+      response: DescribeProducersResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    65,
+    {
+      apiKey: 65,
+      name: 'DescribeTransactions',
+      request: DescribeTransactionsRequest,
+      response: DescribeTransactionsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    66,
+    {
+      apiKey: 66,
+      name: 'ListTransactions',
+      request: ListTransactionsRequest,
+      response: ListTransactionsResponse,
+      listeners: ['broker'],
       latestVersionUnstable: false,
     },
   ],
@@ -1327,7 +1448,11 @@ export const ApiKey = {
   CreatePartitions: 37,
   DeleteGroups: 42,
   IncrementalAlterConfigs: 44,
+  OffsetDelete: 47,
   DescribeCluster: 60,
+  DescribeProducers: 61,
+  DescribeTransactions: 65,
+  ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
   ConsumerGroupDescribe: 69,
   ShareGroupHeartbeat: 76,
@@ -1781,12 +1906,44 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     listeners: ['broker', 'controller'],
   },
   {
+    name: 'OffsetDelete',
+    apiKey: 47,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 0 }],
+    listeners: ['broker'],
+  },
+  {
     name: 'DescribeCluster',
     apiKey: 60,
     validVersions: { lowest: 0, highest: 2 },
     requestHeaders: [{ lowest: 0, highest: 2, header: 2 }],
     responseHeaders: [{ lowest: 0, highest: 2, header: 1 }],
     listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DescribeProducers',
+    apiKey: 61,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeTransactions',
+    apiKey: 65,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ListTransactions',
+    apiKey: 66,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [{ lowest: 0, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 2, header: 1 }],
+    listeners: ['broker'],
   },
   {
     name: 'ConsumerGroupHeartbeat',
