@@ -60,7 +60,8 @@ export default defineApi({
     if (denied.length === 0) return next(request);
     const kept = request.topics.filter((t) => !denied.includes(t));
     const response = await next({ ...request, topics: kept });
-    response.topics.push(...denied.map((t) => answer(t, ErrorCode.TOPIC_AUTHORIZATION_FAILED)));
+    // Answered before the coordinator's, as KafkaApis' responseBuilder does.
+    response.topics.unshift(...denied.map((t) => answer(t, ErrorCode.TOPIC_AUTHORIZATION_FAILED)));
     return response;
   },
   handler:
@@ -69,19 +70,21 @@ export default defineApi({
       const { groupId } = request;
       const coordinatorError = store.coordinatorError(groupId);
       if (coordinatorError !== ErrorCode.NONE) return OffsetDeleteResponse.create({ errorCode: coordinatorError });
-      const topics: OffsetDeleteResponseTopic[] = [];
-      const toDelete: { topic: string; partition: number }[] = [];
+      // One entry per topic, in Kafka's order: the unknown topics and partitions first (KafkaApis answers them before
+      // the coordinator), then the coordinator's answers merged into them.
+      const topics = new Map<string, OffsetDeleteResponseTopic>();
+      const add = (name: string, partitionIndex: number, errorCode: number): void => {
+        let topic = topics.get(name);
+        if (topic === undefined) topics.set(name, (topic = { name, partitions: [] }));
+        topic.partitions.push({ partitionIndex, errorCode });
+      };
       const valid: OffsetDeleteRequestTopic[] = [];
       for (const topic of request.topics) {
         const info = cluster.topicByName(topic.name);
-        if (info === undefined) {
-          topics.push(answer(topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-          continue;
-        }
-        const exists = (p: { partitionIndex: number }): boolean => p.partitionIndex >= 0 && p.partitionIndex < info.partitions;
-        const missing = topic.partitions.filter((p) => !exists(p));
-        if (missing.length > 0) topics.push(answer({ ...topic, partitions: missing }, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-        if (missing.length < topic.partitions.length) valid.push({ ...topic, partitions: topic.partitions.filter(exists) });
+        const exists = (p: { partitionIndex: number }): boolean => info !== undefined && p.partitionIndex >= 0 && p.partitionIndex < info.partitions;
+        for (const p of topic.partitions) if (!exists(p)) add(topic.name, p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        const kept = topic.partitions.filter(exists);
+        if (kept.length > 0) valid.push({ ...topic, partitions: kept });
       }
       let consumes: (topic: string) => boolean;
       try {
@@ -90,15 +93,15 @@ export default defineApi({
         if (error instanceof BrokerError) return OffsetDeleteResponse.create({ errorCode: error.code });
         throw error;
       }
+      const toDelete: { topic: string; partition: number }[] = [];
       for (const topic of valid) {
-        if (consumes(topic.name)) {
-          topics.push(answer(topic, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC));
-          continue;
+        const subscribed = consumes(topic.name);
+        for (const p of topic.partitions) {
+          add(topic.name, p.partitionIndex, subscribed ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE);
+          if (!subscribed) toDelete.push({ topic: topic.name, partition: p.partitionIndex });
         }
-        topics.push(answer(topic, ErrorCode.NONE));
-        for (const p of topic.partitions) toDelete.push({ topic: topic.name, partition: p.partitionIndex });
       }
       await store.deleteOffsets(groupId, toDelete);
-      return OffsetDeleteResponse.create({ errorCode: ErrorCode.NONE, topics });
+      return OffsetDeleteResponse.create({ errorCode: ErrorCode.NONE, topics: [...topics.values()] });
     },
 });

@@ -21,14 +21,15 @@ import { ErrorCode } from '../errors.js';
 import { TxnState, kafkaTxnStateName } from '../txn/transaction-state.js';
 import { defineApi } from './define.js';
 
+/** An id answered with an error: the other fields at the schema's defaults (zeros), as Kafka leaves them. */
 const failed = (transactionalId: string, errorCode: number): TransactionState => ({
   errorCode,
   transactionalId,
   transactionState: '',
   transactionTimeoutMs: 0,
-  transactionStartTimeMs: -1n,
-  producerId: -1n,
-  producerEpoch: -1,
+  transactionStartTimeMs: 0n,
+  producerId: 0n,
+  producerEpoch: 0,
   topics: [],
 });
 

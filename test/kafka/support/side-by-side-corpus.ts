@@ -847,8 +847,8 @@ export const corpus: Sequence[] = [
       await offsetDelete('offset delete: unknown group', ctx.name('no-group'), [{ name: t.name, partitions: [{ partitionIndex: 0 }] }]);
       await ctx.s.call('offset fetch after the delete', ApiKey.OffsetFetch, ctx.v(ApiKey.OffsetFetch), {
         groupId: group,
-        topics: null,
-        groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: null }],
+        topics: [{ name: t.name, partitionIndexes: [0, 1] }],
+        groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0, 1] }] }],
         requireStable: false,
       });
     },
