@@ -28,7 +28,13 @@ import {
 } from './admin/groups.js';
 import type { AllBrokersResult, CallOptions } from './admin/per-entry.js';
 import type { AdminResult } from './admin/result.js';
-import { unsupportedShareGroupOffsets } from './admin/share-group-offsets.js';
+import {
+  alterShareGroupOffsets,
+  deleteShareGroupOffsets,
+  listShareGroupOffsets,
+  type ListShareGroupOffsetsSpec,
+  type SharePartitionOffsetInfo,
+} from './admin/share-group-offsets.js';
 import {
   abortTransaction,
   describeProducers,
@@ -104,19 +110,34 @@ export class Admin {
     return deleteConsumerGroupOffsets(this, groupId, partitions, options);
   }
 
-  /** Not implemented yet (DescribeShareGroupOffsets, API 90): every group's outcome is UnsupportedVersionError. */
-  async describeShareGroupOffsets(groupIds: readonly string[]): Promise<AdminResult<string, never>> {
-    return unsupportedShareGroupOffsets('describeShareGroupOffsets', groupIds);
+  /** Share groups' start offsets per partition (DescribeShareGroupOffsets, KIP-932), keyed by `topic-partition`; null where none. */
+  listShareGroupOffsets(
+    groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
+    return listShareGroupOffsets(this, groups, options);
   }
 
-  /** Not implemented yet (AlterShareGroupOffsets, API 91): the group's outcome is UnsupportedVersionError. */
-  async alterShareGroupOffsets(groupId: string): Promise<AdminResult<string, never>> {
-    return unsupportedShareGroupOffsets('alterShareGroupOffsets', [groupId]);
+  /** listShareGroupOffsets by the API's name (DescribeShareGroupOffsets), as issue 32 names it. */
+  describeShareGroupOffsets(
+    groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
+    return listShareGroupOffsets(this, groups, options);
   }
 
-  /** Not implemented yet (DeleteShareGroupOffsets, API 92): the group's outcome is UnsupportedVersionError. */
-  async deleteShareGroupOffsets(groupId: string): Promise<AdminResult<string, never>> {
-    return unsupportedShareGroupOffsets('deleteShareGroupOffsets', [groupId]);
+  /** Sets the start offsets of an empty share group (AlterShareGroupOffsets), one outcome per `topic-partition`. */
+  alterShareGroupOffsets(
+    groupId: string,
+    offsets: ReadonlyArray<TopicPartition & { offset: bigint }>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, void>> {
+    return alterShareGroupOffsets(this, groupId, offsets, options);
+  }
+
+  /** Removes an empty share group's state for whole topics (DeleteShareGroupOffsets), one outcome per topic. */
+  deleteShareGroupOffsets(groupId: string, topics: readonly string[], options?: CallOptions): Promise<AdminResult<string, void>> {
+    return deleteShareGroupOffsets(this, groupId, topics, options);
   }
 
   /** The coordinator's view of transactional ids (KIP-664; also KIP-939 recovery), one outcome per id. */

@@ -6,6 +6,8 @@ import { AddPartitionsToTxnRequest } from './AddPartitionsToTxnRequest.js';
 import { AddPartitionsToTxnResponse } from './AddPartitionsToTxnResponse.js';
 import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
+import { AlterShareGroupOffsetsRequest } from './AlterShareGroupOffsetsRequest.js';
+import { AlterShareGroupOffsetsResponse } from './AlterShareGroupOffsetsResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
 import { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
@@ -22,6 +24,8 @@ import { DeleteAclsRequest } from './DeleteAclsRequest.js';
 import { DeleteAclsResponse } from './DeleteAclsResponse.js';
 import { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
 import { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
+import { DeleteShareGroupOffsetsRequest } from './DeleteShareGroupOffsetsRequest.js';
+import { DeleteShareGroupOffsetsResponse } from './DeleteShareGroupOffsetsResponse.js';
 import { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 import { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 import { DescribeAclsRequest } from './DescribeAclsRequest.js';
@@ -34,6 +38,8 @@ import { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 import { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
 import { DescribeProducersRequest } from './DescribeProducersRequest.js';
 import { DescribeProducersResponse } from './DescribeProducersResponse.js';
+import { DescribeShareGroupOffsetsRequest } from './DescribeShareGroupOffsetsRequest.js';
+import { DescribeShareGroupOffsetsResponse } from './DescribeShareGroupOffsetsResponse.js';
 import { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
 import { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
@@ -107,6 +113,8 @@ export { AddPartitionsToTxnRequest } from './AddPartitionsToTxnRequest.js';
 export { AddPartitionsToTxnResponse } from './AddPartitionsToTxnResponse.js';
 export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
+export { AlterShareGroupOffsetsRequest } from './AlterShareGroupOffsetsRequest.js';
+export { AlterShareGroupOffsetsResponse } from './AlterShareGroupOffsetsResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
 export { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
@@ -123,6 +131,8 @@ export { DeleteAclsRequest } from './DeleteAclsRequest.js';
 export { DeleteAclsResponse } from './DeleteAclsResponse.js';
 export { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
 export { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
+export { DeleteShareGroupOffsetsRequest } from './DeleteShareGroupOffsetsRequest.js';
+export { DeleteShareGroupOffsetsResponse } from './DeleteShareGroupOffsetsResponse.js';
 export { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 export { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 export { DescribeAclsRequest } from './DescribeAclsRequest.js';
@@ -135,6 +145,8 @@ export { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 export { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
 export { DescribeProducersRequest } from './DescribeProducersRequest.js';
 export { DescribeProducersResponse } from './DescribeProducersResponse.js';
+export { DescribeShareGroupOffsetsRequest } from './DescribeShareGroupOffsetsRequest.js';
+export { DescribeShareGroupOffsetsResponse } from './DescribeShareGroupOffsetsResponse.js';
 export { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
 export { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
@@ -245,6 +257,26 @@ export {
   type AddShareAcksToTxnTopicResultInit,
   type AddShareAcksToTxnPartitionResultInit,
 } from './AddShareAcksToTxnResponse.js';
+export {
+  createAlterShareGroupOffsetsRequest,
+  createAlterShareGroupOffsetsRequestTopic,
+  createAlterShareGroupOffsetsRequestPartition,
+  type AlterShareGroupOffsetsRequestTopic,
+  type AlterShareGroupOffsetsRequestPartition,
+  type AlterShareGroupOffsetsRequestInit,
+  type AlterShareGroupOffsetsRequestTopicInit,
+  type AlterShareGroupOffsetsRequestPartitionInit,
+} from './AlterShareGroupOffsetsRequest.js';
+export {
+  createAlterShareGroupOffsetsResponse,
+  createAlterShareGroupOffsetsResponseTopic,
+  createAlterShareGroupOffsetsResponsePartition,
+  type AlterShareGroupOffsetsResponseTopic,
+  type AlterShareGroupOffsetsResponsePartition,
+  type AlterShareGroupOffsetsResponseInit,
+  type AlterShareGroupOffsetsResponseTopicInit,
+  type AlterShareGroupOffsetsResponsePartitionInit,
+} from './AlterShareGroupOffsetsResponse.js';
 export { createApiVersionsRequest, type ApiVersionsRequestInit } from './ApiVersionsRequest.js';
 export {
   createApiVersionsResponse,
@@ -355,6 +387,20 @@ export {
   type DeletableGroupResultInit,
 } from './DeleteGroupsResponse.js';
 export {
+  createDeleteShareGroupOffsetsRequest,
+  createDeleteShareGroupOffsetsRequestTopic,
+  type DeleteShareGroupOffsetsRequestTopic,
+  type DeleteShareGroupOffsetsRequestInit,
+  type DeleteShareGroupOffsetsRequestTopicInit,
+} from './DeleteShareGroupOffsetsRequest.js';
+export {
+  createDeleteShareGroupOffsetsResponse,
+  createDeleteShareGroupOffsetsResponseTopic,
+  type DeleteShareGroupOffsetsResponseTopic,
+  type DeleteShareGroupOffsetsResponseInit,
+  type DeleteShareGroupOffsetsResponseTopicInit,
+} from './DeleteShareGroupOffsetsResponse.js';
+export {
   createDeleteTopicsRequest,
   createDeleteTopicState,
   type DeleteTopicState,
@@ -435,6 +481,29 @@ export {
   type PartitionResponseInit,
   type ProducerStateInit,
 } from './DescribeProducersResponse.js';
+export {
+  createDescribeShareGroupOffsetsRequest,
+  createDescribeShareGroupOffsetsRequestGroup,
+  createDescribeShareGroupOffsetsRequestTopic,
+  type DescribeShareGroupOffsetsRequestGroup,
+  type DescribeShareGroupOffsetsRequestTopic,
+  type DescribeShareGroupOffsetsRequestInit,
+  type DescribeShareGroupOffsetsRequestGroupInit,
+  type DescribeShareGroupOffsetsRequestTopicInit,
+} from './DescribeShareGroupOffsetsRequest.js';
+export {
+  createDescribeShareGroupOffsetsResponse,
+  createDescribeShareGroupOffsetsResponseGroup,
+  createDescribeShareGroupOffsetsResponseTopic,
+  createDescribeShareGroupOffsetsResponsePartition,
+  type DescribeShareGroupOffsetsResponseGroup,
+  type DescribeShareGroupOffsetsResponseTopic,
+  type DescribeShareGroupOffsetsResponsePartition,
+  type DescribeShareGroupOffsetsResponseInit,
+  type DescribeShareGroupOffsetsResponseGroupInit,
+  type DescribeShareGroupOffsetsResponseTopicInit,
+  type DescribeShareGroupOffsetsResponsePartitionInit,
+} from './DescribeShareGroupOffsetsResponse.js';
 export {
   createDescribeTransactionsRequest,
   type DescribeTransactionsRequestInit,
@@ -816,6 +885,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddPartitionsToTxnResponse,
   AddShareAcksToTxnRequest,
   AddShareAcksToTxnResponse,
+  AlterShareGroupOffsetsRequest,
+  AlterShareGroupOffsetsResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
   ConsumerGroupDescribeRequest,
@@ -832,6 +903,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DeleteAclsResponse,
   DeleteGroupsRequest,
   DeleteGroupsResponse,
+  DeleteShareGroupOffsetsRequest,
+  DeleteShareGroupOffsetsResponse,
   DeleteTopicsRequest,
   DeleteTopicsResponse,
   DescribeAclsRequest,
@@ -844,6 +917,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DescribeGroupsResponse,
   DescribeProducersRequest,
   DescribeProducersResponse,
+  DescribeShareGroupOffsetsRequest,
+  DescribeShareGroupOffsetsResponse,
   DescribeTransactionsRequest,
   DescribeTransactionsResponse,
   EndTxnRequest,
@@ -1387,6 +1462,39 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    90,
+    {
+      apiKey: 90,
+      name: 'DescribeShareGroupOffsets',
+      request: DescribeShareGroupOffsetsRequest,
+      response: DescribeShareGroupOffsetsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    91,
+    {
+      apiKey: 91,
+      name: 'AlterShareGroupOffsets',
+      request: AlterShareGroupOffsetsRequest,
+      response: AlterShareGroupOffsetsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    92,
+    {
+      apiKey: 92,
+      name: 'DeleteShareGroupOffsets',
+      request: DeleteShareGroupOffsetsRequest,
+      response: DeleteShareGroupOffsetsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     95,
     {
       apiKey: 95,
@@ -1459,6 +1567,9 @@ export const ApiKey = {
   ShareGroupDescribe: 77,
   ShareFetch: 78,
   ShareAcknowledge: 79,
+  DescribeShareGroupOffsets: 90,
+  AlterShareGroupOffsets: 91,
+  DeleteShareGroupOffsets: 92,
   AddShareAcksToTxn: 95,
   TxnShareAcknowledge: 96,
 } as const;
@@ -1991,6 +2102,30 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     validVersions: { lowest: 1, highest: 2 },
     requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
     responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeShareGroupOffsets',
+    apiKey: 90,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AlterShareGroupOffsets',
+    apiKey: 91,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DeleteShareGroupOffsets',
+    apiKey: 92,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
     listeners: ['broker'],
   },
   {

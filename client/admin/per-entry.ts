@@ -16,7 +16,7 @@
 import type { ApiMessageCodec } from '../../runtime/codec.js';
 import type { Admin } from '../admin.js';
 import type { CoordinatorKeyType } from '../cluster.js';
-import { ClientClosedError, Errors, errorFromCode, KafkaError, SaslAuthenticationError } from '../errors.js';
+import { ClientClosedError, Errors, errorFromCode, KafkaError, SaslAuthenticationError, UnsupportedVersionError } from '../errors.js';
 import type { EntryOutcome } from './result.js';
 
 /** Options every one of these calls takes (Kafka's AbstractOptions.timeoutMs). */
@@ -42,7 +42,9 @@ export async function settle<V>(work: Promise<V>): Promise<EntryOutcome<V>> {
     return { ok: true, value: await work };
   } catch (error) {
     if (failsTheCall(error) || !(error instanceof Error)) throw error;
-    return { ok: false, error: error instanceof KafkaError ? error : new KafkaError(error.message, { cause: error }) };
+    // UnsupportedVersionError (the broker lacks the API) is kept as it is: callers catch it by its class.
+    const typed = error instanceof KafkaError || error instanceof UnsupportedVersionError ? error : new KafkaError(error.message, { cause: error });
+    return { ok: false, error: typed as KafkaError };
   }
 }
 

@@ -20,6 +20,7 @@ const cleanups = new Cleanups();
 const code = (error: KafkaError | undefined): number | undefined => error?.code;
 let admin: Admin;
 let raw: KafkaConnection;
+let share: KafkaShareConsumer;
 const name = {
   topic: unique('admin-a'),
   other: unique('admin-b'),
@@ -97,7 +98,7 @@ beforeAll(async () => {
   );
   expect(beat.errorCode).toBe(0);
   await shareGroup(k, name.share);
-  const share = cleanups.track(new KafkaShareConsumer({ bootstrapServers: k.bootstrap, groupId: name.share, logger: null }), (c) => c.close());
+  share = cleanups.track(new KafkaShareConsumer({ bootstrapServers: k.bootstrap, groupId: name.share, logger: null }), (c) => c.close());
   share.subscribe([name.other]);
   await share.poll(3_000);
 }, 60_000);
@@ -149,6 +150,27 @@ describe('groups on Kafka 4.4', () => {
     expect([...(await admin.listConsumerGroupOffsets(name.simple)).get(name.simple).keys()]).toEqual([`${name.topic}-0`]);
     const subscribed = await admin.deleteConsumerGroupOffsets(name.classic, [{ topic: name.topic, partition: 0 }]);
     expect(code(subscribed.errors().get(`${name.topic}-0`))).toBe(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC);
+  });
+
+  it('share-group offsets (KIP-932): listed; altered and deleted only once the group is empty (NON_EMPTY_GROUP before)', async () => {
+    const key = `${name.other}-0`;
+    const listed = await admin.listShareGroupOffsets(name.share);
+    expect(listed.errors()).toEqual(new Map());
+    const busy = await admin.alterShareGroupOffsets(name.share, [{ topic: name.other, partition: 0, offset: 0n }]);
+    expect(code(busy.errors().get(key))).toBe(ErrorCode.NON_EMPTY_GROUP);
+    await share.close();
+    let altered = await admin.alterShareGroupOffsets(name.share, [{ topic: name.other, partition: 0, offset: 0n }]);
+    // The member's leave may still be on its way: wait for the group to be empty.
+    for (let i = 0; i < 20 && code(altered.errors().get(key)) === ErrorCode.NON_EMPTY_GROUP; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      altered = await admin.alterShareGroupOffsets(name.share, [{ topic: name.other, partition: 0, offset: 0n }]);
+    }
+    expect(altered.errors()).toEqual(new Map());
+    const after = (await admin.describeShareGroupOffsets({ [name.share]: { topicPartitions: [{ topic: name.other, partition: 0 }] } })).get(name.share);
+    expect(after.get(key)).toMatchObject({ topicPartition: { topic: name.other, partition: 0 }, startOffset: 0n });
+    const deleted = await admin.deleteShareGroupOffsets(name.share, [name.other]);
+    expect(deleted.errors()).toEqual(new Map());
+    expect([...(await admin.listShareGroupOffsets(name.share)).get(name.share).keys()]).toEqual([]);
   });
 
   it('deleteConsumerGroups: an empty group goes; one with members is NON_EMPTY_GROUP', async () => {
