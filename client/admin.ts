@@ -7,6 +7,46 @@
  */
 import { ClusterClient } from './cluster.js';
 import type { CommonClientConfig } from './cluster/config.js';
+import type { TopicPartition } from './consumer/topic-partition.js';
+import {
+  alterConsumerGroupOffsets,
+  deleteConsumerGroupOffsets,
+  listConsumerGroupOffsets,
+  type CommittedOffset,
+  type ListConsumerGroupOffsetsOptions,
+  type ListConsumerGroupOffsetsSpec,
+  type OffsetAndMetadata,
+} from './admin/group-offsets.js';
+import type { ConsumerGroupDescription, GroupListing, ShareGroupDescription } from './admin/group-types.js';
+import {
+  deleteConsumerGroups,
+  describeConsumerGroups,
+  describeShareGroups,
+  listGroups,
+  type DescribeGroupsOptions,
+  type ListGroupsOptions,
+} from './admin/groups.js';
+import type { AllBrokersResult, CallOptions } from './admin/per-entry.js';
+import type { AdminResult } from './admin/result.js';
+import {
+  alterShareGroupOffsets,
+  deleteShareGroupOffsets,
+  listShareGroupOffsets,
+  type ListShareGroupOffsetsSpec,
+  type SharePartitionOffsetInfo,
+} from './admin/share-group-offsets.js';
+import {
+  abortTransaction,
+  describeProducers,
+  describeTransactions,
+  listTransactions,
+  type AbortTransactionSpec,
+  type DescribeProducersOptions,
+  type ListTransactionsOptions,
+  type PartitionProducerState,
+  type TransactionDescription,
+  type TransactionListing,
+} from './admin/transactions.js';
 
 export { AdminResult, type EntryOutcome } from './admin/result.js';
 
@@ -24,6 +64,100 @@ export class Admin {
   constructor(config: AdminConfig) {
     this.cluster = new ClusterClient(config, 'adminclient-1');
     this.defaultApiTimeoutMs = config.defaultApiTimeoutMs ?? 60_000;
+  }
+
+  // Groups, offsets and transactions
+
+  /** Every group of every broker, filtered by type, state and protocol type (Kafka's listGroups). */
+  listGroups(options?: ListGroupsOptions): Promise<AllBrokersResult<GroupListing>> {
+    return listGroups(this, options);
+  }
+
+  /** Consumer groups, KIP-848 (ConsumerGroupDescribe) or classic (DescribeGroups), one outcome per group. */
+  describeConsumerGroups(groupIds: readonly string[], options?: DescribeGroupsOptions): Promise<AdminResult<string, ConsumerGroupDescription>> {
+    return describeConsumerGroups(this, groupIds, options);
+  }
+
+  /** Share groups (ShareGroupDescribe), one outcome per group. */
+  describeShareGroups(groupIds: readonly string[], options?: DescribeGroupsOptions): Promise<AdminResult<string, ShareGroupDescription>> {
+    return describeShareGroups(this, groupIds, options);
+  }
+
+  /** Deletes empty consumer groups and their offsets (DeleteGroups), one outcome per group. */
+  deleteConsumerGroups(groupIds: readonly string[], options?: CallOptions): Promise<AdminResult<string, void>> {
+    return deleteConsumerGroups(this, groupIds, options);
+  }
+
+  /** Committed offsets per group (OffsetFetch), keyed by `topic-partition`; null where the group has none. */
+  listConsumerGroupOffsets(
+    groups: string | readonly string[] | Readonly<Record<string, ListConsumerGroupOffsetsSpec>>,
+    options?: ListConsumerGroupOffsetsOptions,
+  ): Promise<AdminResult<string, Map<string, CommittedOffset>>> {
+    return listConsumerGroupOffsets(this, groups, options);
+  }
+
+  /** Commits offsets for a group from outside it (the group must have no members), one outcome per `topic-partition`. */
+  alterConsumerGroupOffsets(
+    groupId: string,
+    offsets: ReadonlyArray<TopicPartition & OffsetAndMetadata>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, void>> {
+    return alterConsumerGroupOffsets(this, groupId, offsets, options);
+  }
+
+  /** Deletes a group's offsets for some partitions (OffsetDelete), one outcome per `topic-partition`. */
+  deleteConsumerGroupOffsets(groupId: string, partitions: readonly TopicPartition[], options?: CallOptions): Promise<AdminResult<string, void>> {
+    return deleteConsumerGroupOffsets(this, groupId, partitions, options);
+  }
+
+  /** Share groups' start offsets per partition (DescribeShareGroupOffsets, KIP-932), keyed by `topic-partition`; null where none. */
+  listShareGroupOffsets(
+    groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
+    return listShareGroupOffsets(this, groups, options);
+  }
+
+  /** listShareGroupOffsets by the API's name (DescribeShareGroupOffsets), as issue 32 names it. */
+  describeShareGroupOffsets(
+    groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
+    return listShareGroupOffsets(this, groups, options);
+  }
+
+  /** Sets the start offsets of an empty share group (AlterShareGroupOffsets), one outcome per `topic-partition`. */
+  alterShareGroupOffsets(
+    groupId: string,
+    offsets: ReadonlyArray<TopicPartition & { offset: bigint }>,
+    options?: CallOptions,
+  ): Promise<AdminResult<string, void>> {
+    return alterShareGroupOffsets(this, groupId, offsets, options);
+  }
+
+  /** Removes an empty share group's state for whole topics (DeleteShareGroupOffsets), one outcome per topic. */
+  deleteShareGroupOffsets(groupId: string, topics: readonly string[], options?: CallOptions): Promise<AdminResult<string, void>> {
+    return deleteShareGroupOffsets(this, groupId, topics, options);
+  }
+
+  /** The coordinator's view of transactional ids (KIP-664; also KIP-939 recovery), one outcome per id. */
+  describeTransactions(transactionalIds: readonly string[], options?: CallOptions): Promise<AdminResult<string, TransactionDescription>> {
+    return describeTransactions(this, transactionalIds, options);
+  }
+
+  /** The transactional ids of every broker's coordinator, filtered (KIP-664, KIP-994, KIP-1152). */
+  listTransactions(options?: ListTransactionsOptions): Promise<AllBrokersResult<TransactionListing>> {
+    return listTransactions(this, options);
+  }
+
+  /** Each partition's producers and open transactions (KIP-664), keyed by `topic-partition`. */
+  describeProducers(partitions: readonly TopicPartition[], options?: DescribeProducersOptions): Promise<AdminResult<string, PartitionProducerState>> {
+    return describeProducers(this, partitions, options);
+  }
+
+  /** Aborts a hanging transaction on one partition (KIP-664): an ABORT marker written by the partition's leader. */
+  abortTransaction(spec: AbortTransactionSpec, options?: CallOptions): Promise<void> {
+    return abortTransaction(this, spec, options);
   }
 
   /** Closes the connections; calls in flight reject. */

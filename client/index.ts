@@ -19,6 +19,31 @@ export { murmur2, toPositive, partitionForKey, DefaultPartitioner, roundRobinPar
 export type { Partitioner } from './partitioner.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
 export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
+export { Admin, AdminResult, type AdminConfig, type EntryOutcome } from './admin.js';
+export { AllBrokersResult, type CallOptions } from './admin/per-entry.js';
+export type {
+  GroupType,
+  GroupState,
+  GroupListing,
+  MemberAssignment,
+  MemberDescription,
+  ConsumerGroupDescription,
+  ShareMemberDescription,
+  ShareGroupDescription,
+} from './admin/group-types.js';
+export type { ListGroupsOptions, DescribeGroupsOptions } from './admin/groups.js';
+export type { OffsetAndMetadata, CommittedOffset, ListConsumerGroupOffsetsSpec, ListConsumerGroupOffsetsOptions } from './admin/group-offsets.js';
+export type { SharePartitionOffsetInfo, ListShareGroupOffsetsSpec } from './admin/share-group-offsets.js';
+export type {
+  TransactionState as AdminTransactionState,
+  TransactionDescription,
+  TransactionListing,
+  ListTransactionsOptions,
+  ProducerState,
+  PartitionProducerState,
+  DescribeProducersOptions,
+  AbortTransactionSpec,
+} from './admin/transactions.js';
 export { consoleLogger } from './cluster.js';
 export type { CommonClientConfig, Logger, SslConfig } from './cluster.js';
 export type { SaslConfig, SaslMechanismName, OAuthBearerToken } from './sasl/mechanisms.js';

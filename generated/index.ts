@@ -6,6 +6,8 @@ import { AddPartitionsToTxnRequest } from './AddPartitionsToTxnRequest.js';
 import { AddPartitionsToTxnResponse } from './AddPartitionsToTxnResponse.js';
 import { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 import { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
+import { AlterShareGroupOffsetsRequest } from './AlterShareGroupOffsetsRequest.js';
+import { AlterShareGroupOffsetsResponse } from './AlterShareGroupOffsetsResponse.js';
 import { ApiVersionsRequest } from './ApiVersionsRequest.js';
 import { ApiVersionsResponse } from './ApiVersionsResponse.js';
 import { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
@@ -22,6 +24,8 @@ import { DeleteAclsRequest } from './DeleteAclsRequest.js';
 import { DeleteAclsResponse } from './DeleteAclsResponse.js';
 import { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
 import { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
+import { DeleteShareGroupOffsetsRequest } from './DeleteShareGroupOffsetsRequest.js';
+import { DeleteShareGroupOffsetsResponse } from './DeleteShareGroupOffsetsResponse.js';
 import { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 import { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 import { DescribeAclsRequest } from './DescribeAclsRequest.js';
@@ -32,6 +36,12 @@ import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 import { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 import { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 import { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
+import { DescribeProducersRequest } from './DescribeProducersRequest.js';
+import { DescribeProducersResponse } from './DescribeProducersResponse.js';
+import { DescribeShareGroupOffsetsRequest } from './DescribeShareGroupOffsetsRequest.js';
+import { DescribeShareGroupOffsetsResponse } from './DescribeShareGroupOffsetsResponse.js';
+import { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
+import { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
@@ -54,12 +64,16 @@ import { ListGroupsRequest } from './ListGroupsRequest.js';
 import { ListGroupsResponse } from './ListGroupsResponse.js';
 import { ListOffsetsRequest } from './ListOffsetsRequest.js';
 import { ListOffsetsResponse } from './ListOffsetsResponse.js';
+import { ListTransactionsRequest } from './ListTransactionsRequest.js';
+import { ListTransactionsResponse } from './ListTransactionsResponse.js';
 import { MetadataRequest } from './MetadataRequest.js';
 import { MetadataResponse } from './MetadataResponse.js';
 import { OffsetCommitKey } from './OffsetCommitKey.js';
 import { OffsetCommitRequest } from './OffsetCommitRequest.js';
 import { OffsetCommitResponse } from './OffsetCommitResponse.js';
 import { OffsetCommitValue } from './OffsetCommitValue.js';
+import { OffsetDeleteRequest } from './OffsetDeleteRequest.js';
+import { OffsetDeleteResponse } from './OffsetDeleteResponse.js';
 import { OffsetFetchRequest } from './OffsetFetchRequest.js';
 import { OffsetFetchResponse } from './OffsetFetchResponse.js';
 import { ProduceRequest } from './ProduceRequest.js';
@@ -99,6 +113,8 @@ export { AddPartitionsToTxnRequest } from './AddPartitionsToTxnRequest.js';
 export { AddPartitionsToTxnResponse } from './AddPartitionsToTxnResponse.js';
 export { AddShareAcksToTxnRequest } from './AddShareAcksToTxnRequest.js';
 export { AddShareAcksToTxnResponse } from './AddShareAcksToTxnResponse.js';
+export { AlterShareGroupOffsetsRequest } from './AlterShareGroupOffsetsRequest.js';
+export { AlterShareGroupOffsetsResponse } from './AlterShareGroupOffsetsResponse.js';
 export { ApiVersionsRequest } from './ApiVersionsRequest.js';
 export { ApiVersionsResponse } from './ApiVersionsResponse.js';
 export { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js';
@@ -115,6 +131,8 @@ export { DeleteAclsRequest } from './DeleteAclsRequest.js';
 export { DeleteAclsResponse } from './DeleteAclsResponse.js';
 export { DeleteGroupsRequest } from './DeleteGroupsRequest.js';
 export { DeleteGroupsResponse } from './DeleteGroupsResponse.js';
+export { DeleteShareGroupOffsetsRequest } from './DeleteShareGroupOffsetsRequest.js';
+export { DeleteShareGroupOffsetsResponse } from './DeleteShareGroupOffsetsResponse.js';
 export { DeleteTopicsRequest } from './DeleteTopicsRequest.js';
 export { DeleteTopicsResponse } from './DeleteTopicsResponse.js';
 export { DescribeAclsRequest } from './DescribeAclsRequest.js';
@@ -125,6 +143,12 @@ export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 export { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 export { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 export { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
+export { DescribeProducersRequest } from './DescribeProducersRequest.js';
+export { DescribeProducersResponse } from './DescribeProducersResponse.js';
+export { DescribeShareGroupOffsetsRequest } from './DescribeShareGroupOffsetsRequest.js';
+export { DescribeShareGroupOffsetsResponse } from './DescribeShareGroupOffsetsResponse.js';
+export { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
+export { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
@@ -147,12 +171,16 @@ export { ListGroupsRequest } from './ListGroupsRequest.js';
 export { ListGroupsResponse } from './ListGroupsResponse.js';
 export { ListOffsetsRequest } from './ListOffsetsRequest.js';
 export { ListOffsetsResponse } from './ListOffsetsResponse.js';
+export { ListTransactionsRequest } from './ListTransactionsRequest.js';
+export { ListTransactionsResponse } from './ListTransactionsResponse.js';
 export { MetadataRequest } from './MetadataRequest.js';
 export { MetadataResponse } from './MetadataResponse.js';
 export { OffsetCommitKey } from './OffsetCommitKey.js';
 export { OffsetCommitRequest } from './OffsetCommitRequest.js';
 export { OffsetCommitResponse } from './OffsetCommitResponse.js';
 export { OffsetCommitValue } from './OffsetCommitValue.js';
+export { OffsetDeleteRequest } from './OffsetDeleteRequest.js';
+export { OffsetDeleteResponse } from './OffsetDeleteResponse.js';
 export { OffsetFetchRequest } from './OffsetFetchRequest.js';
 export { OffsetFetchResponse } from './OffsetFetchResponse.js';
 export { ProduceRequest } from './ProduceRequest.js';
@@ -229,6 +257,26 @@ export {
   type AddShareAcksToTxnTopicResultInit,
   type AddShareAcksToTxnPartitionResultInit,
 } from './AddShareAcksToTxnResponse.js';
+export {
+  createAlterShareGroupOffsetsRequest,
+  createAlterShareGroupOffsetsRequestTopic,
+  createAlterShareGroupOffsetsRequestPartition,
+  type AlterShareGroupOffsetsRequestTopic,
+  type AlterShareGroupOffsetsRequestPartition,
+  type AlterShareGroupOffsetsRequestInit,
+  type AlterShareGroupOffsetsRequestTopicInit,
+  type AlterShareGroupOffsetsRequestPartitionInit,
+} from './AlterShareGroupOffsetsRequest.js';
+export {
+  createAlterShareGroupOffsetsResponse,
+  createAlterShareGroupOffsetsResponseTopic,
+  createAlterShareGroupOffsetsResponsePartition,
+  type AlterShareGroupOffsetsResponseTopic,
+  type AlterShareGroupOffsetsResponsePartition,
+  type AlterShareGroupOffsetsResponseInit,
+  type AlterShareGroupOffsetsResponseTopicInit,
+  type AlterShareGroupOffsetsResponsePartitionInit,
+} from './AlterShareGroupOffsetsResponse.js';
 export { createApiVersionsRequest, type ApiVersionsRequestInit } from './ApiVersionsRequest.js';
 export {
   createApiVersionsResponse,
@@ -339,6 +387,20 @@ export {
   type DeletableGroupResultInit,
 } from './DeleteGroupsResponse.js';
 export {
+  createDeleteShareGroupOffsetsRequest,
+  createDeleteShareGroupOffsetsRequestTopic,
+  type DeleteShareGroupOffsetsRequestTopic,
+  type DeleteShareGroupOffsetsRequestInit,
+  type DeleteShareGroupOffsetsRequestTopicInit,
+} from './DeleteShareGroupOffsetsRequest.js';
+export {
+  createDeleteShareGroupOffsetsResponse,
+  createDeleteShareGroupOffsetsResponseTopic,
+  type DeleteShareGroupOffsetsResponseTopic,
+  type DeleteShareGroupOffsetsResponseInit,
+  type DeleteShareGroupOffsetsResponseTopicInit,
+} from './DeleteShareGroupOffsetsResponse.js';
+export {
   createDeleteTopicsRequest,
   createDeleteTopicState,
   type DeleteTopicState,
@@ -399,6 +461,60 @@ export {
   type DescribeGroupsResponseInit,
   type DescribedGroupMemberInit,
 } from './DescribeGroupsResponse.js';
+export {
+  createDescribeProducersRequest,
+  createTopicRequest,
+  type TopicRequest,
+  type DescribeProducersRequestInit,
+  type TopicRequestInit,
+} from './DescribeProducersRequest.js';
+export {
+  createDescribeProducersResponse,
+  createTopicResponse,
+  createPartitionResponse,
+  createProducerState,
+  type TopicResponse,
+  type PartitionResponse,
+  type ProducerState,
+  type DescribeProducersResponseInit,
+  type TopicResponseInit,
+  type PartitionResponseInit,
+  type ProducerStateInit,
+} from './DescribeProducersResponse.js';
+export {
+  createDescribeShareGroupOffsetsRequest,
+  createDescribeShareGroupOffsetsRequestGroup,
+  createDescribeShareGroupOffsetsRequestTopic,
+  type DescribeShareGroupOffsetsRequestGroup,
+  type DescribeShareGroupOffsetsRequestTopic,
+  type DescribeShareGroupOffsetsRequestInit,
+  type DescribeShareGroupOffsetsRequestGroupInit,
+  type DescribeShareGroupOffsetsRequestTopicInit,
+} from './DescribeShareGroupOffsetsRequest.js';
+export {
+  createDescribeShareGroupOffsetsResponse,
+  createDescribeShareGroupOffsetsResponseGroup,
+  createDescribeShareGroupOffsetsResponseTopic,
+  createDescribeShareGroupOffsetsResponsePartition,
+  type DescribeShareGroupOffsetsResponseGroup,
+  type DescribeShareGroupOffsetsResponseTopic,
+  type DescribeShareGroupOffsetsResponsePartition,
+  type DescribeShareGroupOffsetsResponseInit,
+  type DescribeShareGroupOffsetsResponseGroupInit,
+  type DescribeShareGroupOffsetsResponseTopicInit,
+  type DescribeShareGroupOffsetsResponsePartitionInit,
+} from './DescribeShareGroupOffsetsResponse.js';
+export {
+  createDescribeTransactionsRequest,
+  type DescribeTransactionsRequestInit,
+} from './DescribeTransactionsRequest.js';
+export {
+  createDescribeTransactionsResponse,
+  createTopicData,
+  type TopicData,
+  type DescribeTransactionsResponseInit,
+  type TopicDataInit,
+} from './DescribeTransactionsResponse.js';
 export { createEndTxnRequest, type EndTxnRequestInit } from './EndTxnRequest.js';
 export { createEndTxnResponse, type EndTxnResponseInit } from './EndTxnResponse.js';
 export {
@@ -517,6 +633,8 @@ export {
   type ListOffsetsTopicResponseInit,
   type ListOffsetsPartitionResponseInit,
 } from './ListOffsetsResponse.js';
+export { createListTransactionsRequest, type ListTransactionsRequestInit } from './ListTransactionsRequest.js';
+export { createListTransactionsResponse, type ListTransactionsResponseInit } from './ListTransactionsResponse.js';
 export {
   createMetadataRequest,
   createMetadataRequestTopic,
@@ -559,6 +677,26 @@ export {
   type OffsetCommitResponsePartitionInit,
 } from './OffsetCommitResponse.js';
 export { createOffsetCommitValue, type OffsetCommitValueInit } from './OffsetCommitValue.js';
+export {
+  createOffsetDeleteRequest,
+  createOffsetDeleteRequestTopic,
+  createOffsetDeleteRequestPartition,
+  type OffsetDeleteRequestTopic,
+  type OffsetDeleteRequestPartition,
+  type OffsetDeleteRequestInit,
+  type OffsetDeleteRequestTopicInit,
+  type OffsetDeleteRequestPartitionInit,
+} from './OffsetDeleteRequest.js';
+export {
+  createOffsetDeleteResponse,
+  createOffsetDeleteResponseTopic,
+  createOffsetDeleteResponsePartition,
+  type OffsetDeleteResponseTopic,
+  type OffsetDeleteResponsePartition,
+  type OffsetDeleteResponseInit,
+  type OffsetDeleteResponseTopicInit,
+  type OffsetDeleteResponsePartitionInit,
+} from './OffsetDeleteResponse.js';
 export {
   createOffsetFetchRequest,
   createOffsetFetchRequestTopic,
@@ -747,6 +885,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   AddPartitionsToTxnResponse,
   AddShareAcksToTxnRequest,
   AddShareAcksToTxnResponse,
+  AlterShareGroupOffsetsRequest,
+  AlterShareGroupOffsetsResponse,
   ApiVersionsRequest,
   ApiVersionsResponse,
   ConsumerGroupDescribeRequest,
@@ -763,6 +903,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DeleteAclsResponse,
   DeleteGroupsRequest,
   DeleteGroupsResponse,
+  DeleteShareGroupOffsetsRequest,
+  DeleteShareGroupOffsetsResponse,
   DeleteTopicsRequest,
   DeleteTopicsResponse,
   DescribeAclsRequest,
@@ -773,6 +915,12 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DescribeConfigsResponse,
   DescribeGroupsRequest,
   DescribeGroupsResponse,
+  DescribeProducersRequest,
+  DescribeProducersResponse,
+  DescribeShareGroupOffsetsRequest,
+  DescribeShareGroupOffsetsResponse,
+  DescribeTransactionsRequest,
+  DescribeTransactionsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
@@ -795,12 +943,16 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ListGroupsResponse,
   ListOffsetsRequest,
   ListOffsetsResponse,
+  ListTransactionsRequest,
+  ListTransactionsResponse,
   MetadataRequest,
   MetadataResponse,
   OffsetCommitKey,
   OffsetCommitRequest,
   OffsetCommitResponse,
   OffsetCommitValue,
+  OffsetDeleteRequest,
+  OffsetDeleteResponse,
   OffsetFetchRequest,
   OffsetFetchResponse,
   ProduceRequest,
@@ -1189,6 +1341,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    47,
+    {
+      apiKey: 47,
+      name: 'OffsetDelete',
+      request: OffsetDeleteRequest,
+      response: OffsetDeleteResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     60,
     {
       apiKey: 60,
@@ -1196,6 +1359,39 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
       request: DescribeClusterRequest,
       response: DescribeClusterResponse,
       listeners: ['broker', 'controller'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    61,
+    {
+      apiKey: 61,
+      name: 'DescribeProducers',
+      request: DescribeProducersRequest,
+      response: DescribeProducersResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    65,
+    {
+      apiKey: 65,
+      name: 'DescribeTransactions',
+      request: DescribeTransactionsRequest,
+      response: DescribeTransactionsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    66,
+    {
+      apiKey: 66,
+      name: 'ListTransactions',
+      request: ListTransactionsRequest,
+      response: ListTransactionsResponse,
+      listeners: ['broker'],
       latestVersionUnstable: false,
     },
   ],
@@ -1266,6 +1462,39 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    90,
+    {
+      apiKey: 90,
+      name: 'DescribeShareGroupOffsets',
+      request: DescribeShareGroupOffsetsRequest,
+      response: DescribeShareGroupOffsetsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    91,
+    {
+      apiKey: 91,
+      name: 'AlterShareGroupOffsets',
+      request: AlterShareGroupOffsetsRequest,
+      response: AlterShareGroupOffsetsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
+    92,
+    {
+      apiKey: 92,
+      name: 'DeleteShareGroupOffsets',
+      request: DeleteShareGroupOffsetsRequest,
+      response: DeleteShareGroupOffsetsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     95,
     {
       apiKey: 95,
@@ -1327,13 +1556,20 @@ export const ApiKey = {
   CreatePartitions: 37,
   DeleteGroups: 42,
   IncrementalAlterConfigs: 44,
+  OffsetDelete: 47,
   DescribeCluster: 60,
+  DescribeProducers: 61,
+  DescribeTransactions: 65,
+  ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
   ConsumerGroupDescribe: 69,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
   ShareFetch: 78,
   ShareAcknowledge: 79,
+  DescribeShareGroupOffsets: 90,
+  AlterShareGroupOffsets: 91,
+  DeleteShareGroupOffsets: 92,
   AddShareAcksToTxn: 95,
   TxnShareAcknowledge: 96,
 } as const;
@@ -1781,12 +2017,44 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     listeners: ['broker', 'controller'],
   },
   {
+    name: 'OffsetDelete',
+    apiKey: 47,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 0 }],
+    listeners: ['broker'],
+  },
+  {
     name: 'DescribeCluster',
     apiKey: 60,
     validVersions: { lowest: 0, highest: 2 },
     requestHeaders: [{ lowest: 0, highest: 2, header: 2 }],
     responseHeaders: [{ lowest: 0, highest: 2, header: 1 }],
     listeners: ['broker', 'controller'],
+  },
+  {
+    name: 'DescribeProducers',
+    apiKey: 61,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeTransactions',
+    apiKey: 65,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'ListTransactions',
+    apiKey: 66,
+    validVersions: { lowest: 0, highest: 2 },
+    requestHeaders: [{ lowest: 0, highest: 2, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 2, header: 1 }],
+    listeners: ['broker'],
   },
   {
     name: 'ConsumerGroupHeartbeat',
@@ -1834,6 +2102,30 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     validVersions: { lowest: 1, highest: 2 },
     requestHeaders: [{ lowest: 1, highest: 2, header: 2 }],
     responseHeaders: [{ lowest: 1, highest: 2, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeShareGroupOffsets',
+    apiKey: 90,
+    validVersions: { lowest: 0, highest: 1 },
+    requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'AlterShareGroupOffsets',
+    apiKey: 91,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DeleteShareGroupOffsets',
+    apiKey: 92,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
     listeners: ['broker'],
   },
   {

@@ -66,7 +66,7 @@ export class TopicAdmin {
 
   /** Why `name` cannot be a new topic, or null. */
   checkNewName(name: string): Outcome {
-    if (name === '' || name === '.' || name === '..' || !LEGAL_TOPIC.test(name)) {
+    if (!isLegalTopicName(name)) {
       return {
         error: ErrorCode.INVALID_TOPIC_EXCEPTION,
         message: `topic name ${JSON.stringify(name)} is illegal: use 1 to 249 of letters, digits, '.', '_' and '-' (not "." or "..")`,
@@ -187,4 +187,9 @@ export function firstError(
 ): string | null {
   const bad = results.find((r) => r.errorCode !== 0);
   return bad === undefined ? null : `${bad.name ?? bad.resourceName}: ${errorCodeName(bad.errorCode)} ${bad.errorMessage ?? ''}`.trim();
+}
+
+/** Whether `name` is a legal topic name (Kafka's Topic.validate): 1 to 249 of letters, digits, '.', '_' and '-', not "." or "..". */
+export function isLegalTopicName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && LEGAL_TOPIC.test(name);
 }

@@ -33,7 +33,11 @@ import saslAuthenticate from './36-sasl-authenticate.js';
 import createPartitions from './37-create-partitions.js';
 import deleteGroups from './42-delete-groups.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
+import offsetDelete from './47-offset-delete.js';
 import describeCluster from './60-describe-cluster.js';
+import describeProducers from './61-describe-producers.js';
+import describeTransactions from './65-describe-transactions.js';
+import listTransactions from './66-list-transactions.js';
 import consumerGroupHeartbeat from './68-consumer-group-heartbeat.js';
 import consumerGroupDescribe from './69-consumer-group-describe.js';
 import shareGroupHeartbeat from './76-share-group-heartbeat.js';
@@ -76,7 +80,11 @@ export const BROKER_APIS: readonly BrokerApi[] = [
   createPartitions,
   deleteGroups,
   incrementalAlterConfigs,
+  offsetDelete,
   describeCluster,
+  describeProducers,
+  describeTransactions,
+  listTransactions,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
   shareGroupHeartbeat,

@@ -71,6 +71,26 @@ class OffsetsPartition {
     group.set(tpKey(commit.topic, commit.partition), commit.value);
   }
 
+  /**
+   * A tombstone: the committed offset goes, and so do the pending transactional
+   * ones for the same partition (Kafka's OffsetMetadataManager.replay of a null value).
+   */
+  remove(group: string, topic: string, partition: number): void {
+    this.committed.get(group)?.delete(tpKey(topic, partition));
+    for (const [producerId, list] of this.pending) {
+      const kept = list.filter((c) => c.group !== group || c.topic !== topic || c.partition !== partition);
+      if (kept.length === 0) this.pending.delete(producerId);
+      else if (kept.length !== list.length) this.pending.set(producerId, kept);
+    }
+  }
+
+  /** Whether the group has an offset, committed or pending, for this partition. */
+  hasOffset(group: string, topic: string, partition: number): boolean {
+    if (this.committed.get(group)?.has(tpKey(topic, partition))) return true;
+    for (const list of this.pending.values()) if (list.some((c) => c.group === group && c.topic === topic && c.partition === partition)) return true;
+    return false;
+  }
+
   complete(producerId: bigint, commit: boolean): number {
     const pending = this.pending.get(producerId) ?? [];
     this.pending.delete(producerId);
@@ -111,7 +131,7 @@ export class OffsetStore {
           if (type !== OFFSET_COMMIT_RECORD_TYPE) continue;
           const key = decodeOffsetCommitKey(record.key);
           if (record.value === null) {
-            state.committed.get(key.group)?.delete(tpKey(key.topic, key.partition));
+            state.remove(key.group, key.topic, key.partition);
             continue;
           }
           const commit = { ...key, value: decodeOffsetCommitValue(record.value) };
@@ -226,6 +246,26 @@ export class OffsetStore {
     await this.log(partition).append(encodeRecordBatch({ baseTimestamp: now, records }));
     state.committed.delete(groupId);
     state.groups.delete(groupId);
+  }
+
+  /**
+   * OffsetDelete: a tombstone for each listed partition the group has an offset
+   * for, committed or pending (Kafka's OffsetMetadataManager.deleteOffsets), in
+   * one batch written before the reply; the others are left as they are.
+   */
+  async deleteOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[]): Promise<void> {
+    const partition = this.cluster.offsetsPartitionFor(groupId);
+    const state = this.partitions.get(partition)!;
+    const present = partitions.filter((p) => state.hasOffset(groupId, p.topic, p.partition));
+    if (present.length === 0) return;
+    const now = BigInt(Date.now());
+    const records = present.map((p) => ({
+      key: encodeOffsetCommitKey({ group: groupId, topic: p.topic, partition: p.partition }),
+      value: null,
+      timestamp: now,
+    }));
+    await this.log(partition).append(encodeRecordBatch({ baseTimestamp: now, records }));
+    for (const p of present) state.remove(groupId, p.topic, p.partition);
   }
 
   /** A marker reached `__consumer_offsets-<partition>`: materialize or drop that producer's pending offsets. */

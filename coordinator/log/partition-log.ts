@@ -146,7 +146,8 @@ export class PartitionLog implements PartitionReader {
     if (header.isControl) {
       const marker = markerOf(bytes);
       // A marker batch's max timestamp is its one control record's timestamp, the one Kafka keeps.
-      if (marker !== null) this.producers.onMarker(header.producerId, header.producerEpoch, marker === 'COMMIT', header.baseOffset, header.maxTimestamp);
+      if (marker !== null)
+        this.producers.onMarker(header.producerId, header.producerEpoch, marker.commit, header.baseOffset, header.maxTimestamp, marker.coordinatorEpoch);
     } else {
       this.producers.onBatch(header);
     }
@@ -465,12 +466,12 @@ function stampLogAppendTime(bytes: Uint8Array, logAppendTime: bigint): RecordBat
 }
 
 /** The marker type of a control batch (COMMIT/ABORT), or null for other control records. */
-export function markerOf(batch: Uint8Array): 'COMMIT' | 'ABORT' | null {
+export function markerOf(batch: Uint8Array): { commit: boolean; coordinatorEpoch: number } | null {
   const decoded = decodeRecordBatch(batch, 0, { checkCrc: false });
   const record = decoded.records[0];
   if (record === undefined) return null;
   const control = readControlRecord(record);
-  return control.type === 'COMMIT' || control.type === 'ABORT' ? control.type : null;
+  return 'coordinatorEpoch' in control ? { commit: control.type === 'COMMIT', coordinatorEpoch: control.coordinatorEpoch } : null;
 }
 
 export { syncDirectory };

@@ -44,6 +44,8 @@ interface ProducerEntry {
    * as in Kafka; on a LogAppendTime topic, the broker's append time.
    */
   lastTimestamp: bigint;
+  /** The transaction coordinator epoch of its last marker, -1 before any (Kafka's ProducerStateEntry.coordinatorEpoch). */
+  coordinatorEpoch: number;
 }
 
 export interface AbortedTxnEntry extends AbortedTransaction {
@@ -168,8 +170,9 @@ export class ProducerState {
    * Records an appended (or replayed) marker: closes the producer's open
    * transaction, if any. `timestamp` is the marker's (its control record's).
    */
-  onMarker(producerId: bigint, producerEpoch: number, commit: boolean, markerOffset: bigint, timestamp: bigint): void {
+  onMarker(producerId: bigint, producerEpoch: number, commit: boolean, markerOffset: bigint, timestamp: bigint, coordinatorEpoch = -1): void {
     const entry = this.entry(producerId);
+    entry.coordinatorEpoch = coordinatorEpoch;
     if (producerEpoch > entry.epoch) {
       entry.epoch = producerEpoch;
       entry.batches = [];
@@ -261,21 +264,22 @@ export class ProducerState {
     return removed;
   }
 
-  /** Producer ids with their epochs, open transactions and last timestamps, for dumps and tests. */
-  describe(): { producerId: bigint; epoch: number; txnFirstOffset: bigint | null; lastSequence: number; lastTimestamp: bigint }[] {
+  /** Producer ids with their epochs, open transactions and last timestamps: DescribeProducers' answer, dumps and tests. */
+  describe(): { producerId: bigint; epoch: number; txnFirstOffset: bigint | null; lastSequence: number; lastTimestamp: bigint; coordinatorEpoch: number }[] {
     return [...this.producers.values()].map((e) => ({
       producerId: e.producerId,
       epoch: e.epoch,
       txnFirstOffset: e.txnFirstOffset,
       lastSequence: e.batches.length > 0 ? e.batches[e.batches.length - 1]!.lastSeq : NO_SEQUENCE,
       lastTimestamp: e.lastTimestamp,
+      coordinatorEpoch: e.coordinatorEpoch,
     }));
   }
 
   private entry(producerId: bigint): ProducerEntry {
     let entry = this.producers.get(producerId);
     if (entry === undefined) {
-      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null, lastMarker: null, lastTimestamp: NO_TIMESTAMP };
+      entry = { producerId, epoch: NO_PRODUCER_EPOCH, batches: [], txnFirstOffset: null, lastMarker: null, lastTimestamp: NO_TIMESTAMP, coordinatorEpoch: -1 };
       this.producers.set(producerId, entry);
     }
     return entry;

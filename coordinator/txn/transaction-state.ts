@@ -38,6 +38,22 @@ export function txnStateName(state: number): string {
   return NAMES[state] ?? `UNKNOWN(${state})`;
 }
 
+/**
+ * The names Kafka's TransactionState gives the states (stateName), which
+ * DescribeTransactions and ListTransactions answer with and filter by.
+ */
+const KAFKA_NAMES = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'];
+
+export function kafkaTxnStateName(state: number): string {
+  return KAFKA_NAMES[state] ?? `Unknown(${state})`;
+}
+
+/** The state a Kafka name stands for (case-sensitive, as Kafka's TransactionState.fromName); undefined for none. */
+export function txnStateFromKafkaName(name: string): TxnStateCode | undefined {
+  const index = KAFKA_NAMES.indexOf(name);
+  return index < 0 ? undefined : (index as TxnStateCode);
+}
+
 const { EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT, DEAD, PREPARE_EPOCH_FENCE } = TxnState;
 
 /** For each state, the states a transactional id may move to it from. */

@@ -798,6 +798,62 @@ export const corpus: Sequence[] = [
     },
   },
   {
+    name: 'transaction tools (KIP-664) and offset delete',
+    async run(ctx) {
+      const t = await topicWithData(ctx, 'kip664', [], 2);
+      const txnId = ctx.name('hanging');
+      const init = await initProducerId(ctx, 'init producer id', txnId);
+      const pid = init.producerId as bigint;
+      const epoch = init.producerEpoch as number;
+      await addPartitionsIfClassic(ctx, 'add partitions', txnId, pid, epoch, t.name, [0]);
+      await produce(ctx, 'transactional produce, left open', t.name, t.id, batch(['h0', 'h1'], { pid, epoch, seq: 0, txn: true }), { txnId, retry: true });
+      await ctx.s.call('describe producers', ApiKey.DescribeProducers, ctx.v(ApiKey.DescribeProducers), {
+        topics: [
+          { name: t.name, partitionIndexes: [0, 1, 7] },
+          { name: ctx.name('missing'), partitionIndexes: [0] },
+        ],
+      });
+      await ctx.s.call('describe transactions', ApiKey.DescribeTransactions, ctx.v(ApiKey.DescribeTransactions), {
+        transactionalIds: [txnId, ctx.name('unknown-txn')],
+      });
+      await ctx.s.call('list transactions by state and producer id', ApiKey.ListTransactions, ctx.v(ApiKey.ListTransactions), {
+        stateFilters: ['Ongoing', 'Sleeping'],
+        producerIdFilters: [pid],
+        durationFilter: -1n,
+        transactionalIdPattern: txnId,
+      });
+      await endTxn(ctx, 'abort', txnId, pid, epoch, false);
+      const group = ctx.name('offsets');
+      await ctx.s.call('commit two offsets', ApiKey.OffsetCommit, ctx.v(ApiKey.OffsetCommit), {
+        groupId: group,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
+        retentionTimeMs: -1n,
+        topics: [
+          {
+            name: t.name,
+            topicId: t.id,
+            partitions: [0, 1].map((partitionIndex) => ({ partitionIndex, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' })),
+          },
+        ],
+      });
+      const offsetDelete = (label: string, groupId: string, topics: { name: string; partitions: { partitionIndex: number }[] }[]) =>
+        ctx.s.call(label, ApiKey.OffsetDelete, ctx.v(ApiKey.OffsetDelete), { groupId, topics });
+      await offsetDelete('offset delete: one partition, an unknown partition and topic', group, [
+        { name: t.name, partitions: [{ partitionIndex: 0 }, { partitionIndex: 9 }] },
+        { name: ctx.name('missing'), partitions: [{ partitionIndex: 0 }] },
+      ]);
+      await offsetDelete('offset delete: unknown group', ctx.name('no-group'), [{ name: t.name, partitions: [{ partitionIndex: 0 }] }]);
+      await ctx.s.call('offset fetch after the delete', ApiKey.OffsetFetch, ctx.v(ApiKey.OffsetFetch), {
+        groupId: group,
+        topics: [{ name: t.name, partitionIndexes: [0, 1] }],
+        groups: [{ groupId: group, memberId: null, memberEpoch: -1, topics: [{ name: t.name, topicId: t.id, partitionIndexes: [0, 1] }] }],
+        requireStable: false,
+      });
+    },
+  },
+  {
     name: 'write txn markers (broker-internal)',
     async run(ctx) {
       const t = await topicWithData(ctx, 'markers', ['a']);

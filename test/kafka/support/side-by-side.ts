@@ -239,7 +239,7 @@ const PLACEHOLDERS: Array<[RegExp, string]> = [
   [/^(topicId|incarnationId)$/, '<uuid>'],
   [/^producerId$/, '<producerId>'],
   [/^(memberId|leader|leaderId)$/, '<member>'],
-  [/^(logAppendTimeMs|timestamp|maxTimestamp|baseTimestamp|lastUpdatedTimestamp|acquisitionLockTimeoutMs)$/, '<time>'],
+  [/^(logAppendTimeMs|timestamp|maxTimestamp|baseTimestamp|lastUpdatedTimestamp|acquisitionLockTimeoutMs|lastTimestamp|transactionStartTimeMs)$/, '<time>'],
   [/^(authBytes|sessionLifetimeMs)$/, '<sasl>'],
   [/^finalizedFeaturesEpoch$/, '<epoch>'],
 ];
