@@ -6,6 +6,7 @@
  * call in one sequence shared by the group, and checking at each
  * onPartitionsAssigned that no other member still owns what was added.
  */
+import { expect, it } from 'vitest';
 import { ClusterClient, CoordinatorType } from '../../../client/cluster.js';
 import { ConsumerMembershipManager, type ConsumerMembershipConfig } from '../../../client/consumer/consumer-membership.js';
 import { compareTopicPartitions, topicPartitionKey, type TopicPartition } from '../../../client/consumer/topic-partition.js';
@@ -133,4 +134,108 @@ export class TestGroup {
     await Promise.all(this.loops.map((l) => l.catch(() => undefined)));
     await Promise.all(this.clients.map((c) => c.close()));
   }
+}
+
+export interface ScenarioContext {
+  /** The topic's partition count (6 or more, divisible by 2 and 3). */
+  partitions: number;
+  /** A group on a fresh group id over the test topic, closed by the caller's afterEach. */
+  newGroup(): TestGroup;
+}
+
+/** The membership scenarios both brokers must pass: the same steps against ours and against Kafka 4.4. */
+export function membershipScenarios(ctx: ScenarioContext): void {
+  it('gives two members disjoint assignments covering every partition, with the member epoch as the generation', async () => {
+    const g = ctx.newGroup();
+    const a = g.join('a');
+    const b = g.join('b');
+    await g.until('3 + 3 partitions', () => g.covers(ctx.partitions, [3, 3]));
+    for (const m of [a, b]) {
+      const meta = m.membership.groupMetadata();
+      expect(meta).toEqual({ groupId: g.groupId, generationId: m.membership.epoch, memberId: m.membership.memberId, groupInstanceId: null });
+      expect(meta.generationId).toBeGreaterThan(0);
+    }
+    expect(g.doubleOwned).toEqual([]);
+    expect(g.errors).toEqual([]);
+  }, 60_000);
+
+  it('moves partitions to a third member through revoke, then assign', async () => {
+    const g = ctx.newGroup();
+    g.join('a');
+    g.join('b');
+    await g.until('3 + 3 partitions', () => g.covers(ctx.partitions, [3, 3]));
+    const before = g.assignments();
+    const mark = g.events.length;
+    g.join('c');
+    await g.until('2 + 2 + 2 partitions', () => g.covers(ctx.partitions, [2, 2, 2]));
+    const gained = g.assignments().c!;
+    expect(gained).toHaveLength(2);
+    const events = g.events.slice(mark);
+    for (const key of gained) {
+      const previousOwner = before.a!.includes(key) ? 'a' : 'b';
+      const revoked = events.find((e) => e.member === previousOwner && e.hook === 'revoked' && e.partitions.includes(key));
+      const assigned = events.find((e) => e.member === 'c' && e.hook === 'assigned' && e.partitions.includes(key));
+      expect(revoked, `${key} revoked by ${previousOwner}`).toBeDefined();
+      expect(assigned, `${key} assigned to c`).toBeDefined();
+      expect(revoked!.seq).toBeLessThan(assigned!.seq);
+    }
+    // a and b kept the rest: nothing else was revoked, and nothing was lost.
+    const revokedKeys = events.filter((e) => e.hook === 'revoked').flatMap((e) => e.partitions);
+    expect(revokedKeys.sort()).toEqual([...gained].sort());
+    expect(events.filter((e) => e.hook === 'lost')).toEqual([]);
+    expect(g.doubleOwned).toEqual([]);
+    expect(g.errors).toEqual([]);
+  }, 90_000);
+
+  it('hands a leaving member’s partitions to the others after it revoked them', async () => {
+    const g = ctx.newGroup();
+    g.join('a');
+    g.join('b');
+    g.join('c');
+    await g.until('2 + 2 + 2 partitions', () => g.covers(ctx.partitions, [2, 2, 2]));
+    const leaving = g.assignments().c!;
+    const mark = g.events.length;
+    await g.leave('c');
+    const events = (): typeof g.events => g.events.slice(mark);
+    const revokedOnLeave = events().find((e) => e.member === 'c' && e.hook === 'revoked');
+    expect(revokedOnLeave?.partitions).toEqual(leaving);
+    expect(g.members.get('c')!.membership.state).toBe('UNSUBSCRIBED');
+    expect(g.members.get('c')!.membership.groupMetadata().generationId).toBe(-1);
+    await g.until('3 + 3 partitions', () => g.covers(ctx.partitions, [3, 3]));
+    for (const key of leaving) {
+      const assigned = events().find((e) => e.member !== 'c' && e.hook === 'assigned' && e.partitions.includes(key));
+      expect(assigned, `${key} assigned to a or b`).toBeDefined();
+      expect(assigned!.seq).toBeGreaterThan(revokedOnLeave!.seq);
+    }
+    expect(g.doubleOwned).toEqual([]);
+    expect(g.errors).toEqual([]);
+  }, 90_000);
+
+  it('a member removed from the group loses its partitions through onPartitionsLost and joins again', async () => {
+    const g = ctx.newGroup();
+    const a = g.join('a');
+    g.join('b');
+    await g.until('3 + 3 partitions', () => g.covers(ctx.partitions, [3, 3]));
+    const owned = a.keys();
+    const epochBefore = a.membership.epoch;
+    const mark = g.events.length;
+    await g.removeBehindItsBack('a');
+    await g.until('a lost its partitions', () => g.events.some((e) => e.member === 'a' && e.hook === 'lost'));
+    const lost = g.events.find((e) => e.member === 'a' && e.hook === 'lost')!;
+    expect(lost.seq).toBeGreaterThanOrEqual(mark);
+    expect(lost.partitions).toEqual(owned);
+    // Lost, not revoked: no commit may follow for partitions another member may already own.
+    expect(g.events.slice(mark).filter((e) => e.member === 'a' && e.hook === 'revoked')).toEqual([]);
+    await g.until('a rejoined with its share', () => g.covers(ctx.partitions, [3, 3]) && a.keys().length === 3);
+    expect(a.membership.epoch).toBeGreaterThan(epochBefore);
+    expect(a.membership.groupMetadata().memberId).toBe(a.membership.memberId);
+    // The coordinator gave a's partitions to b as soon as a was removed; until a's next heartbeat told it, a still
+    // believed it owned them. That window is what onPartitionsLost (no commit) is for, and it closes there.
+    for (const d of g.doubleOwned) {
+      expect(d.owner).toBe('a');
+      expect(owned).toContain(d.partition);
+      expect(d.seq).toBeLessThan(lost.seq);
+    }
+    expect(g.errors).toEqual([]);
+  }, 90_000);
 }
