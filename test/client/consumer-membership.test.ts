@@ -3,11 +3,13 @@
  * broker: members get disjoint assignments that cover the topic, a joining
  * member gets its partitions only after their owners revoked them, a member
  * that leaves hands its partitions over, and a member removed from the group
- * loses its partitions (onPartitionsLost) and joins again. The broker's
+ * loses its partitions (onPartitionsLost) and joins again; and (here only)
+ * a member that stops polling for max.poll.interval.ms leaves, then loses its
+ * partitions and rejoins at its next poll(). The broker's
  * consumer.heartbeat.interval.ms is 5 s (its minimum), so each step takes a
  * few heartbeats.
  */
-import { afterEach, beforeAll, describe } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../../coordinator/broker.js';
 import { startTestBroker, tempDir } from '../coordinator/support/broker-harness.js';
 import { membershipScenarios, TestGroup } from './support/consumer-members.js';
@@ -31,4 +33,25 @@ afterEach(async () => {
 let groups = 0;
 const newGroup = (): TestGroup => (group = new TestGroup(`127.0.0.1:${broker.port}`, `cm-group-${++groups}`, TOPIC));
 
-describe('ConsumerMembershipManager against our broker', () => membershipScenarios({ partitions: PARTITIONS, newGroup }));
+describe('ConsumerMembershipManager against our broker', () => {
+  membershipScenarios({ partitions: PARTITIONS, newGroup });
+
+  it('leaves the group when poll() is not called within max.poll.interval.ms, and rejoins at the next poll() after losing its partitions', async () => {
+    const g = newGroup();
+    const a = g.join('a', { rebalanceTimeoutMs: 1_500 });
+    g.join('b');
+    await g.until('3 + 3 partitions', () => g.covers(PARTITIONS, [3, 3]));
+    const owned = a.keys();
+    g.paused.add('a');
+    // a leaves on its own (its heartbeat loop sees the expired poll timer), so b gets everything.
+    await g.until('b owns all 6', () => g.members.get('b')!.keys().length === PARTITIONS);
+    expect(a.membership.state).toBe('STALE');
+    // Nothing was given up yet: the application has not polled.
+    expect(g.events.filter((e) => e.member === 'a' && e.hook === 'lost')).toEqual([]);
+    g.paused.delete('a');
+    await g.until('a rejoined with its share', () => g.covers(PARTITIONS, [3, 3]));
+    const lost = g.events.filter((e) => e.member === 'a' && e.hook === 'lost');
+    expect(lost.map((e) => e.partitions)).toEqual([owned]);
+    expect(g.errors).toEqual([]);
+  }, 90_000);
+});

@@ -35,6 +35,8 @@ export class TestGroup {
   private readonly loops: Promise<void>[] = [];
   private readonly clients: ClusterClient[] = [];
   private readonly stopped = new Set<string>();
+  /** Members whose poll loop waits without calling poll() (an application stuck in its processing). */
+  readonly paused = new Set<string>();
 
   constructor(
     private readonly bootstrap: string,
@@ -66,6 +68,10 @@ export class TestGroup {
     this.loops.push(
       (async () => {
         while (!this.stopped.has(name)) {
+          if (this.paused.has(name)) {
+            await new Promise((r) => setTimeout(r, 20));
+            continue;
+          }
           try {
             await membership.poll(Date.now() + 100);
             // The consumer's fetch would wait here; without it a member with partitions would poll in a microtask loop.
