@@ -158,6 +158,9 @@ export class ConsumerMembershipManager implements ConsumerMembership, HeartbeatM
     }
     this.heartbeat.start();
     for (;;) {
+      // Inside poll() the application is responsive: the poll timer runs from the last round (as Kafka's classic
+      // consumer updates it at each coordinator poll within one poll() call).
+      this.lastPollAt = Date.now();
       await this.runPendingWork(deadline);
       const pending = this.pendingErrors.shift();
       if (pending !== undefined) throw pending;

@@ -4,7 +4,7 @@
  * default: the scenarios test/client/consumer-membership.test.ts runs against
  * our broker (disjoint covering assignments, revoke before assign when a
  * member joins, a member leaving, a member removed behind its back losing its
- * partitions and rejoining), here with Kafka's uniform assignor and
+ * partitions and rejoining, a regular-expression subscription), here with Kafka's uniform assignor and
  * reconciliation. Kafka's group.consumer.heartbeat.interval.ms is 5 s in the
  * harness, so each step takes a few heartbeats.
  */

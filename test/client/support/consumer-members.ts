@@ -41,11 +41,11 @@ export class TestGroup {
   constructor(
     private readonly bootstrap: string,
     readonly groupId: string,
-    private readonly topic: string,
+    readonly topic: string,
   ) {}
 
   /** A member subscribed to the group's topic, polling every 100 ms from now on. */
-  join(name: string, config: Partial<ConsumerMembershipConfig> = {}): Member {
+  join(name: string, config: Partial<ConsumerMembershipConfig> = {}, pattern?: string): Member {
     const cluster = new ClusterClient({ bootstrapServers: this.bootstrap, clientId: name, logger: null });
     this.clients.push(cluster);
     const record = (hook: HookEvent['hook']) => async (partitions: readonly TopicPartition[]) => {
@@ -64,7 +64,8 @@ export class TestGroup {
     );
     const member: Member = { name, membership, keys: () => [...membership.assignment()].sort(compareTopicPartitions).map(topicPartitionKey) };
     this.members.set(name, member);
-    membership.subscribe([this.topic]);
+    if (pattern === undefined) membership.subscribe([this.topic]);
+    else membership.subscribePattern(pattern);
     this.loops.push(
       (async () => {
         while (!this.stopped.has(name)) {
@@ -244,4 +245,13 @@ export function membershipScenarios(ctx: ScenarioContext): void {
     }
     expect(g.errors).toEqual([]);
   }, 90_000);
+
+  it('subscribes with a regular expression the broker resolves', async () => {
+    const g = ctx.newGroup();
+    // The topic's name with its last two characters as wildcards: a pattern that only this topic matches.
+    const m = g.join('a', {}, `${g.topic.slice(0, -2)}..`);
+    await g.until('every partition through the pattern', () => g.covers(ctx.partitions, [ctx.partitions]));
+    expect(m.membership.groupMetadata().generationId).toBeGreaterThan(0);
+    expect(g.errors).toEqual([]);
+  }, 60_000);
 }
