@@ -17,6 +17,7 @@ export { TransactionAbortedError, PreparedTxnState } from './transaction-manager
 export type { TransactionState, PreparedTransaction, SavedTransactionOutcome, ConsumerGroupMetadata, TopicPartitionOffset } from './transaction-manager.js';
 export { murmur2, toPositive, partitionForKey, DefaultPartitioner, roundRobinPartitioner } from './partitioner.js';
 export type { Partitioner } from './partitioner.js';
+export { CooperativeStickyAssignor, COOPERATIVE_STICKY_ASSIGNOR_NAME } from './consumer/assignors/cooperative-sticky.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
 export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
 export { Admin, AdminResult, type AdminConfig, type EntryOutcome } from './admin.js';
