@@ -9,9 +9,10 @@
  * heartbeats, the rebalance and the listener run from the consumer's poll();
  * see heartbeat.ts for what runs between polls.
  *
- * Deviation: a rebalance started in poll() runs to its end there, even past
- * poll()'s timeout (Kafka's resumes it on the next poll), bounded by
- * max.poll.interval.ms (the rebalance timeout) plus request.timeout.ms.
+ * As in Kafka, a rebalance outlives the poll() that started it: JoinGroup and
+ * SyncGroup go on in the background and a later poll() runs the listener
+ * with their outcome, so one consumer's poll never waits for the others of
+ * its group to join.
  */
 import { JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, SyncGroupRequest, SyncGroupResponse } from '../../generated/index.js';
 import { CoordinatorType } from '../cluster.js';
@@ -26,6 +27,10 @@ import { compareTopicPartitions, topicPartitionKey, type TopicPartition } from '
 
 /** Errors that end this member's generation: it rejoins as a new member (Kafka's resetGenerationOnResponseError). */
 const MEMBER_RESET_CODES: ReadonlySet<number> = new Set([Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION]);
+
+function sleepUntil(deadline: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now())).unref());
+}
 
 /** Thrown inside a join attempt: start it again (a rebalance under way, a new member id). */
 class RejoinNow extends KafkaError {
@@ -45,6 +50,10 @@ export class ClassicMembership implements ConsumerMembership {
   /** Set when the generation ended outside a rebalance (heartbeat errors, poll timeout): the owned partitions are lost, not revoked. */
   private generationLost = false;
   private joined = false;
+  /** The JoinGroup + SyncGroup under way, started by a poll and finished (listener included) by a later one. */
+  private joining: Promise<TopicPartition[]> | null = null;
+  /** Bumped when a join is abandoned, so that its late answer changes nothing. */
+  private joinSeq = 0;
   private readonly rebalanceProtocol: RebalanceProtocol;
   private readonly heartbeat: ClassicHeartbeat;
 
@@ -90,16 +99,24 @@ export class ClassicMembership implements ConsumerMembership {
   async poll(deadline: number): Promise<readonly TopicPartition[]> {
     this.heartbeat.pollCalled();
     if (this.topics.length === 0) {
-      if (this.joined) await this.leave(deadline);
+      if (this.joined || this.joining) await this.leave();
       return this.owned;
     }
-    while (this.rejoinNeeded) {
-      await this.onJoinPrepare();
-      const joinDeadline = Math.max(deadline, Date.now() + this.context.config.maxPollIntervalMs + this.context.cluster.requestTimeoutMs);
-      const assigned = await this.joinAndSync(joinDeadline);
-      await this.onJoinComplete(assigned);
+    for (;;) {
+      if (this.joining === null) {
+        if (!this.rejoinNeeded) return this.owned;
+        await this.onJoinPrepare();
+        const joinDeadline = Date.now() + this.context.config.maxPollIntervalMs + this.context.cluster.requestTimeoutMs;
+        const joining = this.joinAndSync(joinDeadline);
+        joining.catch(() => {});
+        this.joining = joining;
+      }
+      // Kafka's ensureActiveGroup with the poll's timer: the join goes on in the background past this poll.
+      const outcome = await Promise.race([this.joining.then((assigned) => ({ assigned })), sleepUntil(deadline)]);
+      if (outcome === undefined) return this.owned;
+      this.joining = null;
+      await this.onJoinComplete(outcome.assigned);
     }
-    return this.owned;
   }
 
   /** Kafka's ConsumerCoordinator.onJoinPrepare: what is given up before joining. */
@@ -151,59 +168,72 @@ export class ClassicMembership implements ConsumerMembership {
   private async joinAndSync(deadline: number): Promise<TopicPartition[]> {
     const { cluster, config } = this.context;
     this.heartbeat.stop();
-    return cluster.retry(`joining consumer group ${this.groupId}`, deadline, async () => {
-      const joinTimeoutMs = Math.max(cluster.requestTimeoutMs, config.maxPollIntervalMs + 5_000);
-      const { response: join } = await cluster.coordinatorRequest(
-        `JoinGroup (group ${this.groupId})`,
-        CoordinatorType.GROUP,
-        this.groupId,
-        JoinGroupRequest,
-        JoinGroupResponse,
-        () =>
-          JoinGroupRequest.create({
-            groupId: this.groupId,
-            sessionTimeoutMs: config.sessionTimeoutMs,
-            rebalanceTimeoutMs: config.maxPollIntervalMs,
-            memberId: this.memberId,
-            groupInstanceId: config.groupInstanceId,
-            protocolType: CONSUMER_PROTOCOL_TYPE,
-            protocols: this.assignors.map((a) => ({ name: a.name, metadata: this.subscriptionBytes(a) })),
-            reason: null,
-          }),
-        (r) => r.errorCode,
-        { deadline, timeoutMs: joinTimeoutMs },
-      );
-      this.checkJoinError(join.errorCode, join.memberId);
-      this.memberId = join.memberId;
-      this.generationId = join.generationId;
-      const assignor = this.assignors.find((a) => a.name === join.protocolName);
-      if (!assignor) throw new KafkaError(`consumer group ${this.groupId} chose assignor '${join.protocolName}', which this consumer does not have`);
-      const assignments = join.leader === join.memberId && !join.skipAssignment ? await this.runAssignor(assignor, join.members, deadline) : [];
-      const { response: sync } = await cluster.coordinatorRequest(
-        `SyncGroup (group ${this.groupId})`,
-        CoordinatorType.GROUP,
-        this.groupId,
-        SyncGroupRequest,
-        SyncGroupResponse,
-        () =>
-          SyncGroupRequest.create({
-            groupId: this.groupId,
-            generationId: this.generationId,
-            memberId: this.memberId,
-            groupInstanceId: config.groupInstanceId,
-            protocolType: CONSUMER_PROTOCOL_TYPE,
-            protocolName: assignor.name,
-            assignments,
-          }),
-        (r) => r.errorCode,
-        { deadline, timeoutMs: joinTimeoutMs },
-      );
-      this.checkJoinError(sync.errorCode, this.memberId);
-      this.joined = true;
-      const assignment = deserializeAssignment(sync.assignment);
-      assignor.onAssignment?.(assignment, this.generationId);
-      return assignment.partitions;
-    });
+    const seq = this.joinSeq;
+    const abandoned = () => {
+      if (seq !== this.joinSeq) throw new KafkaError(`consumer group ${this.groupId}: the join was abandoned (the consumer left)`);
+    };
+    return cluster.retry(
+      `joining consumer group ${this.groupId}`,
+      deadline,
+      async () => {
+        abandoned();
+        const joinTimeoutMs = Math.max(cluster.requestTimeoutMs, config.maxPollIntervalMs + 5_000);
+        const { response: join } = await cluster.coordinatorRequest(
+          `JoinGroup (group ${this.groupId})`,
+          CoordinatorType.GROUP,
+          this.groupId,
+          JoinGroupRequest,
+          JoinGroupResponse,
+          () =>
+            JoinGroupRequest.create({
+              groupId: this.groupId,
+              sessionTimeoutMs: config.sessionTimeoutMs,
+              rebalanceTimeoutMs: config.maxPollIntervalMs,
+              memberId: this.memberId,
+              groupInstanceId: config.groupInstanceId,
+              protocolType: CONSUMER_PROTOCOL_TYPE,
+              protocols: this.assignors.map((a) => ({ name: a.name, metadata: this.subscriptionBytes(a) })),
+              reason: null,
+            }),
+          (r) => r.errorCode,
+          { deadline, timeoutMs: joinTimeoutMs },
+        );
+        abandoned();
+        this.checkJoinError(join.errorCode, join.memberId);
+        this.memberId = join.memberId;
+        this.generationId = join.generationId;
+        const assignor = this.assignors.find((a) => a.name === join.protocolName);
+        if (!assignor) throw new KafkaError(`consumer group ${this.groupId} chose assignor '${join.protocolName}', which this consumer does not have`);
+        const assignments = join.leader === join.memberId && !join.skipAssignment ? await this.runAssignor(assignor, join.members, deadline) : [];
+        const { response: sync } = await cluster.coordinatorRequest(
+          `SyncGroup (group ${this.groupId})`,
+          CoordinatorType.GROUP,
+          this.groupId,
+          SyncGroupRequest,
+          SyncGroupResponse,
+          () =>
+            SyncGroupRequest.create({
+              groupId: this.groupId,
+              generationId: this.generationId,
+              memberId: this.memberId,
+              groupInstanceId: config.groupInstanceId,
+              protocolType: CONSUMER_PROTOCOL_TYPE,
+              protocolName: assignor.name,
+              assignments,
+            }),
+          (r) => r.errorCode,
+          { deadline, timeoutMs: joinTimeoutMs },
+        );
+        abandoned();
+        this.checkJoinError(sync.errorCode, this.memberId);
+        this.joined = true;
+        const assignment = deserializeAssignment(sync.assignment);
+        assignor.onAssignment?.(assignment, this.generationId);
+        return assignment.partitions;
+        // Kafka rejoins at once after MEMBER_ID_REQUIRED or REBALANCE_IN_PROGRESS; other errors back off.
+      },
+      (error) => (error instanceof RejoinNow ? 0 : undefined),
+    );
   }
 
   /** JoinGroup / SyncGroup errors (Kafka's JoinGroupResponseHandler, SyncGroupResponseHandler). */
@@ -261,17 +291,23 @@ export class ClassicMembership implements ConsumerMembership {
       this.groupId,
       LeaveGroupRequest,
       LeaveGroupResponse,
-      () => LeaveGroupRequest.create({ groupId: this.groupId, memberId, members: [{ memberId, groupInstanceId: null, reason }] }),
+      // v3+ (KIP-345) names the leaving members in a list; before, one member id.
+      (version) =>
+        version >= 3
+          ? LeaveGroupRequest.create({ groupId: this.groupId, members: [{ memberId, groupInstanceId: null, reason }] })
+          : LeaveGroupRequest.create({ groupId: this.groupId, memberId }),
       (r) => r.errorCode,
       { deadline: Date.now() + cluster.requestTimeoutMs },
     );
   }
 
-  /** Unsubscribe: revoke everything, then leave. */
-  private async leave(deadline: number): Promise<void> {
+  /** Unsubscribe or close: revoke everything, then leave (a join under way is abandoned). */
+  private async leave(): Promise<void> {
+    // A join under way is abandoned: its answer, when it comes, is dropped (joinSeq).
+    this.joining = null;
+    this.joinSeq++;
     await this.revokeAll();
     await this.leaveGroup('the consumer unsubscribed').catch((e: Error) => this.context.cluster.logger.debug(`LeaveGroup: ${e.message}`));
-    void deadline;
   }
 
   /** Kafka's onLeavePrepare: revoked (or lost, when the generation is gone) before leaving. */
@@ -286,7 +322,8 @@ export class ClassicMembership implements ConsumerMembership {
   async close(deadline: number): Promise<void> {
     this.heartbeat.stop();
     try {
-      if (this.joined) await this.leave(deadline);
+      if (this.joined || this.joining) await this.leave();
+      void deadline;
     } finally {
       this.heartbeat.close();
     }
