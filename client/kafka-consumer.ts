@@ -304,6 +304,13 @@ export class KafkaConsumer {
     return listOffsets(this.cluster, partitions, LATEST_TIMESTAMP, this.config.isolationLevel, Date.now() + timeoutMs);
   }
 
+  /** The partitions of `topic` with their leaders (Kafka's partitionsFor), from the metadata. */
+  async partitionsFor(topic: string, timeoutMs = this.cluster.requestTimeoutMs): Promise<Array<{ topic: string; partition: number; leader: number }>> {
+    this.checkOpen();
+    const meta = await this.cluster.topic(topic, Date.now() + timeoutMs);
+    return meta.partitions.map((p) => ({ topic, partition: p.partition, leader: p.leader }));
+  }
+
   pause(partitions: readonly TopicPartition[]): void {
     this.checkOpen();
     for (const tp of partitions) this.subscriptions.pause(tp);
