@@ -84,7 +84,7 @@ export class KafkaConsumer {
   subscribe(topics: readonly string[], listener?: ConsumerRebalanceListener): void {
     this.checkOpen();
     if (!Array.isArray(topics) || topics.some((t) => typeof t !== 'string' || t === '')) throw new ConfigError('subscribe() takes a list of topic names');
-    if (topics.length === 0) return this.unsubscribe();
+    if (topics.length === 0) return void this.unsubscribe().catch((e: Error) => this.cluster.logger.warn(`unsubscribe: ${e.message}`));
     if (this.config.groupId === null) throw new ConfigError('subscribe() needs a groupId in the consumer config (assign() works without one)');
     this.subscriptions.subscribe(topics);
     this.listener = listener ?? null;
@@ -101,15 +101,23 @@ export class KafkaConsumer {
     ) {
       throw new ConfigError('assign() takes a list of { topic, partition }');
     }
-    if (partitions.length === 0) return this.unsubscribe();
+    if (partitions.length === 0) return void this.unsubscribe().catch((e: Error) => this.cluster.logger.warn(`unsubscribe: ${e.message}`));
     this.subscriptions.assignFromUser(partitions);
     this.fetcher.clearBuffered((key) => partitions.some((p) => topicPartitionKey(p) === key));
   }
 
-  /** Leaves the subscription (and the group's assignment, revoking it through the listener on the next poll or close) or the assignment. */
-  unsubscribe(): void {
+  /**
+   * Leaves the subscription or the assignment. A group member gives its
+   * partitions up through the listener (committing first under auto-commit)
+   * and leaves the group, as Kafka's unsubscribe does; await it for that.
+   */
+  async unsubscribe(): Promise<void> {
     this.checkOpen();
-    this.membership?.subscribe([]);
+    if (this.membership && this.subscriptions.subscriptionType === 'AUTO_TOPICS') {
+      // The revocation (and its auto-commit) needs the positions: they go after it.
+      this.membership.subscribe([]);
+      await this.membership.poll(Date.now());
+    }
     this.subscriptions.unsubscribe();
     this.fetcher.clearBuffered();
   }

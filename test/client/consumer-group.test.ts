@@ -167,6 +167,28 @@ describe('KafkaConsumer in a classic group', () => {
   });
 });
 
+describe('KafkaConsumer.unsubscribe', () => {
+  it('revokes through the listener (committing first under auto-commit) and leaves the group, so the other member takes over at once', async () => {
+    const c = await cluster([{ name: 'in', partitions: 2 }]);
+    const p = producer(c);
+    for (let i = 0; i < 4; i++) await p.send({ topic: 'in', partition: i % 2, value: `v${i}` });
+    const revoked: string[] = [];
+    const a = member(c, { autoCommitIntervalMs: 60_000 });
+    const b = member(c);
+    a.subscribe(['in'], { onPartitionsRevoked: (tps) => void revoked.push(...keys(tps)) });
+    b.subscribe(['in']);
+    const seen = await pollAll([a, b], () => a.assignment().length === 1 && b.assignment().length === 1);
+    await pollAll([a, b], () => seen.length >= 4, seen);
+    const mine = a.assignment();
+    await a.unsubscribe();
+    expect(revoked).toEqual(keys(mine));
+    expect(a.assignment()).toEqual([]);
+    expect((await b.committed(mine)).get(keys(mine)[0]!)?.offset).toBe(2n);
+    await pollAll([b], () => b.assignment().length === 2);
+    expect(keys(b.assignment())).toEqual(['in-0', 'in-1']);
+  });
+});
+
 describe('the consumer protocol bytes and the range assignor', () => {
   it('a subscription and an assignment round-trip at version 3', () => {
     const sub = deserializeSubscription(
