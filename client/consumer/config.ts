@@ -5,6 +5,7 @@
  */
 import type { CommonClientConfig } from '../cluster.js';
 import { ConfigError } from '../errors.js';
+import type { PartitionAssignor } from './assignors/assignor.js';
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none';
 export type IsolationLevel = 'read_committed' | 'read_uncommitted';
@@ -41,8 +42,11 @@ export interface ConsumerConfig extends CommonClientConfig {
   heartbeatIntervalMs?: number;
   /** max.poll.interval.ms (the classic protocol's rebalance timeout). Default 300 000. */
   maxPollIntervalMs?: number;
-  /** partition.assignment.strategy, by name. Default ['range', 'cooperative-sticky'] (Kafka's default). */
-  partitionAssignmentStrategy?: readonly string[];
+  /**
+   * partition.assignment.strategy: assignors by name, or objects of one's own
+   * (where Kafka takes a class name). Default ['range', 'cooperative-sticky'] (Kafka's default).
+   */
+  partitionAssignmentStrategy?: ReadonlyArray<string | PartitionAssignor>;
   /** client.rack. Default none. */
   clientRack?: string | null;
 }
@@ -63,7 +67,7 @@ export interface ResolvedConsumerConfig {
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
   maxPollIntervalMs: number;
-  partitionAssignmentStrategy: readonly string[];
+  partitionAssignmentStrategy: ReadonlyArray<string | PartitionAssignor>;
   clientRack: string | null;
 }
 
@@ -85,8 +89,10 @@ export function resolveConsumerConfig(config: ConsumerConfig): ResolvedConsumerC
   const groupId = config.groupId ?? null;
   if (groupId !== null && (typeof groupId !== 'string' || groupId === '')) throw new ConfigError('consumer config groupId must be a non-empty string');
   const strategy = config.partitionAssignmentStrategy ?? ['range', 'cooperative-sticky'];
-  if (!Array.isArray(strategy) || strategy.length === 0 || strategy.some((s) => typeof s !== 'string' || s === '')) {
-    throw new ConfigError('consumer config partitionAssignmentStrategy must be a non-empty list of assignor names');
+  const isAssignor = (s: unknown) =>
+    typeof s === 'object' && s !== null && typeof (s as PartitionAssignor).name === 'string' && typeof (s as PartitionAssignor).assign === 'function';
+  if (!Array.isArray(strategy) || strategy.length === 0 || strategy.some((s) => !(typeof s === 'string' && s !== '') && !isAssignor(s))) {
+    throw new ConfigError('consumer config partitionAssignmentStrategy must be a non-empty list of assignor names or PartitionAssignor objects');
   }
   const enableAutoCommit = config.enableAutoCommit ?? groupId !== null;
   if (enableAutoCommit && groupId === null) throw new ConfigError('consumer config enableAutoCommit needs a groupId (there is no group to commit to)');

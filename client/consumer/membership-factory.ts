@@ -26,10 +26,11 @@ const ASSIGNORS: Record<string, () => PartitionAssignor> = {
 /** Kafka's default strategy, [range, cooperative-sticky]: the names of it this build has. */
 const DEFAULT_STRATEGY = ['range', 'cooperative-sticky'];
 
-export function assignorsFor(names: readonly string[]): PartitionAssignor[] {
+export function assignorsFor(names: ReadonlyArray<string | PartitionAssignor>): PartitionAssignor[] {
   const isDefault = names.length === DEFAULT_STRATEGY.length && names.every((n, i) => n === DEFAULT_STRATEGY[i]);
-  const known = isDefault ? names.filter((n) => ASSIGNORS[n]) : names;
+  const known = isDefault ? names.filter((n) => typeof n !== 'string' || ASSIGNORS[n]) : names;
   return known.map((name) => {
+    if (typeof name !== 'string') return name;
     const make = ASSIGNORS[name];
     if (!make)
       throw new ConfigError(`consumer config partitionAssignmentStrategy names an unknown assignor '${name}' (known: ${Object.keys(ASSIGNORS).join(', ')})`);

@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommitFailedError, KafkaConsumer, KafkaProducer, type ConsumerConfig, type ConsumerRecord, type TopicPartition } from '../../client/index.js';
 import { RangeAssignor } from '../../client/consumer/assignors/range.js';
+import type { MemberAssignment, MemberSubscription, PartitionAssignor } from '../../client/consumer/assignors/assignor.js';
 import { deserializeAssignment, deserializeSubscription, serializeAssignment, serializeSubscription } from '../../client/consumer/consumer-protocol.js';
 import type { TopicConfig } from '../../coordinator/config.js';
 import { readCommitted, startCluster, type TestCluster } from './support/brokers.js';
@@ -51,8 +52,8 @@ const keys = (tps: readonly TopicPartition[]) => tps.map((tp) => `${tp.topic}-${
 const text = (r: ConsumerRecord) => Buffer.from(r.value ?? new Uint8Array()).toString();
 
 /** Polls every consumer together until `done` holds (10 s at most). */
-async function pollAll(consumers: KafkaConsumer[], done: () => boolean, seen: ConsumerRecord[] = []): Promise<ConsumerRecord[]> {
-  const deadline = Date.now() + 10_000;
+async function pollAll(consumers: KafkaConsumer[], done: () => boolean, seen: ConsumerRecord[] = [], timeoutMs = 10_000): Promise<ConsumerRecord[]> {
+  const deadline = Date.now() + timeoutMs;
   while (!done() && Date.now() < deadline) {
     for (const batch of await Promise.all(consumers.map((k) => k.poll(100)))) seen.push(...batch);
   }
@@ -164,6 +165,57 @@ describe('KafkaConsumer in a classic group', () => {
     await pollAll([a], () => a.assignment().length === 1 && a.groupMetadata().generationId > first.generationId);
     expect(lost).toEqual(['in-0']);
     expect(a.groupMetadata().memberId).not.toBe(first.memberId);
+  });
+});
+
+/**
+ * A cooperative assignor for the test (the real one is cooperative-sticky):
+ * the range split, minus every partition another member still owns, which
+ * KIP-429 hands over in the next rebalance once its owner revoked it.
+ */
+class CooperativeRange implements PartitionAssignor {
+  readonly name = 'test-cooperative-range';
+  readonly supportedProtocols = ['COOPERATIVE', 'EAGER'] as const;
+  subscriptionUserData(): null {
+    return null;
+  }
+  assign(partitionsPerTopic: ReadonlyMap<string, number>, subscriptions: ReadonlyMap<string, MemberSubscription>): Map<string, MemberAssignment> {
+    const target = new RangeAssignor().assign(partitionsPerTopic, subscriptions);
+    const owner = new Map<string, string>();
+    for (const [memberId, sub] of subscriptions) for (const tp of sub.ownedPartitions) owner.set(`${tp.topic}-${tp.partition}`, memberId);
+    for (const [memberId, assignment] of target) {
+      assignment.partitions = assignment.partitions.filter((tp) => [undefined, memberId].includes(owner.get(`${tp.topic}-${tp.partition}`)));
+    }
+    return target;
+  }
+}
+
+describe('the COOPERATIVE rebalance protocol (KIP-429)', () => {
+  it('a joining member makes the owner revoke only the partitions that move; they reach the new member in a second rebalance', async () => {
+    const c = await cluster([{ name: 'in', partitions: 4 }]);
+    const events: string[] = [];
+    const listener = (who: string) => ({
+      onPartitionsAssigned: (tps: TopicPartition[]) => void events.push(`${who}+${keys(tps).join(',')}`),
+      onPartitionsRevoked: (tps: TopicPartition[]) => void events.push(`${who}-${keys(tps).join(',')}`),
+    });
+    const a = member(c, { partitionAssignmentStrategy: [new CooperativeRange()], groupId: 'coop' });
+    a.subscribe(['in'], listener('a'));
+    await pollAll([a], () => a.assignment().length === 4);
+    const b = member(c, { partitionAssignmentStrategy: [new CooperativeRange()], groupId: 'coop' });
+    b.subscribe(['in'], listener('b'));
+    // Up to three rebalances when b's member id sorts after a's: a generous wait on a loaded machine.
+    await pollAll([a, b], () => a.assignment().length === 2 && b.assignment().length === 2, [], 30_000);
+    // a keeps in-0 and in-1 throughout: never revoked all, only what moved.
+    const moved = keys(b.assignment());
+    // Never everything at once (that is EAGER): a gives up part of its partitions at a time.
+    expect(events).not.toContain('a-in-0,in-1,in-2,in-3');
+    // Each partition reached b only after a had revoked it (no two owners at once).
+    const at = (prefix: string, partition: string) => events.findIndex((e) => e.startsWith(prefix) && e.slice(2).split(',').includes(partition));
+    for (const partition of moved) {
+      expect(at('a-', partition)).toBeGreaterThanOrEqual(0);
+      expect(at('a-', partition)).toBeLessThan(at('b+', partition));
+    }
+    expect([...keys(a.assignment()), ...moved].sort()).toEqual(['in-0', 'in-1', 'in-2', 'in-3']);
   });
 });
 
