@@ -109,6 +109,12 @@ export class Fetcher {
     await Promise.all([...byNode].map(([nodeId, parts]) => this.fetchFrom(nodeId, parts, maxWaitMs)));
   }
 
+  /** The leaders moved (or the node is gone): fetch their metadata again before the next Fetch (Kafka's requestUpdate). */
+  private async refreshLeaders(topics: string[]): Promise<void> {
+    this.cluster.invalidateMetadata();
+    await this.cluster.refreshMetadata(topics, Date.now() + this.cluster.requestTimeoutMs).catch(() => {});
+  }
+
   private async fetchFrom(nodeId: number, parts: Array<{ state: TopicPartitionState; leader: number; topicId: string }>, maxWaitMs: number): Promise<void> {
     const sentAt = new Map(parts.map((p) => [topicPartitionKey(p.state.tp), p.state.position!]));
     const byTopic = groupBy(parts, (p) => p.state.tp.topic);
@@ -148,8 +154,8 @@ export class Fetcher {
     } catch (error) {
       if (error instanceof UnsupportedVersionError) throw error;
       if (!(error instanceof NetworkError)) this.cluster.logger.warn(`Fetch to ${this.cluster.describeNode(nodeId)} failed: ${(error as Error).message}`);
-      this.cluster.invalidateMetadata();
       await sleep(this.cluster.backoff(1), this.cluster.closeSignal);
+      await this.refreshLeaders([...byTopic.keys()]);
       return;
     }
     if (response.errorCode !== Errors.NONE) {
@@ -184,7 +190,7 @@ export class Fetcher {
         }
       }
     }
-    if (stale) this.cluster.invalidateMetadata();
+    if (stale) await this.refreshLeaders([...byTopic.keys()]);
     if (outOfRange.size > 0) throw new OffsetOutOfRangeError(outOfRange);
   }
 }

@@ -186,6 +186,18 @@ describe('KafkaConsumer.assign', () => {
     expect((await reader.committed([tp])).get('in-0')?.offset).toBe(4n);
   });
 
+  it('fetches from every partition leader of a three-node cluster', async () => {
+    const c = await startCluster({ nodes: 3, config: { topics: [{ name: 'spread', partitions: 6 }] } });
+    cleanups.push(() => c.close());
+    const p = producer(c);
+    for (let i = 0; i < 12; i++) await p.send({ topic: 'spread', partition: i % 6, value: `v${i}` });
+    const k = consumer(c, { autoOffsetReset: 'earliest' });
+    const leaders = new Set((await k.partitionsFor('spread')).map((info) => info.leader));
+    expect(leaders.size).toBeGreaterThan(1);
+    k.assign([...Array(6).keys()].map((partition) => ({ topic: 'spread', partition })));
+    expect((await pollFor(k, 12)).map(text).sort()).toEqual([...Array(12).keys()].map((i) => `v${i}`).sort());
+  });
+
   it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)('reads records from %s batches, starting inside a batch', async (codec) => {
     const c = await cluster([{ name: 'z', partitions: 1 }]);
     const p = producer(c, { compressionType: codec, lingerMs: 50 });
