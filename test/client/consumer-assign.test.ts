@@ -6,7 +6,7 @@
  * pause/resume, and records inside batches of every compression codec.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { KafkaConsumer, KafkaProducer, NoOffsetForPartitionError, type ConsumerConfig, type ConsumerRecord } from '../../client/index.js';
+import { KafkaConsumer, KafkaProducer, NoOffsetForPartitionError, WakeupError, type ConsumerConfig, type ConsumerRecord } from '../../client/index.js';
 import type { TopicConfig } from '../../coordinator/config.js';
 import { startCluster, type TestCluster } from './support/brokers.js';
 
@@ -166,6 +166,24 @@ describe('KafkaConsumer.assign', () => {
     const second = consumer(c, { groupId: 'g', enableAutoCommit: false });
     second.assign([tp]);
     expect((await pollFor(second, 1)).map(text)).toEqual(['v5']);
+  });
+
+  it('commitAsync reports to its callback; wakeup() makes the waiting poll() throw WakeupError', async () => {
+    const c = await cluster([{ name: 'in', partitions: 1 }]);
+    const tp = { topic: 'in', partition: 0 };
+    const k = consumer(c, { groupId: 'async', enableAutoCommit: false, fetchMaxWaitMs: 100 });
+    k.assign([tp]);
+    k.seek(tp, 0n);
+    const outcome = await new Promise<{ offsets: string[]; error: Error | null }>((resolve) =>
+      k.commitAsync([{ ...tp, offset: 0n }], (offsets, error) => resolve({ offsets: [...offsets.keys()], error })),
+    );
+    expect(outcome).toEqual({ offsets: ['in-0'], error: null });
+    expect((await k.committed([tp])).get('in-0')?.offset).toBe(0n);
+    const waiting = k.poll(30_000);
+    setTimeout(() => k.wakeup(), 100);
+    await expect(waiting).rejects.toBeInstanceOf(WakeupError);
+    // The wakeup is used up: the next poll() works.
+    expect((await k.poll(50)).count).toBe(0);
   });
 
   it('auto-commit commits the positions every autoCommitIntervalMs, and on close', async () => {
