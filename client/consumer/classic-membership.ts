@@ -107,12 +107,17 @@ export class ClassicMembership implements ConsumerMembership {
         if (!this.rejoinNeeded) return this.owned;
         await this.onJoinPrepare();
         const joinDeadline = Date.now() + this.context.config.maxPollIntervalMs + this.context.cluster.requestTimeoutMs;
-        const joining = this.joinAndSync(joinDeadline);
-        joining.catch(() => {});
-        this.joining = joining;
+        const started = this.joinAndSync(joinDeadline);
+        started.catch(() => {});
+        this.joining = started;
       }
       // Kafka's ensureActiveGroup with the poll's timer: the join goes on in the background past this poll.
-      const outcome = await Promise.race([this.joining.then((assigned) => ({ assigned })), sleepUntil(deadline)]);
+      const joining = this.joining;
+      const outcome = await Promise.race([joining.then((assigned) => ({ assigned })), sleepUntil(deadline)]).catch((error: unknown) => {
+        // A join that failed for good fails this poll; the next one starts again.
+        if (this.joining === joining) this.joining = null;
+        throw error;
+      });
       if (outcome === undefined) return this.owned;
       this.joining = null;
       await this.onJoinComplete(outcome.assigned);

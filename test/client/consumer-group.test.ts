@@ -218,6 +218,29 @@ describe('the COOPERATIVE rebalance protocol (KIP-429)', () => {
   });
 });
 
+describe('a join that fails', () => {
+  it('fails that poll() with the coordinator’s error, and the next poll() joins again', async () => {
+    const c = await cluster([{ name: 'in', partitions: 1 }]);
+    const a = member(c, { groupId: 'mixed' });
+    a.subscribe(['in']);
+    await pollAll([a], () => a.assignment().length === 1);
+    const other: PartitionAssignor = {
+      ...new RangeAssignor(),
+      name: 'other',
+      supportedProtocols: ['EAGER'],
+      subscriptionUserData: () => null,
+      assign: (p, s) => new RangeAssignor().assign(p, s),
+    };
+    const b = member(c, { groupId: 'mixed', partitionAssignmentStrategy: [other] });
+    b.subscribe(['in']);
+    // No assignor in common with the group's member: Kafka's INCONSISTENT_GROUP_PROTOCOL, not retriable.
+    await expect(b.poll(5_000)).rejects.toThrow(/INCONSISTENT_GROUP_PROTOCOL/);
+    await a.close();
+    await pollAll([b], () => b.assignment().length === 1);
+    expect(keys(b.assignment())).toEqual(['in-0']);
+  });
+});
+
 describe('KafkaConsumer.unsubscribe', () => {
   it('revokes through the listener (committing first under auto-commit) and leaves the group, so the other member takes over at once', async () => {
     const c = await cluster([{ name: 'in', partitions: 2 }]);
