@@ -197,6 +197,8 @@ export class ClusterClient {
       deadline: number;
       min?: number;
       max?: number;
+      /** One request's timeout, for requests the broker may hold (JoinGroup waits for the rebalance). */
+      timeoutMs?: number;
       backoffFor?: (error: unknown, attempt: number) => number | undefined;
     },
   ): Promise<{ response: Res; version: number; nodeId: number }> {

@@ -1,12 +1,17 @@
 /**
  * kipgen's Kafka client: KafkaProducer (transactions, KIP-1289
- * sendShareAcksToTransaction), KafkaShareConsumer (KIP-932 share groups with
+ * sendShareAcksToTransaction), KafkaConsumer (classic groups, assign,
+ * read_committed), KafkaShareConsumer (KIP-932 share groups with
  * implicit, explicit and transactional acknowledgement), the standalone
  * TransactionalShareAcknowledger, and their types, errors and metrics.
  */
 export { KafkaProducer, type CompleteTransactionConfig } from './producer.js';
 export type { ProducerConfig, ProducerRecord, RecordMetadata, HeaderValue } from './producer.js';
 export type { CompressionType } from '../runtime/index.js';
+export { KafkaConsumer, ConsumerRecords, WakeupError } from './kafka-consumer.js';
+export type { ConsumerConfig, ConsumerRecord, ConsumerRebalanceListener, OffsetAndMetadata, OffsetCommitCallback, TopicPartition } from './kafka-consumer.js';
+export { NoOffsetForPartitionError } from './consumer/fetch-positions.js';
+export { OffsetOutOfRangeError } from './consumer/fetcher.js';
 export { KafkaShareConsumer } from './share-consumer.js';
 export type { ShareConsumerConfig, AcknowledgementMode, AcknowledgementCommitResult, AcknowledgementCommitCallback } from './share-consumer.js';
 export { TransactionalShareAcknowledger } from './share/transactional-acknowledger.js';

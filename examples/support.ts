@@ -13,9 +13,10 @@ import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { startBroker, type Broker } from '../coordinator/broker.js';
 import { writeFileAtomic } from '../coordinator/cluster.js';
-import { FetchRequest, FetchResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../generated/index.js';
-import { decodeRecordBatches, readControlRecord, type RecordHeader } from '../runtime/record-batch.js';
+import { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../generated/index.js';
+import type { RecordHeader } from '../runtime/record-batch.js';
 import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js';
+import { KafkaConsumer } from '../client/kafka-consumer.js';
 import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';
 import { KafkaProducer } from '../client/producer.js';
 import type { KafkaShareConsumer } from '../client/share-consumer.js';
@@ -272,97 +273,46 @@ interface TopicRecord {
 }
 
 /**
- * Reads every record of `topic` with Fetch at isolation level
- * read_committed (only records of committed transactions, up to the last
- * stable offset, aborted ones skipped by the AbortedTransactions list, as a
- * Kafka consumer with isolation.level=read_committed does) or
- * read_uncommitted (every data record in the log, aborted ones included).
- * Waits up to `waitMs` for open transactions on the topic to finish.
+ * Reads every record of `topic` with a KafkaConsumer assigned all its
+ * partitions, at isolation level read_committed (only records of committed
+ * transactions, up to the last stable offset; aborted ones skipped by the
+ * consumer's abort index) or read_uncommitted (every data record in the log,
+ * aborted ones included), polling until each partition's end offset. Waits up
+ * to `waitMs` for open transactions on the topic to finish (last stable
+ * offset = high watermark).
  */
 export async function readTopic(bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', waitMs = 3_000): Promise<TopicRecord[]> {
   const deadline = Date.now() + waitMs;
-  const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
+  const common = { bootstrapServers: bootstrap, logger: null, autoOffsetReset: 'earliest', enableAutoCommit: false, fetchMaxWaitMs: 50 } as const;
+  const consumer = new KafkaConsumer({ ...common, isolationLevel: isolation });
+  // The high watermark, to tell when no transaction is open on the topic.
+  const uncommitted = new KafkaConsumer({ ...common, isolationLevel: 'read_uncommitted' });
   try {
+    const partitions = (await consumer.partitionsFor(topic)).map(({ partition }) => ({ topic, partition }));
+    let ends = await consumer.endOffsets(partitions);
     for (;;) {
-      const { records, stable } = await readOnce(client, topic, isolation === 'read_committed' ? 1 : 0);
-      if (stable || Date.now() >= deadline) return records;
+      const highWatermarks = await uncommitted.endOffsets(partitions);
+      if ([...highWatermarks].every(([key, hw]) => ends.get(key) === hw) || Date.now() >= deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
-      client.invalidateMetadata();
+      ends = await consumer.endOffsets(partitions);
     }
-  } finally {
-    await client.close();
-  }
-}
-
-async function readOnce(client: ClusterClient, topic: string, isolationLevel: 0 | 1): Promise<{ records: TopicRecord[]; stable: boolean }> {
-  const meta = await client.topic(topic);
-  const out: TopicRecord[] = [];
-  let stable = true;
-  for (const p of meta.partitions) {
-    let fetchOffset = 0n;
-    const abortedPids = new Set<bigint>();
-    for (;;) {
-      const { response } = await client.send(p.leader, FetchRequest, FetchResponse, () =>
-        FetchRequest.create({
-          replicaId: -1,
-          maxWaitMs: 0,
-          minBytes: 0,
-          maxBytes: 1 << 22,
-          isolationLevel,
-          sessionId: 0,
-          sessionEpoch: -1,
-          topics: [
-            {
-              topic,
-              topicId: meta.topicId,
-              partitions: [
-                {
-                  partition: p.partition,
-                  currentLeaderEpoch: -1,
-                  fetchOffset,
-                  lastFetchedEpoch: -1,
-                  logStartOffset: -1n,
-                  partitionMaxBytes: 1 << 22,
-                  replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA',
-                  highWatermark: -1n,
-                },
-              ],
-            },
-          ],
-          forgottenTopicsData: [],
-          rackId: '',
-        }),
-      );
-      const part = response.responses[0]?.partitions[0];
-      if (!part || part.errorCode !== 0) throw new Error(`fetch ${topic}-${p.partition}: error code ${part?.errorCode}`);
-      if (part.lastStableOffset !== part.highWatermark) stable = false;
-      const end = isolationLevel === 1 ? part.lastStableOffset : part.highWatermark;
-      // AbortedTransactions (read_committed only): a producer's records from firstOffset on are aborted until its ABORT marker.
-      const aborted = isolationLevel === 0 ? [] : [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
-      const batches = part.records ? decodeRecordBatches(part.records).batches : [];
-      for (const batch of batches) {
-        if (batch.baseOffset >= end) break;
-        while (aborted.length > 0 && aborted[0]!.firstOffset <= batch.lastOffset) abortedPids.add(aborted.shift()!.producerId);
-        fetchOffset = batch.lastOffset + 1n;
-        if (batch.isControl) {
-          if (readControlRecord(batch.records[0]!).type === 'ABORT') abortedPids.delete(batch.producerId);
-          continue;
-        }
-        if (batch.isTransactional && abortedPids.has(batch.producerId)) continue;
-        for (const r of batch.records) {
-          out.push({
-            partition: p.partition,
-            offset: r.offset,
-            key: text(r.key),
-            value: text(r.value),
-            headers: r.headers,
-          });
-        }
+    consumer.assign(partitions);
+    consumer.seekToBeginning(partitions);
+    const out: TopicRecord[] = [];
+    const reached = async () => {
+      for (const tp of partitions) if ((await consumer.position(tp)) < ends.get(`${tp.topic}-${tp.partition}`)!) return false;
+      return true;
+    };
+    while (!(await reached())) {
+      for (const r of await consumer.poll(200)) {
+        if (r.offset >= ends.get(`${r.topic}-${r.partition}`)!) continue;
+        out.push({ partition: r.partition, offset: r.offset, key: text(r.key), value: text(r.value), headers: r.headers });
       }
-      if (batches.length === 0 || fetchOffset >= end) break;
     }
+    return out.sort((a, b) => a.partition - b.partition || (a.offset < b.offset ? -1 : 1));
+  } finally {
+    await Promise.all([consumer.close(), uncommitted.close()]);
   }
-  return { records: out, stable };
 }
 
 // ---------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js'
 import { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
 import { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
 import { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
+import { ConsumerProtocolAssignment } from './ConsumerProtocolAssignment.js';
+import { ConsumerProtocolSubscription } from './ConsumerProtocolSubscription.js';
 import { CreateAclsRequest } from './CreateAclsRequest.js';
 import { CreateAclsResponse } from './CreateAclsResponse.js';
 import { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
@@ -121,6 +123,8 @@ export { ConsumerGroupDescribeRequest } from './ConsumerGroupDescribeRequest.js'
 export { ConsumerGroupDescribeResponse } from './ConsumerGroupDescribeResponse.js';
 export { ConsumerGroupHeartbeatRequest } from './ConsumerGroupHeartbeatRequest.js';
 export { ConsumerGroupHeartbeatResponse } from './ConsumerGroupHeartbeatResponse.js';
+export { ConsumerProtocolAssignment } from './ConsumerProtocolAssignment.js';
+export { ConsumerProtocolSubscription } from './ConsumerProtocolSubscription.js';
 export { CreateAclsRequest } from './CreateAclsRequest.js';
 export { CreateAclsResponse } from './CreateAclsResponse.js';
 export { CreatePartitionsRequest } from './CreatePartitionsRequest.js';
@@ -307,6 +311,11 @@ export {
   createConsumerGroupHeartbeatResponse,
   type ConsumerGroupHeartbeatResponseInit,
 } from './ConsumerGroupHeartbeatResponse.js';
+export { createConsumerProtocolAssignment, type ConsumerProtocolAssignmentInit } from './ConsumerProtocolAssignment.js';
+export {
+  createConsumerProtocolSubscription,
+  type ConsumerProtocolSubscriptionInit,
+} from './ConsumerProtocolSubscription.js';
 export {
   createCreateAclsRequest,
   createAclCreation,
@@ -893,6 +902,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   ConsumerGroupDescribeResponse,
   ConsumerGroupHeartbeatRequest,
   ConsumerGroupHeartbeatResponse,
+  ConsumerProtocolAssignment,
+  ConsumerProtocolSubscription,
   CreateAclsRequest,
   CreateAclsResponse,
   CreatePartitionsRequest,

@@ -90,6 +90,8 @@ export class Coordinators {
       deadline: number;
       min?: number;
       max?: number;
+      /** One request's timeout, for requests the broker may hold (JoinGroup waits for the rebalance). */
+      timeoutMs?: number;
       /** A backoff of its own for some errors (see Retrier.retry). */
       backoffFor?: (error: unknown, attempt: number) => number | undefined;
     },

@@ -11,8 +11,11 @@
  *   leader adds the partition to the transaction itself (KIP-890 part 2).
  * - v6+ names topics by id (UNKNOWN_TOPIC_ID), before by name; an unknown topic
  *   fails only its own partitions.
- * - Deviation: the generation / member is not checked against classic groups
- *   (coordinator/README.md).
+ * - The member and its generation (classic) or epoch (KIP-848) are checked as
+ *   for OffsetCommit, except that a commit naming neither (v0-2) is taken and
+ *   a classic group between JoinGroup and SyncGroup is no error (Kafka's
+ *   ClassicGroup.validateOffsetCommit with isTransactional): a zombie of an
+ *   older generation is fenced with ILLEGAL_GENERATION (KIP-447).
  * Rule: WRITE on the transactional id, then READ on the group (each denial on every
  * partition), then READ on each topic (a denied topic's partitions
  * TOPIC_AUTHORIZATION_FAILED).
@@ -57,14 +60,20 @@ export default defineApi({
     });
   },
   handler:
-    ({ cluster, logs, offsets: store, verifier, log }) =>
+    ({ cluster, logs, offsets: store, verifier, log, classicGroups, consumerGroups }) =>
     async (request, ctx) => {
       const byId = ctx.apiVersion >= FIRST_TOPIC_ID_VERSION;
       // Resolve every topic first: an unknown one fails only its own partitions.
       const topicNames = request.topics.map((t) => (byId ? cluster.topicById(t.topicId)?.name : cluster.topicByName(t.name)?.name));
       const respond = (code: (topicIndex: number) => number): TxnOffsetCommitResponse =>
         TxnOffsetCommitResponse.create({ topics: request.topics.map((t, i) => topicAnswer(code(i))(t)) });
-      const groupError = store.coordinatorError(request.groupId);
+      let groupError = store.coordinatorError(request.groupId);
+      if (groupError === ErrorCode.NONE) {
+        const { memberId, generationIdOrMemberEpoch: generation } = request;
+        groupError =
+          (memberId === '' && generation < 0 ? undefined : consumerGroups.validateCommit(request.groupId, memberId, generation)) ??
+          classicGroups.validateCommit(request.groupId, memberId, generation, true);
+      }
       if (groupError !== ErrorCode.NONE) return respond(() => groupError);
       const unknown = byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
 

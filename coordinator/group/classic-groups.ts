@@ -192,17 +192,26 @@ export class ClassicGroups {
   }
 
   /** Why an OffsetCommit of this member and generation is refused, or NONE (ClassicGroup.validateOffsetCommit). */
-  validateCommit(groupId: string, memberId: string, generationId: number): number {
+  /**
+   * OffsetCommit's and TxnOffsetCommit's member check (Kafka's
+   * ClassicGroup.validateOffsetCommit): a transactional commit that names no
+   * member and no generation (TxnOffsetCommit v0-2, sendOffsetsToTransaction
+   * with a bare group id) is taken in any state; one that names them must be
+   * of the current generation, so a zombie's is fenced (KIP-447); only a plain
+   * commit is refused between JoinGroup and SyncGroup.
+   */
+  validateCommit(groupId: string, memberId: string, generationId: number, transactional = false): number {
     const group = this.groups.get(groupId);
     if (group === undefined || group.state === 'Empty') {
       // Commits from outside the group (generation -1) are what an Empty or unknown group takes.
       return generationId < 0 ? ErrorCode.NONE : group === undefined || !group.members.has(memberId) ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
     }
     if (group.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    if (transactional && generationId < 0 && memberId === '') return ErrorCode.NONE;
     const member = group.members.get(memberId);
     if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
     if (generationId !== group.generation) return ErrorCode.ILLEGAL_GENERATION;
-    if (group.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
+    if (!transactional && group.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
     this.touch(group, member);
     return ErrorCode.NONE;
   }
