@@ -38,7 +38,7 @@ export type {
   ShareGroupDescription,
 } from './admin/group-types.js';
 export type { ListGroupsOptions, DescribeGroupsOptions } from './admin/groups.js';
-export type { OffsetAndMetadata, CommittedOffset, ListConsumerGroupOffsetsSpec, ListConsumerGroupOffsetsOptions } from './admin/group-offsets.js';
+export type { CommittedOffset, ListConsumerGroupOffsetsSpec, ListConsumerGroupOffsetsOptions } from './admin/group-offsets.js';
 export type { SharePartitionOffsetInfo, ListShareGroupOffsetsSpec } from './admin/share-group-offsets.js';
 export type {
   TransactionState as AdminTransactionState,

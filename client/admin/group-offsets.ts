@@ -34,14 +34,10 @@ import { topicPartitionKey, type TopicPartition } from '../consumer/topic-partit
 import { Errors, errorFromCode, KafkaError } from '../errors.js';
 import { deadlineOf, perEntry, settle, toCoordinator, type CallOptions } from './per-entry.js';
 import { AdminResult, type EntryOutcome } from './result.js';
+import type { OffsetAndMetadata } from '../consumer/offset-commits.js';
 
-/** Kafka's OffsetAndMetadata. */
-export interface OffsetAndMetadata {
-  offset: bigint;
-  /** Undefined when unknown (-1 on the wire). */
-  leaderEpoch?: number | undefined;
-  metadata?: string;
-}
+/** Kafka's OffsetAndMetadata, as the consumer commits it. */
+export type { OffsetAndMetadata } from '../consumer/offset-commits.js';
 
 /** One partition's committed offset, or null when the group has none for it. */
 export interface CommittedOffset {

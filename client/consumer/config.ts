@@ -49,6 +49,8 @@ export interface ConsumerConfig extends CommonClientConfig {
   partitionAssignmentStrategy?: ReadonlyArray<string | PartitionAssignor>;
   /** client.rack. Default none. */
   clientRack?: string | null;
+  /** group.remote.assignor: with groupProtocol 'consumer', the broker's assignor to use ('uniform', 'range'). Default: the broker's choice. */
+  groupRemoteAssignor?: string | null;
 }
 
 export interface ResolvedConsumerConfig {
@@ -69,6 +71,7 @@ export interface ResolvedConsumerConfig {
   maxPollIntervalMs: number;
   partitionAssignmentStrategy: ReadonlyArray<string | PartitionAssignor>;
   clientRack: string | null;
+  groupRemoteAssignor: string | null;
 }
 
 function positiveInt(config: ConsumerConfig, name: keyof ConsumerConfig, fallback: number, min = 1): number {
@@ -114,6 +117,7 @@ export function resolveConsumerConfig(config: ConsumerConfig): ResolvedConsumerC
     maxPollIntervalMs: positiveInt(config, 'maxPollIntervalMs', 300_000),
     partitionAssignmentStrategy: [...strategy],
     clientRack: config.clientRack ?? null,
+    groupRemoteAssignor: config.groupRemoteAssignor ?? null,
   };
   // Kafka's ConsumerConfig does not check this pair, but a heartbeat slower than the session always times out.
   if (resolved.heartbeatIntervalMs >= resolved.sessionTimeoutMs) {
