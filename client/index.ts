@@ -19,6 +19,62 @@ export { murmur2, toPositive, partitionForKey, DefaultPartitioner, roundRobinPar
 export type { Partitioner } from './partitioner.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
 export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
+export { Admin, AdminResult } from './admin.js';
+export type { AdminConfig, EntryOutcome, EntryError } from './admin.js';
+export type { AdminCallOptions } from './admin/call.js';
+export type {
+  NewTopic,
+  CreateTopicsOptions,
+  CreatedTopic,
+  NewPartitions,
+  CreatePartitionsOptions,
+  TopicListing,
+  ListTopicsOptions,
+  TopicCollection,
+} from './admin/topics.js';
+export type { TopicDescription, TopicPartitionInfo, DescribeTopicsOptions } from './admin/describe-topics.js';
+export { Config, CONFIG_RESOURCE_TYPES } from './admin/config-types.js';
+export type {
+  ConfigResource,
+  ConfigResourceType,
+  ConfigEntry,
+  ConfigSource,
+  ConfigSynonym,
+  ConfigType,
+  AlterConfigOp,
+  AlterConfigOpType,
+} from './admin/config-types.js';
+export type { DescribeConfigsOptions, AlterConfigsOptions } from './admin/configs.js';
+export { ANY_ACL_BINDING_FILTER } from './admin/acl-types.js';
+export type {
+  AclBinding,
+  AclBindingFilter,
+  AclOperation,
+  AclPermissionType,
+  AccessControlEntry,
+  AccessControlEntryFilter,
+  PatternType,
+  ResourcePattern,
+  ResourcePatternFilter,
+  ResourceType,
+  Node,
+} from './admin/acl-types.js';
+export type { FilterResult } from './admin/acls.js';
+export type { ClusterDescription, DescribeClusterOptions } from './admin/describe-cluster.js';
+export { OffsetSpec } from './admin/list-offsets.js';
+export type { ListOffsetsOptions, ListOffsetsResultInfo } from './admin/list-offsets.js';
+export {
+  TopicExistsError,
+  UnknownTopicOrPartitionError,
+  UnknownTopicIdError,
+  InvalidTopicError,
+  InvalidPartitionsError,
+  InvalidReplicationFactorError,
+  InvalidConfigurationError,
+  InvalidRequestError,
+  PolicyViolationError,
+  SecurityDisabledError,
+} from './admin/errors.js';
 export { consoleLogger } from './cluster.js';
 export type { CommonClientConfig, Logger, SslConfig } from './cluster.js';
 export type { SaslConfig, SaslMechanismName, OAuthBearerToken } from './sasl/mechanisms.js';
