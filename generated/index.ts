@@ -32,6 +32,8 @@ import { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 import { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 import { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 import { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
+import { DescribeTopicPartitionsRequest } from './DescribeTopicPartitionsRequest.js';
+import { DescribeTopicPartitionsResponse } from './DescribeTopicPartitionsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
 import { EndTxnResponse } from './EndTxnResponse.js';
 import { FetchRequest } from './FetchRequest.js';
@@ -125,6 +127,8 @@ export { DescribeConfigsRequest } from './DescribeConfigsRequest.js';
 export { DescribeConfigsResponse } from './DescribeConfigsResponse.js';
 export { DescribeGroupsRequest } from './DescribeGroupsRequest.js';
 export { DescribeGroupsResponse } from './DescribeGroupsResponse.js';
+export { DescribeTopicPartitionsRequest } from './DescribeTopicPartitionsRequest.js';
+export { DescribeTopicPartitionsResponse } from './DescribeTopicPartitionsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
 export { EndTxnResponse } from './EndTxnResponse.js';
 export { FetchRequest } from './FetchRequest.js';
@@ -399,6 +403,23 @@ export {
   type DescribeGroupsResponseInit,
   type DescribedGroupMemberInit,
 } from './DescribeGroupsResponse.js';
+export {
+  createDescribeTopicPartitionsRequest,
+  createTopicRequest,
+  type TopicRequest,
+  type DescribeTopicPartitionsRequestInit,
+  type TopicRequestInit,
+} from './DescribeTopicPartitionsRequest.js';
+export {
+  createDescribeTopicPartitionsResponse,
+  createDescribeTopicPartitionsResponseTopic,
+  createDescribeTopicPartitionsResponsePartition,
+  type DescribeTopicPartitionsResponseTopic,
+  type DescribeTopicPartitionsResponsePartition,
+  type DescribeTopicPartitionsResponseInit,
+  type DescribeTopicPartitionsResponseTopicInit,
+  type DescribeTopicPartitionsResponsePartitionInit,
+} from './DescribeTopicPartitionsResponse.js';
 export { createEndTxnRequest, type EndTxnRequestInit } from './EndTxnRequest.js';
 export { createEndTxnResponse, type EndTxnResponseInit } from './EndTxnResponse.js';
 export {
@@ -773,6 +794,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DescribeConfigsResponse,
   DescribeGroupsRequest,
   DescribeGroupsResponse,
+  DescribeTopicPartitionsRequest,
+  DescribeTopicPartitionsResponse,
   EndTxnRequest,
   EndTxnResponse,
   FetchRequest,
@@ -1222,6 +1245,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    75,
+    {
+      apiKey: 75,
+      name: 'DescribeTopicPartitions',
+      request: DescribeTopicPartitionsRequest,
+      response: DescribeTopicPartitionsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     76,
     {
       apiKey: 76,
@@ -1330,6 +1364,7 @@ export const ApiKey = {
   DescribeCluster: 60,
   ConsumerGroupHeartbeat: 68,
   ConsumerGroupDescribe: 69,
+  DescribeTopicPartitions: 75,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
   ShareFetch: 78,
@@ -1802,6 +1837,14 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     validVersions: { lowest: 0, highest: 1 },
     requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
     responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeTopicPartitions',
+    apiKey: 75,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
     listeners: ['broker'],
   },
   {

@@ -89,6 +89,26 @@ describe('Admin topics against Kafka 4.4', () => {
   });
 });
 
+describe('Admin describeTopics with DescribeTopicPartitions against Kafka 4.4', () => {
+  it('pages through partitions with the cursor: every partition of every topic, in order', async () => {
+    const a = admin();
+    const [wide, narrow] = [unique('admin-wide'), unique('admin-narrow')];
+    for (const [name, count] of [
+      [wide, 5],
+      [narrow, 2],
+    ] as const) {
+      (await a.createTopics([{ name, numPartitions: count }])).get(name);
+      await visible(a, name);
+    }
+    const described = await a.describeTopics([wide, narrow, unique('absent')], { partitionSizeLimitPerResponse: 2 });
+    expect(described.get(wide).partitions.map((p) => p.partition)).toEqual([0, 1, 2, 3, 4]);
+    expect(described.get(narrow).partitions.map((p) => p.partition)).toEqual([0, 1]);
+    expect(described.get(wide).partitions[4]).toMatchObject({ elr: [], lastKnownElr: [], offlineReplicas: [] });
+    expect(described.get(wide).partitions[4]!.leader?.port).toBeGreaterThan(0);
+    expect([...described.errors().values()].map((e) => e.constructor.name)).toEqual(['UnknownTopicOrPartitionError']);
+  });
+});
+
 describe('Admin configs against Kafka 4.4', () => {
   it('describes a topic, the broker and its loggers, and sets a share group’s configs by name', async () => {
     const a = admin();
