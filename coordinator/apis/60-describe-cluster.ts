@@ -6,13 +6,15 @@
  * - kipgen nodes are brokers: endpoint type 2 (controllers, v1+) is
  *   UNSUPPORTED_ENDPOINT_TYPE. kipgen has no controller; the first node is named
  *   as one, as clients expect an id.
- * - No rack, nothing fenced; authorized operations are not computed (Kafka's
- *   "not asked" value).
+ * - No rack, nothing fenced.
+ * - clusterAuthorizedOperations (when asked): every cluster operation without an
+ *   authorizer, as Kafka's AuthHelper.authorizedOperations; the rule narrows it to
+ *   what the requester may do.
  * Rule: DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top level.
  */
 import { DescribeClusterRequest } from '../../generated/DescribeClusterRequest.js';
 import { DescribeClusterResponse } from '../../generated/DescribeClusterResponse.js';
-import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from '../auth/acl.js';
+import { AclOperation as Op, CLUSTER_NAME, operationsField, ResourceType as Res, SUPPORTED_OPERATIONS } from '../auth/acl.js';
 import { requirePermission } from '../auth/rule-kit.js';
 import { ErrorCode } from '../errors.js';
 import { defineApi } from './define.js';
@@ -27,7 +29,11 @@ export default defineApi({
   response: DescribeClusterResponse,
   authorize: async (request, check, _ctx, next) => {
     requirePermission(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-    return next(request);
+    const response = await next(request);
+    if (request.includeClusterAuthorizedOperations && response.errorCode === ErrorCode.NONE) {
+      response.clusterAuthorizedOperations = check.authorizedOperations(Res.CLUSTER, CLUSTER_NAME);
+    }
+    return response;
   },
   handler:
     ({ cluster }) =>
@@ -46,7 +52,7 @@ export default defineApi({
         clusterId: cluster.clusterId,
         controllerId: cluster.nodes[0]!.nodeId,
         brokers: cluster.nodes.map((n) => ({ brokerId: n.nodeId, host: n.host, port: n.port, rack: null, isFenced: false })),
-        clusterAuthorizedOperations: NO_OPERATIONS,
+        clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? operationsField(SUPPORTED_OPERATIONS[Res.CLUSTER]!) : NO_OPERATIONS,
       });
     },
 });

@@ -120,6 +120,18 @@ describe('listTopics / describeTopics / describeCluster', () => {
     }
     expect(d.authorizedOperations).toBeNull();
     expect(() => byName.get('absent')).toThrow(UnknownTopicOrPartitionError);
+    // Without an authorizer every topic operation is allowed (Kafka's AuthHelper.authorizedOperations).
+    const withOperations = (await admin.describeTopics(['described'], { includeAuthorizedOperations: true })).get('described');
+    expect(withOperations.authorizedOperations?.sort()).toEqual([
+      'ALTER',
+      'ALTER_CONFIGS',
+      'CREATE',
+      'DELETE',
+      'DESCRIBE',
+      'DESCRIBE_CONFIGS',
+      'READ',
+      'WRITE',
+    ]);
 
     const byId = await admin.describeTopics({ topicIds: [d.topicId, 'AAAAAAAAAAAAAAAAAAAAAQ'] });
     expect(byId.get(d.topicId)).toMatchObject({ name: 'described', topicId: d.topicId });
@@ -133,6 +145,16 @@ describe('listTopics / describeTopics / describeCluster', () => {
     expect(description.nodes.map((n) => n.port).sort()).toEqual(cluster.brokers.map((b) => b.port).sort());
     expect(description.controller?.id).toBe(0);
     expect(description.authorizedOperations).toBeNull();
+    const withOperations = await admin.describeCluster({ includeAuthorizedOperations: true });
+    expect(withOperations.authorizedOperations?.sort()).toEqual([
+      'ALTER',
+      'ALTER_CONFIGS',
+      'CLUSTER_ACTION',
+      'CREATE',
+      'DESCRIBE',
+      'DESCRIBE_CONFIGS',
+      'IDEMPOTENT_WRITE',
+    ]);
   });
 });
 
