@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin } from '../../client/admin.js';
-import { InvalidConfigurationError, InvalidRequestError, UnknownTopicOrPartitionError, type ConfigResource } from '../../client/index.js';
+import { InvalidConfigurationError, InvalidRequestError, KafkaTimeoutError, UnknownTopicOrPartitionError, type ConfigResource } from '../../client/index.js';
 import { startCluster, type TestCluster } from './support/brokers.js';
 
 let cluster: TestCluster;
@@ -47,6 +47,15 @@ describe('describeConfigs', () => {
     expect(result.get(node1).entries.length).toBeGreaterThan(0);
     expect(result.get(node1).entries.every((e) => e.source === 'STATIC_BROKER_CONFIG' && e.isReadOnly)).toBe(true);
     expect(result.get(defaults).entries.every((e) => e.source === 'DEFAULT_CONFIG')).toBe(true);
+  });
+
+  it('a broker the cluster does not have times out alone (Kafka waits for it in the metadata); the others are answered', async () => {
+    const topic: ConfigResource = { type: 'TOPIC', name: 'configured' };
+    const ghost: ConfigResource = { type: 'BROKER', name: '7' };
+    const result = await admin.describeConfigs([topic, ghost], { timeoutMs: 1_000 });
+    expect(result.get(topic).get('retention.ms')?.value).toBe('120000');
+    expect(() => result.get(ghost)).toThrow(KafkaTimeoutError);
+    expect(() => result.get(ghost)).toThrow(/broker 7 is not in the cluster's metadata/);
   });
 
   it('BROKER_LOGGER, which kipgen does not serve, fails its entry; a broker name that is no id is a bad argument', async () => {

@@ -5,6 +5,7 @@
  * listTopics, describeTopics by name and id, describeCluster, and listOffsets
  * by each spec, read_committed, routed to each partition's leader.
  */
+import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin } from '../../client/admin.js';
 import {
@@ -94,6 +95,30 @@ describe('createTopics / deleteTopics / createPartitions', () => {
     expect(result.entries.get('grow')).toEqual({ ok: true, value: undefined });
     expect(() => result.get('shrink')).toThrow(InvalidPartitionsError);
     expect((await admin.describeTopics(['grow'])).get('grow').partitions.map((p) => p.partition)).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('a call that fails as a whole', () => {
+  it('rejects with KafkaTimeoutError naming the last error when no broker answers within timeoutMs', async () => {
+    // A port nothing listens on: bound, then released.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const closed = (server.address() as net.AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    const lonely = new Admin({ bootstrapServers: `127.0.0.1:${closed}`, logger: null, connectTimeoutMs: 200 });
+    try {
+      const failed = lonely.createTopics([{ name: 'never', numPartitions: 1 }], { timeoutMs: 800 });
+      await expect(failed).rejects.toThrow(KafkaTimeoutError);
+      // The last error says which broker did not answer.
+      await expect(failed).rejects.toThrow(new RegExp(`createTopics did not complete within its deadline .*127\\.0\\.0\\.1:${closed}`));
+      await expect(lonely.describeCluster({ timeoutMs: 300 })).rejects.toThrow(/describeCluster did not complete within its deadline/);
+    } finally {
+      await lonely.close();
+    }
+  });
+
+  it('refuses a negative timeoutMs', async () => {
+    await expect(admin.listTopics({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a non-negative number of milliseconds, not -1/);
   });
 });
 
