@@ -10,12 +10,13 @@
  * - clusterAuthorizedOperations (when asked): every cluster operation without an
  *   authorizer, as Kafka's AuthHelper.authorizedOperations; the rule narrows it to
  *   what the requester may do.
- * Rule: DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top level.
+ * Rule: anyone may describe the cluster, as Kafka's AuthHelper.computeDescribeClusterResponse
+ * answers every principal; DESCRIBE on the cluster decides only the authorized
+ * operations asked for (0, none, without it).
  */
 import { DescribeClusterRequest } from '../../generated/DescribeClusterRequest.js';
 import { DescribeClusterResponse } from '../../generated/DescribeClusterResponse.js';
 import { AclOperation as Op, CLUSTER_NAME, operationsField, ResourceType as Res, SUPPORTED_OPERATIONS } from '../auth/acl.js';
-import { requirePermission } from '../auth/rule-kit.js';
 import { ErrorCode } from '../errors.js';
 import { defineApi } from './define.js';
 
@@ -28,10 +29,9 @@ export default defineApi({
   request: DescribeClusterRequest,
   response: DescribeClusterResponse,
   authorize: async (request, check, _ctx, next) => {
-    requirePermission(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     const response = await next(request);
     if (request.includeClusterAuthorizedOperations && response.errorCode === ErrorCode.NONE) {
-      response.clusterAuthorizedOperations = check.authorizedOperations(Res.CLUSTER, CLUSTER_NAME);
+      response.clusterAuthorizedOperations = check.allow(Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE) ? check.authorizedOperations(Res.CLUSTER, CLUSTER_NAME) : 0;
     }
     return response;
   },

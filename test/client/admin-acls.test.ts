@@ -152,7 +152,10 @@ describe("other calls' entries under ACLs", () => {
     expect(() => altered.get(theirs)).toThrow(TopicAuthorizationError);
   });
 
-  it('describeCluster answers the operations the principal may do on the cluster', async () => {
+  it('describeCluster answers anyone, with the operations the principal may do on the cluster (none without DESCRIBE on it)', async () => {
+    const asAlice = await alice.describeCluster({ includeAuthorizedOperations: true });
+    expect(asAlice.nodes).toHaveLength(1);
+    expect(asAlice.authorizedOperations).toEqual([]);
     const ok = await root.describeCluster({ includeAuthorizedOperations: true });
     expect(ok.nodes).toHaveLength(1);
     expect(ok.authorizedOperations).toHaveLength(7);
