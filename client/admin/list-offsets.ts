@@ -18,10 +18,9 @@
  */
 import { ListOffsetsRequest, ListOffsetsResponse } from '../../generated/index.js';
 import { ErrorCode, isRetriableErrorCode } from '../../runtime/error-codes.js';
-import { sleep } from '../cluster/retry.js';
+import { isRetriable, sleep } from '../cluster/retry.js';
 import { topicPartitionKey, type TopicPartition } from '../consumer/topic-partition.js';
 import { ConfigError, KafkaError, KafkaTimeoutError, UnsupportedVersionError } from '../errors.js';
-import { isRetriable } from '../cluster/retry.js';
 import { deadlineOf, remainingMs, type AdminCallOptions, type AdminContext } from './call.js';
 import { entryError } from './errors.js';
 import { AdminResult, type EntryError, type EntryOutcome } from './result.js';
@@ -78,6 +77,23 @@ interface Pending {
   minVersion: number;
 }
 
+/** Where a call stands: the partitions still to answer, the answered ones, and the last reason some were not. */
+class Progress {
+  readonly pending = new Map<string, Pending>();
+  readonly done = new Map<string, EntryOutcome<ListOffsetsResultInfo>>();
+  lastProblem = 'no leader known';
+
+  succeed(key: string, value: ListOffsetsResultInfo): void {
+    this.done.set(key, { ok: true, value });
+    this.pending.delete(key);
+  }
+
+  fail(key: string, error: EntryError): void {
+    this.done.set(key, { ok: false, error });
+    this.pending.delete(key);
+  }
+}
+
 function resolve(tp: TopicPartition, spec: OffsetSpec): Pending {
   if (spec.type === 'forTimestamp') {
     const ts = BigInt(spec.timestamp);
@@ -98,7 +114,8 @@ export async function listOffsets(
   const readCommitted = options.isolationLevel === 'READ_COMMITTED';
   const cluster = admin.cluster;
   const keys = new Map<string, TopicPartition>();
-  const pending = new Map<string, Pending>();
+  const progress = new Progress();
+  const pending = progress.pending;
   for (const [tp, spec] of topicPartitionOffsets instanceof Map ? topicPartitionOffsets.entries() : topicPartitionOffsets) {
     const key = topicPartitionKey(tp);
     if (keys.has(key)) continue;
@@ -107,12 +124,7 @@ export async function listOffsets(
     if (readCommitted) p.minVersion = Math.max(p.minVersion, READ_COMMITTED_VERSION);
     pending.set(key, p);
   }
-  const done = new Map<string, EntryOutcome<ListOffsetsResultInfo>>();
-  const fail = (key: string, error: EntryError): void => {
-    done.set(key, { ok: false, error });
-    pending.delete(key);
-  };
-  let lastProblem = 'no leader known';
+  const fail = (key: string, error: EntryError): void => progress.fail(key, error);
   for (let attempt = 1; pending.size > 0; attempt++) {
     // Lookup (PartitionLeaderStrategy): the leader of each pending partition.
     const byLeader = new Map<number, Pending[]>();
@@ -127,7 +139,7 @@ export async function listOffsets(
         else {
           const leader = cluster.cachedTopic(p.tp.topic)?.partitions.find((q) => q.partition === p.tp.partition);
           if (leader === undefined || leader.leader < 0 || leader.errorCode !== ErrorCode.NONE) {
-            lastProblem = leader === undefined ? `${key} is not in the topic's metadata` : `${key} has no leader`;
+            progress.lastProblem = leader === undefined ? `${key} is not in the topic's metadata` : `${key} has no leader`;
             continue;
           }
           const group = byLeader.get(leader.leader);
@@ -137,19 +149,19 @@ export async function listOffsets(
       }
     } catch (error) {
       if (!isRetriable(error)) throw error;
-      lastProblem = (error as Error).message;
+      progress.lastProblem = (error as Error).message;
     }
     // Fulfilment (ListOffsetsHandler): one request per leader.
-    await Promise.all(
-      [...byLeader].map(([leader, group]) => askLeader(admin, leader, group, readCommitted, deadline, fail, done, pending, (m) => (lastProblem = m))),
-    );
+    await Promise.all([...byLeader].map(([leader, group]) => askLeader(admin, leader, group, readCommitted, deadline, progress)));
     if (pending.size === 0) break;
     const wait = cluster.backoff(attempt);
     if (Date.now() + wait >= deadline) {
       for (const key of [...pending.keys()]) {
         fail(
           key,
-          new KafkaTimeoutError(`listOffsets of ${key} did not complete within its deadline after ${attempt} attempt(s); last problem: ${lastProblem}`),
+          new KafkaTimeoutError(
+            `listOffsets of ${key} did not complete within its deadline after ${attempt} attempt(s); last problem: ${progress.lastProblem}`,
+          ),
         );
       }
       break;
@@ -157,22 +169,17 @@ export async function listOffsets(
     await sleep(wait, cluster.closeSignal);
   }
   const outcomes = new Map<TopicPartition, EntryOutcome<ListOffsetsResultInfo>>();
-  for (const [key, tp] of keys) outcomes.set(tp, done.get(key)!);
+  for (const [key, tp] of keys) outcomes.set(tp, progress.done.get(key)!);
   return new AdminResult(outcomes);
 }
 
-async function askLeader(
-  admin: AdminContext,
-  leader: number,
-  group: Pending[],
-  readCommitted: boolean,
-  deadline: number,
-  fail: (key: string, error: EntryError) => void,
-  done: Map<string, EntryOutcome<ListOffsetsResultInfo>>,
-  pending: Map<string, Pending>,
-  noteProblem: (message: string) => void,
-): Promise<void> {
+async function askLeader(admin: AdminContext, leader: number, group: Pending[], readCommitted: boolean, deadline: number, progress: Progress): Promise<void> {
   const cluster = admin.cluster;
+  const pending = progress.pending;
+  const fail = (key: string, error: EntryError): void => progress.fail(key, error);
+  const noteProblem = (message: string): void => {
+    progress.lastProblem = message;
+  };
   try {
     let sendable = group;
     const needed = Math.max(...group.map((p) => p.minVersion));
@@ -215,8 +222,7 @@ async function askLeader(
         const key = topicPartitionKey({ topic: topic.name, partition: part.partitionIndex });
         if (!pending.has(key)) continue;
         if (part.errorCode === ErrorCode.NONE) {
-          done.set(key, { ok: true, value: { offset: part.offset, timestamp: part.timestamp, leaderEpoch: part.leaderEpoch < 0 ? null : part.leaderEpoch } });
-          pending.delete(key);
+          progress.succeed(key, { offset: part.offset, timestamp: part.timestamp, leaderEpoch: part.leaderEpoch < 0 ? null : part.leaderEpoch });
         } else if (part.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || part.errorCode === ErrorCode.LEADER_NOT_AVAILABLE) {
           cluster.invalidateMetadata();
           noteProblem(`${key}: ${cluster.describeNode(leader)} answered ${entryError(part.errorCode, 'ListOffsets').message}`);
