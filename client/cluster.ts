@@ -148,6 +148,21 @@ export class ClusterClient {
     return this.metadata.saidAbsent(topic);
   }
 
+  /** The non-retriable error the last Metadata gave `topic` (an ACL refusal, ...), else undefined. */
+  topicRefusedCode(topic: string): number | undefined {
+    return this.metadata.refusedCode(topic);
+  }
+
+  /** The controller's node id, from fresh metadata when needed (Kafka's ControllerNodeProvider). */
+  controller(deadline?: number): Promise<number> {
+    return this.metadata.controller(deadline);
+  }
+
+  /** Forget the controller after NOT_CONTROLLER, so the next call looks it up again. */
+  invalidateController(): void {
+    this.metadata.invalidateController();
+  }
+
   /** A cached topic by id (no I/O). */
   topicById(topicId: string): TopicMetadata | undefined {
     return this.metadata.topicById(topicId);

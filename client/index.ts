@@ -25,7 +25,62 @@ export type { Partitioner } from './partitioner.js';
 export { CooperativeStickyAssignor, COOPERATIVE_STICKY_ASSIGNOR_NAME } from './consumer/assignors/cooperative-sticky.js';
 export { ShareTransactionMetrics, METRIC_NAMES, PROMETHEUS_NAMES } from './metrics.js';
 export type { ShareTransactionMetricsSnapshot, HistogramSnapshot } from './metrics.js';
-export { Admin, AdminResult, type AdminConfig, type EntryOutcome } from './admin.js';
+export { Admin, AdminResult } from './admin.js';
+export type { AdminConfig, EntryOutcome, EntryError } from './admin.js';
+export type { AdminCallOptions } from './admin/call.js';
+export type {
+  NewTopic,
+  CreateTopicsOptions,
+  CreatedTopic,
+  NewPartitions,
+  CreatePartitionsOptions,
+  TopicListing,
+  ListTopicsOptions,
+  TopicCollection,
+} from './admin/topics.js';
+export type { TopicDescription, TopicPartitionInfo, DescribeTopicsOptions } from './admin/describe-topics.js';
+export { Config, CONFIG_RESOURCE_TYPES } from './admin/config-types.js';
+export type {
+  ConfigResource,
+  ConfigResourceType,
+  ConfigEntry,
+  ConfigSource,
+  ConfigSynonym,
+  ConfigType,
+  AlterConfigOp,
+  AlterConfigOpType,
+} from './admin/config-types.js';
+export type { DescribeConfigsOptions, AlterConfigsOptions } from './admin/configs.js';
+export { ANY_ACL_BINDING_FILTER } from './admin/acl-types.js';
+export type {
+  AclBinding,
+  AclBindingFilter,
+  AclOperation,
+  AclPermissionType,
+  AccessControlEntry,
+  AccessControlEntryFilter,
+  PatternType,
+  ResourcePattern,
+  ResourcePatternFilter,
+  ResourceType,
+  Node,
+} from './admin/acl-types.js';
+export type { FilterResult } from './admin/acls.js';
+export type { ClusterDescription, DescribeClusterOptions } from './admin/describe-cluster.js';
+export { OffsetSpec } from './admin/list-offsets.js';
+export type { ListOffsetsOptions, ListOffsetsResultInfo } from './admin/list-offsets.js';
+export {
+  TopicExistsError,
+  UnknownTopicOrPartitionError,
+  UnknownTopicIdError,
+  InvalidTopicError,
+  InvalidPartitionsError,
+  InvalidReplicationFactorError,
+  InvalidConfigurationError,
+  InvalidRequestError,
+  PolicyViolationError,
+  SecurityDisabledError,
+} from './admin/errors.js';
 export { AllBrokersResult, type CallOptions } from './admin/per-entry.js';
 export type {
   GroupType,

@@ -52,7 +52,7 @@ export function registerExampleCommand(program: Command): void {
     .command('example')
     .description("run one of KIP-1289's three use cases end to end against an embedded broker, and check its outcome")
     .argument('[name]', `${Object.keys(EXAMPLES).join(' | ')} (none: list them)`)
-    .option('--bootstrap <host:port>', 'run against this kipgen broker instead of an embedded one (it must have the topics; the error says how to start it)')
+    .option('--bootstrap <host:port>', 'run against this kipgen broker instead of an embedded one (the example creates its topics there with Admin)')
     .option('--verbose', "also print the broker's log and the clients' info messages (stderr)")
     .option('--json', 'end with the summary as one JSON line')
     .addHelpText('after', `\nExamples:\n${listing()}`)

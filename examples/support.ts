@@ -13,8 +13,10 @@ import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { startBroker, type Broker } from '../coordinator/broker.js';
 import { writeFileAtomic } from '../coordinator/cluster.js';
-import { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../generated/index.js';
 import type { RecordHeader } from '../runtime/record-batch.js';
+import { Admin } from '../client/admin.js';
+import type { ConfigResource } from '../client/admin/config-types.js';
+import { TopicExistsError } from '../client/admin/errors.js';
 import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js';
 import { KafkaConsumer } from '../client/kafka-consumer.js';
 import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';
@@ -65,7 +67,7 @@ export interface ExampleEnvironment {
    * share.isolation.level=read_committed (only committed output is consumed)
    * and share.auto.offset.reset=earliest (records produced before the first
    * fetch count). Kafka's defaults are read_uncommitted and latest, so this is
-   * what an application sets too (IncrementalAlterConfigs on the GROUP).
+   * what an application sets too (Admin.incrementalAlterConfigs on the GROUP).
    */
   shareGroup(base: string): Promise<string>;
   /** Folder for checkpoint files (a temp folder, removed at the end). */
@@ -82,10 +84,11 @@ export interface ExampleEnvironment {
 }
 
 /**
- * Starts an embedded broker with `topics` in a temp folder — or, with
- * `bootstrap`, checks that the running broker has them — and returns where to
- * connect. Share groups heartbeat every 250 ms on the embedded broker so that
- * members get their assignment quickly.
+ * Starts an embedded broker in a temp folder, or uses the running one at
+ * `bootstrap`, and creates `topics` there with Admin.createTopics (a topic
+ * that exists already is used as it is); returns where to connect. Share
+ * groups heartbeat every 250 ms on the embedded broker so that members get
+ * their assignment quickly.
  */
 async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Promise<ExampleEnvironment> {
   const startedAt = Date.now();
@@ -99,13 +102,11 @@ async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Pr
   try {
     if (options.bootstrap !== undefined) {
       bootstrap = options.bootstrap;
-      await requireTopics(bootstrap, topics);
     } else {
       broker = await startBroker(
         {
           port: 0,
           dataDir: path.join(stateDir, 'broker'),
-          topics,
           // The checkpointing examples prepare transactions: two-phase commit (KIP-939; off by default, as in Kafka).
           transactionTwoPhaseCommitEnable: true,
           // KIP-1289 flows read committed output from the start; Kafka's group-config defaults are latest and read_uncommitted.
@@ -120,7 +121,9 @@ async function openEnvironment(topics: TopicSpec[], options: ExampleOptions): Pr
       );
       bootstrap = `127.0.0.1:${broker.port}`;
     }
+    await createTopics(bootstrap, topics);
   } catch (error) {
+    await broker?.close();
     fs.rmSync(stateDir, { recursive: true, force: true });
     throw error;
   }
@@ -156,45 +159,29 @@ export function describeEnvironment(env: ExampleEnvironment): string {
     : `kipgen broker at ${env.bootstrap} (records of this run carry header run=${env.runId})`;
 }
 
-/** Sets group configs with IncrementalAlterConfigs (GROUP resource); throws with the broker's reason if refused. */
+/** Sets group configs with Admin.incrementalAlterConfigs (a GROUP resource); throws with the broker's reason if refused. */
 async function configureShareGroup(bootstrap: string, groupId: string, configs: Record<string, string>): Promise<void> {
-  const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
+  const admin = new Admin({ bootstrapServers: bootstrap, logger: null, defaultApiTimeoutMs: 10_000 });
   try {
-    const { response } = await client.send(client.anyNode(), IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, () =>
-      IncrementalAlterConfigsRequest.create({
-        resources: [
-          { resourceType: 32, resourceName: groupId, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) },
-        ],
-      }),
-    );
-    const result = response.responses[0];
-    if (result === undefined || result.errorCode !== 0) {
-      throw new Error(
-        `the broker at ${bootstrap} refused the configs of share group ${groupId} (error ${result?.errorCode}): ${result?.errorMessage ?? 'no reason given'}`,
-      );
-    }
+    const group: ConfigResource = { type: 'GROUP', name: groupId };
+    const result = await admin.incrementalAlterConfigs([[group, Object.entries(configs).map(([name, value]) => ({ name, value, opType: 'SET' as const }))]]);
+    const refused = result.errors().get(group);
+    if (refused) throw new Error(`the broker at ${bootstrap} refused the configs of share group ${groupId}: ${refused.message}`);
   } finally {
-    await client.close();
+    await admin.close();
   }
 }
 
-async function requireTopics(bootstrap: string, topics: TopicSpec[]): Promise<void> {
-  const client = new ClusterClient({ bootstrapServers: bootstrap, logger: null });
+/** Creates the example's topics with Admin.createTopics; one that exists already (TopicExistsError) is used as it is. */
+async function createTopics(bootstrap: string, topics: TopicSpec[]): Promise<void> {
+  const admin = new Admin({ bootstrapServers: bootstrap, logger: null, defaultApiTimeoutMs: 10_000 });
   try {
-    await client.refreshMetadata(
-      topics.map((t) => t.name),
-      Date.now() + 5_000,
-    );
-    const missing = topics.filter((t) => client.cachedTopic(t.name) === undefined).map((t) => t.name);
-    if (missing.length > 0) {
-      const flags = topics.map((t) => `--topic ${t.name}:${t.partitions}`).join(' ');
-      throw new Error(
-        `the broker at ${bootstrap} has no topic ${missing.join(', ')} (create them first, e.g. with CreateTopics, or at start); ` +
-          `start it with: npx kipgen broker --port ${bootstrap.split(':').pop()} ${flags}`,
-      );
+    const result = await admin.createTopics(topics.map((t) => ({ name: t.name, numPartitions: t.partitions })));
+    for (const [name, error] of result.errors()) {
+      if (!(error instanceof TopicExistsError)) throw new Error(`the broker at ${bootstrap} could not create topic ${name}: ${error.message}`);
     }
   } finally {
-    await client.close();
+    await admin.close();
   }
 }
 

@@ -42,6 +42,8 @@ import { DescribeProducersRequest } from './DescribeProducersRequest.js';
 import { DescribeProducersResponse } from './DescribeProducersResponse.js';
 import { DescribeShareGroupOffsetsRequest } from './DescribeShareGroupOffsetsRequest.js';
 import { DescribeShareGroupOffsetsResponse } from './DescribeShareGroupOffsetsResponse.js';
+import { DescribeTopicPartitionsRequest } from './DescribeTopicPartitionsRequest.js';
+import { DescribeTopicPartitionsResponse } from './DescribeTopicPartitionsResponse.js';
 import { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
 import { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 import { EndTxnRequest } from './EndTxnRequest.js';
@@ -151,6 +153,8 @@ export { DescribeProducersRequest } from './DescribeProducersRequest.js';
 export { DescribeProducersResponse } from './DescribeProducersResponse.js';
 export { DescribeShareGroupOffsetsRequest } from './DescribeShareGroupOffsetsRequest.js';
 export { DescribeShareGroupOffsetsResponse } from './DescribeShareGroupOffsetsResponse.js';
+export { DescribeTopicPartitionsRequest } from './DescribeTopicPartitionsRequest.js';
+export { DescribeTopicPartitionsResponse } from './DescribeTopicPartitionsResponse.js';
 export { DescribeTransactionsRequest } from './DescribeTransactionsRequest.js';
 export { DescribeTransactionsResponse } from './DescribeTransactionsResponse.js';
 export { EndTxnRequest } from './EndTxnRequest.js';
@@ -470,13 +474,7 @@ export {
   type DescribeGroupsResponseInit,
   type DescribedGroupMemberInit,
 } from './DescribeGroupsResponse.js';
-export {
-  createDescribeProducersRequest,
-  createTopicRequest,
-  type TopicRequest,
-  type DescribeProducersRequestInit,
-  type TopicRequestInit,
-} from './DescribeProducersRequest.js';
+export { createDescribeProducersRequest, type DescribeProducersRequestInit } from './DescribeProducersRequest.js';
 export {
   createDescribeProducersResponse,
   createTopicResponse,
@@ -513,6 +511,20 @@ export {
   type DescribeShareGroupOffsetsResponseTopicInit,
   type DescribeShareGroupOffsetsResponsePartitionInit,
 } from './DescribeShareGroupOffsetsResponse.js';
+export {
+  createDescribeTopicPartitionsRequest,
+  type DescribeTopicPartitionsRequestInit,
+} from './DescribeTopicPartitionsRequest.js';
+export {
+  createDescribeTopicPartitionsResponse,
+  createDescribeTopicPartitionsResponseTopic,
+  createDescribeTopicPartitionsResponsePartition,
+  type DescribeTopicPartitionsResponseTopic,
+  type DescribeTopicPartitionsResponsePartition,
+  type DescribeTopicPartitionsResponseInit,
+  type DescribeTopicPartitionsResponseTopicInit,
+  type DescribeTopicPartitionsResponsePartitionInit,
+} from './DescribeTopicPartitionsResponse.js';
 export {
   createDescribeTransactionsRequest,
   type DescribeTransactionsRequestInit,
@@ -930,6 +942,8 @@ export const messages: Readonly<Record<string, MessageCodec<any>>> = {
   DescribeProducersResponse,
   DescribeShareGroupOffsetsRequest,
   DescribeShareGroupOffsetsResponse,
+  DescribeTopicPartitionsRequest,
+  DescribeTopicPartitionsResponse,
   DescribeTransactionsRequest,
   DescribeTransactionsResponse,
   EndTxnRequest,
@@ -1429,6 +1443,17 @@ export const apis: ReadonlyMap<number, ApiDescriptor> = new Map<number, ApiDescr
     },
   ],
   [
+    75,
+    {
+      apiKey: 75,
+      name: 'DescribeTopicPartitions',
+      request: DescribeTopicPartitionsRequest,
+      response: DescribeTopicPartitionsResponse,
+      listeners: ['broker'],
+      latestVersionUnstable: false,
+    },
+  ],
+  [
     76,
     {
       apiKey: 76,
@@ -1574,6 +1599,7 @@ export const ApiKey = {
   ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
   ConsumerGroupDescribe: 69,
+  DescribeTopicPartitions: 75,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
   ShareFetch: 78,
@@ -2081,6 +2107,14 @@ export const apiKeyTable: readonly ApiKeyInfo[] = [
     validVersions: { lowest: 0, highest: 1 },
     requestHeaders: [{ lowest: 0, highest: 1, header: 2 }],
     responseHeaders: [{ lowest: 0, highest: 1, header: 1 }],
+    listeners: ['broker'],
+  },
+  {
+    name: 'DescribeTopicPartitions',
+    apiKey: 75,
+    validVersions: { lowest: 0, highest: 0 },
+    requestHeaders: [{ lowest: 0, highest: 0, header: 2 }],
+    responseHeaders: [{ lowest: 0, highest: 0, header: 1 }],
     listeners: ['broker'],
   },
   {

@@ -10,10 +10,13 @@
  * broker answered in time, the client was closed, authentication failed); an
  * entry the broker refused is an entry error here.
  */
-import { KafkaError } from '../errors.js';
+import type { KafkaError, UnsupportedVersionError } from '../errors.js';
+
+/** An entry's error: a typed client error (UnsupportedVersionError, for a broker too old for the entry, is not a KafkaError subclass). */
+export type EntryError = KafkaError | UnsupportedVersionError;
 
 /** One entry's outcome: its value, or the error the broker gave for it. */
-export type EntryOutcome<V> = { ok: true; value: V } | { ok: false; error: KafkaError };
+export type EntryOutcome<V> = { ok: true; value: V } | { ok: false; error: EntryError };
 
 export class AdminResult<K, V> {
   constructor(
@@ -40,8 +43,8 @@ export class AdminResult<K, V> {
   }
 
   /** The entries that failed, with their errors. */
-  errors(): Map<K, KafkaError> {
-    const failed = new Map<K, KafkaError>();
+  errors(): Map<K, EntryError> {
+    const failed = new Map<K, EntryError>();
     for (const [key, outcome] of this.entries) if (!outcome.ok) failed.set(key, outcome.error);
     return failed;
   }

@@ -33,6 +33,8 @@ export class Metadata {
   /** Topics the last Metadata said do not exist (UNKNOWN_TOPIC_OR_PARTITION): for the message of a wait that times out. */
   private readonly absentTopics = new Set<string>();
   private fetchedAt = 0;
+  /** The controller the last Metadata named (Kafka's MetadataResponse.controller), -1 when none. */
+  private controllerId = -1;
 
   constructor(
     private readonly network: NetworkClient,
@@ -67,6 +69,7 @@ export class Metadata {
 
   private apply(response: MetadataResponse): void {
     for (const broker of response.brokers) this.network.setNode(broker.nodeId, broker.host, broker.port, true);
+    this.controllerId = response.controllerId;
     for (const topic of response.topics) {
       if (topic.name !== null) {
         if (topic.errorCode !== Errors.NONE && !isRetriableCode(topic.errorCode)) this.topicErrors.set(topic.name, topic.errorCode);
@@ -116,6 +119,27 @@ export class Metadata {
       }
       return topic;
     });
+  }
+
+  /** The error code the last Metadata gave `topic` when it was not retriable (TOPIC_AUTHORIZATION_FAILED, ...), else undefined. */
+  refusedCode(topic: string): number | undefined {
+    return this.topicErrors.get(topic);
+  }
+
+  /**
+   * The controller's node id (Kafka's AdminMetadataManager.controller, which
+   * KafkaAdminClient's ControllerNodeProvider routes topic changes to), from
+   * metadata fetched now when the last one is stale or named none.
+   */
+  async controller(deadline = Date.now() + this.timings.requestTimeoutMs): Promise<number> {
+    if (this.controllerId < 0 || Date.now() - this.fetchedAt >= this.timings.metadataMaxAgeMs) await this.refresh([], deadline);
+    if (this.controllerId < 0) throw new KafkaError('the cluster named no controller (NOT_CONTROLLER)', { code: Errors.NOT_CONTROLLER, retriable: true });
+    return this.controllerId;
+  }
+
+  /** Forget the controller after NOT_CONTROLLER (Kafka's handleNotControllerError: update the metadata, retry). */
+  invalidateController(): void {
+    this.controllerId = -1;
   }
 
   /** Whether the last Metadata that named `topic` said it does not exist. */

@@ -11,6 +11,9 @@
  *   before v4) of topics named, by name only. Kafka answers LEADER_NOT_AVAILABLE
  *   while its controller creates the topic; kipgen creates it before answering, so
  *   the topic comes back ready at once.
+ * - topicAuthorizedOperations (v8+, when asked): every topic operation without an
+ *   authorizer, as Kafka's AuthHelper.authorizedOperations; the rule narrows it to
+ *   what the requester may do.
  * Rule: DESCRIBE on each topic; when listing every topic, the others are left out
  * (as Kafka). A denied topic asked for by name is answered with its name and no id;
  * asked for by id, with its id and a null name (the id is not secret, the name is).
@@ -26,13 +29,16 @@ import {
   type MetadataResponseTopic,
   type MetadataResponseTopicInit,
 } from '../../generated/MetadataResponse.js';
-import { AclOperation as Op, ResourceType as Res } from '../auth/acl.js';
+import { AclOperation as Op, operationsField, ResourceType as Res, SUPPORTED_OPERATIONS } from '../auth/acl.js';
 import { endpointFor } from '../broker-context.js';
 import { ErrorCode } from '../errors.js';
 import { defineApi } from './define.js';
 
 /** topicAuthorizedOperations when the request did not ask for them. */
 const NO_OPERATIONS = -2147483648;
+
+/** What a broker without an authorizer answers for topicAuthorizedOperations when asked. */
+const ALL_TOPIC_OPERATIONS = operationsField(SUPPORTED_OPERATIONS[Res.TOPIC]!);
 
 /** A request entry names its topic by id when the id is non-zero, or when it has no name. */
 const byIdEntry = (w: { name: string | null; topicId: string }): boolean => w.name === null || w.topicId !== ZERO_UUID;
@@ -52,6 +58,11 @@ export default defineApi({
         if (byId) t.name = null;
         else t.topicId = ZERO_UUID;
         Object.assign(t, { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, isInternal: false, partitions: [] });
+      }
+    }
+    if (request.includeTopicAuthorizedOperations) {
+      for (const t of response.topics) {
+        if (t.errorCode === ErrorCode.NONE && t.name !== null) t.topicAuthorizedOperations = check.authorizedOperations(Res.TOPIC, t.name);
       }
     }
     return response;
@@ -97,7 +108,8 @@ export default defineApi({
             offlineReplicas: [],
           });
         }
-        return { errorCode: 0, name: info.name, topicId: info.topicId, isInternal: info.internal, partitions, topicAuthorizedOperations: NO_OPERATIONS };
+        const operations = request.includeTopicAuthorizedOperations ? ALL_TOPIC_OPERATIONS : NO_OPERATIONS;
+        return { errorCode: 0, name: info.name, topicId: info.topicId, isInternal: info.internal, partitions, topicAuthorizedOperations: operations };
       });
       return MetadataResponse.create({
         brokers: cluster.nodes.map((n) => ({ nodeId: n.nodeId, ...endpointFor(n, ctx), rack: null })),

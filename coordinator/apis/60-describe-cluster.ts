@@ -6,14 +6,17 @@
  * - kipgen nodes are brokers: endpoint type 2 (controllers, v1+) is
  *   UNSUPPORTED_ENDPOINT_TYPE. kipgen has no controller; the first node is named
  *   as one, as clients expect an id.
- * - No rack, nothing fenced; authorized operations are not computed (Kafka's
- *   "not asked" value).
- * Rule: DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top level.
+ * - No rack, nothing fenced.
+ * - clusterAuthorizedOperations (when asked): every cluster operation without an
+ *   authorizer, as Kafka's AuthHelper.authorizedOperations; the rule narrows it to
+ *   what the requester may do.
+ * Rule: anyone may describe the cluster, as Kafka's AuthHelper.computeDescribeClusterResponse
+ * answers every principal; DESCRIBE on the cluster decides only the authorized
+ * operations asked for (0, none, without it).
  */
 import { DescribeClusterRequest } from '../../generated/DescribeClusterRequest.js';
 import { DescribeClusterResponse } from '../../generated/DescribeClusterResponse.js';
-import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from '../auth/acl.js';
-import { requirePermission } from '../auth/rule-kit.js';
+import { AclOperation as Op, CLUSTER_NAME, operationsField, ResourceType as Res, SUPPORTED_OPERATIONS } from '../auth/acl.js';
 import { ErrorCode } from '../errors.js';
 import { defineApi } from './define.js';
 
@@ -26,8 +29,11 @@ export default defineApi({
   request: DescribeClusterRequest,
   response: DescribeClusterResponse,
   authorize: async (request, check, _ctx, next) => {
-    requirePermission(check, Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-    return next(request);
+    const response = await next(request);
+    if (request.includeClusterAuthorizedOperations && response.errorCode === ErrorCode.NONE) {
+      response.clusterAuthorizedOperations = check.allow(Res.CLUSTER, CLUSTER_NAME, Op.DESCRIBE) ? check.authorizedOperations(Res.CLUSTER, CLUSTER_NAME) : 0;
+    }
+    return response;
   },
   handler:
     ({ cluster }) =>
@@ -46,7 +52,7 @@ export default defineApi({
         clusterId: cluster.clusterId,
         controllerId: cluster.nodes[0]!.nodeId,
         brokers: cluster.nodes.map((n) => ({ brokerId: n.nodeId, host: n.host, port: n.port, rack: null, isFenced: false })),
-        clusterAuthorizedOperations: NO_OPERATIONS,
+        clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? operationsField(SUPPORTED_OPERATIONS[Res.CLUSTER]!) : NO_OPERATIONS,
       });
     },
 });

@@ -107,6 +107,40 @@ export function allowImplies(granted: number, requested: number): boolean {
   return false;
 }
 
+/** The operations a resource type has (Kafka's AclEntry.supportedOperations), for authorized-operations answers. */
+export const SUPPORTED_OPERATIONS: Readonly<Record<number, readonly number[]>> = {
+  [ResourceType.TOPIC]: [
+    AclOperation.READ,
+    AclOperation.WRITE,
+    AclOperation.CREATE,
+    AclOperation.DESCRIBE,
+    AclOperation.DELETE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+  ],
+  [ResourceType.GROUP]: [AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS],
+  [ResourceType.CLUSTER]: [
+    AclOperation.CREATE,
+    AclOperation.CLUSTER_ACTION,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+    AclOperation.IDEMPOTENT_WRITE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE,
+  ],
+  [ResourceType.TRANSACTIONAL_ID]: [AclOperation.DESCRIBE, AclOperation.WRITE, AclOperation.TWO_PHASE_COMMIT],
+  [ResourceType.DELEGATION_TOKEN]: [AclOperation.DESCRIBE],
+  [ResourceType.USER]: [AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS],
+};
+
+/** A set of operations as the 32-bit field answers carry (Kafka's Utils.to32BitField of the operation codes). */
+export function operationsField(operations: Iterable<number>): number {
+  let field = 0;
+  for (const op of operations) field |= 1 << op;
+  return field;
+}
+
 export function denyCovers(denied: number, requested: number): boolean {
   return denied === AclOperation.ALL || denied === requested;
 }

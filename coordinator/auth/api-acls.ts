@@ -7,7 +7,7 @@
  */
 import type { ClusterView, RequestContext } from '../broker-context.js';
 import { BrokerError, ErrorCode } from '../errors.js';
-import { AclOperation as Op, CLUSTER_NAME, ResourceType as Res } from './acl.js';
+import { AclOperation as Op, CLUSTER_NAME, operationsField, ResourceType as Res, SUPPORTED_OPERATIONS } from './acl.js';
 import type { AclAuthorizer } from './authorizer.js';
 import type { AuthorizationRule, Check } from './rule-kit.js';
 import { ANONYMOUS } from './session.js';
@@ -42,6 +42,10 @@ export function authorizationHook(authorizer: AclAuthorizer, cluster: ClusterVie
     const check: Check = {
       allow: (resourceType, resourceName, operation) => authorizer.authorize(who, { resourceType, resourceName, operation }),
       allowAny: (resourceType, operation) => authorizer.authorizeAny(who, resourceType, operation),
+      authorizedOperations: (resourceType, resourceName) =>
+        operationsField(
+          (SUPPORTED_OPERATIONS[resourceType] ?? []).filter((operation) => authorizer.authorize(who, { resourceType, resourceName, operation }, false)),
+        ),
       topicName: (t) => {
         const name = t.name ?? t.topic;
         if (typeof name === 'string' && name !== '') return name;

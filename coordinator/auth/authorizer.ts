@@ -97,7 +97,8 @@ export class AclAuthorizer {
     return this.settings.superUsers.includes(principal);
   }
 
-  authorize(who: Requester, action: Action): boolean {
+  /** `logIfDenied` false: a check whose denial is an answer, not a refusal (Kafka's Action.logIfDenied, false for authorized operations). */
+  authorize(who: Requester, action: Action, logIfDenied = true): boolean {
     if (this.settings.superUsers.includes(who.principal)) return true;
     let onResource = false;
     let allowed = false;
@@ -107,14 +108,14 @@ export class AclAuthorizer {
       if (acl.principal !== who.principal && acl.principal !== 'User:*') continue;
       if (!hostMatches(acl.host, who.host)) continue;
       if (acl.permissionType === AclPermission.DENY) {
-        if (denyCovers(acl.operation, action.operation)) return this.decided(false, who, action, 'a DENY entry');
+        if (denyCovers(acl.operation, action.operation)) return logIfDenied ? this.decided(false, who, action, 'a DENY entry') : false;
       } else if (allowImplies(acl.operation, action.operation)) {
         allowed = true;
       }
     }
     if (allowed) return true;
     if (!onResource && this.settings.allowEveryoneIfNoAclFound) return true;
-    return this.decided(false, who, action, onResource ? 'no ALLOW entry' : 'no ACL on the resource');
+    return logIfDenied ? this.decided(false, who, action, onResource ? 'no ALLOW entry' : 'no ACL on the resource') : false;
   }
 
   /** Is `operation` allowed on at least one resource of this type (Kafka's authorizeByResourceType, KIP-679)? */

@@ -14,6 +14,12 @@ export interface Check {
   allow(resourceType: number, name: string, operation: number): boolean;
   allowAny(resourceType: number, operation: number): boolean;
   topicName(topic: { name?: string | null; topic?: string; topicId?: string }): string | undefined;
+  /**
+   * The operations of its type the requester may do on one resource, as the 32-bit
+   * field of Metadata / DescribeCluster / Describe*Groups answers (Kafka's
+   * AuthHelper.authorizedOperations); denials are not logged.
+   */
+  authorizedOperations(resourceType: number, name: string): number;
 }
 
 /**
