@@ -100,13 +100,16 @@ export class ClusterClient {
     return this.network.versionFor(nodeId, codec, limits);
   }
 
-  /** Sends one request to `nodeId` at the highest common version; `build` gets the version chosen. No retries here; see `retry`. */
+  /**
+   * Sends one request to `nodeId` at the highest common version; `build` gets the version chosen. No retries here; see `retry`.
+   * With `lane`, on that lane's own connection to the node (cluster/network-client.ts).
+   */
   send<Req, Res>(
     nodeId: number,
     requestCodec: ApiMessageCodec<Req>,
     responseCodec: ApiMessageCodec<Res>,
     build: (version: number) => Req,
-    options?: { min?: number; max?: number; timeoutMs?: number; deadline?: number },
+    options?: { min?: number; max?: number; timeoutMs?: number; deadline?: number; lane?: string },
   ): Promise<{ response: Res; version: number }> {
     return this.network.send(nodeId, requestCodec, responseCodec, build, options);
   }
@@ -198,6 +201,7 @@ export class ClusterClient {
       min?: number;
       max?: number;
       backoffFor?: (error: unknown, attempt: number) => number | undefined;
+      lane?: string;
     },
   ): Promise<{ response: Res; version: number; nodeId: number }> {
     return this.coordinators.request(what, keyType, key, requestCodec, responseCodec, build, check, options);
