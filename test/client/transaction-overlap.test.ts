@@ -58,8 +58,15 @@ async function tappedBroker(): Promise<{ tap: RpcTap; bootstrap: string }> {
   return { tap, bootstrap };
 }
 
-function consumer(bootstrap: string): KafkaShareConsumer {
-  const s = new KafkaShareConsumer({ bootstrapServers: bootstrap, groupId: 'g', acknowledgementMode: 'transactional', fetchMaxWaitMs: 50, logger: null });
+function consumer(bootstrap: string, maxPollRecords?: number): KafkaShareConsumer {
+  const s = new KafkaShareConsumer({
+    bootstrapServers: bootstrap,
+    groupId: 'g',
+    acknowledgementMode: 'transactional',
+    fetchMaxWaitMs: 50,
+    logger: null,
+    ...(maxPollRecords === undefined ? {} : { maxPollRecords }),
+  });
   cleanups.push(() => s.close(1_000));
   s.subscribe(['in']);
   return s;
@@ -144,6 +151,35 @@ describe('one commit overlaps its RPCs in the order KIP-1289 needs', () => {
       expect(end.sentAt).toBeGreaterThan(one(rpcs, 'Produce', client).answeredAt);
       expect(end.sentAt).toBeGreaterThan(one(rpcs, 'TxnShareAcknowledge', client).answeredAt);
     }
+  });
+});
+
+describe('the share consumer fetches the next batch while the commit is in flight', () => {
+  it('the prefetched records are not acknowledged in the committing transaction: the next poll hands them out, first delivery, into the next one', async () => {
+    const { tap, bootstrap } = await tappedBroker();
+    const s = consumer(bootstrap, 3);
+    const p = await producer(bootstrap, 'prefetch-tx');
+    const first = await pollSome(s);
+    expect(first.map((r) => r.offset)).toEqual([0n, 1n, 2n]);
+    const from = tap.rpcs.length;
+    p.beginTransaction();
+    const sends = first.map((r) => p.send({ topic: 'out', value: r.value }));
+    await p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(first, 'accept'), s.groupMetadata());
+    await p.commitTransaction();
+    await Promise.all(sends);
+    const during = tap.rpcs.slice(from);
+    const end = one(during, 'EndTxn', p.clientId);
+    expect(during.filter((r) => r.api === 'ShareFetch' && r.sentAt < end.answeredAt).length).toBeGreaterThan(0);
+
+    const second = await pollSome(s);
+    expect(second.map((r) => r.offset)).toEqual([3n, 4n]);
+    expect(second.map((r) => r.deliveryCount)).toEqual([1, 1]);
+    p.beginTransaction();
+    const more = second.map((r) => p.send({ topic: 'out', value: r.value }));
+    await p.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(second, 'accept'), s.groupMetadata());
+    await p.commitTransaction();
+    await Promise.all(more);
+    expect((await readCommitted(bootstrap, 'out')).sort()).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
   });
 });
 
