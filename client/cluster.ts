@@ -100,13 +100,16 @@ export class ClusterClient {
     return this.network.versionFor(nodeId, codec, limits);
   }
 
-  /** Sends one request to `nodeId` at the highest common version; `build` gets the version chosen. No retries here; see `retry`. */
+  /**
+   * Sends one request to `nodeId` at the highest common version; `build` gets the version chosen. No retries here; see `retry`.
+   * With `lane`, on that lane's own connection to the node (cluster/network-client.ts).
+   */
   send<Req, Res>(
     nodeId: number,
     requestCodec: ApiMessageCodec<Req>,
     responseCodec: ApiMessageCodec<Res>,
     build: (version: number) => Req,
-    options?: { min?: number; max?: number; timeoutMs?: number; deadline?: number },
+    options?: { min?: number; max?: number; timeoutMs?: number; deadline?: number; lane?: string },
   ): Promise<{ response: Res; version: number }> {
     return this.network.send(nodeId, requestCodec, responseCodec, build, options);
   }
@@ -215,6 +218,7 @@ export class ClusterClient {
       /** One request's timeout, for requests the broker may hold (JoinGroup waits for the rebalance). */
       timeoutMs?: number;
       backoffFor?: (error: unknown, attempt: number) => number | undefined;
+      lane?: string;
     },
   ): Promise<{ response: Res; version: number; nodeId: number }> {
     return this.coordinators.request(what, keyType, key, requestCodec, responseCodec, build, check, options);

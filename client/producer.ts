@@ -204,7 +204,9 @@ export class KafkaProducer {
    * KIP-1289: binds share-group acknowledgements to the current transaction
    * (AddShareAcksToTxn, then TxnShareAcknowledge to each share coordinator).
    * Resolves when the acks are pending; they take effect when the transaction
-   * commits, and are discarded (records redelivered) when it aborts.
+   * commits, and are discarded (records redelivered) when it aborts. The
+   * records queued in the transaction are sent at once, without waiting for
+   * linger.ms, in flight with these requests.
    */
   async sendShareAcksToTransaction(acknowledgements: ShareAcknowledgements, groupMetadata: ShareGroupMetadata): Promise<void> {
     await this.requireTxn('sendShareAcksToTransaction()').sendShareAcksToTransaction(acknowledgements, groupMetadata);

@@ -18,6 +18,7 @@ import { shareFetchConfig, type ShareConsumerConfig } from './share/consumer-con
 import { InFlightRecords } from './share/in-flight-records.js';
 import { ShareMembership } from './share/membership.js';
 import { ShareSessions } from './share/session.js';
+import { TransactionalPrefetch } from './share/prefetch.js';
 import { ShareFetcher } from './share/share-fetcher.js';
 import { attachDeliveries, TransactionalDeliveries } from './share/transactional-deliveries.js';
 import { firstError, type AcknowledgementCommitCallback, type AcknowledgementCommitResult, type AckResultListener } from './share/types.js';
@@ -33,6 +34,8 @@ export class KafkaShareConsumer {
   private readonly mode: AcknowledgementModeState;
   /** Transactional mode: what poll() handed out in the open transaction (DESIGN §5.8). */
   private readonly deliveries: TransactionalDeliveries | null;
+  /** Transactional mode: the next batch, fetched while the application works on the last one. */
+  private readonly prefetch: TransactionalPrefetch | null;
   private readonly membership: ShareMembership;
   private readonly inFlight: InFlightRecords;
   private readonly fetcher: ShareFetcher;
@@ -62,7 +65,10 @@ export class KafkaShareConsumer {
           )
         : null;
     this.membership = new ShareMembership(this.cluster, this.groupId, this.memberId, config.rackId ?? null, {
-      onLost: (reason, code) => this.deliveries?.membershipLost(reason, code),
+      onLost: (reason, code) => {
+        this.prefetch?.discard();
+        this.deliveries?.membershipLost(reason, code);
+      },
       onFatal: fail,
     });
     const sessions = new ShareSessions();
@@ -75,6 +81,8 @@ export class KafkaShareConsumer {
       isClosed: () => this.closed,
     });
     this.acknowledgements = new AcknowledgementSender(parts);
+    this.prefetch =
+      this.deliveries !== null ? new TransactionalPrefetch(() => this.fetcher.fetchOnce(Date.now() + this.cluster.requestTimeoutMs), this.deliveries) : null;
   }
 
   /** The acknowledgement mode in effect ('explicit' after an opted-in fallback). */
@@ -226,17 +234,22 @@ export class KafkaShareConsumer {
         // Transactional: what was delivered stays acquired until the producer's transaction ends (or the lock expires).
         this.inFlight.forgetDelivered();
       }
+      const transactional = this.deliveries !== null && this.mode.current === 'transactional';
+      let prefetched = transactional && this.prefetch ? await this.prefetch.take() : [];
       for (;;) {
-        if (this.membership.assignment.length === 0) {
+        if (this.membership.assignment.length === 0 && prefetched.length === 0) {
           await this.membership.waitForAssignment(deadline);
           if (this.fatalError) throw this.fatalError;
         }
-        let records = await this.fetcher.fetchOnce(deadline);
-        if (this.deliveries && this.mode.current === 'transactional' && records.length > 0) {
+        let records = prefetched.length > 0 ? prefetched : await this.fetcher.fetchOnce(deadline);
+        prefetched = [];
+        if (transactional && records.length > 0) {
           // A record whose earlier delivery is in the open transaction is not handed out again (DESIGN §5.8).
           const fetched = records.length;
-          records = this.deliveries.admit(records);
-          for (const record of records) attachDeliveries(record, this.deliveries);
+          records = this.deliveries!.admit(records);
+          for (const record of records) attachDeliveries(record, this.deliveries!);
+          // The next batch is fetched while the application works on this one (share/prefetch.ts).
+          if (records.length > 0) this.prefetch?.start();
           // Return now when some were withheld: fetching on until the deadline would acquire them again each time
           // their lock runs out, spending their delivery count.
           if (records.length < fetched) return records;
@@ -261,6 +274,8 @@ export class KafkaShareConsumer {
     const deadline = Date.now() + timeoutMs;
     try {
       if (this.started) await this.started.catch(() => {});
+      // Its records stay acquired until the session closes, which releases them.
+      await this.prefetch?.settled();
       if (this.mode.current === 'implicit') this.inFlight.acceptAllDelivered();
       // Record acks belong to transactions.
       if (this.mode.current === 'transactional') this.inFlight.keepGapsOnly();

@@ -312,6 +312,10 @@ export class TransactionManager implements TwoPhaseManager {
     const consumers = new Set(ledgersOfAcks(acks));
     const fromGroup = deliveriesOf(group);
     if (fromGroup) consumers.add(fromGroup);
+    // The acks close the processing of their records, whose outputs are queued by now: those batches go out at once,
+    // in flight with the acks' requests (handler.ts TRANSACTION_LANE), not after linger.ms or at the commit. Kafka has
+    // no share acks (its sendOffsetsToTransaction leaves linger.ms alone). Batch errors reach the transaction as before.
+    void this.hooks.flush().catch(() => {});
     await this.track(async () => {
       this.share.link(consumers);
       const deadline = this.deadline;

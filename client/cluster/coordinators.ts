@@ -94,6 +94,8 @@ export class Coordinators {
       timeoutMs?: number;
       /** A backoff of its own for some errors (see Retrier.retry). */
       backoffFor?: (error: unknown, attempt: number) => number | undefined;
+      /** The connection of its own to send on (network-client.ts). */
+      lane?: string;
     },
   ): Promise<{ response: Res; version: number; nodeId: number }> {
     return this.retrier.retry(

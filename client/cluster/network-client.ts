@@ -5,6 +5,15 @@
  * each failure; requests at the highest version both sides support. Nodes are
  * the bootstrap servers (negative ids) until Metadata and FindCoordinator name
  * the brokers.
+ *
+ * A caller may ask for a connection of its own to a node (a `lane`): a broker
+ * handles one connection's requests one at a time, in order (Kafka mutes a
+ * channel while one of its requests is in flight), so requests that must not
+ * wait behind others — a transaction's coordinator requests behind its
+ * Produce, whose answer waits for acks=all — go on their own connection, as
+ * Kafka's consumer gives its group coordinator a connection of its own
+ * (AbstractCoordinator: node id Integer.MAX_VALUE - id). The lane shares the
+ * node's address, API versions and reconnect backoff.
  */
 import { ApiKey } from '../../generated/index.js';
 import { KafkaConnection, NetworkError, type TlsOptions } from '../../connection/connection.js';
@@ -17,12 +26,18 @@ import type { ClientTimings, Logger } from './config.js';
 import type { ClientLifecycle } from './lifecycle.js';
 import { sleep, type Retrier } from './retry.js';
 
-interface NodeState extends NodeApiVersions {
+/** One connection to a node, or the one being opened. */
+interface Link {
+  connection: KafkaConnection | null;
+  connecting: Promise<KafkaConnection> | null;
+}
+
+interface NodeState extends NodeApiVersions, Link {
   id: number;
   host: string;
   port: number;
-  connection: KafkaConnection | null;
-  connecting: Promise<KafkaConnection> | null;
+  /** Connections of their own, by lane name (see the module comment). */
+  lanes: Map<string, Link>;
   failures: number;
   nextAttemptAt: number;
 }
@@ -34,6 +49,7 @@ function newNode(id: number, host: string, port: number): NodeState {
     port,
     connection: null,
     connecting: null,
+    lanes: new Map(),
     versions: new Map(),
     features: new Map(),
     failures: 0,
@@ -74,19 +90,25 @@ export class NetworkClient {
     }
   }
 
-  /** An open connection to `nodeId`, opening one (with ApiVersions) if needed. */
-  async connection(nodeId: number, deadline = Date.now() + this.timings.requestTimeoutMs): Promise<KafkaConnection> {
+  /** An open connection to `nodeId` (the `lane`'s own one when given), opening one (with ApiVersions) if needed. */
+  async connection(nodeId: number, deadline = Date.now() + this.timings.requestTimeoutMs, lane?: string): Promise<KafkaConnection> {
     this.lifecycle.checkOpen();
     const node = this.nodes.get(nodeId);
     if (!node) throw new KafkaError(`unknown node ${nodeId}`, { retriable: true });
-    if (node.connection?.isOpen) return node.connection;
-    if (!node.connecting) {
-      node.connecting = this.open(node, deadline).finally(() => (node.connecting = null));
+    let link: Link = node;
+    if (lane !== undefined) {
+      link = node.lanes.get(lane) ?? { connection: null, connecting: null };
+      node.lanes.set(lane, link);
     }
-    return node.connecting;
+    if (link.connection?.isOpen) return link.connection;
+    if (!link.connecting) {
+      const opening = link;
+      opening.connecting = this.open(node, opening, deadline).finally(() => (opening.connecting = null));
+    }
+    return link.connecting!;
   }
 
-  private async open(node: NodeState, deadline: number): Promise<KafkaConnection> {
+  private async open(node: NodeState, link: Link, deadline: number): Promise<KafkaConnection> {
     const wait = node.nextAttemptAt - Date.now();
     if (wait > 0) {
       if (Date.now() + wait > deadline) {
@@ -122,9 +144,9 @@ export class NetworkClient {
       throw error;
     }
     node.failures = 0;
-    node.connection = connection;
+    link.connection = connection;
     connection.on('close', (cause?: Error) => {
-      if (node.connection === connection) node.connection = null;
+      if (link.connection === connection) link.connection = null;
       if (cause && !this.lifecycle.closed) this.logger.debug(`connection to node ${node.id} closed: ${cause.message}`);
     });
     return connection;
@@ -187,9 +209,9 @@ export class NetworkClient {
     requestCodec: ApiMessageCodec<Req>,
     responseCodec: ApiMessageCodec<Res>,
     build: (version: number) => Req,
-    options: { min?: number; max?: number; timeoutMs?: number; deadline?: number } = {},
+    options: { min?: number; max?: number; timeoutMs?: number; deadline?: number; lane?: string } = {},
   ): Promise<{ response: Res; version: number }> {
-    const connection = await this.connection(nodeId, options.deadline);
+    const connection = await this.connection(nodeId, options.deadline, options.lane);
     const version = this.versionFor(nodeId, requestCodec as ApiMessageCodec<unknown>, options);
     const response = await connection.send(requestCodec, build(version), version, responseCodec, {
       timeoutMs: options.timeoutMs ?? this.timings.requestTimeoutMs,
@@ -227,6 +249,7 @@ export class NetworkClient {
     const existing = this.nodes.get(id);
     if (existing && existing.host === host && existing.port === port) return;
     void existing?.connection?.close();
+    for (const lane of existing?.lanes.values() ?? []) void lane.connection?.close();
     const node = newNode(id, host, port);
     if (reuseBootstrap) {
       for (const bootId of this.bootstrapIds) {
@@ -259,8 +282,10 @@ export class NetworkClient {
   async close(): Promise<void> {
     const closing: Promise<void>[] = [];
     for (const node of this.nodes.values()) {
-      if (node.connection) closing.push(node.connection.close());
-      node.connection = null;
+      for (const link of [node, ...node.lanes.values()]) {
+        if (link.connection) closing.push(link.connection.close());
+        link.connection = null;
+      }
     }
     await Promise.all(closing);
   }

@@ -27,6 +27,12 @@
  *   ILLEGAL_GENERATION → abortableError(CommitFailedException)). The records
  *   come back after the abort.
  *
+ * The consumer fetches its next batch while the application works on the
+ * last one (share/prefetch.ts). Those records are judged twice: when they
+ * arrive (screen: a second delivery of a record the open transaction holds
+ * without a pending ack is withheld then, so that the ack lands on it), and
+ * when a poll hands them out (admit), in whatever transaction is open then.
+ *
  * The producer learns of the consumer when a transaction carries its acks
  * (the groupMetadata() passed, or the records the ShareAcknowledgements were
  * built from) and from then on reports the end of each of its transactions.
@@ -92,25 +98,7 @@ export class TransactionalDeliveries {
       const key = tpKey(record.topicId, record.partition);
       let offsets = this.handedOut.get(key);
       const earlier = offsets?.get(record.offset);
-      if (earlier?.staged === true) {
-        // Its ack was pending in the open transaction: only the transaction's end on the broker (an abort by the
-        // coordinator, on timeout or fencing) frees it. That transaction cannot commit; the record is new work.
-        this.breakTransaction(
-          `${this.describe}: record ${record.topic}-${record.partition}@${record.offset} came back (delivery ${record.deliveryCount}) ` +
-            'although its acknowledgement was pending in the open transaction: the coordinator aborted that transaction',
-          undefined,
-        );
-      } else if (earlier !== undefined) {
-        if (this.linked) {
-          this.withheld.set(`${key}:${record.offset}`, earlier.record);
-          continue;
-        }
-        this.breakTransaction(
-          `${this.describe}: record ${record.topic}-${record.partition}@${record.offset} came back (delivery ${record.deliveryCount}) ` +
-            'before any transaction carried acknowledgements of this consumer, so an earlier delivery of it may be in the open transaction',
-          undefined,
-        );
-      }
+      if (earlier !== undefined && this.repeat(record, earlier) === 'withheld') continue;
       if (!offsets) {
         offsets = new Map();
         this.handedOut.set(key, offsets);
@@ -125,6 +113,48 @@ export class TransactionalDeliveries {
     }
     if (!this.linked && this.size > UNLINKED_LIMIT) this.dropOldest(this.size - UNLINKED_LIMIT);
     return out;
+  }
+
+  /**
+   * The records of a prefetch (share/prefetch.ts: the next batch, fetched
+   * while the application still works in the open transaction), as they
+   * arrive: those a later poll may hand out, and admit then. A second
+   * delivery of a record the open transaction holds without a pending ack is
+   * withheld now, as admit() withholds it, so that the transaction's ack
+   * lands on it. The other repeats are judged by admit() when a poll hands
+   * them out: in the same transaction as poll() judges its own fetch; after
+   * it ended, they are new work. A record whose ack the transaction staged
+   * comes back only when the coordinator ended that transaction (aborted:
+   * the producer learns why from its own requests), or when the prefetch took
+   * it after its lock ran out, before the ack was sent: then the ack landed
+   * on this acquisition, the record is no longer this member's, and the next
+   * transaction's TxnShareAcknowledge for it fails, so that one can only
+   * abort; never a second committed output.
+   */
+  screen(records: ShareConsumerRecord[]): ShareConsumerRecord[] {
+    return records.filter((record) => {
+      const open = this.handedOut.get(tpKey(record.topicId, record.partition))?.get(record.offset);
+      return open === undefined || open.staged || !this.linked || this.repeat(record, open) !== 'withheld';
+    });
+  }
+
+  /** A record delivered again while `earlier` is in the open transaction: withheld, or handed out with the transaction broken. */
+  private repeat(record: ShareConsumerRecord, earlier: HandedOut): 'withheld' | 'handed out' {
+    const where = `${this.describe}: record ${record.topic}-${record.partition}@${record.offset} came back (delivery ${record.deliveryCount}) `;
+    if (earlier.staged) {
+      // Its ack was pending in the open transaction: only the transaction's end on the broker (an abort by the
+      // coordinator, on timeout or fencing) frees it. That transaction cannot commit; the record is new work.
+      this.breakTransaction(`${where}although its acknowledgement was pending in the open transaction: the coordinator aborted that transaction`, undefined);
+    } else if (this.linked) {
+      this.withheld.set(`${tpKey(record.topicId, record.partition)}:${record.offset}`, earlier.record);
+      return 'withheld';
+    } else {
+      this.breakTransaction(
+        `${where}before any transaction carried acknowledgements of this consumer, so an earlier delivery of it may be in the open transaction`,
+        undefined,
+      );
+    }
+    return 'handed out';
   }
 
   /**

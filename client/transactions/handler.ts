@@ -52,6 +52,18 @@ export interface TxnContext {
 }
 
 /**
+ * The connection of their own the transaction's coordinator requests go on
+ * (cluster/network-client.ts): on the producer's one they would wait, at the
+ * broker, behind the transaction's Produce requests, whose answers wait for
+ * acks=all; on their own, AddShareAcksToTxn and TxnShareAcknowledge are in
+ * flight while the batches drain. What must come first still does: the
+ * transaction manager sends TxnShareAcknowledge only after AddShareAcksToTxn
+ * is answered, and EndTxn only after every batch and call of the transaction
+ * is answered.
+ */
+export const TRANSACTION_LANE = 'transactions';
+
+/**
  * Sends `handler`'s request to its coordinator until it answers with `done`
  * or `fail` (resolving to the answer and that outcome), or the deadline
  * passes (then KafkaTimeoutError with the last error). `backoffFor` sets a
@@ -76,7 +88,7 @@ export async function sendUntilAnswered<Req, Res>(
       if (next.kind === 'retry') throw next.error;
       return 0;
     },
-    { ...handler.versions, ...options },
+    { ...handler.versions, ...options, lane: TRANSACTION_LANE },
   );
   return { response, next };
 }

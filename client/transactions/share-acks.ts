@@ -18,7 +18,7 @@ import {
   SHARE_COORDINATOR_MOVED_CODES,
   TXN_SHARE_ACKNOWLEDGE_MEMBER_VERSION,
 } from '../transaction-protocol.js';
-import { coordinatorError, coordinatorNext, DONE, fail, retry, type Next, type TxnContext, type TxnRequestHandler } from './handler.js';
+import { coordinatorError, coordinatorNext, DONE, fail, retry, TRANSACTION_LANE, type Next, type TxnContext, type TxnRequestHandler } from './handler.js';
 
 /** One share-partition's acks, its topic id resolved, in wire form. */
 export interface ShareAckPartition {
@@ -200,6 +200,7 @@ export async function txnShareAcknowledge(
           const { response } = await cluster.send(nodeId, TxnShareAcknowledgeRequest, TxnShareAcknowledgeResponse, (v) => handler.build(v), {
             deadline,
             max: handler.max,
+            lane: TRANSACTION_LANE,
           });
           for (const { partition: p, code, message } of handler.results(response)) {
             if (code === Errors.NONE) continue;
