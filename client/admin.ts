@@ -220,7 +220,7 @@ export class Admin {
     return listShareGroupOffsets(this, groups, options);
   }
 
-  /** listShareGroupOffsets by the API's name (DescribeShareGroupOffsets), the name Kafka 4.0 gave it before listShareGroupOffsets. */
+  /** listShareGroupOffsets under the name of the API it sends (DescribeShareGroupOffsets). */
   describeShareGroupOffsets(
     groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
     options?: CallOptions,

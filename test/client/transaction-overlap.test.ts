@@ -1,7 +1,6 @@
 /**
- * The order of one KIP-1289 commit's RPCs as a real kipgen broker gets them
- *: a tap between the clients and the broker records each request
- * and its answer in the order it saw them, and holds back the answers to
+ * The order of one KIP-1289 commit's RPCs as a real kipgen broker gets them: a tap
+ * between the clients and the broker records each request and its answer in the order it saw them, and holds back the answers to
  * Produce (a slow acks=all), as a broker answers one connection's requests in
  * order. AddShareAcksToTxn and TxnShareAcknowledge are in flight while the
  * batches drain; TxnShareAcknowledge only after AddShareAcksToTxn is
