@@ -17,7 +17,7 @@ import type { RecordHeader } from '../runtime/record-batch.js';
 import { Admin } from '../client/admin.js';
 import type { ConfigResource } from '../client/admin/config-types.js';
 import { TopicExistsError } from '../client/admin/errors.js';
-import { ClusterClient, consoleLogger, type Logger } from '../client/cluster.js';
+import { consoleLogger, type Logger } from '../client/cluster.js';
 import { KafkaConsumer } from '../client/kafka-consumer.js';
 import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';
 import { KafkaProducer } from '../client/producer.js';
