@@ -149,7 +149,6 @@ export class Sender implements DrainTarget {
    */
   expired(queue: PartitionQueue, batch: ProducerBatch, error: KafkaTimeoutError): void {
     this.onBatchFailed(queue, batch, error, false);
-    this.sequences?.expired(queue, batch);
   }
 
   /** The producer id batches carry now: the transaction's, the idempotent producer's, or none. */
@@ -268,20 +267,23 @@ export class Sender implements DrainTarget {
         error,
       );
     }
-    // Kafka adjusts the later sequences here (its retries are unlimited): the broker answered, the batch is not in its log.
-    this.onBatchFailed(queue, batch, error, !(error instanceof NetworkError) && code !== undefined);
+    // The broker answered with an error code: the batch is not in its log (Kafka adjusts the later sequences here, its retries being unlimited).
+    this.onBatchFailed(queue, batch, error, code !== undefined);
   }
 
   /**
    * A batch failed for good (Kafka's Sender.failBatch and
    * TransactionManager.handleFailedBatch): its records are rejected, the
-   * partition's later sequences follow (SequenceKeeper.failed), and its
-   * transaction can only abort.
+   * partition's later sequences follow (SequenceKeeper.failed) when the
+   * broker `answered` with an error, else its sequences are unresolved
+   * (it may be in the log; Kafka's markSequenceUnresolved for an expired
+   * batch that was sent), and its transaction can only abort.
    */
-  private onBatchFailed(queue: PartitionQueue, batch: ProducerBatch, error: Error, adjustSequences: boolean): void {
+  private onBatchFailed(queue: PartitionQueue, batch: ProducerBatch, error: Error, answered: boolean): void {
     // A transaction whose batch may or may not be in the log needs a new epoch before the next one.
     if (batch.hasSequence && this.txn) this.txn.requireEpochBump();
-    this.sequences?.failed(queue, batch, error, adjustSequences);
+    if (answered) this.sequences?.failed(queue, batch, error);
+    else this.sequences?.expired(queue, batch);
     this.accumulator.fail(batch, error);
     if (this.txn && this.txn.isInTransaction) this.failTransaction(error);
   }

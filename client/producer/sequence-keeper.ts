@@ -88,24 +88,26 @@ export class SequenceKeeper {
   }
 
   /**
-   * A batch with a sequence failed for good (Kafka's handleFailedBatch).
-   * `adjust`: the broker answered, so the batch is not in the log and the
-   * later batches' sequences move down (a transactional producer), or the
-   * partition starts again under a new epoch (one without).
+   * The broker answered a batch with an error that is not retried (Kafka's
+   * handleFailedBatch with adjustSequenceNumbers): it is not in the log, so
+   * the later batches' sequences move down (a transactional producer), or
+   * the partition starts again under a new epoch (one without).
    */
-  failed(queue: PartitionQueue, batch: ProducerBatch, error: Error, adjust: boolean): void {
+  failed(queue: PartitionQueue, batch: ProducerBatch, error: Error): void {
     queue.removeInFlight(batch);
     if (!batch.hasSequence) return;
     const code = error instanceof ApiError ? error.code : undefined;
     if (code === Errors.OUT_OF_ORDER_SEQUENCE_NUMBER && !this.identity.transactional) this.requestEpochBump(queue);
     else if (code === Errors.UNKNOWN_PRODUCER_ID) queue.resetSequences();
-    else if (adjust) {
-      if (this.identity.transactional) queue.adjustSequencesDueToFailedBatch(batch);
-      else this.requestEpochBump(queue);
-    }
+    else if (this.identity.transactional) queue.adjustSequencesDueToFailedBatch(batch);
+    else this.requestEpochBump(queue);
   }
 
-  /** A batch with a sequence expired without a final answer (Kafka's markSequenceUnresolved): the broker may have it. */
+  /**
+   * A batch with a sequence failed without an answer from the broker (it
+   * expired, or its connection failed past delivery.timeout.ms): the broker
+   * may have it (Kafka's failBatch without adjusting, then markSequenceUnresolved).
+   */
   expired(queue: PartitionQueue, batch: ProducerBatch): void {
     queue.removeInFlight(batch);
     if (!batch.hasSequence) return;

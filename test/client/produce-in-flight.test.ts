@@ -10,7 +10,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClusterClient } from '../../client/cluster.js';
-import { ApiError, ConfigError, KafkaProducer, type ProducerConfig } from '../../client/index.js';
+import { ApiError, ConfigError, KafkaProducer, KafkaTimeoutError, type ProducerConfig } from '../../client/index.js';
 import { Errors } from '../../client/errors.js';
 import { apiByKey } from '../../generated/index.js';
 import { readBatchHeader } from '../../runtime/record-batch.js';
@@ -50,6 +50,8 @@ interface Front {
   answers: number[];
   /** The most Produce requests the fake held unanswered at once. */
   maxOutstanding: number;
+  /** While set, Produce requests get no answer and never reach the real broker. */
+  stalled: boolean;
   /** Holds the next `count` Produce requests until all have arrived (or `waitMs` passed); `fail` answers the first of them with that error instead of forwarding it. */
   hold(count: number, fail?: number, waitMs?: number): void;
 }
@@ -78,6 +80,7 @@ async function frontOf(real: TestCluster): Promise<Front> {
     fake,
     answers: [],
     maxOutstanding: 0,
+    stalled: false,
     hold(count, fail, waitMs = 2_000) {
       toHold = count;
       failFirst = fail;
@@ -86,6 +89,7 @@ async function frontOf(real: TestCluster): Promise<Front> {
   };
   fake.on(22, forward);
   fake.on(0, async (request) => {
+    if (front.stalled) return { kind: 'stall' };
     outstanding++;
     front.maxOutstanding = Math.max(front.maxOutstanding, outstanding);
     const myTurn = turn;
@@ -192,6 +196,23 @@ describe('producer: several requests in flight per connection (max.in.flight.req
       { sequence: 2, epoch: epoch + 1, count: 1 },
     ]);
     expect(produced.length).toBeLessThanOrEqual(8);
+  });
+
+  it('a batch that expired without an answer leaves its sequence unresolved: the next batch starts a new epoch at sequence 0', async () => {
+    const real = await cluster();
+    const front = await frontOf(real);
+    const p = producer(front.fake.bootstrap, { ...ONE_PER_BATCH, requestTimeoutMs: 150, deliveryTimeoutMs: 500 });
+    await p.send({ topic: TOPIC, partition: 0, value: value('first') });
+    front.stalled = true;
+    const lost = await p.send({ topic: TOPIC, partition: 0, value: value('lost') }).catch((e: unknown) => e);
+    expect(lost).toBeInstanceOf(KafkaTimeoutError);
+    front.stalled = false;
+    // The broker may or may not have 'lost' (here it does not): sequence 2 would be out of order, and retried until it expired.
+    const after = await p.send({ topic: TOPIC, partition: 0, value: value('after') });
+    expect(after.offset).toBe(1n);
+    const produced = front.fake.requests(0).map(batchOf);
+    expect(produced.at(-1)).toEqual({ sequence: 0, epoch: produced[0]!.epoch + 1, count: 1 });
+    expect(await values(real)).toEqual(['first', 'after']);
   });
 
   it('with maxInFlightRequestsPerConnection 1 a partition has one batch in flight at a time, and the records land in order', async () => {
