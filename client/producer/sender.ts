@@ -163,7 +163,10 @@ export class Sender implements DrainTarget {
   }
 
   /** One Produce request to `nodeId` with a batch for each partition (Kafka's Sender.sendProduceRequest). */
-  private sendProduce(nodeId: number, items: DrainedBatch[]): void {
+  private sendProduce(nodeId: number, drained: DrainedBatch[]): void {
+    // A batch expired later in the same drain may have made the transaction abortable, which failed the waiting batches.
+    const items = drained.filter(({ queue, batch }) => queue.batches[0] === batch);
+    if (items.length === 0) return;
     // The bytes as drained: a rewrite of the sequences while the request is out applies to the next attempt only.
     const records = new Map<ProducerBatch, Uint8Array>();
     for (const { queue, batch } of items) {
