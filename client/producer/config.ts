@@ -21,6 +21,14 @@ export interface ProducerConfig extends CommonClientConfig {
   lingerMs?: number;
   /** batch.size in bytes. Default 16 384. */
   batchSize?: number;
+  /**
+   * max.in.flight.requests.per.connection: Produce requests sent to one broker
+   * and not yet answered, at most; several batches of one partition may be
+   * among them. Default 5; at most 5 for an idempotent producer (its
+   * sequence numbers keep the batches in order). With 1, a partition has one
+   * batch in flight at a time.
+   */
+  maxInFlightRequestsPerConnection?: number;
   /** max.request.size: the largest record accepted. Default 1 MiB. */
   maxRequestSize?: number;
   /** delivery.timeout.ms: a record fails if not acknowledged within this. Default 120 000. */
@@ -102,6 +110,8 @@ export interface ProducerSettings {
   lingerMs: number;
   batchSize: number;
   maxRequestSize: number;
+  /** max.in.flight.requests.per.connection. */
+  maxInFlight: number;
   deliveryTimeoutMs: number;
   maxBlockMs: number;
   allowAutoCreateTopics: boolean;
@@ -111,11 +121,16 @@ export interface ProducerSettings {
   enable2Pc: boolean;
 }
 
+/** Kafka's ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION_FOR_IDEMPOTENCE: the broker keeps the last five batches per producer to spot duplicates. */
+export const MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5;
+
 /**
  * The settings of `config`, or ConfigError for a combination Kafka's
  * ProducerConfig refuses: acks other than 'all' with idempotence asked for
  * (explicitly or by a transactional id). Idempotence by default quietly
- * yields to such acks, as in Kafka (ProducerConfig.postProcessAndValidateIdempotenceConfigs).
+ * yields to such acks, as in Kafka (ProducerConfig.postProcessAndValidateIdempotenceConfigs);
+ * more than 5 requests in flight is refused for an idempotent producer,
+ * by default or not, as there.
  */
 export function producerSettings(config: ProducerConfig): ProducerSettings {
   const transactionalId = typeof config.transactionalId === 'string' && config.transactionalId.length > 0 ? config.transactionalId : null;
@@ -126,6 +141,16 @@ export function producerSettings(config: ProducerConfig): ProducerSettings {
       throw new ConfigError(`acks must be 'all' for an idempotent or transactional producer (got ${config.acks})`);
     }
   }
+  const maxInFlight = config.maxInFlightRequestsPerConnection ?? 5;
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
+    throw new ConfigError(`maxInFlightRequestsPerConnection must be an integer of at least 1; got ${String(config.maxInFlightRequestsPerConnection)}`);
+  }
+  // Kafka checks this whenever enable.idempotence is on, by default included, even where acks then turn idempotence off.
+  if (idempotent && maxInFlight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE) {
+    throw new ConfigError(
+      `maxInFlightRequestsPerConnection must be at most ${MAX_IN_FLIGHT_FOR_IDEMPOTENCE} for an idempotent or transactional producer (set enableIdempotence: false for more); got ${maxInFlight}`,
+    );
+  }
   const settings: ProducerSettings = {
     transactionalId,
     acks,
@@ -133,6 +158,7 @@ export function producerSettings(config: ProducerConfig): ProducerSettings {
     lingerMs: config.lingerMs ?? 5,
     batchSize: config.batchSize ?? 16384,
     maxRequestSize: config.maxRequestSize ?? 1024 * 1024,
+    maxInFlight,
     deliveryTimeoutMs: config.deliveryTimeoutMs ?? 120_000,
     maxBlockMs: config.maxBlockMs ?? 60_000,
     allowAutoCreateTopics: config.allowAutoCreateTopics ?? true,

@@ -1,8 +1,8 @@
 /**
  * The producer id and epoch of an idempotent producer without a transactional
  * id: fetched with InitProducerId from any broker before its first batch, and
- * dropped when a batch with a sequence number failed (the broker may or may
- * not have appended it, so the sequences cannot go on). Kafka keeps this in
+ * given a new epoch when the sequences of a partition cannot go on (a batch
+ * with a sequence failed or expired, a gap at the broker). Kafka keeps this in
  * its TransactionManager for both kinds of producer
  * (TransactionManager.initializeTransactions / resetIdempotentProducerId);
  * kipgen's TransactionManager serves transactional producers only.
@@ -14,6 +14,9 @@ import { INIT_PRODUCER_ID_2PC_VERSION } from '../transaction-protocol.js';
 
 /** The highest InitProducerId version this producer sends: KIP-939's two-phase-commit fields mean nothing without a transactional id. */
 const INIT_PRODUCER_ID_MAX_VERSION = INIT_PRODUCER_ID_2PC_VERSION - 1;
+
+/** The largest producer epoch (int16), Kafka's Short.MAX_VALUE. */
+const MAX_EPOCH = 32767;
 
 export interface IdempotentProducerIdHooks {
   /** A new producer id: every partition's sequence starts again. */
@@ -42,6 +45,21 @@ export class IdempotentProducerId {
   /** Forget the id: the next batch waits for a new one. */
   reset(): void {
     this.id = -1n;
+  }
+
+  /**
+   * The next epoch of the same id, chosen here without asking a broker (KIP-360;
+   * Kafka's TransactionManager.bumpIdempotentProducerEpoch): the broker takes
+   * a higher epoch starting at sequence 0. At the last epoch the id is
+   * dropped instead and a new one fetched. Returns whether the id is kept.
+   */
+  bumpEpoch(): boolean {
+    if (this.epoch >= MAX_EPOCH) {
+      this.reset();
+      return false;
+    }
+    this.epoch++;
+    return true;
   }
 
   /** Starts fetching an id unless a fetch is under way; the hooks tell how it went. */

@@ -1,42 +1,24 @@
 /**
  * The producer's RecordAccumulator (Kafka's producer/internals/RecordAccumulator.java):
  * a queue of batches per partition that send() appends to and the Sender
- * drains. It decides when a partition's first batch may go — batch.size
- * reached, linger.ms passed, a flush or close under way, a retry's backoff
- * over, delivery.timeout.ms not yet passed — and hands the ready ones to the
- * Sender grouped by leader; a drained batch is closed here, with its sequence
- * numbers, encoded and compressed once. It knows nothing of the network or of
- * transactions: the Sender answers where each ready partition goes and with
+ * drains. It decides when a partition's first waiting batch may go —
+ * batch.size reached, linger.ms passed, a flush or close under way, a
+ * retry's backoff over, delivery.timeout.ms not yet passed — and hands the
+ * ready ones to the Sender grouped by leader, one batch per partition per
+ * drain (a partition may have several drained batches in flight); a drained
+ * batch is encoded and compressed here, once unless its sequence is
+ * rewritten. It knows nothing of the network or of transactions: the Sender
+ * answers where each ready partition goes, whether it must wait, and with
  * which producer id.
  */
 import { encodeRecordBatch, NO_SEQUENCE } from '../../runtime/record-batch.js';
 import { ConfigError, KafkaTimeoutError } from '../errors.js';
 import { DefaultPartitioner, type Partitioner } from '../partitioner.js';
 import type { ProducerSettings } from './config.js';
+import { PartitionQueue } from './partition-queue.js';
 import { ProducerBatch, type PendingRecord } from './producer-batch.js';
 
-/** Sequence numbers wrap at int32's end, as Kafka's DefaultRecordBatch.incrementSequence. */
-const SEQUENCE_MODULUS = 2 ** 31;
-
-/** One partition's batches, oldest first (Kafka's per-TopicPartition deque), and its ordering state. */
-export interface PartitionQueue {
-  /** `topic:partition`. */
-  readonly key: string;
-  readonly topic: string;
-  readonly topicId: string;
-  readonly partition: number;
-  batches: ProducerBatch[];
-  /**
-   * The first batch is in a request without an answer yet. One batch per
-   * partition at a time (Kafka's guaranteeMessageOrder with one request in
-   * flight, mutePartition): a retry can never overtake a later batch.
-   */
-  inFlight: boolean;
-  /** The first batch waits until then (epoch ms) after a failed attempt. */
-  retryAt: number;
-  /** The sequence number of the partition's next new batch (idempotence). */
-  nextSequence: number;
-}
+export { PartitionQueue } from './partition-queue.js';
 
 /** A ready partition with the batch to send for it. */
 export interface DrainedBatch {
@@ -51,8 +33,8 @@ export const RETRY_LATER = -2;
 
 /** Where the Sender takes what `drain` finds. */
 export interface DrainTarget {
-  /** The node to send the partition's first (ready) batch to, or HOLD, or RETRY_LATER. */
-  leaderFor(queue: PartitionQueue, now: number): number;
+  /** The node to send the partition's first waiting (ready) `batch` to, or HOLD, or RETRY_LATER. */
+  leaderFor(queue: PartitionQueue, batch: ProducerBatch, now: number): number;
   /** The partition's first batch ran out of delivery.timeout.ms before it was sent; it is off the queue. */
   expired(queue: PartitionQueue, batch: ProducerBatch, error: KafkaTimeoutError): void;
 }
@@ -104,11 +86,11 @@ export class RecordAccumulator {
     const key = `${topic}:${partition}`;
     let queue = this.queues.get(key);
     if (!queue) {
-      queue = { key, topic, topicId, partition, batches: [], inFlight: false, retryAt: 0, nextSequence: 0 };
+      queue = new PartitionQueue(topic, topicId, partition);
       this.queues.set(key, queue);
     }
     let batch = queue.batches[queue.batches.length - 1];
-    if (!batch || batch.encoded !== null || (batch.records.length > 0 && batch.bytes + size > this.settings.batchSize)) {
+    if (!batch || batch.closed || (batch.records.length > 0 && batch.bytes + size > this.settings.batchSize)) {
       if (batch && !this.userPartitioner) this.partitioner.onBatchClosed(topic, partition);
       batch = new ProducerBatch(Date.now());
       queue.batches.push(batch);
@@ -121,8 +103,11 @@ export class RecordAccumulator {
 
   /**
    * ready + drain in one pass (Kafka's RecordAccumulator.ready, drain and
-   * expiredBatches): each partition not in flight offers its first batch if
-   * it is ready, grouped by the node `target` routes it to. A first batch past
+   * expiredBatches): each partition offers its first waiting batch if it is
+   * ready, grouped by the node `target` routes it to; with
+   * max.in.flight.requests.per.connection 1, only while none of the
+   * partition's batches is in a request (Kafka's mutePartition under
+   * guaranteeMessageOrder). A first batch past
    * delivery.timeout.ms is taken off and handed to `target.expired` instead,
    * there and then, so that what that does to the other partitions (an
    * abortable transaction fails their batches) applies before they are drained.
@@ -131,7 +116,7 @@ export class RecordAccumulator {
     const byNode = new Map<number, DrainedBatch[]>();
     let next = Infinity;
     for (const queue of this.queues.values()) {
-      if (queue.inFlight || queue.batches.length === 0) continue;
+      if (queue.batches.length === 0 || (this.settings.maxInFlight === 1 && queue.sending > 0)) continue;
       const batch = queue.batches[0]!;
       if (now - batch.createdAt >= this.settings.deliveryTimeoutMs) {
         queue.batches.shift();
@@ -145,15 +130,16 @@ export class RecordAccumulator {
         next = now;
         continue;
       }
-      if (queue.retryAt > now) {
-        next = Math.min(next, queue.retryAt);
+      const waitUntil = Math.max(queue.retryAt, batch.retryAt);
+      if (waitUntil > now) {
+        next = Math.min(next, waitUntil);
         continue;
       }
       if (!this.isReady(queue, batch, now)) {
         next = Math.min(next, batch.createdAt + this.settings.lingerMs);
         continue;
       }
-      const leader = target.leaderFor(queue, now);
+      const leader = target.leaderFor(queue, batch, now);
       if (leader === HOLD) continue;
       if (leader === RETRY_LATER) {
         next = Math.min(next, queue.retryAt);
@@ -178,33 +164,28 @@ export class RecordAccumulator {
   }
 
   /**
-   * Closes a drained batch for good (Kafka's drainBatchesForOneNode, which sets
-   * the producer state, then ProducerBatch.close): an idempotent producer's
-   * batch takes the partition's next sequence numbers, and the batch is
-   * encoded, compressed, once; every retry sends these bytes.
+   * The bytes of a drained batch (Kafka's ProducerBatch.close): encoded and
+   * compressed with the producer state it carries, once; every retry sends
+   * these bytes unless its sequence was rewritten since.
    */
-  closeBatch(queue: PartitionQueue, batch: ProducerBatch, producerId: bigint, producerEpoch: number): void {
+  encode(batch: ProducerBatch): Uint8Array {
+    batch.closed = true;
     const idempotent = this.settings.idempotent;
-    if (idempotent) {
-      batch.baseSequence = queue.nextSequence;
-      queue.nextSequence = (queue.nextSequence + batch.records.length) % SEQUENCE_MODULUS;
-    }
     batch.encoded = encodeRecordBatch({
       baseOffset: 0n,
       compression: this.settings.compression,
       compressionLevel: this.settings.compressionLevel,
       isTransactional: this.settings.transactionalId !== null,
-      producerId,
-      producerEpoch,
+      producerId: batch.producerId,
+      producerEpoch: batch.producerEpoch,
       baseSequence: idempotent ? batch.baseSequence : NO_SEQUENCE,
       records: batch.records.map((r) => r.input),
     });
+    return batch.encoded;
   }
 
-  /** The in-flight first batch of `queue` was answered with success: off the queue, its records resolved. */
-  completeFirst(queue: PartitionQueue, batch: ProducerBatch, baseOffset: bigint, logAppendTime: bigint): void {
-    queue.inFlight = false;
-    queue.batches.shift();
+  /** An in-flight batch was answered with success: its records resolved. */
+  complete(queue: PartitionQueue, batch: ProducerBatch, baseOffset: bigint, logAppendTime: bigint): void {
     batch.complete(queue.topic, queue.partition, baseOffset, logAppendTime);
     this.incomplete.delete(batch);
   }
@@ -216,31 +197,37 @@ export class RecordAccumulator {
   }
 
   /**
-   * Fails every queued batch but the one in flight of each partition (Kafka's
-   * abortUndrainedBatches). Returns whether one of them had been sent before
-   * (it has a sequence number): the broker may have appended it.
+   * Fails every batch waiting to be sent (Kafka's abortUndrainedBatches);
+   * those in requests are left to their answers. Returns whether one of them
+   * had been sent before (it has a sequence number): the broker may have
+   * appended it.
    */
   abortUndrained(error: Error): boolean {
     let sequenced = false;
     for (const queue of this.queues.values()) {
-      const keep: ProducerBatch[] = [];
       for (const batch of queue.batches) {
-        if (queue.inFlight && batch === queue.batches[0]) keep.push(batch);
-        else {
-          if (batch.baseSequence >= 0) sequenced = true;
-          this.fail(batch, error);
+        if (batch.hasSequence) {
+          sequenced = true;
+          queue.removeInFlight(batch);
         }
+        this.fail(batch, error);
       }
-      queue.batches = keep;
+      queue.batches = [];
     }
     return sequenced;
   }
 
+  /** Every partition, for the Sender's rounds over their sequence state. */
+  partitions(): IterableIterator<PartitionQueue> {
+    return this.queues.values();
+  }
+
   /** Fails every queued batch, in flight or not (the producer closed). */
   failAll(error: Error): void {
+    for (const batch of [...this.incomplete]) this.fail(batch, error);
     for (const queue of this.queues.values()) {
-      for (const batch of queue.batches) this.fail(batch, error);
       queue.batches = [];
+      queue.inFlight.length = 0;
     }
   }
 
@@ -249,9 +236,9 @@ export class RecordAccumulator {
     return [...new Set([...this.queues.values()].map((q) => q.topic))];
   }
 
-  /** Every partition's next sequence back to 0 (a new producer id or epoch). */
+  /** Every partition's sequences start again (a new producer id or epoch; Kafka's TransactionManager.resetSequenceNumbers). */
   resetSequences(): void {
-    for (const queue of this.queues.values()) queue.nextSequence = 0;
+    for (const queue of this.queues.values()) queue.resetSequences();
   }
 
   /** What a flush waits for: every batch not yet answered now. */

@@ -1,13 +1,15 @@
 /**
  * The producer's Sender (Kafka's producer/internals/Sender.java): takes the
  * ready batches from the RecordAccumulator, sends one Produce request per
- * leader, and settles each batch from its answer — success (records
- * resolved), retry with the same sequence after a backoff (and fresh metadata
- * when the leader moved), or failure (records rejected; with a sequence number
- * spent, a new producer id or epoch before the next batch). It runs on
- * setImmediate / a timer instead of a thread, and holds back a partition
- * until the producer has an id and, under the classic transaction protocol,
- * the partition has joined the transaction.
+ * leader with up to max.in.flight.requests.per.connection of them unanswered
+ * per broker (Kafka's NetworkClient InFlightRequests.canSendMore), and
+ * settles each batch from its answer — success (records resolved), retry
+ * with the same sequence after a backoff, put back in sequence order (and
+ * fresh metadata when the leader moved), or failure (records rejected; the
+ * later batches' sequences adjusted or a new epoch, by the SequenceKeeper).
+ * It runs on setImmediate / a timer instead of a thread, and holds back a
+ * partition until the producer has an id and, under the classic transaction
+ * protocol, the partition has joined the transaction.
  */
 import { ProduceRequest, ProduceResponse } from '../../generated/index.js';
 import { NetworkError } from '../../connection/connection.js';
@@ -21,6 +23,7 @@ import type { IdempotentProducerId } from './idempotent-producer-id.js';
 import { PRODUCE_MAX_VERSION_BEFORE_TV2, PRODUCE_TOPIC_ID_VERSION, STALE_METADATA_ERRORS } from './produce-protocol.js';
 import type { ProducerBatch } from './producer-batch.js';
 import { HOLD, RETRY_LATER, type DrainedBatch, type DrainTarget, type PartitionQueue, type RecordAccumulator } from './record-accumulator.js';
+import { SequenceKeeper } from './sequence-keeper.js';
 
 export class Sender implements DrainTarget {
   private readonly inFlightRequests = new Set<Promise<void>>();
@@ -31,6 +34,10 @@ export class Sender implements DrainTarget {
   /** Set by leaderFor during one drain: what to ask for once the drain is over. */
   private needMetadata = false;
   private needPartitions = false;
+  /** Produce requests sent to each node and not yet answered. */
+  private readonly requestsInFlight = new Map<number, number>();
+  /** Set for an idempotent producer: its sequence rules. */
+  private readonly sequences: SequenceKeeper | null;
 
   constructor(
     private readonly cluster: ClusterClient,
@@ -39,7 +46,17 @@ export class Sender implements DrainTarget {
     /** Set for an idempotent producer without a transactional id. */
     private readonly producerId: IdempotentProducerId | null,
     private readonly settings: ProducerSettings,
-  ) {}
+  ) {
+    this.sequences = settings.idempotent
+      ? new SequenceKeeper({
+          transactional: txn !== null,
+          producerId: () => this.producerIdNow(),
+          producerEpoch: () => this.producerEpochNow(),
+          bumpEpoch: () => producerId!.bumpEpoch(),
+          failTransaction: (error) => this.failTransaction(error),
+        })
+      : null;
+  }
 
   /** Runs the sender soon (once, however often it is woken before it runs). */
   wakeup(): void {
@@ -76,7 +93,7 @@ export class Sender implements DrainTarget {
     while (this.inFlightRequests.size > 0) await Promise.allSettled([...this.inFlightRequests]);
   }
 
-  /** Fails every queued batch but the one in flight of each partition with `error`. */
+  /** Fails every batch waiting to be sent with `error`; those in requests wait for their answers. */
   abortUndrainedBatches(error: Error): void {
     // A failed batch that was sent before (it has a sequence) may be in the log: the next transaction needs a new epoch.
     if (this.accumulator.abortUndrained(error)) this.txn?.requireEpochBump();
@@ -87,6 +104,7 @@ export class Sender implements DrainTarget {
     if (this.closed) return;
     this.needMetadata = false;
     this.needPartitions = false;
+    this.sequences?.beforeDrain(this.accumulator.partitions());
     const { byNode, nextCheckAt } = this.accumulator.drain(Date.now(), this);
     if (this.needPartitions && this.txn) void this.txn.addPendingPartitions();
     if (this.needMetadata) {
@@ -95,10 +113,16 @@ export class Sender implements DrainTarget {
     }
     for (const [nodeId, items] of byNode) this.sendProduce(nodeId, items);
     if (nextCheckAt < Infinity) this.scheduleAt(nextCheckAt);
+    // Kafka's sender loops while there is work: a partition's next ready batch goes in the next request.
+    if (byNode.size > 0) this.wakeup();
   }
 
-  /** DrainTarget: the partition's leader, once the producer may send to the partition at all. */
-  leaderFor(queue: PartitionQueue, now: number): number {
+  /**
+   * DrainTarget: the partition's leader, once the producer may send `batch`
+   * to the partition at all and the leader's connection has room for one more
+   * request; a request's answer wakes the sender again.
+   */
+  leaderFor(queue: PartitionQueue, batch: ProducerBatch, now: number): number {
     if (this.producerId && !this.producerId.valid) {
       this.producerId.ensure();
       return HOLD;
@@ -107,18 +131,24 @@ export class Sender implements DrainTarget {
       this.needPartitions = true;
       return HOLD;
     }
+    if (this.sequences?.mustWait(queue, batch)) return HOLD;
     const leader = this.cluster.cachedTopic(queue.topic)?.partitions.find((p) => p.partition === queue.partition)?.leader ?? -1;
     if (leader < 0) {
       this.needMetadata = true;
       queue.retryAt = now + this.cluster.backoff(1);
       return RETRY_LATER;
     }
+    if ((this.requestsInFlight.get(leader) ?? 0) >= this.settings.maxInFlight) return HOLD;
     return leader;
   }
 
-  /** DrainTarget: a batch that ran out of delivery.timeout.ms before it was sent. */
+  /**
+   * DrainTarget: a waiting batch ran out of delivery.timeout.ms (Kafka's
+   * Sender.sendProducerData on expiredBatches): failed without adjusting the
+   * later sequences; one that was sent before leaves its sequences unresolved.
+   */
   expired(queue: PartitionQueue, batch: ProducerBatch, error: KafkaTimeoutError): void {
-    this.onBatchFailed(queue, batch, error);
+    this.onBatchFailed(queue, batch, error, false);
   }
 
   /** The producer id batches carry now: the transaction's, the idempotent producer's, or none. */
@@ -133,12 +163,21 @@ export class Sender implements DrainTarget {
   }
 
   /** One Produce request to `nodeId` with a batch for each partition (Kafka's Sender.sendProduceRequest). */
-  private sendProduce(nodeId: number, items: DrainedBatch[]): void {
-    for (const item of items) {
-      item.queue.inFlight = true;
-      item.batch.attempts++;
-      if (item.batch.encoded === null) this.accumulator.closeBatch(item.queue, item.batch, this.producerIdNow(), this.producerEpochNow());
+  private sendProduce(nodeId: number, drained: DrainedBatch[]): void {
+    // A batch expired later in the same drain may have made the transaction abortable, which failed the waiting batches.
+    const items = drained.filter(({ queue, batch }) => queue.batches[0] === batch);
+    if (items.length === 0) return;
+    // The bytes as drained: a rewrite of the sequences while the request is out applies to the next attempt only.
+    const records = new Map<ProducerBatch, Uint8Array>();
+    for (const { queue, batch } of items) {
+      queue.batches.shift();
+      queue.sending++;
+      batch.attempts++;
+      // Kafka's drainBatchesForOneNode: a batch's sequence is given once, at its first drain.
+      if (this.sequences && !batch.hasSequence) queue.assignSequence(batch, this.producerIdNow(), this.producerEpochNow());
+      records.set(batch, batch.encoded ?? this.accumulator.encode(batch));
     }
+    this.requestsInFlight.set(nodeId, (this.requestsInFlight.get(nodeId) ?? 0) + 1);
     const byTopic = groupBy(items, (item) => item.queue.topic);
     const request = (version: number) =>
       ProduceRequest.create({
@@ -148,7 +187,7 @@ export class Sender implements DrainTarget {
         topicData: [...byTopic].map(([name, list]) => ({
           name: version >= PRODUCE_TOPIC_ID_VERSION ? '' : name,
           topicId: version >= PRODUCE_TOPIC_ID_VERSION ? list[0]!.queue.topicId : ZERO_UUID,
-          partitionData: list.map(({ queue, batch }) => ({ index: queue.partition, records: batch.encoded })),
+          partitionData: list.map(({ queue, batch }) => ({ index: queue.partition, records: records.get(batch)! })),
         })),
       });
     const run = (async () => {
@@ -164,6 +203,7 @@ export class Sender implements DrainTarget {
       }
       this.handleResponse(nodeId, items, response);
     })().finally(() => {
+      this.requestsInFlight.set(nodeId, this.requestsInFlight.get(nodeId)! - 1);
       this.inFlightRequests.delete(run);
       this.wakeup();
     });
@@ -175,7 +215,8 @@ export class Sender implements DrainTarget {
     for (const { queue, batch } of items) {
       if (response === undefined) {
         // acks=0: no response.
-        this.accumulator.completeFirst(queue, batch, -1n, -1n);
+        queue.sending--;
+        this.accumulator.complete(queue, batch, -1n, -1n);
         continue;
       }
       const topic = response.responses.find((t) => t.name === queue.topic || t.topicId === queue.topicId);
@@ -186,58 +227,74 @@ export class Sender implements DrainTarget {
       }
       // DUPLICATE_SEQUENCE_NUMBER: the broker has the batch but no longer its offset; a success without one, as in Kafka.
       if (part.errorCode === Errors.NONE || part.errorCode === Errors.DUPLICATE_SEQUENCE_NUMBER) {
-        this.accumulator.completeFirst(queue, batch, part.errorCode === Errors.NONE ? part.baseOffset : -1n, part.logAppendTimeMs);
+        const baseOffset = part.errorCode === Errors.NONE ? part.baseOffset : -1n;
+        queue.sending--;
+        if (this.sequences) queue.acknowledged(batch, baseOffset, this.txn !== null);
+        this.accumulator.complete(queue, batch, baseOffset, part.logAppendTimeMs);
         continue;
       }
-      this.onBatchError(queue, batch, errorFromCode(part.errorCode, `Produce to ${queue.key} on ${this.cluster.describeNode(nodeId)}`, part.errorMessage));
+      const error = errorFromCode(part.errorCode, `Produce to ${queue.key} on ${this.cluster.describeNode(nodeId)}`, part.errorMessage);
+      this.onBatchError(queue, batch, error, part.logStartOffset);
     }
   }
 
-  /** A batch attempt failed: retry it (same sequence) if retriable and in time, else fail it (Kafka's Sender.canRetry). */
-  private onBatchError(queue: PartitionQueue, batch: ProducerBatch, error: Error): void {
-    queue.inFlight = false;
+  /**
+   * A batch attempt failed: put it back for a retry, same sequence, in
+   * sequence order (Kafka's Sender.completeBatch, canRetry, reenqueueBatch),
+   * if the error allows one and it is in time; else fail it.
+   */
+  private onBatchError(queue: PartitionQueue, batch: ProducerBatch, error: Error, logStartOffset = -1n): void {
+    queue.sending--;
     const code = error instanceof ApiError ? error.code : undefined;
-    const retriable = error instanceof NetworkError || (code !== undefined && isRetriableCode(code));
     const inTime = Date.now() - batch.createdAt < this.settings.deliveryTimeoutMs;
     const state = this.txn?.state;
     const aborting = state === 'ABORTING_TRANSACTION' || state === 'ABORTABLE_ERROR' || state === 'FATAL_ERROR';
     // A batch of a transaction that is aborting (or can only abort) is never retried: a retry would
     // land in the *next* transaction and commit there (the chaos soak found such duplicates).
-    if (retriable && inTime && !this.closed && !aborting) {
+    const allowed = inTime && !this.closed && !aborting;
+    const retriable = error instanceof NetworkError || (code !== undefined && isRetriableCode(code));
+    const sequenceRule = allowed && code !== undefined && this.sequences ? this.sequences.canRetry(queue, batch, code, logStartOffset) : undefined;
+    if (allowed && (sequenceRule ?? retriable)) {
       if (error instanceof NetworkError || STALE_METADATA_ERRORS.has(code!)) {
         this.cluster.invalidateMetadata();
         void this.cluster.refreshMetadata([queue.topic]).catch(() => {});
       }
-      queue.retryAt = Date.now() + this.cluster.backoff(batch.attempts);
-      this.scheduleAt(queue.retryAt);
+      batch.retryAt = Date.now() + this.cluster.backoff(batch.attempts);
+      queue.reenqueue(batch);
+      this.scheduleAt(batch.retryAt);
       return;
     }
-    queue.batches.shift();
     if (retriable && !inTime) {
       error = new KafkaTimeoutError(
         `${batch.records.length} record(s) for ${queue.key} expired: not acknowledged within delivery.timeout.ms (${this.settings.deliveryTimeoutMs} ms); last error: ${error.message}`,
         error,
       );
     }
-    this.onBatchFailed(queue, batch, error);
+    // The broker answered with an error code: the batch is not in its log (Kafka adjusts the later sequences here, its retries being unlimited).
+    this.onBatchFailed(queue, batch, error, code !== undefined);
   }
 
-  /** A batch failed for good (Kafka's Sender.failBatch): its records are rejected and its transaction can only abort. */
-  private onBatchFailed(queue: PartitionQueue, batch: ProducerBatch, error: Error): void {
-    if (batch.baseSequence >= 0) {
-      // The broker may or may not have this sequence: start a new epoch / producer id.
-      if (this.txn) this.txn.requireEpochBump();
-      else {
-        this.producerId?.reset();
-        this.accumulator.resetSequences();
-      }
-    }
+  /**
+   * A batch failed for good (Kafka's Sender.failBatch and
+   * TransactionManager.handleFailedBatch): its records are rejected, the
+   * partition's later sequences follow (SequenceKeeper.failed) when the
+   * broker `answered` with an error, else its sequences are unresolved
+   * (it may be in the log; Kafka's markSequenceUnresolved for an expired
+   * batch that was sent), and its transaction can only abort.
+   */
+  private onBatchFailed(queue: PartitionQueue, batch: ProducerBatch, error: Error, answered: boolean): void {
+    // A transaction whose batch may or may not be in the log needs a new epoch before the next one.
+    if (batch.hasSequence && this.txn) this.txn.requireEpochBump();
+    if (answered) this.sequences?.failed(queue, batch, error);
+    else this.sequences?.expired(queue, batch);
     this.accumulator.fail(batch, error);
-    if (this.txn && this.txn.isInTransaction) {
-      this.txn.fail(error);
-      if (this.txn.state === 'ABORTABLE_ERROR' || this.txn.state === 'FATAL_ERROR') {
-        this.abortUndrainedBatches(this.txn.lastError ?? error);
-      }
-    }
+    if (this.txn && this.txn.isInTransaction) this.failTransaction(error);
+  }
+
+  /** The transaction can only abort (or the producer is fenced): what waits to be sent fails with its error. */
+  private failTransaction(error: Error): void {
+    if (!this.txn) return;
+    this.txn.fail(error);
+    if (this.txn.state === 'ABORTABLE_ERROR' || this.txn.state === 'FATAL_ERROR') this.abortUndrainedBatches(this.txn.lastError ?? error);
   }
 }
