@@ -17,7 +17,7 @@ import { ROOT, removeTempDirs, startKipgenBroker, type KipgenBroker } from './su
 import { requireInteropTool } from './support/tools.js';
 
 const PYTHON = '/usr/bin/python3';
-const TOPICS = ['range-rd-leads', 'range-ours-leads', 'coop-rd-leads', 'coop-ours-leads'];
+const TOPICS = ['range-rd-leads', 'range-ours-leads', 'coop-rd-leads', 'coop-ours-leads', '3-rd-leads', '3-ours-leads'];
 let broker: KipgenBroker;
 let librdkafka = '';
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -37,17 +37,18 @@ afterAll(async () => {
   if (librdkafka !== '') process.stdout.write(`librdkafka mixed group: ${librdkafka}\n`);
 });
 
-type Who = 'rd' | 'ours';
+/** librdkafka's member, ours, and a second of ours for the three-member case. */
+type Who = 'rd' | 'ours' | 'ours2';
 
 /** What both members did, as the test saw it. */
 class Group {
-  readonly owned: Record<Who, Set<number>> = { rd: new Set(), ours: new Set() };
-  readonly reads: Record<Who, string[]> = { rd: [], ours: [] };
+  readonly owned: Record<Who, Set<number>> = { rd: new Set(), ours: new Set(), ours2: new Set() };
+  readonly reads: Record<Who, string[]> = { rd: [], ours: [], ours2: [] };
   /** Records a member got from a partition it did not own at the time. */
   readonly strays: string[] = [];
   readonly errors: string[] = [];
   /** Each revocation's partitions, per member. */
-  readonly revocations: Record<Who, number[][]> = { rd: [], ours: [] };
+  readonly revocations: Record<Who, number[][]> = { rd: [], ours: [], ours2: [] };
 
   revoke(who: Who, partitions: number[]): void {
     this.revocations[who].push(partitions.slice().sort());
@@ -64,7 +65,12 @@ class Group {
   }
 
   state(): string {
-    return `librdkafka owns [${this.ownedList('rd').join(',')}], ours [${this.ownedList('ours').join(',')}]; read ${this.reads.rd.length} and ${this.reads.ours.length}; errors ${JSON.stringify(this.errors)}`;
+    const owns = (['rd', 'ours', 'ours2'] as const).map((w) => `${w} owns [${this.ownedList(w).join(',')}] read ${this.reads[w].length}`);
+    return `${owns.join('; ')}; errors ${JSON.stringify(this.errors)}`;
+  }
+
+  readCount(): number {
+    return this.reads.rd.length + this.reads.ours.length + this.reads.ours2.length;
   }
 }
 
@@ -110,7 +116,7 @@ function startLibrdkafka(group: Group, topic: string, groupId: string, strategy:
   };
 }
 
-function startOurs(group: Group, topic: string, groupId: string, strategy: string): { close(): Promise<void> } {
+function startOurs(group: Group, topic: string, groupId: string, strategy: string, who: 'ours' | 'ours2' = 'ours'): { close(): Promise<void> } {
   const consumer = new KafkaConsumer({
     bootstrapServers: `127.0.0.1:${broker.port}`,
     logger: null,
@@ -123,17 +129,17 @@ function startOurs(group: Group, topic: string, groupId: string, strategy: strin
     partitionAssignmentStrategy: [strategy],
   });
   consumer.subscribe([topic], {
-    onPartitionsAssigned: (tps: TopicPartition[]) => tps.forEach((tp) => group.owned.ours.add(tp.partition)),
+    onPartitionsAssigned: (tps: TopicPartition[]) => tps.forEach((tp) => group.owned[who].add(tp.partition)),
     onPartitionsRevoked: (tps: TopicPartition[]) =>
       group.revoke(
-        'ours',
+        who,
         tps.map((tp) => tp.partition),
       ),
-    onPartitionsLost: (tps: TopicPartition[]) => tps.forEach((tp) => group.owned.ours.delete(tp.partition)),
+    onPartitionsLost: (tps: TopicPartition[]) => tps.forEach((tp) => group.owned[who].delete(tp.partition)),
   });
   let running = true;
   const loop = (async () => {
-    while (running) for (const r of await consumer.poll(100)) group.read('ours', r.partition, r.offset);
+    while (running) for (const r of await consumer.poll(100)) group.read(who, r.partition, r.offset);
   })();
   const close = async () => {
     running = false;
@@ -160,7 +166,7 @@ async function until(check: () => boolean, ms: number, what: () => string): Prom
   }
 }
 
-async function mixedGroup(strategy: 'range' | 'cooperative-sticky', leader: Who, topic: string): Promise<void> {
+async function mixedGroup(strategy: 'range' | 'cooperative-sticky', leader: 'rd' | 'ours', topic: string): Promise<void> {
   const groupId = `${topic}-g`;
   const producer = new KafkaProducer({ bootstrapServers: `127.0.0.1:${broker.port}`, lingerMs: 5, logger: null, metricsRegistry: null });
   cleanups.push(() => producer.close(1_000));
@@ -169,7 +175,7 @@ async function mixedGroup(strategy: 'range' | 'cooperative-sticky', leader: Who,
   };
   const group = new Group();
   const start = (who: Who) => (who === 'rd' ? startLibrdkafka(group, topic, groupId, strategy) : startOurs(group, topic, groupId, strategy));
-  const second: Who = leader === 'rd' ? 'ours' : 'rd';
+  const second = leader === 'rd' ? 'ours' : 'rd';
 
   // The first to join leads the group; the second joins its next generation.
   const first = start(leader);
@@ -201,7 +207,7 @@ async function mixedGroup(strategy: 'range' | 'cooperative-sticky', leader: Who,
 
   await send(8, 8);
   await until(
-    () => group.reads.rd.length + group.reads.ours.length >= 16,
+    () => group.readCount() >= 16,
     15_000,
     () => `both to read the next 8: ${group.state()}`,
   );
@@ -218,7 +224,7 @@ async function mixedGroup(strategy: 'range' | 'cooperative-sticky', leader: Who,
   );
   await send(16, 8);
   await until(
-    () => group.reads.rd.length + group.reads.ours.length >= 24,
+    () => group.readCount() >= 24,
     15_000,
     () => `the last 8 to be read: ${group.state()}`,
   );
@@ -246,4 +252,60 @@ describe('confluent-kafka-python (librdkafka) and KafkaConsumer in one classic g
   it('cooperative-sticky, ours leads: the partitions split incrementally, every record is read once, librdkafka takes all when ours leaves', async () => {
     await mixedGroup('cooperative-sticky', 'ours', 'coop-ours-leads');
   });
+
+  it('cooperative-sticky, three members: a third (ours) joining takes one partition; librdkafka and ours each keep what they owned but one (sticky, decoded from each other)', async () => {
+    await threeMembers('3-rd-leads', 'rd');
+    await threeMembers('3-ours-leads', 'ours');
+  });
 });
+
+/**
+ * librdkafka and ours split 4 partitions 2 and 2, then a second of ours joins.
+ * The sticky assignor (run by `leader`) reads every member's owned partitions
+ * from its subscription (consumer protocol v1+), so each of the two keeps one
+ * of its two and revokes only the other: a leader that misread the other
+ * side's owned partitions would move more (Kafka's AbstractStickyAssignor).
+ */
+async function threeMembers(topic: string, leader: 'rd' | 'ours'): Promise<void> {
+  const groupId = `${topic}-g`;
+  const group = new Group();
+  const producer = new KafkaProducer({ bootstrapServers: `127.0.0.1:${broker.port}`, lingerMs: 5, logger: null, metricsRegistry: null });
+  cleanups.push(() => producer.close(1_000));
+  const start = (who: 'rd' | 'ours') =>
+    who === 'rd' ? startLibrdkafka(group, topic, groupId, 'cooperative-sticky') : startOurs(group, topic, groupId, 'cooperative-sticky');
+  start(leader);
+  await until(
+    () => group.owned[leader].size === 4,
+    30_000,
+    () => `the first member to own all 4 partitions: ${group.state()}`,
+  );
+  start(leader === 'rd' ? 'ours' : 'rd');
+  await until(
+    () => group.owned.rd.size === 2 && group.owned.ours.size === 2,
+    30_000,
+    () => `the split 2 and 2: ${group.state()}`,
+  );
+  const before = { rd: group.ownedList('rd'), ours: group.ownedList('ours') };
+  const revokedBefore = { rd: group.revocations.rd.length, ours: group.revocations.ours.length };
+  startOurs(group, topic, groupId, 'cooperative-sticky', 'ours2');
+  await until(
+    () => group.owned.ours2.size === 1 && group.owned.rd.size + group.owned.ours.size === 3,
+    30_000,
+    () => `the third member to get one partition: ${group.state()}`,
+  );
+  expect([...group.ownedList('rd'), ...group.ownedList('ours'), ...group.ownedList('ours2')].sort()).toEqual([0, 1, 2, 3]);
+  // Nobody lost a partition it kept: what each owns now is a subset of what it owned before.
+  for (const who of ['rd', 'ours'] as const) expect(before[who]).toEqual(expect.arrayContaining(group.ownedList(who)));
+  // Only the one partition that moved was revoked, from one of the two.
+  const revoked = [...group.revocations.rd.slice(revokedBefore.rd), ...group.revocations.ours.slice(revokedBefore.ours)].flat();
+  expect(revoked).toEqual(group.ownedList('ours2'));
+  for (let i = 0; i < 12; i++) await producer.send({ topic, partition: i % 4, value: `m-${i}` });
+  await until(
+    () => group.readCount() >= 12,
+    15_000,
+    () => `the 12 records to be read: ${group.state()}`,
+  );
+  expect(new Set([...group.reads.rd, ...group.reads.ours, ...group.reads.ours2]).size).toBe(12);
+  expect(group.strays).toEqual([]);
+  expect(group.errors).toEqual([]);
+}
