@@ -6,7 +6,9 @@
  * the partitions and reads on from the committed offsets. For the range
  * assignor (eager) and for cooperative-sticky (KIP-429, incremental), each
  * with librdkafka and with ours as the group leader, so that each side
- * computes the assignment once and decodes the other's once.
+ * computes the assignment once and decodes the other's once; and a third
+ * member joining a cooperative-sticky group of the two, which moves only one
+ * partition when each leader reads the other side's owned partitions.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as path from 'node:path';
