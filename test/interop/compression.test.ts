@@ -25,6 +25,7 @@ import { ROOT, requireTool, run, startKipgenBroker, tempDir, type KipgenBroker, 
 import { readPartition, type ConsumedRecord } from './support/fetch.js';
 import { kcatConsume, kcatProduceFiles, requireKcat } from './support/kcat.js';
 import { ProduceV0Proxy } from './support/produce-v0-proxy.js';
+import { DEBIAN_PYTHON as PYTHON } from './support/tools.js';
 
 const require = createRequire(import.meta.url);
 const { CompressionCodecs, CompressionTypes } = require('kafkajs') as any;
@@ -33,7 +34,6 @@ const KafkajsDecoder = require('kafkajs/src/protocol/decoder') as new (buffer: B
 const lz4js = require('lz4js') as { decompress(data: Uint8Array): Uint8Array; compress(data: Uint8Array): Uint8Array };
 const fzstd = require('fzstd') as { decompress(data: Uint8Array): Uint8Array };
 
-const PYTHON = '/usr/bin/python3';
 const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
 const KCAT_TOPIC = 'z-kcat';
 const PY_TOPIC = 'z-python';

@@ -8,8 +8,8 @@
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, apisUsed, removeTempDirs, requireTool, run, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
+import { DEBIAN_PYTHON as PYTHON } from './support/tools.js';
 
-const PYTHON = '/usr/bin/python3';
 const CLIENT_ID = 'confluent-python-interop';
 let broker: KipgenBroker;
 let outcome: {

@@ -8,12 +8,11 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OffsetFetchRequest, OffsetFetchResponse } from '../../generated/index.js';
 import { KafkaConnection } from '../../connection/connection.js';
-import { requireInteropTool } from './support/tools.js';
+import { requireInteropTool, DEBIAN_PYTHON as PYTHON } from './support/tools.js';
 import { ROOT, apisUsed, run, startKipgenBroker, type KipgenBroker, removeTempDirs } from './support/broker-process.js';
 import { readPartition } from './support/fetch.js';
 
 /** Debian's interpreter: python3-confluent-kafka installs into its dist-packages (a pyenv python3 on PATH would not see it). */
-const PYTHON = '/usr/bin/python3';
 const CLIENT_ID = 'confluent-python-interop';
 const TOPIC = 'python-payments';
 const GROUP = 'python-group';

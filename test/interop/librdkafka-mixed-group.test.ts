@@ -16,9 +16,8 @@ import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaConsumer, KafkaProducer, type TopicPartition } from '../../client/index.js';
 import { ROOT, removeTempDirs, startKipgenBroker, type KipgenBroker } from './support/broker-process.js';
-import { requireInteropTool } from './support/tools.js';
+import { requireInteropTool, DEBIAN_PYTHON as PYTHON } from './support/tools.js';
 
-const PYTHON = '/usr/bin/python3';
 const TOPICS = ['range-rd-leads', 'range-ours-leads', 'coop-rd-leads', 'coop-ours-leads', '3-rd-leads', '3-ours-leads'];
 let broker: KipgenBroker;
 let librdkafka = '';

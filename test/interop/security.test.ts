@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommitted } from '../client/support/brokers.js';
 import { startSecureBroker, USERS, type SecureBroker } from '../security/support.js';
 import { removeTempDirs, requireTool, run, tempDir } from './support/broker-process.js';
+import { DEBIAN_PYTHON as PYTHON } from './support/tools.js';
 
-const PYTHON = '/usr/bin/python3';
 const SCRAM = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
 let secure: SecureBroker;
 let caFile: string;

@@ -23,10 +23,12 @@ export interface InteropTool {
  * /usr/bin/python3 (where python3-confluent-kafka installs), not merely by
  * finding a python3: a python3 without the module is not enough.
  */
+export const DEBIAN_PYTHON = '/usr/bin/python3';
+
 export const INTEROP_TOOLS: readonly InteropTool[] = [
   { name: 'kcat', probe: ['kcat', ['-V']], debianPackage: 'kcat' },
   { name: 'tshark', probe: ['tshark', ['-v']], debianPackage: 'tshark' },
-  { name: 'confluent-kafka-python', probe: ['/usr/bin/python3', ['-c', 'import confluent_kafka']], debianPackage: 'python3-confluent-kafka' },
+  { name: 'confluent-kafka-python', probe: [DEBIAN_PYTHON, ['-c', 'import confluent_kafka']], debianPackage: 'python3-confluent-kafka' },
 ];
 
 /** Runs the tool's probe; its output when it works, undefined when it does not. */
