@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin, KafkaShareConsumer } from '../../client/index.js';
-import { GroupAuthorizationError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
+import { ConfigError, GroupAuthorizationError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TestClient } from '../coordinator/support/broker-harness.js';
 import { connectAs, createAcls, Op, Res } from '../security/acl-support.js';
@@ -161,6 +161,12 @@ describe('describeConsumerGroups', () => {
       { topic: 'a', partition: 1 },
     ]);
     expect(result.get('classic').partitionAssignor).toBe('range');
+  });
+
+  it('refuses a negative timeoutMs with the same ConfigError as every Admin call', async () => {
+    // One deadline function for every Admin call (client/admin/call.ts): the coordinator calls say it as the others do.
+    await expect(admin.describeConsumerGroups(['classic'], { timeoutMs: -1 })).rejects.toThrow(ConfigError);
+    await expect(admin.deleteConsumerGroups(['classic'], { timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a non-negative number of milliseconds, not -1/);
   });
 });
 
