@@ -29,7 +29,7 @@ import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
 import { Errors, errorFromCode, KafkaError, UnsupportedVersionError } from '../errors.js';
 import type { TopicPartition } from '../consumer/topic-partition.js';
-import { assignedPartitions } from './consumer-protocol.js';
+import { deserializeAssignment } from '../consumer/consumer-protocol.js';
 import {
   authorizedOperations,
   groupStateName,
@@ -276,4 +276,18 @@ export async function deleteConsumerGroups(admin: Admin, groupIds: readonly stri
       );
     }),
   );
+}
+
+/**
+ * The partitions of a classic member's assignment, the consumer protocol bytes
+ * SyncGroup handed out, read with the consumer's own decoder as Kafka's
+ * DescribeConsumerGroupsHandler reads them with ConsumerProtocol; bytes that
+ * are not one fail naming the group and member they came from.
+ */
+function assignedPartitions(bytes: Uint8Array, where: string): TopicPartition[] {
+  try {
+    return deserializeAssignment(bytes).partitions;
+  } catch (error) {
+    throw new KafkaError(`${where}: the member's assignment is not a consumer protocol Assignment (${(error as Error).message})`, { cause: error });
+  }
 }
