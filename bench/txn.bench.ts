@@ -20,6 +20,7 @@
  *                       sends, then acknowledge + commitSync — latency = send-await + commitSync
  *  - transactional-ctp: KIP §2.1: begin, send outputs, sendShareAcksToTransaction, commitTransaction —
  *                       latency = sendShareAcks + commit
+ *                       (both -ctp loops are bench/ctp-loop.ts, which bench:kafka's eos part runs too)
  * Throughput = records acknowledged / wall time from the first poll to the last commit.
  *
  * The transactional modes run once per transaction protocol (`--tv`): against
@@ -30,8 +31,10 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, TransactionalShareAcknowledger, type ShareConsumerRecord } from '../client/index.js';
+import * as client from '../client/index.js';
+import { KafkaShareConsumer, ShareAcknowledgements, TransactionalShareAcknowledger, type ShareConsumerRecord } from '../client/index.js';
 import { seedInput } from '../chaos/seed.js';
+import { consumeTransformProduce, percentile } from './ctp-loop.js';
 import { startBenchBroker, type BenchBroker } from './txn-broker.js';
 import { runTimeline } from './txn-timeline.js';
 
@@ -65,19 +68,27 @@ interface Result {
   p99: number | null;
 }
 
-function percentile(sorted: number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 async function run(bootstrap: string, mode: Mode, tv: number | null, batch: number, runId: number): Promise<Result> {
   const common = { bootstrapServers: bootstrap, logger: null, ...(RETRY_BACKOFF_MS === undefined ? {} : { retryBackoffMs: RETRY_BACKOFF_MS }) } as const;
   const groupId = `bench-${mode}-${batch}-${runId}`;
+  if (mode === 'explicit-ctp' || mode === 'transactional-ctp') {
+    const r = await consumeTransformProduce(client, mode, {
+      bootstrap,
+      input: 'bench-in',
+      output: 'bench-out',
+      group: groupId,
+      transactionalId: `bench-tx-${runId}`,
+      records: RECORDS,
+      batch,
+      warmupMs: 15_000,
+      runLimitMs: RUN_LIMIT_MS,
+      retryBackoffMs: RETRY_BACKOFF_MS,
+    });
+    const [p50, p99] = [percentile(r.latencies, 0.5), percentile(r.latencies, 0.99)];
+    return { mode, tv, batch, records: r.records, seconds: r.seconds, rps: r.records / r.seconds, commits: r.commits, p50, p99 };
+  }
   const ackMode = mode === 'implicit' ? 'implicit' : mode.startsWith('transactional') ? 'transactional' : 'explicit';
   const consumer = new KafkaShareConsumer({ ...common, groupId, acknowledgementMode: ackMode, maxPollRecords: batch, fetchMaxWaitMs: 100 });
-  const txnProducer =
-    mode === 'transactional-ctp' ? new KafkaProducer({ ...common, transactionalId: `bench-tx-${runId}`, lingerMs: 0, metricsRegistry: null }) : null;
-  const plainProducer = mode === 'explicit-ctp' ? new KafkaProducer({ ...common, lingerMs: 0, metricsRegistry: null }) : null;
   const acker =
     mode === 'transactional' ? new TransactionalShareAcknowledger({ ...common, transactionalId: `bench-acks-${runId}`, metricsRegistry: null }) : null;
   const latencies: number[] = [];
@@ -85,7 +96,6 @@ async function run(bootstrap: string, mode: Mode, tv: number | null, batch: numb
   let commits = 0;
   try {
     consumer.subscribe(['bench-in']);
-    await txnProducer?.initTransactions();
     await acker?.initTransactions();
     // Warm-up: join the group and see the first records before the clock starts.
     let pending: ShareConsumerRecord[] = [];
@@ -108,23 +118,8 @@ async function run(bootstrap: string, mode: Mode, tv: number | null, batch: numb
         case 'transactional':
           await acker!.commitAcknowledgements(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
           break;
-        case 'explicit-ctp':
-          await Promise.all(records.map((r) => plainProducer!.send({ topic: 'bench-out', key: r.key, value: r.value })));
-          for (const r of records) consumer.acknowledge(r, 'accept');
-          await consumer.commitSync();
-          break;
-        case 'transactional-ctp': {
-          txnProducer!.beginTransaction();
-          const sends = records.map((r) => txnProducer!.send({ topic: 'bench-out', key: r.key, value: r.value }));
-          const c0 = performance.now();
-          await txnProducer!.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), consumer.groupMetadata());
-          await txnProducer!.commitTransaction();
-          await Promise.all(sends);
-          latencies.push(performance.now() - c0);
-          break;
-        }
       }
-      if (mode !== 'implicit' && mode !== 'transactional-ctp') latencies.push(performance.now() - t0);
+      if (mode !== 'implicit') latencies.push(performance.now() - t0);
       if (mode !== 'implicit') commits++;
       done += records.length;
     }
@@ -134,11 +129,9 @@ async function run(bootstrap: string, mode: Mode, tv: number | null, batch: numb
     }
     const seconds = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
-    return { mode, tv, batch, records: done, seconds, rps: done / seconds, commits, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return { mode, tv, batch, records: done, seconds, rps: done / seconds, commits, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
   } finally {
     await consumer.close(2_000).catch(() => {});
-    await txnProducer?.close(2_000).catch(() => {});
-    await plainProducer?.close(2_000).catch(() => {});
     await acker?.close(2_000).catch(() => {});
   }
 }

@@ -53,7 +53,7 @@ import {
   type DescribeGroupsOptions,
   type ListGroupsOptions,
 } from './admin/groups.js';
-import type { AllBrokersResult, CallOptions } from './admin/per-entry.js';
+import type { AllBrokersResult } from './admin/per-entry.js';
 import {
   alterShareGroupOffsets,
   deleteShareGroupOffsets,
@@ -186,7 +186,7 @@ export class Admin {
   }
 
   /** Deletes empty consumer groups and their offsets (DeleteGroups), one outcome per group. */
-  deleteConsumerGroups(groupIds: readonly string[], options?: CallOptions): Promise<AdminResult<string, void>> {
+  deleteConsumerGroups(groupIds: readonly string[], options?: AdminCallOptions): Promise<AdminResult<string, void>> {
     return deleteConsumerGroups(this, groupIds, options);
   }
 
@@ -202,20 +202,20 @@ export class Admin {
   alterConsumerGroupOffsets(
     groupId: string,
     offsets: ReadonlyArray<TopicPartition & OffsetAndMetadata>,
-    options?: CallOptions,
+    options?: AdminCallOptions,
   ): Promise<AdminResult<string, void>> {
     return alterConsumerGroupOffsets(this, groupId, offsets, options);
   }
 
   /** Deletes a group's offsets for some partitions (OffsetDelete), one outcome per `topic-partition`. */
-  deleteConsumerGroupOffsets(groupId: string, partitions: readonly TopicPartition[], options?: CallOptions): Promise<AdminResult<string, void>> {
+  deleteConsumerGroupOffsets(groupId: string, partitions: readonly TopicPartition[], options?: AdminCallOptions): Promise<AdminResult<string, void>> {
     return deleteConsumerGroupOffsets(this, groupId, partitions, options);
   }
 
   /** Share groups' start offsets per partition (DescribeShareGroupOffsets, KIP-932), keyed by `topic-partition`; null where none. */
   listShareGroupOffsets(
     groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
-    options?: CallOptions,
+    options?: AdminCallOptions,
   ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
     return listShareGroupOffsets(this, groups, options);
   }
@@ -223,7 +223,7 @@ export class Admin {
   /** listShareGroupOffsets under the name of the API it sends (DescribeShareGroupOffsets). */
   describeShareGroupOffsets(
     groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
-    options?: CallOptions,
+    options?: AdminCallOptions,
   ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
     return listShareGroupOffsets(this, groups, options);
   }
@@ -232,18 +232,18 @@ export class Admin {
   alterShareGroupOffsets(
     groupId: string,
     offsets: ReadonlyArray<TopicPartition & { offset: bigint }>,
-    options?: CallOptions,
+    options?: AdminCallOptions,
   ): Promise<AdminResult<string, void>> {
     return alterShareGroupOffsets(this, groupId, offsets, options);
   }
 
   /** Removes an empty share group's state for whole topics (DeleteShareGroupOffsets), one outcome per topic. */
-  deleteShareGroupOffsets(groupId: string, topics: readonly string[], options?: CallOptions): Promise<AdminResult<string, void>> {
+  deleteShareGroupOffsets(groupId: string, topics: readonly string[], options?: AdminCallOptions): Promise<AdminResult<string, void>> {
     return deleteShareGroupOffsets(this, groupId, topics, options);
   }
 
   /** The coordinator's view of transactional ids (KIP-664; also KIP-939 recovery), one outcome per id. */
-  describeTransactions(transactionalIds: readonly string[], options?: CallOptions): Promise<AdminResult<string, TransactionDescription>> {
+  describeTransactions(transactionalIds: readonly string[], options?: AdminCallOptions): Promise<AdminResult<string, TransactionDescription>> {
     return describeTransactions(this, transactionalIds, options);
   }
 
@@ -258,7 +258,7 @@ export class Admin {
   }
 
   /** Aborts a hanging transaction on one partition (KIP-664): an ABORT marker written by the partition's leader. */
-  abortTransaction(spec: AbortTransactionSpec, options?: CallOptions): Promise<void> {
+  abortTransaction(spec: AbortTransactionSpec, options?: AdminCallOptions): Promise<void> {
     return abortTransaction(this, spec, options);
   }
 

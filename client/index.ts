@@ -81,7 +81,7 @@ export {
   PolicyViolationError,
   SecurityDisabledError,
 } from './admin/errors.js';
-export { AllBrokersResult, type CallOptions } from './admin/per-entry.js';
+export { AllBrokersResult } from './admin/per-entry.js';
 export type {
   GroupType,
   GroupState,

@@ -32,7 +32,8 @@ import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
 import { topicPartitionKey, type TopicPartition } from '../consumer/topic-partition.js';
 import { Errors, errorFromCode, KafkaError } from '../errors.js';
-import { deadlineOf, perEntry, settle, toCoordinator, type CallOptions } from './per-entry.js';
+import { deadlineOf, type AdminCallOptions } from './call.js';
+import { perEntry, settle, toCoordinator } from './per-entry.js';
 import { AdminResult, type EntryOutcome } from './result.js';
 import type { OffsetAndMetadata } from '../consumer/offset-commits.js';
 
@@ -50,7 +51,7 @@ export interface ListConsumerGroupOffsetsSpec {
   topicPartitions?: readonly TopicPartition[];
 }
 
-export interface ListConsumerGroupOffsetsOptions extends CallOptions {
+export interface ListConsumerGroupOffsetsOptions extends AdminCallOptions {
   /** OffsetFetch's RequireStable (v7+): partitions with a transactional commit pending are answered with an error, so left out. */
   requireStable?: boolean;
 }
@@ -158,7 +159,7 @@ export async function alterConsumerGroupOffsets(
   admin: Admin,
   groupId: string,
   offsets: ReadonlyArray<TopicPartition & OffsetAndMetadata>,
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, void>> {
   const deadline = deadlineOf(admin, options);
   const what = `OffsetCommit (group ${groupId})`;
@@ -206,7 +207,7 @@ export async function deleteConsumerGroupOffsets(
   admin: Admin,
   groupId: string,
   partitions: readonly TopicPartition[],
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, void>> {
   const deadline = deadlineOf(admin, options);
   const what = `OffsetDelete (group ${groupId})`;

@@ -29,7 +29,7 @@ import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
 import { Errors, errorFromCode, KafkaError, UnsupportedVersionError } from '../errors.js';
 import type { TopicPartition } from '../consumer/topic-partition.js';
-import { assignedPartitions } from './consumer-protocol.js';
+import { deserializeAssignment } from '../consumer/consumer-protocol.js';
 import {
   authorizedOperations,
   groupStateName,
@@ -41,10 +41,11 @@ import {
   type GroupType,
   type ShareGroupDescription,
 } from './group-types.js';
-import { AllBrokersResult, deadlineOf, perEntry, toAllBrokers, toCoordinator, type CallOptions } from './per-entry.js';
+import { deadlineOf, type AdminCallOptions } from './call.js';
+import { AllBrokersResult, perEntry, toAllBrokers, toCoordinator } from './per-entry.js';
 import { AdminResult } from './result.js';
 
-export interface ListGroupsOptions extends CallOptions {
+export interface ListGroupsOptions extends AdminCallOptions {
   /** Only groups of these types (ListGroups v5+). */
   types?: GroupType[];
   /** Only groups in these states (ListGroups v4+). */
@@ -53,7 +54,7 @@ export interface ListGroupsOptions extends CallOptions {
   protocolTypes?: string[];
 }
 
-export interface DescribeGroupsOptions extends CallOptions {
+export interface DescribeGroupsOptions extends AdminCallOptions {
   includeAuthorizedOperations?: boolean;
 }
 
@@ -256,7 +257,7 @@ export async function describeShareGroups(
   );
 }
 
-export async function deleteConsumerGroups(admin: Admin, groupIds: readonly string[], options: CallOptions = {}): Promise<AdminResult<string, void>> {
+export async function deleteConsumerGroups(admin: Admin, groupIds: readonly string[], options: AdminCallOptions = {}): Promise<AdminResult<string, void>> {
   const deadline = deadlineOf(admin, options);
   return new AdminResult(
     await perEntry(groupIds, async (groupId) => {
@@ -275,4 +276,18 @@ export async function deleteConsumerGroups(admin: Admin, groupIds: readonly stri
       );
     }),
   );
+}
+
+/**
+ * The partitions of a classic member's assignment, the consumer protocol bytes
+ * SyncGroup handed out, read with the consumer's own decoder as Kafka's
+ * DescribeConsumerGroupsHandler reads them with ConsumerProtocol; bytes that
+ * are not one fail naming the group and member they came from.
+ */
+function assignedPartitions(bytes: Uint8Array, where: string): TopicPartition[] {
+  try {
+    return deserializeAssignment(bytes).partitions;
+  } catch (error) {
+    throw new KafkaError(`${where}: the member's assignment is not a consumer protocol Assignment (${(error as Error).message})`, { cause: error });
+  }
 }

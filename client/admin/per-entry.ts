@@ -1,12 +1,14 @@
 /**
- * What the Admin calls of groups, offsets and transactions share: their
- * deadline, one request per entry to the entry's coordinator (Kafka's
- * CoordinatorStrategy: FindCoordinator, and NOT_COORDINATOR /
- * COORDINATOR_NOT_AVAILABLE look the coordinator up again,
- * COORDINATOR_LOAD_IN_PROGRESS waits — client/cluster/coordinators.ts), a
- * request to every broker (Kafka's AllBrokersStrategy / listGroups), and the
- * rule that turns a failure into an entry's outcome unless the call as a whole
- * failed.
+ * What the Admin calls of groups, offsets and transactions share: one
+ * request per entry to the entry's coordinator (Kafka's CoordinatorStrategy:
+ * FindCoordinator, and NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE look the
+ * coordinator up again, COORDINATOR_LOAD_IN_PROGRESS waits —
+ * client/cluster/coordinators.ts), a request to every broker (Kafka's
+ * AllBrokersStrategy / listGroups), and the rule that turns a failure into an
+ * entry's outcome unless the call as a whole failed. The deadline and the
+ * options are call.ts's, as for every Admin call. The coordinator's retry loop
+ * is not call.ts's sendWithRetries: it routes by group or transactional id, not
+ * to a node, and both already share the cluster's Retrier (backoff, deadline).
  *
  * Deviation: Kafka's AdminApiDriver batches the entries that share a
  * coordinator into one request; here each entry is its own request (in
@@ -18,18 +20,6 @@ import type { Admin } from '../admin.js';
 import type { CoordinatorKeyType } from '../cluster.js';
 import { ClientClosedError, Errors, errorFromCode, KafkaError, SaslAuthenticationError, UnsupportedVersionError } from '../errors.js';
 import type { EntryOutcome } from './result.js';
-
-/** Options every one of these calls takes (Kafka's AbstractOptions.timeoutMs). */
-export interface CallOptions {
-  /** How long the call may take in all, retries included; default the Admin's defaultApiTimeoutMs. */
-  timeoutMs?: number;
-}
-
-export function deadlineOf(admin: Admin, options: CallOptions | undefined): number {
-  const timeoutMs = options?.timeoutMs ?? admin.defaultApiTimeoutMs;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new RangeError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`);
-  return Date.now() + timeoutMs;
-}
 
 /** Errors that fail the whole call, not one entry: the client closed, or authentication failed. */
 function failsTheCall(error: unknown): boolean {

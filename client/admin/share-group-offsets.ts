@@ -27,7 +27,8 @@ import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
 import { topicPartitionKey, type TopicPartition } from '../consumer/topic-partition.js';
 import { Errors, errorFromCode, KafkaError } from '../errors.js';
-import { deadlineOf, perEntry, settle, toCoordinator, type CallOptions } from './per-entry.js';
+import { deadlineOf, type AdminCallOptions } from './call.js';
+import { perEntry, settle, toCoordinator } from './per-entry.js';
 import { AdminResult, type EntryOutcome } from './result.js';
 
 /** Kafka's SharePartitionOffsetInfo, with its partition. */
@@ -59,7 +60,7 @@ function groupCode(what: string, code: number, message: string | null): { code: 
 export async function listShareGroupOffsets(
   admin: Admin,
   groups: string | readonly string[] | Readonly<Record<string, ListShareGroupOffsetsSpec>>,
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, Map<string, SharePartitionOffsetInfo | null>>> {
   const deadline = deadlineOf(admin, options);
   const specs: Record<string, ListShareGroupOffsetsSpec> =
@@ -127,7 +128,7 @@ export async function alterShareGroupOffsets(
   admin: Admin,
   groupId: string,
   offsets: ReadonlyArray<TopicPartition & { offset: bigint }>,
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, void>> {
   const deadline = deadlineOf(admin, options);
   const what = `AlterShareGroupOffsets (group ${groupId})`;
@@ -161,7 +162,7 @@ export async function deleteShareGroupOffsets(
   admin: Admin,
   groupId: string,
   topics: readonly string[],
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, void>> {
   const deadline = deadlineOf(admin, options);
   const what = `DeleteShareGroupOffsets (group ${groupId})`;

@@ -32,7 +32,8 @@ import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
 import { topicPartitionKey, type TopicPartition } from '../consumer/topic-partition.js';
 import { Errors, errorFromCode, KafkaError } from '../errors.js';
-import { AllBrokersResult, deadlineOf, perEntry, toAllBrokers, toCoordinator, type CallOptions } from './per-entry.js';
+import { deadlineOf, type AdminCallOptions } from './call.js';
+import { AllBrokersResult, perEntry, toAllBrokers, toCoordinator } from './per-entry.js';
 import { AdminResult } from './result.js';
 
 /** Kafka's org.apache.kafka.clients.admin.TransactionState. */
@@ -76,7 +77,7 @@ export interface TransactionListing {
 }
 
 /** Kafka's ListTransactionsOptions. */
-export interface ListTransactionsOptions extends CallOptions {
+export interface ListTransactionsOptions extends AdminCallOptions {
   filterStates?: TransactionState[];
   filterProducerIds?: bigint[];
   /** Only transactions running longer than this (ListTransactions v1+, KIP-994). */
@@ -101,7 +102,7 @@ export interface PartitionProducerState {
   activeProducers: ProducerState[];
 }
 
-export interface DescribeProducersOptions extends CallOptions {
+export interface DescribeProducersOptions extends AdminCallOptions {
   /** Ask this broker instead of each partition's leader (a follower's view); NOT_LEADER_OR_FOLLOWER is then an error. */
   brokerId?: number;
 }
@@ -117,7 +118,7 @@ export interface AbortTransactionSpec {
 export async function describeTransactions(
   admin: Admin,
   transactionalIds: readonly string[],
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, TransactionDescription>> {
   const deadline = deadlineOf(admin, options);
   return new AdminResult(
@@ -249,7 +250,7 @@ export async function describeProducers(
   return new AdminResult(await perEntry(byKey.keys(), (key) => describeProducersOf(admin, byKey.get(key)!, options, deadline)));
 }
 
-export async function abortTransaction(admin: Admin, spec: AbortTransactionSpec, options: CallOptions = {}): Promise<void> {
+export async function abortTransaction(admin: Admin, spec: AbortTransactionSpec, options: AdminCallOptions = {}): Promise<void> {
   const deadline = deadlineOf(admin, options);
   const tp = spec.topicPartition;
   const what = `WriteTxnMarkers (abort producer ${spec.producerId} epoch ${spec.producerEpoch} on ${topicPartitionKey(tp)})`;

@@ -3,21 +3,17 @@
  * ConsumerProtocolSubscription, the bytes a member of a `consumer` group gives
  * JoinGroup): what Kafka's ClassicGroup.computeSubscribedTopics reads to tell
  * whether a group still consumes a topic (OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC).
- * Every version starts with the int16 version and the topics as a non-compact
- * array of strings; the rest is not needed here.
+ * As there, the int16 version is skipped and the rest read with the generated
+ * codec at version 0, the prefix every version starts with, so the broker does
+ * not depend on the member's version; what later versions append is ignored.
  */
-import { Reader } from '../../runtime/index.js';
+import { ConsumerProtocolSubscription } from '../../generated/index.js';
 
-/** The subscribed topics, or null when the bytes are not a subscription Kafka's schema accepts. */
+/** The subscribed topics, or null when the bytes are not a subscription Kafka's schema accepts (Kafka's SchemaException). */
 export function subscribedTopics(metadata: Uint8Array): string[] | null {
+  if (metadata.length < 2) return null;
   try {
-    const reader = new Reader(metadata);
-    reader.int16();
-    const count = reader.int32();
-    if (count < 0) return null;
-    const topics: string[] = [];
-    for (let i = 0; i < count; i++) topics.push(reader.string(false));
-    return topics;
+    return ConsumerProtocolSubscription.decode(metadata.subarray(2), 0, { onTrailingBytes: () => {} }).topics;
   } catch {
     return null;
   }

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin, KafkaShareConsumer } from '../../client/index.js';
-import { GroupAuthorizationError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
+import { ConfigError, GroupAuthorizationError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TestClient } from '../coordinator/support/broker-harness.js';
 import { connectAs, createAcls, Op, Res } from '../security/acl-support.js';
@@ -161,6 +161,48 @@ describe('describeConsumerGroups', () => {
       { topic: 'a', partition: 1 },
     ]);
     expect(result.get('classic').partitionAssignor).toBe('range');
+  });
+
+  it("an assignment that is not consumer protocol bytes is the group's entry error, naming the group and the member", async () => {
+    const joined = await raw.call(
+      11,
+      {
+        groupId: 'garbled',
+        sessionTimeoutMs: 30_000,
+        rebalanceTimeoutMs: 5_000,
+        memberId: '',
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: subscription(['a']) }],
+      },
+      3,
+    );
+    expect(joined.errorCode).toBe(0);
+    try {
+      // Version 0, one topic, then the bytes stop where its name should be.
+      const cut = Uint8Array.from([...int16(0), ...int32(1)]);
+      const synced = await raw.call(
+        14,
+        { groupId: 'garbled', generationId: joined.generationId, memberId: joined.memberId, assignments: [{ memberId: joined.memberId, assignment: cut }] },
+        3,
+      );
+      expect(synced.errorCode).toBe(0);
+      const result = await admin.describeConsumerGroups(['garbled', 'classic']);
+      expect(result.get('classic').members).toHaveLength(1);
+      expect(result.errors().get('garbled')?.message).toMatch(
+        new RegExp(`^DescribeGroups \\(group garbled\\), member ${joined.memberId}: the member's assignment is not a consumer protocol Assignment \\(.+\\)$`),
+      );
+    } finally {
+      const left = await raw.call(13, { groupId: 'garbled', members: [{ memberId: joined.memberId, groupInstanceId: null }] }, 3);
+      expect(left.errorCode).toBe(0);
+      expect((await admin.deleteConsumerGroups(['garbled'])).errors()).toEqual(new Map());
+    }
+  });
+
+  it('refuses a negative timeoutMs with the same ConfigError as every Admin call', async () => {
+    // One deadline function for every Admin call (client/admin/call.ts): the coordinator calls say it as the others do.
+    await expect(admin.describeConsumerGroups(['classic'], { timeoutMs: -1 })).rejects.toThrow(ConfigError);
+    await expect(admin.deleteConsumerGroups(['classic'], { timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a non-negative number of milliseconds, not -1/);
   });
 });
 
