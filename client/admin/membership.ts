@@ -63,6 +63,9 @@ export async function removeMembersFromConsumerGroup(
       ? [...new Set(named.map((m) => m.groupInstanceId))].map((groupInstanceId) => ({ memberId: '', groupInstanceId, reason }))
       : await everyMember(admin, groupId, deadline, reason);
   const keyOf = (m: { memberId: string; groupInstanceId: string | null }): string => m.groupInstanceId ?? m.memberId;
+  // Deviation: removing every member of a group that has none fails in Kafka (LeaveGroupRequest.Builder
+  // refuses an empty member list with an IllegalArgumentException); here there is nothing to do, and the
+  // result has no entries.
   if (members.length === 0) return new AdminResult(new Map());
 
   const what = `LeaveGroup (group ${groupId})`;

@@ -93,6 +93,11 @@ describe('removeMembersFromConsumerGroup', () => {
     expect((await admin.describeClassicGroups(['dynamics'])).get('dynamics').state).toBe('EMPTY');
   });
 
+  it('removing every member of a group that has none sends nothing and has no entries (Kafka throws instead)', async () => {
+    await admin.alterConsumerGroupOffsets('memberless', [{ topic: 'a', partition: 0, offset: 1n }]);
+    expect((await admin.removeMembersFromConsumerGroup('memberless')).entries).toEqual(new Map());
+  });
+
   it('removing every member of an unknown group fails the call, as it fails Kafka’s whole result', async () => {
     await expect(admin.removeMembersFromConsumerGroup('no-such-group')).rejects.toMatchObject({ code: ErrorCode.GROUP_ID_NOT_FOUND });
   });
