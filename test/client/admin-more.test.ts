@@ -7,9 +7,11 @@
  * prepared two-phase transaction aborted) and describeFeatures.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Admin, KafkaProducer, ProducerFencedError, type KafkaError } from '../../client/index.js';
+import { Admin, GroupAuthorizationError, KafkaProducer, ProducerFencedError, TransactionalIdAuthorizationError, type KafkaError } from '../../client/index.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TestClient } from '../coordinator/support/broker-harness.js';
+import { connectAs, createAcls, Op, Res } from '../security/acl-support.js';
+import { startSecureBroker, USERS, type SecureBroker } from '../security/support.js';
 import { readCommitted, startCluster, type TestCluster } from './support/brokers.js';
 
 let cluster: TestCluster;
@@ -194,5 +196,43 @@ describe('describeFeatures', () => {
     expect(features.supportedFeatures.get('transaction.version')).toEqual({ minVersion: 0, maxVersion: 2 });
     expect(features.finalizedFeatures.get('transaction.version')).toEqual({ minVersionLevel: 2, maxVersionLevel: 2 });
     expect(features.finalizedFeaturesEpoch).toBe(0n);
+  });
+});
+
+describe('with ACLs', () => {
+  let secure: SecureBroker;
+  let bob: Admin;
+  beforeAll(async () => {
+    secure = await startSecureBroker({ authorizer: { enabled: true, superUsers: ['User:admin'], allowEveryoneIfNoAclFound: false } });
+    const adminConnection = await connectAs(secure, 'admin');
+    await createAcls(adminConnection, [
+      { principal: 'User:bob', resourceType: Res.TRANSACTIONAL_ID, resourceName: 'bobs-txn', operation: Op.WRITE },
+      { principal: 'User:bob', resourceType: Res.GROUP, resourceName: 'bobs', operation: Op.DESCRIBE },
+    ]);
+    await adminConnection.close();
+    bob = new Admin({
+      bootstrapServers: secure.bootstrap('SASL_PLAINTEXT'),
+      sasl: { mechanism: 'SCRAM-SHA-256', username: 'bob', password: USERS.bob },
+      logger: null,
+      defaultApiTimeoutMs: 5_000,
+    });
+  });
+  afterAll(async () => {
+    await bob?.close();
+    await secure?.close();
+  });
+
+  it('fenceProducers: an id the principal may not write is a TransactionalIdAuthorizationError entry; the other is fenced', async () => {
+    const result = await bob.fenceProducers(['bobs-txn', 'others-txn']);
+    expect(result.get('bobs-txn').producerEpoch).toBeGreaterThanOrEqual(0);
+    expect(result.errors().get('others-txn')).toBeInstanceOf(TransactionalIdAuthorizationError);
+    await expect(bob.forceTerminateTransaction('others-txn')).rejects.toBeInstanceOf(TransactionalIdAuthorizationError);
+  });
+
+  it('removeMembersFromConsumerGroup without READ on the group rejects with GroupAuthorizationError; describeClassicGroups denies per group', async () => {
+    await expect(bob.removeMembersFromConsumerGroup('others', { members: [{ groupInstanceId: 'i' }] })).rejects.toBeInstanceOf(GroupAuthorizationError);
+    const described = await bob.describeClassicGroups(['bobs', 'others']);
+    expect((described.errors().get('bobs') as KafkaError).code).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+    expect(described.errors().get('others')).toBeInstanceOf(GroupAuthorizationError);
   });
 });
