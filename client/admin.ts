@@ -74,6 +74,15 @@ import {
   type TransactionListing,
 } from './admin/transactions.js';
 
+import { describeFeatures, type FeatureMetadata } from './admin/features.js';
+import { fenceProducers, forceTerminateTransaction, type FencedProducer } from './admin/fencing.js';
+import {
+  describeClassicGroups,
+  removeMembersFromConsumerGroup,
+  type ClassicGroupDescription,
+  type RemoveMembersFromConsumerGroupOptions,
+} from './admin/membership.js';
+
 export { AdminResult, type EntryOutcome, type EntryError } from './admin/result.js';
 
 export interface AdminConfig extends CommonClientConfig {
@@ -260,6 +269,33 @@ export class Admin {
   /** Aborts a hanging transaction on one partition (KIP-664): an ABORT marker written by the partition's leader. */
   abortTransaction(spec: AbortTransactionSpec, options?: AdminCallOptions): Promise<void> {
     return abortTransaction(this, spec, options);
+  }
+
+  // Membership, fencing and features
+
+  /** Removes static members by group.instance.id, or every member when none is named (LeaveGroup); one outcome per member. */
+  removeMembersFromConsumerGroup(groupId: string, options?: RemoveMembersFromConsumerGroupOptions): Promise<AdminResult<string, void>> {
+    return removeMembersFromConsumerGroup(this, groupId, options);
+  }
+
+  /** Classic groups of any protocol type (DescribeGroups; Kafka 4's describeClassicGroups), one outcome per group. */
+  describeClassicGroups(groupIds: readonly string[], options?: DescribeGroupsOptions): Promise<AdminResult<string, ClassicGroupDescription>> {
+    return describeClassicGroups(this, groupIds, options);
+  }
+
+  /** Fences the producers of transactional ids by bumping their epochs (InitProducerId), aborting their open transactions; one outcome per id. */
+  fenceProducers(transactionalIds: readonly string[], options?: CallOptions): Promise<AdminResult<string, FencedProducer>> {
+    return fenceProducers(this, transactionalIds, options);
+  }
+
+  /** Aborts a transactional id's transaction, a prepared two-phase one included (KIP-939), by fencing its producer. */
+  forceTerminateTransaction(transactionalId: string, options?: CallOptions): Promise<void> {
+    return forceTerminateTransaction(this, transactionalId, options);
+  }
+
+  /** The cluster's finalized feature levels and a broker's supported ranges (ApiVersions). */
+  describeFeatures(options?: AdminCallOptions): Promise<FeatureMetadata> {
+    return describeFeatures(this, options);
   }
 
   /** Closes the connections; calls in flight reject. */

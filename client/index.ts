@@ -105,6 +105,9 @@ export type {
   DescribeProducersOptions,
   AbortTransactionSpec,
 } from './admin/transactions.js';
+export type { RemoveMembersFromConsumerGroupOptions, ClassicGroupDescription, ClassicMemberDescription } from './admin/membership.js';
+export type { FencedProducer } from './admin/fencing.js';
+export type { FeatureMetadata, FinalizedVersionRange, SupportedVersionRange } from './admin/features.js';
 export { consoleLogger } from './cluster.js';
 export type { CommonClientConfig, Logger, SslConfig } from './cluster.js';
 export type { SaslConfig, SaslMechanismName, OAuthBearerToken } from './sasl/mechanisms.js';
