@@ -284,12 +284,12 @@ export class Admin {
   }
 
   /** Fences the producers of transactional ids by bumping their epochs (InitProducerId), aborting their open transactions; one outcome per id. */
-  fenceProducers(transactionalIds: readonly string[], options?: CallOptions): Promise<AdminResult<string, FencedProducer>> {
+  fenceProducers(transactionalIds: readonly string[], options?: AdminCallOptions): Promise<AdminResult<string, FencedProducer>> {
     return fenceProducers(this, transactionalIds, options);
   }
 
   /** Aborts a transactional id's transaction, a prepared two-phase one included (KIP-939), by fencing its producer. */
-  forceTerminateTransaction(transactionalId: string, options?: CallOptions): Promise<void> {
+  forceTerminateTransaction(transactionalId: string, options?: AdminCallOptions): Promise<void> {
     return forceTerminateTransaction(this, transactionalId, options);
   }
 

@@ -20,7 +20,8 @@
 import { InitProducerIdRequest, InitProducerIdResponse } from '../../generated/index.js';
 import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
-import { deadlineOf, perEntry, toCoordinator, type CallOptions } from './per-entry.js';
+import { deadlineOf, type AdminCallOptions } from './call.js';
+import { perEntry, toCoordinator } from './per-entry.js';
 import { AdminResult } from './result.js';
 
 /** Kafka's ProducerIdAndEpoch, as FenceProducersResult.producerId / epochId give them. */
@@ -34,7 +35,7 @@ export interface FencedProducer {
 export async function fenceProducers(
   admin: Admin,
   transactionalIds: readonly string[],
-  options: CallOptions = {},
+  options: AdminCallOptions = {},
 ): Promise<AdminResult<string, FencedProducer>> {
   const deadline = deadlineOf(admin, options);
   return new AdminResult(
@@ -63,6 +64,6 @@ export async function fenceProducers(
 }
 
 /** Aborts the transaction (prepared or not) of a transactional id by fencing its producer (Kafka's forceTerminateTransaction). */
-export async function forceTerminateTransaction(admin: Admin, transactionalId: string, options: CallOptions = {}): Promise<void> {
+export async function forceTerminateTransaction(admin: Admin, transactionalId: string, options: AdminCallOptions = {}): Promise<void> {
   (await fenceProducers(admin, [transactionalId], options)).get(transactionalId);
 }

@@ -284,7 +284,7 @@ export async function deleteConsumerGroups(admin: Admin, groupIds: readonly stri
  * DescribeConsumerGroupsHandler reads them with ConsumerProtocol; bytes that
  * are not one fail naming the group and member they came from.
  */
-function assignedPartitions(bytes: Uint8Array, where: string): TopicPartition[] {
+export function assignedPartitions(bytes: Uint8Array, where: string): TopicPartition[] {
   try {
     return deserializeAssignment(bytes).partitions;
   } catch (error) {

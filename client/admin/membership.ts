@@ -20,14 +20,14 @@ import type { Admin } from '../admin.js';
 import { CoordinatorType } from '../cluster.js';
 import type { TopicPartition } from '../consumer/topic-partition.js';
 import { ConfigError, Errors, errorFromCode, KafkaError } from '../errors.js';
-import { assignedPartitions } from './consumer-protocol.js';
 import { authorizedOperations, parseGroupState, type GroupState } from './group-types.js';
-import { describeConsumerGroups, type DescribeGroupsOptions } from './groups.js';
-import { deadlineOf, perEntry, toCoordinator, type CallOptions } from './per-entry.js';
+import { assignedPartitions, describeConsumerGroups, type DescribeGroupsOptions } from './groups.js';
+import { deadlineOf, type AdminCallOptions } from './call.js';
+import { perEntry, toCoordinator } from './per-entry.js';
 import { AdminResult, type EntryOutcome } from './result.js';
 
 /** Kafka's RemoveMembersFromConsumerGroupOptions. */
-export interface RemoveMembersFromConsumerGroupOptions extends CallOptions {
+export interface RemoveMembersFromConsumerGroupOptions extends AdminCallOptions {
   /** The static members to remove, by group.instance.id; none (or an empty list) removes every member. */
   members?: readonly { groupInstanceId: string }[];
   /** Why, for the broker's log; at most 255 characters are sent (Kafka truncates the same way). */
