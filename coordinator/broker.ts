@@ -149,7 +149,7 @@ async function startNode(input: BrokerConfigInput, options: StartOptions): Promi
     (line) => log(line),
   );
   classicGroups.recover();
-  const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config));
+  const groupConfigs = new GroupConfigs(config.dataDir, brokerGroupDefaults(config), config.groupConsumerMinHeartbeatIntervalMs);
   const consumerGroups = new ConsumerGroups(
     cluster,
     (groupId) => ({
@@ -336,7 +336,11 @@ const SHARE_GROUP_KAFKA_DEFAULTS: Partial<Record<keyof ShareGroupConfigOverrides
 /** The broker's defaults for group configs, where kipgen's broker settings give them. */
 function brokerGroupDefaults(config: BrokerConfig): Record<string, string> {
   const settings: ShareGroupConfigOverrides = config.shareGroup;
-  return Object.fromEntries(SHARE_GROUP_CONFIGS.map(([name, field]) => [name, String(settings[field] ?? SHARE_GROUP_KAFKA_DEFAULTS[field])]));
+  return {
+    ...Object.fromEntries(SHARE_GROUP_CONFIGS.map(([name, field]) => [name, String(settings[field] ?? SHARE_GROUP_KAFKA_DEFAULTS[field])])),
+    // Kafka's GroupConfig takes a group's default consumer.heartbeat.interval.ms from group.consumer.heartbeat.interval.ms.
+    'consumer.heartbeat.interval.ms': String(config.groupConsumerHeartbeatIntervalMs),
+  };
 }
 
 /** The share coordinator's view of a group's configs. */

@@ -109,15 +109,17 @@ export interface BrokerConfig {
   groupMinSessionTimeoutMs: number;
   /** group.max.session.timeout.ms (Kafka: 1800000). */
   groupMaxSessionTimeoutMs: number;
+  /** group.consumer.heartbeat.interval.ms (Kafka: 5000): the KIP-848 heartbeat interval of a group without its own consumer.heartbeat.interval.ms. */
+  groupConsumerHeartbeatIntervalMs: number;
+  /** group.consumer.min.heartbeat.interval.ms (Kafka: 5000): the lowest consumer.heartbeat.interval.ms a group or the broker may set. */
+  groupConsumerMinHeartbeatIntervalMs: number;
   /** transaction.max.timeout.ms */
   transactionMaxTimeoutMs: number;
   /** transaction.abort.timed.out.transaction.cleanup.interval.ms (Kafka: 10 s). */
   transactionAbortCheckIntervalMs: number;
   /**
-   * producer.id.expiration.ms (Kafka: 86400000, one day): a partition forgets
-   * a producer id (epoch, last sequences) idle this long, unless it has a
-   * transaction open there; "idle" counts from the max timestamp of its last
-   * batch (or its last marker's timestamp).
+   * producer.id.expiration.ms (Kafka: 86400000, one day): a partition forgets a producer id (epoch, last sequences) idle this long,
+   * unless it has a transaction open there; "idle" counts from the max timestamp of its last batch (or its last marker's timestamp).
    */
   producerIdExpirationMs: number;
   /**
@@ -127,16 +129,13 @@ export interface BrokerConfig {
    */
   producerIdExpirationCheckIntervalMs: number;
   /**
-   * transactional.id.expiration.ms (Kafka: 604800000, seven days): the
-   * transaction coordinator forgets a transactional id with no transaction
-   * open or completing (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) whose state
-   * was last written this long ago, writing a tombstone for it to
+   * transactional.id.expiration.ms (Kafka: 604800000, seven days): the transaction coordinator forgets a transactional id with no transaction
+   * open or completing (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) whose state was last written this long ago, writing a tombstone for it to
    * `__transaction_state`.
    */
   transactionalIdExpirationMs: number;
   /**
-   * transaction.remove.expired.transaction.cleanup.interval.ms (Kafka:
-   * 3600000, one hour): how often the transaction coordinator looks for
+   * transaction.remove.expired.transaction.cleanup.interval.ms (Kafka: 3600000, one hour): how often the transaction coordinator looks for
    * expired transactional ids. Both are static, as in Kafka.
    */
   transactionRemoveExpiredTransactionCleanupIntervalMs: number;
@@ -173,17 +172,9 @@ export interface BrokerConfig {
    * overrides it per topic.
    */
   logFlushIntervalMessages: number;
-  /**
-   * log.flush.interval.ms (Kafka: unset, which means
-   * log.flush.scheduler.interval.ms): the flusher fsyncs a log whose last
-   * flush is this old. Topic config flush.ms overrides it per topic.
-   */
+  /** log.flush.interval.ms (Kafka: unset, which means log.flush.scheduler.interval.ms): the flusher fsyncs a log whose last flush is this old. Topic config flush.ms overrides it per topic. */
   logFlushIntervalMs: number | null;
-  /**
-   * log.flush.scheduler.interval.ms (Kafka: Long.MAX_VALUE; here
-   * Number.MAX_SAFE_INTEGER, never): how often the flusher looks for logs
-   * due under flush.ms; above 2147483647 it never runs.
-   */
+  /** log.flush.scheduler.interval.ms (Kafka: Long.MAX_VALUE; here Number.MAX_SAFE_INTEGER, never): how often the flusher looks for logs due under flush.ms; above 2147483647 it never runs. */
   logFlushSchedulerIntervalMs: number;
   /**
    * Log one line per partition-log append, fsync and marker write with its
@@ -238,6 +229,8 @@ export function defaultConfig(): BrokerConfig {
     groupInitialRebalanceDelayMs: 3_000,
     groupMinSessionTimeoutMs: 6_000,
     groupMaxSessionTimeoutMs: 1_800_000,
+    groupConsumerHeartbeatIntervalMs: 5_000,
+    groupConsumerMinHeartbeatIntervalMs: 5_000,
     transactionMaxTimeoutMs: 900_000,
     transactionAbortCheckIntervalMs: 1_000,
     producerIdExpirationMs: 86_400_000,
@@ -338,6 +331,9 @@ export function resolveConfig(input: BrokerConfigInput): BrokerConfig {
   intIn(config.groupInitialRebalanceDelayMs, 0, 0x7fffffff, 'groupInitialRebalanceDelayMs');
   intIn(config.groupMinSessionTimeoutMs, 1, 0x7fffffff, 'groupMinSessionTimeoutMs');
   intIn(config.groupMaxSessionTimeoutMs, config.groupMinSessionTimeoutMs, 0x7fffffff, 'groupMaxSessionTimeoutMs');
+  // GroupCoordinatorConfig's requires: min ≤ interval ≤ group.consumer.max.heartbeat.interval.ms (kipgen keeps Kafka's 15000).
+  intIn(config.groupConsumerMinHeartbeatIntervalMs, 1, 15_000, 'groupConsumerMinHeartbeatIntervalMs');
+  intIn(config.groupConsumerHeartbeatIntervalMs, config.groupConsumerMinHeartbeatIntervalMs, 15_000, 'groupConsumerHeartbeatIntervalMs');
   if (typeof config.autoCreateTopics !== 'boolean')
     throw new Error(`config: autoCreateTopics must be true or false, got ${JSON.stringify(config.autoCreateTopics)}`);
   intIn(config.transactionVersion, 1, 2, 'transactionVersion');

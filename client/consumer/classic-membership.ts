@@ -20,7 +20,7 @@ import { errorFromCode, Errors, KafkaError } from '../errors.js';
 import type { ConsumerGroupMetadata } from '../transactions/offsets.js';
 import type { MemberSubscription, PartitionAssignor, RebalanceProtocol } from './assignors/assignor.js';
 import { CONSUMER_PROTOCOL_TYPE, deserializeAssignment, deserializeSubscription, serializeAssignment, serializeSubscription } from './consumer-protocol.js';
-import { ClassicHeartbeat } from './heartbeat.js';
+import { ClassicHeartbeat, GROUP_COORDINATOR_LANE } from './heartbeat.js';
 import type { ConsumerMembership } from './membership.js';
 import type { MembershipContext } from './membership-factory.js';
 import { compareTopicPartitions, topicPartitionKey, type TopicPartition } from './topic-partition.js';
@@ -201,7 +201,7 @@ export class ClassicMembership implements ConsumerMembership {
               reason: null,
             }),
           (r) => r.errorCode,
-          { deadline, timeoutMs: joinTimeoutMs },
+          { deadline, timeoutMs: joinTimeoutMs, lane: GROUP_COORDINATOR_LANE },
         );
         abandoned();
         this.checkJoinError(join.errorCode, join.memberId);
@@ -227,7 +227,7 @@ export class ClassicMembership implements ConsumerMembership {
               assignments,
             }),
           (r) => r.errorCode,
-          { deadline, timeoutMs: joinTimeoutMs },
+          { deadline, timeoutMs: joinTimeoutMs, lane: GROUP_COORDINATOR_LANE },
         );
         abandoned();
         this.checkJoinError(sync.errorCode, this.memberId);

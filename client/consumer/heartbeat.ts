@@ -13,6 +13,16 @@ import { errorCodeName, Errors } from '../errors.js';
 import type { ConsumerGroupMetadata } from '../transactions/offsets.js';
 import type { MembershipContext } from './membership-factory.js';
 
+/**
+ * The connection of its own the classic group's JoinGroup, SyncGroup and
+ * Heartbeat go on, as Kafka's AbstractCoordinator talks to its coordinator on
+ * a separate socket (node id Integer.MAX_VALUE - id): a broker handles one
+ * connection's requests in order, and Kafka holds a JoinGroup until every
+ * member rejoined, so on the fetch connection it would stall this member's
+ * fetches and offset lookups for the whole rebalance.
+ */
+export const GROUP_COORDINATOR_LANE = 'group-coordinator';
+
 export interface HeartbeatEvents {
   rejoin(): void;
   lost(reason: string): void;
@@ -81,7 +91,7 @@ export class ClassicHeartbeat {
             groupInstanceId: member.groupInstanceId,
           }),
         (r) => r.errorCode,
-        { deadline: Date.now() + Math.min(cluster.requestTimeoutMs, config.sessionTimeoutMs) },
+        { deadline: Date.now() + Math.min(cluster.requestTimeoutMs, config.sessionTimeoutMs), lane: GROUP_COORDINATOR_LANE },
       );
       // A heartbeat of a generation that has since ended says nothing about the current one.
       if (this.timer === null || member.generationId !== this.metadata().generationId) return;

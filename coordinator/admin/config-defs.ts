@@ -149,7 +149,8 @@ export const TOPIC_CONFIGS: readonly ConfigDef[] = [
  */
 export const GROUP_CONFIGS: readonly ConfigDef[] = [
   intDef('consumer.session.timeout.ms', '45000', 45000n, 60000n, 'How long a consumer-group member may go without a heartbeat.'),
-  intDef('consumer.heartbeat.interval.ms', '5000', 5000n, 15000n, 'How often consumer-group members heartbeat.'),
+  // Kafka's GroupConfig bounds it by the broker's group.consumer.min/max.heartbeat.interval.ms: GroupConfigs.check does.
+  intDef('consumer.heartbeat.interval.ms', '5000', 1n, 0x7fffffffn, 'How often consumer-group members heartbeat.'),
   intDef('share.session.timeout.ms', '45000', 45000n, 60000n, 'How long a share-group member may go without a heartbeat.'),
   intDef('share.heartbeat.interval.ms', '5000', 5000n, 15000n, 'How often share-group members heartbeat.'),
   intDef('share.record.lock.duration.ms', '30000', 15000n, 60000n, 'How long a delivered record stays acquired by its consumer.'),

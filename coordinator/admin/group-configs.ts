@@ -11,14 +11,21 @@ import * as path from 'node:path';
 import { writeFileAtomic } from '../cluster.js';
 import { GROUP_CONFIGS, configDef, validateConfigs } from './config-defs.js';
 
+/** group.consumer.max.heartbeat.interval.ms: Kafka's default; kipgen does not make it a setting. */
+const CONSUMER_MAX_HEARTBEAT_INTERVAL_MS = 15_000;
+
 export class GroupConfigs {
   private readonly file: string;
   private readonly byGroup: Map<string, Record<string, string>>;
 
-  /** `defaults`: the broker's value of each group config where it differs from Kafka's default. */
+  /**
+   * `defaults`: the broker's value of each group config where it differs from Kafka's default;
+   * `consumerMinHeartbeatIntervalMs`: group.consumer.min.heartbeat.interval.ms.
+   */
   constructor(
     dataDir: string,
     private readonly defaults: Readonly<Record<string, string>>,
+    private readonly consumerMinHeartbeatIntervalMs: number = 5_000,
   ) {
     this.file = path.join(dataDir, 'group-configs.json');
     this.byGroup = new Map();
@@ -53,6 +60,14 @@ export class GroupConfigs {
     const problem = validateConfigs(GROUP_CONFIGS, 'group', configs);
     if (problem !== null) return problem;
     const effective = (name: string): number => Number(configs[name] ?? this.brokerDefault(name));
+    // Kafka's GroupConfig.validateValues: within the broker's group.consumer.min/max.heartbeat.interval.ms (max: Kafka's default).
+    const interval = effective('consumer.heartbeat.interval.ms');
+    if (interval < this.consumerMinHeartbeatIntervalMs) {
+      return `consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms (${this.consumerMinHeartbeatIntervalMs}), got ${interval} (group ${groupId})`;
+    }
+    if (interval > CONSUMER_MAX_HEARTBEAT_INTERVAL_MS) {
+      return `consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms (${CONSUMER_MAX_HEARTBEAT_INTERVAL_MS}), got ${interval} (group ${groupId})`;
+    }
     for (const kind of ['consumer', 'share']) {
       if (effective(`${kind}.session.timeout.ms`) <= effective(`${kind}.heartbeat.interval.ms`)) {
         return `${kind}.session.timeout.ms must be greater than ${kind}.heartbeat.interval.ms (group ${groupId})`;

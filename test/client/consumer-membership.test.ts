@@ -7,8 +7,8 @@
  * a member that stops polling for max.poll.interval.ms leaves, then loses its
  * partitions and rejoins at its next poll(); a changed subscription; an
  * error no retry fixes reaching poll(). The broker's
- * consumer.heartbeat.interval.ms is 5 s (its minimum), so each step takes a
- * few heartbeats.
+ * group.consumer.heartbeat.interval.ms is 200 ms (Kafka's default, and
+ * minimum, is 5 s), so the few heartbeats each step takes are quick.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../../coordinator/broker.js';
@@ -25,6 +25,8 @@ let group: TestGroup | undefined;
 beforeAll(async () => {
   broker = await startTestBroker({
     dataDir: tempDir('kipgen-cm-'),
+    groupConsumerHeartbeatIntervalMs: 200,
+    groupConsumerMinHeartbeatIntervalMs: 100,
     topics: [
       { name: TOPIC, partitions: PARTITIONS },
       { name: OTHER, partitions: 2 },

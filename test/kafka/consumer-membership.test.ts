@@ -5,8 +5,9 @@
  * our broker (disjoint covering assignments, revoke before assign when a
  * member joins, a member leaving, a member removed behind its back losing its
  * partitions and rejoining, a regular-expression subscription), here with Kafka's uniform assignor and
- * reconciliation. Kafka's group.consumer.heartbeat.interval.ms is 5 s in the
- * harness, so each step takes a few heartbeats.
+ * reconciliation. The harness sets Kafka's group.consumer.heartbeat.interval.ms
+ * to 200 ms (its default, and minimum, is 5 s), so the few heartbeats each
+ * step takes are quick.
  */
 import { afterEach, beforeAll, describe } from 'vitest';
 import { membershipScenarios, TestGroup } from '../client/support/consumer-members.js';

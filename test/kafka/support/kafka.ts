@@ -31,7 +31,7 @@
  * mode), core/src/main/scala/kafka/tools/StorageTool.scala (format, --feature,
  * --add-scram), server-common's ShareVersion/TransactionVersion,
  * TransactionStateManagerConfig (transaction.two.phase.commit.enable),
- * ShareGroupConfig (group.share.*).
+ * ShareGroupConfig (group.share.*), GroupCoordinatorConfig (group.consumer.*).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -374,6 +374,10 @@ async function startOnce(options: StartKafkaOptions, classpath: string): Promise
       // group.share.assignment.interval.ms = 1 s): at Kafka's 5 s interval every share test would wait 5 s for it.
       'group.share.heartbeat.interval.ms': 1000,
       'group.share.min.heartbeat.interval.ms': 1000,
+      // KIP-848 members reconcile over a few heartbeats: at Kafka's 5 s (GroupCoordinatorConfig's default and minimum)
+      // each membership step of a test would take seconds.
+      'group.consumer.heartbeat.interval.ms': 200,
+      'group.consumer.min.heartbeat.interval.ms': 100,
       'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
       // ANONYMOUS: the PLAINTEXT and CONTROLLER listeners (the node talks to itself through them).
       'super.users': `User:ANONYMOUS;User:${superUser.username}`,
