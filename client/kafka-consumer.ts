@@ -406,10 +406,17 @@ export class KafkaConsumer {
     return result;
   }
 
-  /** The partitions of `topic` with leader, replicas and in-sync replicas (Kafka's partitionsFor), from the metadata. */
+  /**
+   * The partitions of `topic` with leader, replicas and in-sync replicas
+   * (Kafka's partitionsFor); empty for a topic the cluster does not have, as
+   * Kafka's TopicMetadataFetcher leaves an unknown topic out rather than wait.
+   */
   async partitionsFor(topic: string, timeoutMs = this.cluster.requestTimeoutMs): Promise<PartitionInfo[]> {
     this.checkOpen();
-    const meta = await this.cluster.topic(topic, Date.now() + timeoutMs);
+    const deadline = Date.now() + timeoutMs;
+    await this.cluster.refreshMetadata([topic], deadline);
+    if (this.cluster.saidAbsent(topic)) return [];
+    const meta = await this.cluster.topic(topic, deadline);
     return meta.partitions.map((p) => partitionInfo(topic, p));
   }
 

@@ -119,6 +119,9 @@ describe('KafkaConsumer.listTopics / partitionsFor', () => {
     }
     expect(new Set(parts.map((p) => p.leader)).size).toBe(2);
     expect(topics.get('a')).toEqual(parts);
+    // An unknown topic: no partitions, at once (Kafka leaves it out of the answer instead of waiting for it).
+    expect(await k.partitionsFor('missing', 2_000)).toEqual([]);
+    expect(topics.has('missing')).toBe(false);
   });
 });
 
