@@ -24,6 +24,7 @@ export { groupBy, randomUuid } from './cluster/util.js';
 export class ClusterClient {
   readonly clientId: string;
   readonly requestTimeoutMs: number;
+  readonly metadataMaxAgeMs: number;
   readonly logger: Logger;
   /** retry.backoff.ms as configured. */
   readonly retryBackoffMs: number;
@@ -38,6 +39,7 @@ export class ClusterClient {
     this.logger = config.logger === null ? silentLogger : (config.logger ?? consoleLogger);
     const timings = clientTimings(config);
     this.requestTimeoutMs = timings.requestTimeoutMs;
+    this.metadataMaxAgeMs = timings.metadataMaxAgeMs;
     this.retryBackoffMs = timings.retryBackoffMs;
     const tls = config.ssl === true ? {} : config.ssl ? config.ssl : null;
     const sasl = config.sasl ?? null;
@@ -169,6 +171,11 @@ export class ClusterClient {
   /** A cached topic by id (no I/O). */
   topicById(topicId: string): TopicMetadata | undefined {
     return this.metadata.topicById(topicId);
+  }
+
+  /** Every topic in the cluster, from a Metadata request for all topics sent now. */
+  allTopics(deadline?: number): Promise<TopicMetadata[]> {
+    return this.metadata.allTopics(deadline);
   }
 
   /** A cached topic by name (no I/O). */

@@ -17,7 +17,10 @@ import { Fetcher } from './consumer/fetcher.js';
 import type { ConsumerMembership, MembershipHooks } from './consumer/membership.js';
 import { createMembership } from './consumer/membership-factory.js';
 import { commitOffsets, fetchCommittedOffsets, type OffsetAndMetadata, type PartitionOffset } from './consumer/offset-commits.js';
-import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from './consumer/offset-fetcher.js';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, listOffsetsByTimes } from './consumer/offset-fetcher.js';
+import { updatePatternSubscription } from './consumer/pattern-subscription.js';
+import { EndOffsetRequests } from './consumer/end-offset-requests.js';
+import { partitionInfo, type OffsetAndTimestamp, type PartitionInfo } from './consumer/partition-info.js';
 import { SubscriptionState } from './consumer/subscription-state.js';
 import { topicPartitionKey, type TopicPartition } from './consumer/topic-partition.js';
 import type { ConsumerGroupMetadata } from './transactions/offsets.js';
@@ -27,6 +30,7 @@ export type { ConsumerRecord } from './consumer/consumer-record.js';
 export { ConsumerRecords } from './consumer/consumer-record.js';
 export type { OffsetAndMetadata, PartitionOffset } from './consumer/offset-commits.js';
 export type { TopicPartition } from './consumer/topic-partition.js';
+export type { OffsetAndTimestamp, PartitionInfo } from './consumer/partition-info.js';
 
 /** Kafka's ConsumerRebalanceListener; each callback may be async and is awaited inside poll(). */
 export interface ConsumerRebalanceListener {
@@ -56,6 +60,9 @@ export class KafkaConsumer {
   private nextAutoCommit = 0;
   private pendingAsyncCommits = new Set<Promise<void>>();
   private polling = false;
+  /** When the classic pattern subscription is resolved again against the metadata (0: at the next poll). */
+  private nextPatternUpdate = 0;
+  private readonly endOffsetRequests: EndOffsetRequests;
   private wakeupRequested = false;
   private closed = false;
 
@@ -63,6 +70,7 @@ export class KafkaConsumer {
     this.config = resolveConsumerConfig(config);
     this.cluster = new ClusterClient(config, `consumer-${this.config.groupId ?? 'standalone'}`);
     this.fetcher = new Fetcher(this.cluster, this.subscriptions, this.config);
+    this.endOffsetRequests = new EndOffsetRequests(this.cluster, this.subscriptions);
     this.nextAutoCommit = Date.now() + this.config.autoCommitIntervalMs;
   }
 
@@ -80,16 +88,73 @@ export class KafkaConsumer {
   // -------------------------------------------------------------------------
   // Subscription and assignment
 
-  /** Joins the group for `topics` (replacing an earlier subscription); the listener hears of every change of assignment. */
-  subscribe(topics: readonly string[], listener?: ConsumerRebalanceListener): void {
+  /**
+   * Joins the group for `topics` (replacing an earlier subscription), or for
+   * the topics whose whole name matches a RegExp; the listener hears of every
+   * change of assignment.
+   */
+  subscribe(topics: readonly string[] | RegExp, listener?: ConsumerRebalanceListener): void {
     this.checkOpen();
-    if (!Array.isArray(topics) || topics.some((t) => typeof t !== 'string' || t === '')) throw new ConfigError('subscribe() takes a list of topic names');
+    if (topics instanceof RegExp) return this.subscribePattern(topics, listener);
+    if (!Array.isArray(topics) || topics.some((t) => typeof t !== 'string' || t === ''))
+      throw new ConfigError('subscribe() takes a list of topic names or a RegExp');
     if (topics.length === 0) return void this.unsubscribe().catch((e: Error) => this.cluster.logger.warn(`unsubscribe: ${e.message}`));
     if (this.config.groupId === null) throw new ConfigError('subscribe() needs a groupId in the consumer config (assign() works without one)');
     this.subscriptions.subscribe(topics);
     this.listener = listener ?? null;
     this.membership ??= createMembership({ cluster: this.cluster, config: this.config, hooks: this.hooks() });
     this.membership.subscribe(this.subscriptions.subscription());
+  }
+
+  /**
+   * subscribe(RegExp). With groupProtocol 'consumer' the broker resolves the
+   * pattern (KIP-848's SubscribedTopicRegex, as Kafka's AsyncKafkaConsumer
+   * does for subscribe(SubscriptionPattern)); deviation: Kafka's new consumer
+   * matches a java.util.regex.Pattern client-side and sends only RE2J
+   * SubscriptionPatterns, we send the RegExp's source, which our broker
+   * matches as a JavaScript RegExp. With 'classic' the client matches the
+   * topic names from the metadata at each refresh (pattern-subscription.ts).
+   */
+  private subscribePattern(pattern: RegExp, listener: ConsumerRebalanceListener | undefined): void {
+    // Kafka's ClassicKafkaConsumer.subscribeInternal(Pattern): a group and a non-empty pattern.
+    if (this.config.groupId === null) throw new ConfigError('subscribe() needs a groupId in the consumer config (assign() works without one)');
+    if (pattern.source === '' || pattern.source === '(?:)') throw new ConfigError('subscribe(): the topic pattern must not be empty');
+    if (this.config.groupProtocol === 'consumer' && pattern.flags.replace(/[gy]/g, '') !== '')
+      throw new ConfigError(
+        `subscribe(): groupProtocol 'consumer' sends the pattern to the broker, which takes no RegExp flags (got /${pattern.source}/${pattern.flags})`,
+      );
+    this.subscriptions.subscribePattern(pattern);
+    this.listener = listener ?? null;
+    this.membership ??= createMembership({ cluster: this.cluster, config: this.config, hooks: this.hooks() });
+    if (this.membership.subscribePattern) this.membership.subscribePattern(pattern.source);
+    else this.nextPatternUpdate = 0;
+  }
+
+  /** The classic pattern subscription, resolved again when the metadata is due (Kafka's ConsumerCoordinator.poll → updatePatternSubscription). */
+  private async maybeUpdatePatternSubscription(deadline: number): Promise<void> {
+    if (this.subscriptions.subscriptionType !== 'AUTO_PATTERN' || this.membership?.subscribePattern || Date.now() < this.nextPatternUpdate) return;
+    try {
+      const changed = await updatePatternSubscription(this.cluster, this.subscriptions, Math.max(deadline, Date.now() + this.cluster.requestTimeoutMs));
+      if (changed) this.membership?.subscribe(changed);
+      this.nextPatternUpdate = Date.now() + this.cluster.metadataMaxAgeMs;
+    } catch (e) {
+      // As a failed metadata refresh in Kafka: logged, tried again at the next poll.
+      this.cluster.logger.warn(`pattern subscription: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Asks the group for a rebalance at the next poll (Kafka's enforceRebalance).
+   * Under groupProtocol 'consumer' it does nothing but log, as Kafka's
+   * AsyncKafkaConsumer.enforceRebalance: the broker decides assignments there.
+   */
+  enforceRebalance(reason?: string): void {
+    this.checkOpen();
+    // Kafka's ClassicKafkaConsumer: no coordinator without a group.id.
+    if (this.config.groupId === null) throw new IllegalStateError('enforceRebalance() needs a groupId in the consumer config: the consumer has no group');
+    if (this.config.groupProtocol === 'consumer')
+      return void this.cluster.logger.warn('enforceRebalance(): not supported by the consumer group protocol (KIP-848)');
+    this.membership?.requestRejoin?.(reason || 'rebalance enforced by user');
   }
 
   /** Reads exactly these partitions, without a group's assignment (Kafka's assign; commits still go to groupId). */
@@ -113,7 +178,7 @@ export class KafkaConsumer {
    */
   async unsubscribe(): Promise<void> {
     this.checkOpen();
-    if (this.membership && this.subscriptions.subscriptionType === 'AUTO_TOPICS') {
+    if (this.membership && this.subscriptions.hasAutoAssignedPartitions()) {
       // The revocation (and its auto-commit) needs the positions: they go after it.
       this.membership.subscribe([]);
       await this.membership.poll(Date.now());
@@ -186,6 +251,7 @@ export class KafkaConsumer {
       const deadline = Date.now() + Math.max(0, timeoutMs);
       for (;;) {
         this.checkWakeup();
+        await this.maybeUpdatePatternSubscription(deadline);
         if (this.membership) await this.membership.poll(deadline);
         this.maybeAutoCommit();
         if (this.subscriptions.assignedPartitions().length > 0) {
@@ -312,11 +378,71 @@ export class KafkaConsumer {
     return listOffsets(this.cluster, partitions, LATEST_TIMESTAMP, this.config.isolationLevel, Date.now() + timeoutMs);
   }
 
-  /** The partitions of `topic` with their leaders (Kafka's partitionsFor), from the metadata. */
-  async partitionsFor(topic: string, timeoutMs = this.cluster.requestTimeoutMs): Promise<Array<{ topic: string; partition: number; leader: number }>> {
+  /**
+   * The first offset whose timestamp is at or after the one searched, per
+   * partition keyed `topic-partition`; null where there is none (Kafka's
+   * offsetsForTimes over OffsetFetcher: the broker answers offset -1).
+   */
+  async offsetsForTimes(
+    timestampsToSearch: ReadonlyArray<TopicPartition & { timestamp: bigint }>,
+    timeoutMs = this.cluster.requestTimeoutMs,
+  ): Promise<Map<string, OffsetAndTimestamp | null>> {
     this.checkOpen();
-    const meta = await this.cluster.topic(topic, Date.now() + timeoutMs);
-    return meta.partitions.map((p) => ({ topic, partition: p.partition, leader: p.leader }));
+    for (const s of timestampsToSearch) {
+      // Kafka's ClassicKafkaConsumer.offsetsForTimes: the special timestamps (-1, -2) have their own calls.
+      if (typeof s.timestamp !== 'bigint' || s.timestamp < 0n)
+        throw new ConfigError(`offsetsForTimes(): the target time for ${topicPartitionKey(s)} is ${String(s.timestamp)}; it must be a bigint >= 0`);
+    }
+    const searches = timestampsToSearch.map((s) => ({ tp: { topic: s.topic, partition: s.partition }, timestamp: s.timestamp }));
+    const found = await listOffsetsByTimes(this.cluster, searches, this.config.isolationLevel, Date.now() + timeoutMs);
+    const result = new Map<string, OffsetAndTimestamp | null>();
+    for (const { tp } of searches) {
+      const f = found.get(topicPartitionKey(tp));
+      result.set(
+        topicPartitionKey(tp),
+        f && f.offset >= 0n ? { offset: f.offset, timestamp: f.timestamp, leaderEpoch: f.leaderEpoch < 0 ? null : f.leaderEpoch } : null,
+      );
+    }
+    return result;
+  }
+
+  /**
+   * The partitions of `topic` with leader, replicas and in-sync replicas
+   * (Kafka's partitionsFor); empty for a topic the cluster does not have, as
+   * Kafka's TopicMetadataFetcher leaves an unknown topic out rather than wait.
+   */
+  async partitionsFor(topic: string, timeoutMs = this.cluster.requestTimeoutMs): Promise<PartitionInfo[]> {
+    this.checkOpen();
+    const deadline = Date.now() + timeoutMs;
+    await this.cluster.refreshMetadata([topic], deadline);
+    if (this.cluster.saidAbsent(topic)) return [];
+    const meta = await this.cluster.topic(topic, deadline);
+    return meta.partitions.map((p) => partitionInfo(topic, p));
+  }
+
+  /** Every topic of the cluster with its partitions (Kafka's listTopics: a Metadata request for all topics, internal ones included). */
+  async listTopics(timeoutMs = this.cluster.requestTimeoutMs): Promise<Map<string, PartitionInfo[]>> {
+    this.checkOpen();
+    const topics = await this.cluster.allTopics(Date.now() + timeoutMs);
+    return new Map(topics.map((t) => [t.name, t.partitions.map((p) => partitionInfo(t.name, p))]));
+  }
+
+  /**
+   * How far `partition`'s position is behind the end the last fetch saw: the
+   * high watermark, or the last stable offset under read_committed (Kafka's
+   * SubscriptionState.partitionLag). undefined while the position or that end
+   * is unknown; then, as Kafka's ClassicKafkaConsumer.currentLag, the end is
+   * looked up in the background for a later call.
+   */
+  currentLag(partition: TopicPartition): bigint | undefined {
+    this.checkOpen();
+    const state = this.subscriptions.state(partition);
+    if (!state) throw new IllegalStateError(`currentLag(): ${topicPartitionKey(partition)} is not assigned to this consumer`);
+    const readCommitted = this.config.isolationLevel === 'read_committed';
+    const end = readCommitted ? state.lastStableOffset : state.highWatermark;
+    if (state.position !== null && end >= 0n) return end - state.position;
+    if (end < 0n) this.endOffsetRequests.request(partition, this.config.isolationLevel);
+    return undefined;
   }
 
   pause(partitions: readonly TopicPartition[]): void {

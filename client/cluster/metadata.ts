@@ -17,11 +17,17 @@ export interface PartitionInfo {
   leader: number;
   leaderEpoch: number;
   errorCode: number;
+  /** Node ids, as Kafka's PartitionInfo names Nodes: every replica, the in-sync ones, the offline ones. */
+  replicas: number[];
+  isr: number[];
+  offlineReplicas: number[];
 }
 
 export interface TopicMetadata {
   name: string;
   topicId: string;
+  /** An internal topic (__consumer_offsets, __transaction_state, ...): pattern subscriptions leave them out. */
+  isInternal: boolean;
   partitions: PartitionInfo[];
 }
 
@@ -33,6 +39,8 @@ export class Metadata {
   /** Topics the last Metadata said do not exist (UNKNOWN_TOPIC_OR_PARTITION): for the message of a wait that times out. */
   private readonly absentTopics = new Set<string>();
   private fetchedAt = 0;
+  /** Every topic the last all-topics Metadata named (for listTopics and pattern subscriptions). */
+  private everyTopic: TopicMetadata[] = [];
   /** The controller the last Metadata named (Kafka's MetadataResponse.controller), -1 when none. */
   private controllerId = -1;
 
@@ -63,11 +71,13 @@ export class Metadata {
         { deadline },
       );
       if (response.errorCode) throw errorFromCode(response.errorCode, 'Metadata');
-      this.apply(response);
+      const named = this.apply(response);
+      if (topics === null) this.everyTopic = named;
     });
   }
 
-  private apply(response: MetadataResponse): void {
+  private apply(response: MetadataResponse): TopicMetadata[] {
+    const named: TopicMetadata[] = [];
     for (const broker of response.brokers) this.network.setNode(broker.nodeId, broker.host, broker.port, true);
     this.controllerId = response.controllerId;
     for (const topic of response.topics) {
@@ -81,12 +91,16 @@ export class Metadata {
       const metadata: TopicMetadata = {
         name: topic.name,
         topicId: topic.topicId,
+        isInternal: topic.isInternal,
         partitions: topic.partitions
           .map((p) => ({
             partition: p.partitionIndex,
             leader: p.leaderId,
             leaderEpoch: p.leaderEpoch,
             errorCode: p.errorCode,
+            replicas: [...p.replicaNodes],
+            isr: [...p.isrNodes],
+            offlineReplicas: [...p.offlineReplicas],
           }))
           .sort((a, b) => a.partition - b.partition),
       };
@@ -94,8 +108,16 @@ export class Metadata {
       if (old && old.topicId !== metadata.topicId) this.topicsById.delete(old.topicId);
       this.topicsByName.set(topic.name, metadata);
       if (metadata.topicId !== ZERO_UUID) this.topicsById.set(metadata.topicId, metadata);
+      named.push(metadata);
     }
     this.fetchedAt = Date.now();
+    return named;
+  }
+
+  /** Every topic in the cluster, from a Metadata request for all topics sent now (Kafka's TopicMetadataFetcher.getAllTopicMetadata). */
+  async allTopics(deadline?: number): Promise<TopicMetadata[]> {
+    await this.refresh(null, deadline);
+    return this.everyTopic;
   }
 
   /**

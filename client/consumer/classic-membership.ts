@@ -79,6 +79,12 @@ export class ClassicMembership implements ConsumerMembership {
     this.topics = [...topics];
   }
 
+  /** Kafka's AbstractCoordinator.requestRejoin: the next poll joins again (revoking first as the protocol says). */
+  requestRejoin(reason: string): void {
+    this.context.cluster.logger.info(`consumer group ${this.groupId}: member ${this.memberId} asks to rejoin (${reason})`);
+    this.rejoinNeeded = true;
+  }
+
   assignment(): readonly TopicPartition[] {
     return this.owned;
   }

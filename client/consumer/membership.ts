@@ -24,6 +24,10 @@ export interface ConsumerMembership {
   readonly protocol: 'classic' | 'consumer';
   /** Sets the subscription (topic names); the next poll() joins or rejoins when it changed. An empty list leaves the group. */
   subscribe(topics: readonly string[]): void;
+  /** KIP-848 only: a regular expression the broker resolves (ConsumerGroupHeartbeat's SubscribedTopicRegex). */
+  subscribePattern?(regex: string): void;
+  /** Classic only: rejoin at the next poll (Kafka's AbstractCoordinator.requestRejoin). */
+  requestRejoin?(reason: string): void;
   /**
    * Called from each KafkaConsumer.poll(): joins or rejoins when due, runs the
    * hooks around an assignment change, and resolves with the partitions owned

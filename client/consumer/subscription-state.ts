@@ -24,11 +24,13 @@ export interface TopicPartitionState {
   lastStableOffset: bigint;
 }
 
-export type SubscriptionType = 'NONE' | 'AUTO_TOPICS' | 'USER_ASSIGNED';
+export type SubscriptionType = 'NONE' | 'AUTO_TOPICS' | 'AUTO_PATTERN' | 'USER_ASSIGNED';
 
 export class SubscriptionState {
   private type: SubscriptionType = 'NONE';
   private topics: string[] = [];
+  /** subscribe(RegExp): the pattern, anchored to match whole topic names as Java's Matcher.matches does. */
+  private pattern: RegExp | null = null;
   private readonly assigned = new Map<string, TopicPartitionState>();
 
   get subscriptionType(): SubscriptionType {
@@ -51,6 +53,36 @@ export class SubscriptionState {
     return changed;
   }
 
+  /** subscribe(RegExp) (Kafka's SubscriptionState.subscribe(Pattern)): the topics follow from the metadata, see subscribeFromPattern. */
+  subscribePattern(pattern: RegExp): void {
+    this.setType('AUTO_PATTERN');
+    this.pattern = new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace(/[gy]/g, ''));
+  }
+
+  /** The subscribed pattern, or null when not subscribed by one. */
+  subscribedPattern(): RegExp | null {
+    return this.pattern;
+  }
+
+  /** Whether a topic name matches the whole subscribed pattern (Kafka's matchesSubscribedPattern). */
+  matchesSubscribedPattern(topic: string): boolean {
+    return this.pattern !== null && this.pattern.test(topic);
+  }
+
+  /** The topics the pattern matches now; whether they changed (Kafka's subscribeFromPattern). */
+  subscribeFromPattern(topics: readonly string[]): boolean {
+    if (this.type !== 'AUTO_PATTERN') throw new IllegalStateError('subscribeFromPattern() outside a pattern subscription');
+    const next = [...new Set(topics)].sort();
+    const changed = next.join('\0') !== this.topics.join('\0');
+    this.topics = next;
+    return changed;
+  }
+
+  /** Subscribed by names or by a pattern: the group assigns the partitions. */
+  hasAutoAssignedPartitions(): boolean {
+    return this.type === 'AUTO_TOPICS' || this.type === 'AUTO_PATTERN';
+  }
+
   subscription(): readonly string[] {
     return this.topics;
   }
@@ -63,7 +95,7 @@ export class SubscriptionState {
 
   /** The group's assignment (Kafka's assignFromSubscribed): positions of partitions kept stay. */
   assignFromSubscribed(partitions: readonly TopicPartition[]): void {
-    if (this.type !== 'AUTO_TOPICS') return;
+    if (!this.hasAutoAssignedPartitions()) return;
     this.replaceAssignment(partitions);
   }
 
@@ -98,6 +130,7 @@ export class SubscriptionState {
   unsubscribe(): void {
     this.type = 'NONE';
     this.topics = [];
+    this.pattern = null;
     this.assigned.clear();
   }
 
