@@ -10,7 +10,7 @@
 import { AddShareAcksToTxnRequest, AddShareAcksToTxnResponse, TxnShareAcknowledgeRequest, TxnShareAcknowledgeResponse } from '../../generated/index.js';
 import { NetworkError } from '../../connection/connection.js';
 import { type ClusterClient, CoordinatorType, groupBy } from '../cluster.js';
-import { Errors, errorFromCode, IllegalStateError, isRetriableCode, UnsupportedVersionError } from '../errors.js';
+import { CommitFailedError, Errors, errorCodeName, errorFromCode, IllegalStateError, isRetriableCode, UnsupportedVersionError } from '../errors.js';
 import { acknowledgeTypeCode, type ShareAcknowledgements, ShareGroupMetadata } from '../share/acknowledgements.js';
 import {
   ADD_RETRIABLE_PARTITION_CODES,
@@ -118,6 +118,25 @@ export class AddShareAcksToTxnHandler implements TxnRequestHandler<AddShareAcksT
 }
 
 /**
+ * The share group no longer has the member whose records these acks are for:
+ * the records went back to the group. Kafka's TxnOffsetCommitHandler wraps
+ * UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION in CommitFailedException for the same
+ * reason; the transaction is abortable, and the records are delivered again
+ * after the abort. The consumer reports the same loss from its own heartbeat
+ * (share/transactional-deliveries.ts), with the same error type, when it sees
+ * it first.
+ */
+const MEMBERSHIP_LOST_CODES: ReadonlySet<number> = new Set([Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_MEMBER_EPOCH]);
+
+function membershipLost(transactionalId: string, code: number, where: string, message: string | null): CommitFailedError {
+  return new CommitFailedError(
+    `${where} for transactional id ${transactionalId}: the share group lost this member (${errorCodeName(code)}${message ? `: ${message}` : ''}). ` +
+      'Abort the transaction (abortTransaction()); its records are delivered again after the abort.',
+    code,
+  );
+}
+
+/**
  * One TxnShareAcknowledge to one share coordinator, for the partitions it
  * serves: v1 (member id and generation) when the member is known, else v0.
  */
@@ -211,7 +230,9 @@ export async function txnShareAcknowledge(
               retryError = errorFromCode(code, where, message);
               continue;
             }
-            failure ??= coordinatorError(txn.transactionalId, code, where, message);
+            failure ??= MEMBERSHIP_LOST_CODES.has(code)
+              ? membershipLost(txn.transactionalId, code, where, message)
+              : coordinatorError(txn.transactionalId, code, where, message);
           }
         } catch (error) {
           if (error instanceof NetworkError) {

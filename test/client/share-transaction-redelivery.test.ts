@@ -219,4 +219,36 @@ describe('a record back inside the transaction that holds it', () => {
     await p.commitTransaction();
     expect((await readCommitted(c.bootstrap, 'out')).sort()).toEqual(['v0:done', 'v1:done']);
   });
+
+  it('a member expired before its acks reach the share coordinator: TxnShareAcknowledge answers UNKNOWN_MEMBER_ID and the commit fails with CommitFailedError (abortable), its records delivered again', async () => {
+    // Heartbeats 10 s apart against a 500 ms session: the consumer cannot learn of its expiry before the producer's
+    // TxnShareAcknowledge does (the broker's housekeeping runs each second).
+    const c = await cluster({ sessionTimeoutMs: 500, heartbeatIntervalMs: 10_000, recordLockDurationMs: 30_000 });
+    await seed(c, 2);
+    const s = consumer(c, 'expired-before-acks');
+    s.subscribe(['in']);
+    const p = await transactionalProducer(c, 'expired-before-acks-1');
+    let polled: ShareConsumerRecord[] = [];
+    for (let i = 0; i < 50 && polled.length < 2; i++) polled = polled.concat(await s.poll(100));
+    expect(polled.map(valueOf).sort()).toEqual(['v0', 'v1']);
+    p.beginTransaction();
+    for (const r of polled) await p.send({ topic: 'out', value: `${valueOf(r)}:done` });
+    await sleep(2_000);
+    const failure = await p
+      .sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(polled, 'accept'), s.groupMetadata())
+      .then(() => p.commitTransaction())
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    // Before: an ApiError naming UNKNOWN_MEMBER_ID, which says nothing of what to do; Kafka's TxnOffsetCommitHandler
+    // wraps the same loss in CommitFailedException.
+    expect(failure).toBeInstanceOf(CommitFailedError);
+    expect(String(failure)).toMatch(/lost this member \(UNKNOWN_MEMBER_ID/);
+    await p.abortTransaction();
+    expect(await readCommitted(c.bootstrap, 'out')).toEqual([]);
+    let again: ShareConsumerRecord[] = [];
+    for (let i = 0; i < 50 && again.length < 2; i++) again = again.concat(await s.poll(100));
+    expect(again.map(valueOf).sort()).toEqual(['v0', 'v1']);
+  });
 });
