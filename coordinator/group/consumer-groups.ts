@@ -19,7 +19,7 @@
  *   the member owns only what it was given), unknown members UNKNOWN_MEMBER_ID;
  *   a member silent for consumer.session.timeout.ms is removed.
  *
- * Left out: regex subscriptions, static members (instance ids are recorded
+ * Left out: static members (instance ids are recorded
  * only), rack-aware assignment, the rebalance timeout for revocation, and
  * persistence of the group's membership records (a restarted coordinator
  * starts consumer groups empty; members get UNKNOWN_MEMBER_ID and rejoin;
