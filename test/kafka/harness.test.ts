@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../connection/connection.js';
 import { ApiVersionsRequest, ApiVersionsResponse, DescribeConfigsRequest, DescribeConfigsResponse } from '../../generated/index.js';
 import { kafka } from './support/cluster.js';
+import { clusterIdOf } from './support/kafka.js';
 
 async function apiVersions(bootstrap: string): Promise<ApiVersionsResponse> {
   const [host, port] = bootstrap.split(':');
@@ -65,5 +66,13 @@ describe('the Kafka 4.4 of test:kafka', () => {
     } finally {
       await c.close();
     }
+  });
+});
+
+describe('the harness', () => {
+  it('never formats storage with a cluster id that starts with "-" (kafka-storage would read it as a flag), as Kafka\'s Uuid.randomUuid', () => {
+    const ids = Array.from({ length: 5_000 }, () => clusterIdOf());
+    expect(ids.filter((id) => id.startsWith('-'))).toEqual([]);
+    expect(ids.every((id) => /^[A-Za-z0-9_-]{22}$/.test(id))).toBe(true);
   });
 });

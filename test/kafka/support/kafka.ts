@@ -164,9 +164,17 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Kafka cluster ids are a Uuid in URL-safe base64 without padding (Uuid.randomUuid().toString()). */
-function clusterIdOf(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * Kafka cluster ids are a Uuid in URL-safe base64 without padding
+ * (Uuid.randomUuid().toString()). Like Kafka's Uuid.randomUuid, never one that
+ * starts with '-': kafka-storage's argument parser reads `--cluster-id -abc…`
+ * as a missing value (one start in 64 failed so).
+ */
+export function clusterIdOf(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 function propertiesFile(props: Record<string, string | number | boolean>): string {
