@@ -3,6 +3,7 @@
  * ConsumerGroupDescription, ShareGroupDescription and MemberDescription, in
  * TypeScript form; GroupState and GroupType by the names of Kafka's enums.
  */
+import { authorizedOperations as aclOperationsOf, type AclOperation } from './acl-types.js';
 import type { TopicPartition } from '../consumer/topic-partition.js';
 
 /** Kafka's GroupType. */
@@ -89,7 +90,7 @@ export interface ConsumerGroupDescription {
   /** The id of the node that coordinates the group. Kafka gives a Node; its address is in describeCluster. */
   coordinatorId: number;
   /** Only when asked (includeAuthorizedOperations); Kafka's AclOperation names. */
-  authorizedOperations: string[] | undefined;
+  authorizedOperations: AclOperation[] | undefined;
   /** KIP-848 groups only. */
   groupEpoch: number | undefined;
   /** KIP-848 groups only. */
@@ -112,36 +113,12 @@ export interface ShareGroupDescription {
   members: ShareMemberDescription[];
   groupState: GroupState;
   coordinatorId: number;
-  authorizedOperations: string[] | undefined;
+  authorizedOperations: AclOperation[] | undefined;
   groupEpoch: number;
   targetAssignmentEpoch: number;
 }
 
-/** Kafka's AclOperation codes, for authorizedOperations (a bit per operation; -2^31 when not asked). */
-const ACL_OPERATIONS = [
-  'UNKNOWN',
-  'ANY',
-  'ALL',
-  'READ',
-  'WRITE',
-  'CREATE',
-  'DELETE',
-  'ALTER',
-  'DESCRIBE',
-  'CLUSTER_ACTION',
-  'DESCRIBE_CONFIGS',
-  'ALTER_CONFIGS',
-  'IDEMPOTENT_WRITE',
-  'CREATE_TOKENS',
-  'DESCRIBE_TOKENS',
-  'TWO_PHASE_COMMIT',
-];
-const NOT_ASKED = -2147483648;
-
-/** The operations of an authorizedOperations bit set (Kafka's Utils.from32BitField, without UNKNOWN/ANY/ALL). */
-export function authorizedOperations(bits: number): string[] | undefined {
-  if (bits === NOT_ASKED) return undefined;
-  const operations: string[] = [];
-  for (let code = 3; code < ACL_OPERATIONS.length; code++) if ((bits & (1 << code)) !== 0) operations.push(ACL_OPERATIONS[code]!);
-  return operations;
+/** The operations of an authorizedOperations bit set, undefined when not asked (acl-types.ts reads the bits). */
+export function authorizedOperations(bits: number): AclOperation[] | undefined {
+  return aclOperationsOf(bits) ?? undefined;
 }
