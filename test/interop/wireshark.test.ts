@@ -166,11 +166,11 @@ describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
       ).toBe(true);
   });
 
-  it('shows APIs it does not know (DescribeCluster 60, KIP-848’s 68/69, 76–79, KIP-1289’s 95 and 96) under their own key, never as another API, never an exception', () => {
+  it('shows APIs it does not know (DescribeCluster 60, KIP-664’s 61/65/66, KIP-848’s 68/69, 76–79, KIP-1289’s 95 and 96) under their own key, never as another API, never an exception', () => {
     for (const key of [95, 96]) expect(UNKNOWN_TO_WIRESHARK.has(key), `API ${key}`).toBe(true);
     const unknown = pdus.filter((p) => UNKNOWN_TO_WIRESHARK.has(p.apiKey));
     expect(new Set(unknown.map((p) => p.apiKey))).toEqual(
-      new Set([60, 68, 69, 76, 77, 78, 79, 95, 96].filter((k) => logged.some((r) => r.api === apiByKey(k)?.name))),
+      new Set([60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 95, 96].filter((k) => logged.some((r) => r.api === apiByKey(k)?.name))),
     );
     const sentKeys = new Set(logged.map((r) => apiKeyOf(r.api)));
     expect([...UNKNOWN_TO_WIRESHARK].every((k) => sentKeys.has(k))).toBe(true);

@@ -82,7 +82,8 @@ beforeAll(async () => {
       port: 0,
       dataDir,
       // As the harness's Kafka: one partition for the internal topics, no initial rebalance delay, TV2 with
-      // two-phase commit, share-group heartbeats every second, Kafka's maximum transaction timeout.
+      // two-phase commit, share-group heartbeats every second, consumer-group heartbeats every 200 ms, Kafka's
+      // maximum transaction timeout.
       transactionStatePartitions: 1,
       consumerOffsetsPartitions: 1,
       groupInitialRebalanceDelayMs: 0,
@@ -90,6 +91,8 @@ beforeAll(async () => {
       transactionTwoPhaseCommitEnable: true,
       transactionMaxTimeoutMs: 900_000,
       shareGroup: { heartbeatIntervalMs: 1_000 },
+      groupConsumerHeartbeatIntervalMs: 200,
+      groupConsumerMinHeartbeatIntervalMs: 100,
       listeners: [{ name: 'SASL_PLAINTEXT', port: 0 }],
       sasl: { mechanisms: ['PLAIN', 'SCRAM-SHA-512'], users: [userConfig('alice', alice.password, ['SCRAM-SHA-512'])] },
       authorizer: { enabled: true, superUsers: ['User:ANONYMOUS'], allowEveryoneIfNoAclFound: false },

@@ -78,6 +78,9 @@ final class Codecs {
         Class<?> data = load("org.apache.kafka.common.message." + name + "Data");
         if (data != null) {
             codec = new Codec(name, data, Class.forName("org.apache.kafka.common.message." + name + "DataJsonConverter"));
+        } else if ((data = load("org.apache.kafka.common.message." + name)) != null) {
+            // "data" specs (ConsumerProtocolSubscription, ConsumerProtocolAssignment): Kafka names their classes without the Data suffix.
+            codec = new Codec(name, data, Class.forName("org.apache.kafka.common.message." + name + "JsonConverter"));
         } else {
             for (String pkg : COORDINATOR_PACKAGES) {
                 Class<?> record = load(pkg + name);
