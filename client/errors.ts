@@ -161,6 +161,70 @@ export class ClusterAuthorizationError extends AuthorizationError {
   override name = 'ClusterAuthorizationError';
 }
 
+/** TOPIC_ALREADY_EXISTS (Kafka's TopicExistsException). */
+export class TopicExistsError extends ApiError {
+  override name = 'TopicExistsError';
+}
+
+/** UNKNOWN_TOPIC_OR_PARTITION (Kafka's UnknownTopicOrPartitionException). */
+export class UnknownTopicOrPartitionError extends ApiError {
+  override name = 'UnknownTopicOrPartitionError';
+}
+
+/** UNKNOWN_TOPIC_ID (Kafka's UnknownTopicIdException). */
+export class UnknownTopicIdError extends ApiError {
+  override name = 'UnknownTopicIdError';
+}
+
+/** INVALID_TOPIC_EXCEPTION (Kafka's InvalidTopicException): a name or id that cannot be a topic's. */
+export class InvalidTopicError extends ApiError {
+  override name = 'InvalidTopicError';
+}
+
+/** INVALID_PARTITIONS (Kafka's InvalidPartitionsException). */
+export class InvalidPartitionsError extends ApiError {
+  override name = 'InvalidPartitionsError';
+}
+
+/** INVALID_REPLICATION_FACTOR (Kafka's InvalidReplicationFactorException). */
+export class InvalidReplicationFactorError extends ApiError {
+  override name = 'InvalidReplicationFactorError';
+}
+
+/** INVALID_CONFIG (Kafka's InvalidConfigurationException). */
+export class InvalidConfigurationError extends ApiError {
+  override name = 'InvalidConfigurationError';
+}
+
+/** INVALID_REQUEST (Kafka's InvalidRequestException). */
+export class InvalidRequestError extends ApiError {
+  override name = 'InvalidRequestError';
+}
+
+/** POLICY_VIOLATION (Kafka's PolicyViolationException). */
+export class PolicyViolationError extends ApiError {
+  override name = 'PolicyViolationError';
+}
+
+/** SECURITY_DISABLED (Kafka's SecurityDisabledException): the broker has no authorizer. */
+export class SecurityDisabledError extends ApiError {
+  override name = 'SecurityDisabledError';
+}
+
+/** Codes with a class of their own, which callers catch by type (Kafka's exceptions of the same names). */
+const TYPED_API_ERRORS: Partial<Record<number, new (code: number, message: string) => ApiError>> = {
+  [Errors.TOPIC_ALREADY_EXISTS]: TopicExistsError,
+  [Errors.UNKNOWN_TOPIC_OR_PARTITION]: UnknownTopicOrPartitionError,
+  [Errors.UNKNOWN_TOPIC_ID]: UnknownTopicIdError,
+  [Errors.INVALID_TOPIC_EXCEPTION]: InvalidTopicError,
+  [Errors.INVALID_PARTITIONS]: InvalidPartitionsError,
+  [Errors.INVALID_REPLICATION_FACTOR]: InvalidReplicationFactorError,
+  [Errors.INVALID_CONFIG]: InvalidConfigurationError,
+  [Errors.INVALID_REQUEST]: InvalidRequestError,
+  [Errors.POLICY_VIOLATION]: PolicyViolationError,
+  [Errors.SECURITY_DISABLED]: SecurityDisabledError,
+};
+
 /** A typed error for an error code, with `context` (what was being done) and the broker's message. */
 export function errorFromCode(code: number, context: string, brokerMessage?: string | null): KafkaError | UnsupportedVersionError {
   const name = errorCodeName(code);
@@ -208,8 +272,9 @@ export function errorFromCode(code: number, context: string, brokerMessage?: str
     case Errors.UNSUPPORTED_VERSION:
       return new UnsupportedVersionError(`${base}. The broker does not support this request; upgrade the broker.`);
     default: {
-      const retriable = isRetriableCode(code);
-      return new ApiError(code, retriable ? `${base} (retriable)` : base);
+      const message = isRetriableCode(code) ? `${base} (retriable)` : base;
+      const Typed = TYPED_API_ERRORS[code];
+      return Typed === undefined ? new ApiError(code, message) : new Typed(code, message);
     }
   }
 }

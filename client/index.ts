@@ -80,7 +80,7 @@ export {
   InvalidRequestError,
   PolicyViolationError,
   SecurityDisabledError,
-} from './admin/errors.js';
+} from './errors.js';
 export { AllBrokersResult } from './admin/per-entry.js';
 export type {
   GroupType,

@@ -16,7 +16,7 @@ import { writeFileAtomic } from '../coordinator/cluster.js';
 import type { RecordHeader } from '../runtime/record-batch.js';
 import { Admin } from '../client/admin.js';
 import type { ConfigResource } from '../client/admin/config-types.js';
-import { TopicExistsError } from '../client/admin/errors.js';
+import { TopicExistsError } from '../client/errors.js';
 import { consoleLogger, type Logger } from '../client/cluster.js';
 import { KafkaConsumer } from '../client/kafka-consumer.js';
 import type { ShareTransactionMetricsSnapshot } from '../client/metrics.js';

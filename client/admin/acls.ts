@@ -16,7 +16,7 @@ import {
 import { ErrorCode } from '../../runtime/error-codes.js';
 import { ACL_OPERATIONS, ACL_PERMISSION_TYPES, codeOf, nameOf, PATTERN_TYPES, RESOURCE_TYPES, type AclBinding, type AclBindingFilter } from './acl-types.js';
 import { deadlineOf, sendWithRetries, type AdminCallOptions, type AdminContext } from './call.js';
-import { entryError, InvalidRequestError } from './errors.js';
+import { errorFromCode, InvalidRequestError } from '../errors.js';
 import { AdminResult, type EntryError, type EntryOutcome } from './result.js';
 
 /** One binding a deleteAcls filter matched, and whether deleting it failed (Kafka's DeleteAclsResult.FilterResult). */
@@ -101,7 +101,7 @@ export async function createAcls(admin: AdminContext, acls: readonly AclBinding[
     filterFields({ patternFilter: acl.pattern, entryFilter: acl.entry });
     outcomes.set(acl, {
       ok: false,
-      error: entryError(ErrorCode.UNKNOWN_SERVER_ERROR, 'createAcls', 'the broker reported no creation result for the given ACL'),
+      error: errorFromCode(ErrorCode.UNKNOWN_SERVER_ERROR, 'createAcls', 'the broker reported no creation result for the given ACL'),
     });
     sent.push(acl);
   }
@@ -127,7 +127,7 @@ export async function createAcls(admin: AdminContext, acls: readonly AclBinding[
       binding,
       result.errorCode === ErrorCode.NONE
         ? { ok: true, value: undefined }
-        : { ok: false, error: entryError(result.errorCode, `createAcls of ${describeBinding(binding)}`, result.errorMessage) },
+        : { ok: false, error: errorFromCode(result.errorCode, `createAcls of ${describeBinding(binding)}`, result.errorMessage) },
     );
   });
   return new AdminResult(outcomes);
@@ -172,7 +172,7 @@ export async function deleteAcls(
     sent.push(filter);
     outcomes.set(filter, {
       ok: false,
-      error: entryError(ErrorCode.UNKNOWN_SERVER_ERROR, 'deleteAcls', 'the broker reported no deletion result for the given filter'),
+      error: errorFromCode(ErrorCode.UNKNOWN_SERVER_ERROR, 'deleteAcls', 'the broker reported no deletion result for the given filter'),
     });
   }
   if (sent.length === 0) return new AdminResult(outcomes);
@@ -183,7 +183,7 @@ export async function deleteAcls(
     const result = response.filterResults[i];
     if (result === undefined) return;
     if (result.errorCode !== ErrorCode.NONE) {
-      outcomes.set(filter, { ok: false, error: entryError(result.errorCode, 'deleteAcls', result.errorMessage) });
+      outcomes.set(filter, { ok: false, error: errorFromCode(result.errorCode, 'deleteAcls', result.errorMessage) });
       return;
     }
     outcomes.set(filter, {
@@ -192,7 +192,7 @@ export async function deleteAcls(
         const binding = bindingOf(m);
         return {
           binding,
-          error: m.errorCode === ErrorCode.NONE ? null : entryError(m.errorCode, `deleteAcls of ${describeBinding(binding)}`, m.errorMessage),
+          error: m.errorCode === ErrorCode.NONE ? null : errorFromCode(m.errorCode, `deleteAcls of ${describeBinding(binding)}`, m.errorMessage),
         };
       }),
     });

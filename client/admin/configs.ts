@@ -13,7 +13,7 @@
  */
 import { DescribeConfigsRequest, DescribeConfigsResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from '../../generated/index.js';
 import { ErrorCode } from '../../runtime/error-codes.js';
-import { ConfigError, KafkaError, UnsupportedVersionError } from '../errors.js';
+import { ConfigError, KafkaError, UnsupportedVersionError, errorFromCode } from '../errors.js';
 import { deadlineOf, sendWithRetries, type AdminCallOptions, type AdminContext } from './call.js';
 import {
   ALTER_CONFIG_OP_TYPES,
@@ -26,7 +26,6 @@ import {
   type ConfigEntry,
   type ConfigResource,
 } from './config-types.js';
-import { entryError } from './errors.js';
 import { AdminResult, type EntryError, type EntryOutcome } from './result.js';
 
 export interface DescribeConfigsOptions extends AdminCallOptions {
@@ -111,7 +110,7 @@ export async function describeConfigs(
           const resource = group.find((r) => resourceTypeCode(r) === result.resourceType && r.name === result.resourceName);
           if (resource === undefined) continue;
           if (result.errorCode !== ErrorCode.NONE) {
-            outcomes.set(resource, { ok: false, error: entryError(result.errorCode, `describeConfigs of ${resourceKey(resource)}`, result.errorMessage) });
+            outcomes.set(resource, { ok: false, error: errorFromCode(result.errorCode, `describeConfigs of ${resourceKey(resource)}`, result.errorMessage) });
             continue;
           }
           const entries = result.configs.map((c): ConfigEntry => ({
@@ -197,7 +196,7 @@ export async function incrementalAlterConfigs(
             resource,
             result.errorCode === ErrorCode.NONE
               ? { ok: true, value: undefined }
-              : { ok: false, error: entryError(result.errorCode, `incrementalAlterConfigs of ${resourceKey(resource)}`, result.errorMessage) },
+              : { ok: false, error: errorFromCode(result.errorCode, `incrementalAlterConfigs of ${resourceKey(resource)}`, result.errorMessage) },
           );
         }
       } catch (error) {
@@ -209,7 +208,7 @@ export async function incrementalAlterConfigs(
 }
 
 function missing(call: string, resource: ConfigResource): EntryError {
-  return entryError(ErrorCode.UNKNOWN_SERVER_ERROR, `${call} of ${resourceKey(resource)}`, 'the node response did not contain a result for it');
+  return errorFromCode(ErrorCode.UNKNOWN_SERVER_ERROR, `${call} of ${resourceKey(resource)}`, 'the node response did not contain a result for it');
 }
 
 /** The outcomes in the order the caller named the resources. */

@@ -12,13 +12,13 @@
  * A topic's error is its entry's, not retried, as Kafka's.
  */
 import { DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, MetadataRequest, MetadataResponse } from '../../generated/index.js';
-import { UnsupportedVersionError } from '../errors.js';
+import { UnsupportedVersionError, errorFromCode } from '../errors.js';
 import { ErrorCode } from '../../runtime/error-codes.js';
 import { ZERO_UUID } from '../../runtime/uuid.js';
 import { authorizedOperations, type AclOperation, type Node } from './acl-types.js';
 import { describeCluster } from './describe-cluster.js';
 import { deadlineOf, sendWithRetries, uniqueBy, type AdminCallOptions, type AdminContext } from './call.js';
-import { entryError, unrepresentable } from './errors.js';
+import { unrepresentable } from './errors.js';
 import { AdminResult, type EntryOutcome } from './result.js';
 import type { TopicCollection } from './topics.js';
 
@@ -71,7 +71,7 @@ export async function describeTopics(
       toSend.push(key);
       outcomes.set(key, {
         ok: false,
-        error: entryError(byIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `describeTopics of ${key}`),
+        error: errorFromCode(byIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `describeTopics of ${key}`),
       });
     }
   }
@@ -109,11 +109,11 @@ export async function describeTopics(
     const what = `describeTopics of topic ${byIds ? 'id ' : ''}${key}`;
     if (topic === undefined) {
       const code = byIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-      outcomes.set(key, { ok: false, error: entryError(code, what, 'not in the Metadata response') });
+      outcomes.set(key, { ok: false, error: errorFromCode(code, what, 'not in the Metadata response') });
       continue;
     }
     if (topic.errorCode !== ErrorCode.NONE || topic.name === null) {
-      outcomes.set(key, { ok: false, error: entryError(topic.errorCode || ErrorCode.UNKNOWN_TOPIC_ID, what) });
+      outcomes.set(key, { ok: false, error: errorFromCode(topic.errorCode || ErrorCode.UNKNOWN_TOPIC_ID, what) });
       continue;
     }
     const partitions = topic.partitions
@@ -178,7 +178,7 @@ async function withDescribeTopicPartitions(
       const name = topic.name;
       if (name === null || !remaining.has(name)) continue;
       if (topic.errorCode !== ErrorCode.NONE) {
-        outcomes.set(name, { ok: false, error: entryError(topic.errorCode, `describeTopics of topic ${name}`) });
+        outcomes.set(name, { ok: false, error: errorFromCode(topic.errorCode, `describeTopics of topic ${name}`) });
         remaining.delete(name);
         continue;
       }
@@ -214,7 +214,7 @@ async function withDescribeTopicPartitions(
     // Without a cursor every topic asked for was answered; one left out is unknown to the broker.
     if (cursor === null) {
       for (const name of remaining)
-        outcomes.set(name, { ok: false, error: entryError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `describeTopics of topic ${name}`) });
+        outcomes.set(name, { ok: false, error: errorFromCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `describeTopics of topic ${name}`) });
       remaining.clear();
     }
   }

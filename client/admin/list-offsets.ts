@@ -20,9 +20,8 @@ import { ListOffsetsRequest, ListOffsetsResponse } from '../../generated/index.j
 import { ErrorCode, isRetriableErrorCode } from '../../runtime/error-codes.js';
 import { isRetriable, sleep } from '../cluster/retry.js';
 import { topicPartitionKey, type TopicPartition } from '../consumer/topic-partition.js';
-import { ConfigError, KafkaError, KafkaTimeoutError, UnsupportedVersionError } from '../errors.js';
+import { ConfigError, KafkaError, KafkaTimeoutError, UnsupportedVersionError, errorFromCode } from '../errors.js';
 import { deadlineOf, remainingMs, type AdminCallOptions, type AdminContext } from './call.js';
-import { entryError } from './errors.js';
 import { AdminResult, type EntryError, type EntryOutcome } from './result.js';
 
 /** Kafka's OffsetSpec: which offset to look up. */
@@ -133,9 +132,9 @@ export async function listOffsets(
       await cluster.refreshMetadata(topics, deadline);
       for (const [key, p] of pending) {
         const refused = cluster.topicRefusedCode(p.tp.topic);
-        if (refused !== undefined) fail(key, entryError(refused, `listOffsets of ${key}: Metadata for topic ${p.tp.topic}`));
+        if (refused !== undefined) fail(key, errorFromCode(refused, `listOffsets of ${key}: Metadata for topic ${p.tp.topic}`));
         else if (cluster.saidAbsent(p.tp.topic))
-          fail(key, entryError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `listOffsets of ${key}`, `topic ${p.tp.topic} could not be found`));
+          fail(key, errorFromCode(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `listOffsets of ${key}`, `topic ${p.tp.topic} could not be found`));
         else {
           const leader = cluster.cachedTopic(p.tp.topic)?.partitions.find((q) => q.partition === p.tp.partition);
           if (leader === undefined || leader.leader < 0 || leader.errorCode !== ErrorCode.NONE) {
@@ -225,17 +224,17 @@ async function askLeader(admin: AdminContext, leader: number, group: Pending[], 
           progress.succeed(key, { offset: part.offset, timestamp: part.timestamp, leaderEpoch: part.leaderEpoch < 0 ? null : part.leaderEpoch });
         } else if (part.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || part.errorCode === ErrorCode.LEADER_NOT_AVAILABLE) {
           cluster.invalidateMetadata();
-          noteProblem(`${key}: ${cluster.describeNode(leader)} answered ${entryError(part.errorCode, 'ListOffsets').message}`);
+          noteProblem(`${key}: ${cluster.describeNode(leader)} answered ${errorFromCode(part.errorCode, 'ListOffsets').message}`);
         } else if (isRetriableErrorCode(part.errorCode)) {
-          noteProblem(`${key}: ${cluster.describeNode(leader)} answered ${entryError(part.errorCode, 'ListOffsets').message}`);
-        } else fail(key, entryError(part.errorCode, `listOffsets of ${key}`));
+          noteProblem(`${key}: ${cluster.describeNode(leader)} answered ${errorFromCode(part.errorCode, 'ListOffsets').message}`);
+        } else fail(key, errorFromCode(part.errorCode, `listOffsets of ${key}`));
       }
     }
     // Kafka's sanity check: the leader must answer every partition it was asked about.
     for (const p of sendable) {
       const key = topicPartitionKey(p.tp);
       if (pending.has(key) && !response.topics.some((t) => t.name === p.tp.topic && t.partitions.some((q) => q.partitionIndex === p.tp.partition))) {
-        fail(key, entryError(ErrorCode.UNKNOWN_SERVER_ERROR, `listOffsets of ${key}`, `the response from broker ${leader} did not contain a result for it`));
+        fail(key, errorFromCode(ErrorCode.UNKNOWN_SERVER_ERROR, `listOffsets of ${key}`, `the response from broker ${leader} did not contain a result for it`));
       }
     }
   } catch (error) {

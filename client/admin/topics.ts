@@ -19,10 +19,10 @@ import {
 } from '../../generated/index.js';
 import { ErrorCode } from '../../runtime/error-codes.js';
 import { ZERO_UUID } from '../../runtime/uuid.js';
-import { ConfigError, UnsupportedVersionError } from '../errors.js';
+import { ConfigError, UnsupportedVersionError, errorFromCode } from '../errors.js';
 import { deadlineOf, remainingMs, sendWithRetries, uniqueBy, type AdminCallOptions, type AdminContext } from './call.js';
 import { Config, configSource, type ConfigEntry } from './config-types.js';
-import { entryError, unrepresentable } from './errors.js';
+import { unrepresentable } from './errors.js';
 import { AdminResult, type EntryError, type EntryOutcome } from './result.js';
 
 /** Kafka's NewTopic: partitions and replication factor (absent: the broker's defaults), or explicit replica assignments. */
@@ -138,7 +138,7 @@ export async function createTopics(
   for (const result of response.topics) {
     if (!outcomes.has(result.name)) continue;
     if (result.errorCode !== ErrorCode.NONE) {
-      outcomes.set(result.name, { ok: false, error: entryError(result.errorCode, `createTopics of topic ${result.name}`, result.errorMessage) });
+      outcomes.set(result.name, { ok: false, error: errorFromCode(result.errorCode, `createTopics of topic ${result.name}`, result.errorMessage) });
       continue;
     }
     outcomes.set(result.name, { ok: true, value: createdTopic(result, version) });
@@ -156,7 +156,7 @@ function createdTopic(result: CreateTopicsResponse['topics'][number], version: n
     metadataError: error,
   });
   if (result.topicConfigErrorCode !== ErrorCode.NONE)
-    return unknown(entryError(result.topicConfigErrorCode, `describing the configs of new topic ${result.name}`));
+    return unknown(errorFromCode(result.topicConfigErrorCode, `describing the configs of new topic ${result.name}`));
   if (result.numPartitions === -1) {
     return unknown(new UnsupportedVersionError(`CreateTopics v${version} does not answer the topic's metadata and configs (v5+ does)`));
   }
@@ -181,7 +181,7 @@ function createdTopic(result: CreateTopicsResponse['topics'][number], version: n
 
 /** The entry error when a broker's answer leaves an entry out (Kafka's completeUnrealizedFutures). */
 function noAnswer(call: string, entry: string): EntryError {
-  return entryError(ErrorCode.UNKNOWN_SERVER_ERROR, `${call} of ${entry}`, 'the controller response did not contain a result for it');
+  return errorFromCode(ErrorCode.UNKNOWN_SERVER_ERROR, `${call} of ${entry}`, 'the controller response did not contain a result for it');
 }
 
 /** deleteTopics by names, or by ids (`{ topicIds }`, DeleteTopics v6+); one entry per name or id. */
@@ -222,7 +222,7 @@ export async function deleteTopics(admin: AdminContext, topics: TopicCollection,
       key,
       result.errorCode === ErrorCode.NONE
         ? { ok: true, value: undefined }
-        : { ok: false, error: entryError(result.errorCode, `deleteTopics of topic ${key}`, result.errorMessage) },
+        : { ok: false, error: errorFromCode(result.errorCode, `deleteTopics of topic ${key}`, result.errorMessage) },
     );
   }
   return new AdminResult(outcomes);
@@ -264,7 +264,7 @@ export async function createPartitions(
       result.name,
       result.errorCode === ErrorCode.NONE
         ? { ok: true, value: undefined }
-        : { ok: false, error: entryError(result.errorCode, `createPartitions of topic ${result.name}`, result.errorMessage) },
+        : { ok: false, error: errorFromCode(result.errorCode, `createPartitions of topic ${result.name}`, result.errorMessage) },
     );
   }
   return new AdminResult(outcomes);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin, KafkaShareConsumer } from '../../client/index.js';
-import { ConfigError, GroupAuthorizationError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
+import { ConfigError, GroupAuthorizationError, UnknownTopicOrPartitionError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TestClient } from '../coordinator/support/broker-harness.js';
 import { connectAs, createAcls, Op, Res } from '../security/acl-support.js';
@@ -236,6 +236,8 @@ describe('consumer group offsets', () => {
     ]);
     expect(mixed.get('a-1')).toBeUndefined();
     expect(codeOf(mixed.errors().get('zzz-0'))).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    // The same class as the topic calls give for the code: errorFromCode types it for every caller.
+    expect(mixed.errors().get('zzz-0')).toBeInstanceOf(UnknownTopicOrPartitionError);
     expect((await admin.listConsumerGroupOffsets('simple')).get('simple').get('a-1')!.offset!.offset).toBe(9n);
   });
 
