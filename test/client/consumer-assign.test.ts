@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KafkaConsumer, KafkaProducer, NoOffsetForPartitionError, WakeupError, type ConsumerConfig, type ConsumerRecord } from '../../client/index.js';
 import type { TopicConfig } from '../../coordinator/config.js';
 import { startCluster, type TestCluster } from './support/brokers.js';
+import { text } from './support/group-consumers.js';
 
 const quiet = { logger: null, metricsRegistry: null } as const;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -33,8 +34,6 @@ function consumer(c: TestCluster, extra: Partial<ConsumerConfig> = {}): KafkaCon
   cleanups.push(() => k.close(1_000));
   return k;
 }
-
-const text = (r: ConsumerRecord) => Buffer.from(r.value ?? new Uint8Array()).toString();
 
 /** Polls until `count` records came or 10 s passed. */
 async function pollFor(k: KafkaConsumer, count: number): Promise<ConsumerRecord[]> {

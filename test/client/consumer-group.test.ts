@@ -13,6 +13,7 @@ import type { MemberAssignment, MemberSubscription, PartitionAssignor } from '..
 import { deserializeAssignment, deserializeSubscription, serializeAssignment, serializeSubscription } from '../../client/consumer/consumer-protocol.js';
 import type { TopicConfig } from '../../coordinator/config.js';
 import { readCommitted, startCluster, type TestCluster } from './support/brokers.js';
+import { keys, pollAll, text } from './support/group-consumers.js';
 
 const quiet = { logger: null, metricsRegistry: null } as const;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -46,18 +47,6 @@ function member(c: TestCluster, extra: Partial<ConsumerConfig> = {}): KafkaConsu
   });
   cleanups.push(() => k.close(1_000));
   return k;
-}
-
-const keys = (tps: readonly TopicPartition[]) => tps.map((tp) => `${tp.topic}-${tp.partition}`).sort();
-const text = (r: ConsumerRecord) => Buffer.from(r.value ?? new Uint8Array()).toString();
-
-/** Polls every consumer together until `done` holds (10 s at most). */
-async function pollAll(consumers: KafkaConsumer[], done: () => boolean, seen: ConsumerRecord[] = [], timeoutMs = 10_000): Promise<ConsumerRecord[]> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) {
-    for (const batch of await Promise.all(consumers.map((k) => k.poll(100)))) seen.push(...batch);
-  }
-  return seen;
 }
 
 describe('KafkaConsumer in a classic group', () => {

@@ -7,18 +7,10 @@
  * metadata refresh) and enforceRebalance.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  Admin,
-  ConfigError,
-  IllegalStateError,
-  KafkaConsumer,
-  KafkaProducer,
-  type ConsumerConfig,
-  type ConsumerRecord,
-  type TopicPartition,
-} from '../../client/index.js';
+import { Admin, ConfigError, IllegalStateError, KafkaConsumer, KafkaProducer, type ConsumerConfig, type ConsumerRecord } from '../../client/index.js';
 import type { TopicConfig } from '../../coordinator/config.js';
 import { startCluster, type TestCluster } from './support/brokers.js';
+import { keys } from './support/group-consumers.js';
 
 const quiet = { logger: null, metricsRegistry: null } as const;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -52,8 +44,6 @@ function consumer(c: TestCluster, extra: Partial<ConsumerConfig> = {}): KafkaCon
   cleanups.push(() => k.close(1_000));
   return k;
 }
-
-const keys = (tps: readonly TopicPartition[]) => tps.map((tp) => `${tp.topic}-${tp.partition}`).sort();
 
 /** Polls until `done` holds (10 s at most). */
 async function pollUntil(k: KafkaConsumer, done: () => boolean, seen: ConsumerRecord[] = []): Promise<ConsumerRecord[]> {
