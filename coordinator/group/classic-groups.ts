@@ -191,9 +191,8 @@ export class ClassicGroups {
     return ErrorCode.NONE;
   }
 
-  /** Why an OffsetCommit of this member and generation is refused, or NONE (ClassicGroup.validateOffsetCommit). */
   /**
-   * OffsetCommit's and TxnOffsetCommit's member check (Kafka's
+   * Why an OffsetCommit or TxnOffsetCommit of this member and generation is refused, or NONE. The member check (Kafka's
    * ClassicGroup.validateOffsetCommit): a transactional commit that names no
    * member and no generation (TxnOffsetCommit v0-2, sendOffsetsToTransaction
    * with a bare group id) is taken in any state; one that names them must be
