@@ -61,7 +61,7 @@ describe('transaction request handlers', () => {
     expect(addPartitions([0, 0])).toBe('done');
     expect(addPartitions([Errors.OPERATION_NOT_ATTEMPTED, 0])).toBe('done');
     expect(addPartitions([Errors.CONCURRENT_TRANSACTIONS])).toBe('retry ApiError');
-    expect(addPartitions([Errors.UNKNOWN_TOPIC_OR_PARTITION])).toBe('retry ApiError');
+    expect(addPartitions([Errors.UNKNOWN_TOPIC_OR_PARTITION])).toBe('retry UnknownTopicOrPartitionError');
     expect(addPartitions([Errors.NOT_COORDINATOR])).toBe(`coordinator ${Errors.NOT_COORDINATOR}`);
     expect(addPartitions([0], Errors.COORDINATOR_LOAD_IN_PROGRESS)).toBe(`coordinator ${Errors.COORDINATOR_LOAD_IN_PROGRESS}`);
     // The first partition with a code outside the lists decides, before a busy one later on...
