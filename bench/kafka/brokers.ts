@@ -1,7 +1,8 @@
 /**
  * The two brokers bench:kafka compares: Apache Kafka 4.4 (one KRaft node, with the
- * JVM flags Kafka's start script uses) and ours (compiled JavaScript, as the
- * @kipgen/broker package runs), each timed from process start to serving, and
+ * JVM flags Kafka's start script uses) and ours (compiled JavaScript bundled into
+ * one file, as the @kipgen/broker package's kipgen-broker bin runs it: see
+ * packages/build.mjs, bundleBrokerCli), each timed from process start to serving, and
  * their resident memory read from /proc.
  */
 import { execFileSync } from 'node:child_process';
@@ -10,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePorts, ROOT, spawnManaged, type ManagedProcess } from '../../chaos/harness.js';
 import { startKafka, type KafkaCluster } from '../../test/kafka/support/kafka.js';
+import { bundleBrokerCli } from '../../packages/build.mjs';
 
 export interface BrokerUnderTest {
   readonly name: 'Kafka 4.4' | 'kipgen';
@@ -51,12 +53,14 @@ export function compileProject(): string {
 }
 
 export async function startKipgen(compiled: string): Promise<BrokerUnderTest> {
+  const cli = path.join(compiled, 'kipgen-broker.js');
+  if (!fs.existsSync(cli)) bundleBrokerCli(compiled, cli);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kipgen-bench-kafka-'));
   const [port] = await freePorts(1);
   const file = path.join(dir, 'broker.json');
   fs.writeFileSync(file, JSON.stringify({ nodeId: 0, host: '127.0.0.1', port, dataDir: path.join(dir, 'data') }));
   const began = performance.now();
-  const proc: ManagedProcess = spawnManaged('kipgen-broker', [path.join(compiled, 'coordinator/cli.js'), 'broker', '--config', file]);
+  const proc: ManagedProcess = spawnManaged('kipgen-broker', [cli, 'broker', '--config', file]);
   const deadline = Date.now() + 30_000;
   while (!proc.lines.some((l) => l.includes('"listening"'))) {
     if (!proc.running || Date.now() > deadline) throw new Error(`our broker did not start:\n${proc.stderr()}`);

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { progressLine } from '../../generator/progress.js';
-// @ts-expect-error: a plain ES module script without types
 import { statusLine } from '../../packages/build.mjs';
 
 const root = process.cwd();

@@ -262,6 +262,13 @@ describe('the published packages, installed from their tarballs', () => {
     expect(demo.stdout).toMatch(/\n(\d+) of \1 request\/response versions encoded, decoded and re-encoded byte for byte\.\n$/);
   });
 
+  it('kipgen-broker (the bin, run from its one-file build) serves a producer and a consumer, zstd batches included, and stops cleanly on SIGTERM', () => {
+    expect(existsSync(join(app, 'node_modules', '@kipgen', 'broker', 'dist', 'kipgen-broker.js'))).toBe(true);
+    const run = node(['bin-broker.mjs']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ values: ['a', 'b', 'c'], exit: { code: 0, signal: null } });
+  });
+
   it("@kipgen/broker's README example (an embedded Kafka in a vitest test) runs as written", () => {
     const readme = readFileSync(join(ROOT, 'packages', 'broker', 'README.md'), 'utf8');
     const example = /## An embedded Kafka in a test\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
