@@ -351,6 +351,34 @@ export class SharePartitionManager {
     return { partitions, pendingTransactions: this.store.pendingProducers() };
   }
 
+  /**
+   * AlterShareGroupOffsets: each share partition starts over at its new start offset with nothing in flight,
+   * persisted before memory changes (Kafka re-initializes its state: InitializeShareGroupState).
+   */
+  initializeState(partitions: readonly { key: SharePartitionKey; startOffset: bigint }[]): Promise<PartitionError | null> {
+    return this.queue.run(() =>
+      this.rewrite(
+        () => this.store.initializeState(partitions),
+        () => {
+          for (const { key, startOffset } of partitions)
+            this.partitions.set(sharePartitionKeyString(key), new SharePartition(key, this.limitsFor(key.groupId), startOffset));
+        },
+      ),
+    );
+  }
+
+  /** DeleteShareGroupOffsets: forgets the share partitions, so that the next fetch starts per share.auto.offset.reset (Kafka: DeleteShareGroupState). */
+  deleteState(keys: readonly SharePartitionKey[]): Promise<PartitionError | null> {
+    return this.queue.run(() =>
+      this.rewrite(
+        () => this.store.deleteState(keys.filter((k) => this.store.view(k) !== undefined)),
+        () => {
+          for (const key of keys) this.partitions.delete(sharePartitionKeyString(key));
+        },
+      ),
+    );
+  }
+
   /** Waits for queued work (tests and shutdown). */
   drain(): Promise<void> {
     return this.queue.drain();
@@ -425,6 +453,18 @@ export class SharePartitionManager {
       this.reload();
       return errorOf(caught, ErrorCode.KAFKA_STORAGE_ERROR);
     }
+  }
+
+  /** Writes, then changes memory; on a failed write rebuilds from the log and returns the error. */
+  private async rewrite(write: () => Promise<void>, apply: () => void): Promise<PartitionError | null> {
+    try {
+      await write();
+    } catch (caught) {
+      this.reload();
+      return errorOf(caught, ErrorCode.KAFKA_STORAGE_ERROR);
+    }
+    apply();
+    return null;
   }
 
   private reload(): void {
