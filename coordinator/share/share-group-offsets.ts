@@ -32,9 +32,12 @@ export function describeShareGroupOffsets(rt: ShareParts, groupId: string, refs:
   const wanted = refs ?? own.map((p) => ({ topicId: p.key.topicId, partition: p.key.partition })).filter((r) => rt.cluster.topicById(r.topicId) !== undefined);
   const partitions = wanted.map((ref): ShareOffsetResult => {
     const located = rt.partitions.locate(ref);
-    if (!('reader' in located)) return { ...ref, ...located, startOffset: -1n, lag: -1n };
     const state = live.get(sharePartitionKeyString({ groupId, ...ref }));
-    if (state === undefined) return { ...ref, ...NONE, startOffset: -1n, lag: -1n };
+    // A partition the topic lacks has no state, as Kafka's share coordinator answers it: no offset, no error.
+    if (state === undefined && ('reader' in located || located.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) {
+      return { ...ref, ...NONE, startOffset: -1n, lag: -1n };
+    }
+    if (!('reader' in located) || state === undefined) return { ...ref, ...NONE, ...located, startOffset: -1n, lag: -1n };
     let finished = 0n;
     for (const r of state.ranges) if (r.state === 'ACKNOWLEDGED' || r.state === 'ARCHIVED') finished += r.lastOffset - r.firstOffset + 1n;
     return { ...ref, ...NONE, startOffset: state.startOffset, lag: located.reader.highWatermark() - state.startOffset - finished };
