@@ -18,6 +18,16 @@ import { sharePartitionKeyString, type SharePartitionKey } from './share-partiti
 const NONE = { errorCode: ErrorCode.NONE, errorMessage: null };
 
 /**
+ * A share partition holding acknowledgements of an open KIP-1289 transaction is neither altered nor deleted
+ * until the transaction ends (retriable): its marker must apply to the state they were staged on. Kafka has
+ * no transactional acknowledgements, so no answer of its own here.
+ */
+const IN_TRANSACTION = {
+  errorCode: ErrorCode.CONCURRENT_TRANSACTIONS,
+  errorMessage: 'acknowledgements of an open transaction are pending on this share partition',
+};
+
+/**
  * Each partition's start offset, and its lag: the high watermark minus the start offset minus the offsets
  * from it on that finished (Kafka: GroupCoordinatorService.computeShareGroupLagAndBuildResponse). A partition
  * never initialized is -1, lag -1. Kafka reads the persisted summary; this reads the live share partition,
@@ -71,9 +81,12 @@ export async function alterShareGroupOffsets(
     partitions.push({ topicId: ref.topicId, partition: ref.partition, ...error, startOffset: -1n, lag: -1n });
     if (error === NONE) initialize.push({ key: { groupId, topicId: ref.topicId, partition: ref.partition }, startOffset: ref.startOffset });
   }
-  const failure = await rt.partitions.initializeState(initialize);
+  const { failure, pending } = await rt.partitions.initializeState(initialize);
   if (failure !== null) return { ...failure, partitions: [] };
-  return { ...NONE, partitions };
+  return {
+    ...NONE,
+    partitions: partitions.map((p) => (pending.some((k) => k.topicId === p.topicId && k.partition === p.partition) ? { ...p, ...IN_TRANSACTION } : p)),
+  };
 }
 
 /**
@@ -109,9 +122,12 @@ export async function deleteShareGroupOffsets(rt: ShareParts, groupId: string, t
     for (const key of ofTopic) partitions.push({ topicId, partition: key.partition, ...NONE, startOffset: -1n, lag: -1n });
     deleted.push(...ofTopic);
   }
-  const failure = await rt.partitions.deleteState(deleted);
+  const { failure, pending } = await rt.partitions.deleteState(deleted);
   if (failure !== null) return { ...failure, partitions: [] };
-  return { ...NONE, partitions };
+  return {
+    ...NONE,
+    partitions: partitions.map((p) => (pending.some((k) => k.topicId === p.topicId && k.partition === p.partition) ? { ...p, ...IN_TRANSACTION } : p)),
+  };
 }
 
 function checkCoordinator(rt: ShareParts, groupId: string): ShareOffsetsAnswer | null {

@@ -5,13 +5,13 @@
  * of Kafka's GroupMetadataManager (a group with members, an unknown group, a consumer group).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Admin, KafkaProducer, KafkaShareConsumer, type ShareConsumerRecord } from '../../client/index.js';
+import { Admin, KafkaProducer, KafkaShareConsumer, ShareAcknowledgements, type ShareConsumerRecord } from '../../client/index.js';
 import type { KafkaError } from '../../client/errors.js';
 import { startBroker, type Broker } from '../../coordinator/broker.js';
 import { ErrorCode } from '../../coordinator/errors.js';
-import { FAST, tempDir } from './support/broker-harness.js';
+import { FAST, eventually, tempDir } from './support/broker-harness.js';
 
-const TOPICS = ['acked', 'busy', 'altered', 'deleted', 'errors'];
+const TOPICS = ['acked', 'busy', 'altered', 'deleted', 'errors', 'pending'];
 let dataDir: string;
 let broker: Broker;
 let admin: Admin;
@@ -179,5 +179,36 @@ describe('AlterShareGroupOffsets and DeleteShareGroupOffsets', () => {
     expect(deleted.errors().get('errors')).toBeUndefined();
     expect(codeOf(deleted.errors().get('acked'))).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     expect(codeOf(deleted.errors().get('missing'))).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+  it('KIP-1289: a share partition with acknowledgements pending in an open transaction is neither altered nor deleted (CONCURRENT_TRANSACTIONS) until the transaction ends', async () => {
+    await produce('pending', 2);
+    const s = new KafkaShareConsumer({
+      bootstrapServers: bootstrap(),
+      groupId: 'g-pending',
+      acknowledgementMode: 'transactional',
+      fetchMaxWaitMs: 50,
+      logger: null,
+    });
+    s.subscribe(['pending']);
+    const producer = new KafkaProducer({ bootstrapServers: bootstrap(), transactionalId: 'g-pending-job', lingerMs: 1, logger: null });
+    try {
+      await producer.initTransactions();
+      const records = await pollUntil(s, 2);
+      expect(records).toHaveLength(2);
+      producer.beginTransaction();
+      await producer.sendShareAcksToTransaction(ShareAcknowledgements.fromRecords(records, 'accept'), s.groupMetadata());
+      await s.close();
+      const altered = await admin.alterShareGroupOffsets('g-pending', [{ topic: 'pending', partition: 0, offset: 0n }]);
+      expect(codeOf(altered.errors().get('pending-0'))).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+      expect(codeOf((await admin.deleteShareGroupOffsets('g-pending', ['pending'])).errors().get('pending'))).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+      await producer.commitTransaction();
+      // The marker reaches the share coordinator after EndTxn answers: wait for the commit to show.
+      await eventually(async () => (await startOffsetOf('g-pending', 'pending'))?.startOffset === 2n, 8_000, 'the commit');
+      expect((await admin.alterShareGroupOffsets('g-pending', [{ topic: 'pending', partition: 0, offset: 1n }])).errors()).toEqual(new Map());
+      expect(await startOffsetOf('g-pending', 'pending')).toEqual({ startOffset: 1n, lag: 1n });
+    } finally {
+      await s.close();
+      await producer.close();
+    }
   });
 });
