@@ -366,15 +366,40 @@ export interface SharePartitionOperations {
   txnShareAcknowledge(request: TxnShareAcknowledgeRequest, memberId: string | null): Promise<TxnShareAcknowledgeResult>;
 }
 
+/** One share partition's answer to an offsets request: an error, or for describe its start offset (-1: never initialized) and lag (-1: unknown). */
+export interface ShareOffsetResult extends SharePartitionRef, SharePartitionResult {
+  readonly startOffset: bigint;
+  readonly lag: bigint;
+}
+
+/** The answer to a share-group offsets request: a group-level error, or one result per share partition. */
+export interface ShareOffsetsAnswer {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+  readonly partitions: readonly ShareOffsetResult[];
+}
+
+/** Share-group offsets (Kafka: GroupCoordinator.describeShareGroupOffsets, alterShareGroupOffsets, deleteShareGroupOffsets). */
+export interface ShareOffsetOperations {
+  /** `partitions` null: every share partition of the group with state. */
+  describeOffsets(groupId: string, partitions: readonly SharePartitionRef[] | null): Promise<ShareOffsetsAnswer>;
+  /** Re-initializes each share partition at its start offset; the group must have no members. */
+  alterOffsets(groupId: string, partitions: readonly (SharePartitionRef & { readonly startOffset: bigint })[]): Promise<ShareOffsetsAnswer>;
+  /** Removes the group's state for the topics (one result per partition removed, or per topic on an error, partition -1). */
+  deleteOffsets(groupId: string, topicIds: readonly string[]): Promise<ShareOffsetsAnswer>;
+}
+
 /**
  * What the share coordinator gives the broker. The share APIs are advertised and
  * dispatched only while a share coordinator offering their operations is
  * registered: ShareGroupHeartbeat and ShareGroupDescribe with `groups`, ShareFetch,
- * ShareAcknowledge and TxnShareAcknowledge (with kip1289 on) with `partitions`.
+ * ShareAcknowledge and TxnShareAcknowledge (with kip1289 on) with `partitions`,
+ * Describe/Alter/DeleteShareGroupOffsets with `offsets`.
  */
 export interface ShareCoordinator {
   readonly groups?: ShareGroupOperations;
   readonly partitions?: SharePartitionOperations;
+  readonly offsets?: ShareOffsetOperations;
   /** Replays shareStateLog.batches(); called once before the broker serves requests. */
   recover(): Promise<void>;
   /**

@@ -20,8 +20,8 @@ import type { RequestContext, ShareCoordinator } from '../broker-context.js';
 import type { BrokerConfig } from '../config.js';
 import type { BrokerServices } from './services.js';
 
-/** Which operations of the share coordinator an API needs (ShareCoordinator.groups / .partitions). */
-export type ShareOperations = 'groups' | 'partitions';
+/** Which operations of the share coordinator an API needs (ShareCoordinator.groups / .partitions / .offsets). */
+export type ShareOperations = 'groups' | 'partitions' | 'offsets';
 
 /** Whether `api` is served now: its config condition, and the share coordinator's operations it needs. */
 export function isServed(api: BrokerApi, config: BrokerConfig, share: ShareCoordinator | null): boolean {

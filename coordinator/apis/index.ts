@@ -44,6 +44,9 @@ import shareGroupHeartbeat from './76-share-group-heartbeat.js';
 import shareGroupDescribe from './77-share-group-describe.js';
 import shareFetch from './78-share-fetch.js';
 import shareAcknowledge from './79-share-acknowledge.js';
+import describeShareGroupOffsets from './90-describe-share-group-offsets.js';
+import alterShareGroupOffsets from './91-alter-share-group-offsets.js';
+import deleteShareGroupOffsets from './92-delete-share-group-offsets.js';
 import addShareAcksToTxn from './95-add-share-acks-to-txn.js';
 import txnShareAcknowledge from './96-txn-share-acknowledge.js';
 import type { BrokerApi } from './define.js';
@@ -91,6 +94,9 @@ export const BROKER_APIS: readonly BrokerApi[] = [
   shareGroupDescribe,
   shareFetch,
   shareAcknowledge,
+  describeShareGroupOffsets,
+  alterShareGroupOffsets,
+  deleteShareGroupOffsets,
   addShareAcksToTxn,
   txnShareAcknowledge,
 ];

@@ -11,7 +11,10 @@ import type {
   ShareGroupDescription,
   ShareGroupOperations,
   ShareHeartbeatResult,
+  ShareOffsetOperations,
+  ShareOffsetsAnswer,
   SharePartitionOperations,
+  SharePartitionRef,
   TxnShareAcknowledgeResult,
 } from '../broker-context.js';
 import { CONSUMER_OFFSETS_TOPIC, partitionForKey } from '../cluster.js';
@@ -20,6 +23,7 @@ import { shareConfig, type ShareConfig } from './share-config.js';
 import { formatShareDump } from './dump.js';
 import { shareAcknowledge } from './share-acknowledge.js';
 import { shareFetch } from './share-fetch.js';
+import { alterShareGroupOffsets, deleteShareGroupOffsets, describeShareGroupOffsets } from './share-group-offsets.js';
 import { describeShareGroups, shareGroupHeartbeat } from './share-group-requests.js';
 import { ShareGroups } from './share-groups.js';
 import { SharePartitionManager } from './share-partition-manager.js';
@@ -44,10 +48,11 @@ export interface ShareCoordinatorOptions {
  * assignment), share sessions, and the share partitions this node leads with
  * their durable state, behind the five APIs of KIP-932 and KIP-1289.
  */
-export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOperations, SharePartitionOperations {
-  /** Both sets of operations are this object's own methods. */
+export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOperations, SharePartitionOperations, ShareOffsetOperations {
+  /** Every set of operations is this object's own methods. */
   readonly groups: ShareGroupOperations = this;
   readonly partitions: SharePartitionOperations = this;
+  readonly offsets: ShareOffsetOperations = this;
   readonly config: ShareConfig;
   private readonly runtime: ShareParts;
   private readonly partitionState: SharePartitionManager;
@@ -113,6 +118,19 @@ export class KipgenShareCoordinator implements ShareCoordinator, ShareGroupOpera
 
   describeGroups(groupIds: readonly string[]): ShareGroupDescription[] {
     return describeShareGroups(this.runtime, groupIds);
+  }
+
+  async describeOffsets(groupId: string, partitions: readonly SharePartitionRef[] | null): Promise<ShareOffsetsAnswer> {
+    await this.partitionState.drain();
+    return describeShareGroupOffsets(this.runtime, groupId, partitions);
+  }
+
+  alterOffsets(groupId: string, partitions: readonly (SharePartitionRef & { readonly startOffset: bigint })[]): Promise<ShareOffsetsAnswer> {
+    return alterShareGroupOffsets(this.runtime, groupId, partitions);
+  }
+
+  deleteOffsets(groupId: string, topicIds: readonly string[]): Promise<ShareOffsetsAnswer> {
+    return deleteShareGroupOffsets(this.runtime, groupId, topicIds);
   }
 
   shareFetch<R>(request: ShareFetchRequest, ctx: RequestContext, answer: ShareFetchAnswer<R>): Promise<R> {

@@ -53,6 +53,9 @@ export interface SharePartitionManagerOptions {
   groupSettings?: (groupId: string) => Partial<GroupShareSettings>;
 }
 
+/** A rewrite's failed write (else null), and the partitions it left alone: a transaction holds acknowledgements there. */
+export type StateRewrite = { failure: PartitionError | null; pending: SharePartitionKey[] };
+
 const OK: PartitionError = { errorCode: ErrorCode.NONE, errorMessage: null };
 
 export class SharePartitionManager {
@@ -351,6 +354,29 @@ export class SharePartitionManager {
     return { partitions, pendingTransactions: this.store.pendingProducers() };
   }
 
+  /**
+   * AlterShareGroupOffsets: each share partition starts over at its new start offset with nothing in flight,
+   * persisted before memory changes (Kafka re-initializes its state: InitializeShareGroupState).
+   */
+  initializeState(partitions: readonly { key: SharePartitionKey; startOffset: bigint }[]): Promise<StateRewrite> {
+    return this.rewrite(partitions, async (free) => {
+      await this.store.initializeState(free);
+      return () =>
+        free.forEach((p) => this.partitions.set(sharePartitionKeyString(p.key), new SharePartition(p.key, this.limitsFor(p.key.groupId), p.startOffset)));
+    });
+  }
+
+  /** DeleteShareGroupOffsets: forgets the share partitions, so that the next fetch starts per share.auto.offset.reset (Kafka: DeleteShareGroupState). */
+  deleteState(keys: readonly SharePartitionKey[]): Promise<StateRewrite> {
+    return this.rewrite(
+      keys.map((key) => ({ key })),
+      async (free) => {
+        await this.store.deleteState(free.map((f) => f.key).filter((k) => this.store.view(k) !== undefined));
+        return () => free.forEach((f) => this.partitions.delete(sharePartitionKeyString(f.key)));
+      },
+    );
+  }
+
   /** Waits for queued work (tests and shutdown). */
   drain(): Promise<void> {
     return this.queue.drain();
@@ -425,6 +451,29 @@ export class SharePartitionManager {
       this.reload();
       return errorOf(caught, ErrorCode.KAFKA_STORAGE_ERROR);
     }
+  }
+
+  /** Writes, then changes memory; on a failed write rebuilds from the log and returns the error. */
+  /**
+   * Writes, then changes memory, the share partitions that hold no acknowledgements of an open transaction
+   * (KIP-1289: their marker must apply to the state they were staged on); on a failed write rebuilds from the log.
+   */
+  private rewrite<P extends { key: SharePartitionKey }>(all: readonly P[], write: (free: P[]) => Promise<() => void>): Promise<StateRewrite> {
+    return this.queue.run(async () => {
+      const pending = all.filter((p) =>
+        this.partitions
+          .get(sharePartitionKeyString(p.key))
+          ?.describe()
+          .ranges.some((r) => r.pending !== undefined),
+      );
+      try {
+        (await write(all.filter((p) => !pending.includes(p))))();
+      } catch (caught) {
+        this.reload();
+        return { failure: errorOf(caught, ErrorCode.KAFKA_STORAGE_ERROR), pending: [] };
+      }
+      return { failure: null, pending: pending.map((p) => p.key) };
+    });
   }
 
   private reload(): void {

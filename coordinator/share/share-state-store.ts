@@ -221,10 +221,33 @@ export class ShareStateStore {
     this.resolve(producerId, producerEpoch, commit);
   }
 
-  /** Removes a share partition's state (group deleted). */
-  async deleteState(key: SharePartitionKey): Promise<void> {
-    await this.log.append([encodeTombstone(key)]);
-    this.views.delete(sharePartitionKeyString(key));
+  /** Removes share partitions' state in one append (DeleteShareGroupOffsets; Kafka: ShareCoordinatorShard.deleteState). */
+  async deleteState(keys: readonly SharePartitionKey[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.log.append(keys.map(encodeTombstone));
+    for (const key of keys) this.views.delete(sharePartitionKeyString(key));
+  }
+
+  /**
+   * Re-initializes share partitions at new start offsets, nothing in flight
+   * (AlterShareGroupOffsets; Kafka: ShareCoordinatorShard.initializeState). A
+   * full ShareSnapshot, because a ShareUpdate's start offset only moves forward
+   * and replay lets a snapshot replace whatever was before it.
+   */
+  async initializeState(partitions: readonly { key: SharePartitionKey; startOffset: bigint }[]): Promise<void> {
+    if (partitions.length === 0) return;
+    const now = BigInt(this.options.now());
+    const next = partitions.map(({ key, startOffset }) => {
+      const state = new PersistedShareState(startOffset, (this.view(key)?.snapshotEpoch ?? 0) + 1, now);
+      return { key, state, record: encodeSnapshotRecord(key, state.toSnapshot(state.snapshotEpoch, now)) };
+    });
+    await this.log.append(next.map((n) => n.record));
+    for (const { key, state } of next) this.views.set(sharePartitionKeyString(key), { key, state });
+  }
+
+  /** The share partitions of `groupId` with committed state. */
+  keysOf(groupId: string): SharePartitionKey[] {
+    return [...this.views.values()].filter((v) => v.key.groupId === groupId).map((v) => v.key);
   }
 
   // -------------------------------------------------------------------------

@@ -4,12 +4,13 @@
  * assignment decoded from the consumer protocol's bytes, KIP-848 via
  * ConsumerGroupDescribe), describeShareGroups, deleteConsumerGroups,
  * listConsumerGroupOffsets, alterConsumerGroupOffsets,
- * deleteConsumerGroupOffsets — each with its per-entry errors (an unknown
+ * deleteConsumerGroupOffsets, listShareGroupOffsets, alterShareGroupOffsets,
+ * deleteShareGroupOffsets — each with its per-entry errors (an unknown
  * group, a group with members, a group or topic denied by ACLs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admin, KafkaShareConsumer } from '../../client/index.js';
-import { ConfigError, GroupAuthorizationError, UnknownTopicOrPartitionError, UnsupportedVersionError, type KafkaError } from '../../client/errors.js';
+import { ConfigError, GroupAuthorizationError, UnknownTopicOrPartitionError, type KafkaError } from '../../client/errors.js';
 import { ErrorCode } from '../../coordinator/errors.js';
 import { TestClient } from '../coordinator/support/broker-harness.js';
 import { connectAs, createAcls, Op, Res } from '../security/acl-support.js';
@@ -252,14 +253,26 @@ describe('consumer group offsets', () => {
     expect(codeOf(unknown.errors().get('a-0'))).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
   });
 
-  it("share-group offsets: kipgen's broker does not serve APIs 90-92, so each entry is an UnsupportedVersionError naming the API", async () => {
-    const listed = await admin.listShareGroupOffsets(['shared']);
-    expect(listed.errors().get('shared')).toBeInstanceOf(UnsupportedVersionError);
-    expect(listed.errors().get('shared')!.message).toMatch(/DescribeShareGroupOffsets/);
-    const altered = await admin.alterShareGroupOffsets('shared', [{ topic: 'b', partition: 0, offset: 0n }]);
-    expect(altered.errors().get('b-0')).toBeInstanceOf(UnsupportedVersionError);
-    const deleted = await admin.deleteShareGroupOffsets('shared', ['b']);
-    expect(deleted.errors().get('b')!.message).toMatch(/DeleteShareGroupOffsets/);
+  it('share-group offsets: alter and delete refused while the group has a member (NON_EMPTY_GROUP); on an empty group they set and remove the start offset that list shows', async () => {
+    const busy = await admin.alterShareGroupOffsets('shared', [{ topic: 'b', partition: 0, offset: 0n }]);
+    expect(codeOf(busy.errors().get('b-0'))).toBe(ErrorCode.NON_EMPTY_GROUP);
+    expect(codeOf((await admin.deleteShareGroupOffsets('shared', ['b'])).errors().get('b'))).toBe(ErrorCode.NON_EMPTY_GROUP);
+    const altered = await admin.alterShareGroupOffsets('idle-share', [
+      { topic: 'b', partition: 0, offset: 0n },
+      { topic: 'b', partition: 1, offset: 0n },
+    ]);
+    expect(altered.get('b-0')).toBeUndefined();
+    expect(altered.errors().get('b-1')).toBeInstanceOf(UnknownTopicOrPartitionError);
+    const listed = await admin.listShareGroupOffsets(['idle-share', 'never-seen']);
+    expect(listed.get('idle-share')).toEqual(new Map([['b-0', { topicPartition: { topic: 'b', partition: 0 }, startOffset: 0n, leaderEpoch: 0, lag: 0n }]]));
+    expect(listed.get('never-seen')).toEqual(new Map());
+    const deleted = await admin.deleteShareGroupOffsets('idle-share', ['b', 'a']);
+    expect(deleted.get('b')).toBeUndefined();
+    expect(deleted.errors().get('a')).toBeInstanceOf(UnknownTopicOrPartitionError);
+    expect((await admin.listShareGroupOffsets(['idle-share'])).get('idle-share')).toEqual(new Map());
+    expect(codeOf((await admin.deleteShareGroupOffsets('never-seen', ['b'])).errors().get('b'))).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
+    const consumerGroup = await admin.alterShareGroupOffsets('simple', [{ topic: 'b', partition: 0, offset: 0n }]);
+    expect(codeOf(consumerGroup.errors().get('b-0'))).toBe(ErrorCode.GROUP_ID_NOT_FOUND);
   });
 });
 
@@ -283,6 +296,10 @@ describe('with ACLs', () => {
       { principal: 'User:bob', resourceType: Res.GROUP, resourceName: 'bobs', operation: Op.READ },
       { principal: 'User:bob', resourceType: Res.GROUP, resourceName: 'bobs', operation: Op.DELETE },
       { principal: 'User:bob', resourceType: Res.TOPIC, resourceName: 'events', operation: Op.READ },
+      { principal: 'User:bob', resourceType: Res.GROUP, resourceName: 'bobs-share', operation: Op.READ },
+      { principal: 'User:bob', resourceType: Res.GROUP, resourceName: 'bobs-share', operation: Op.DELETE },
+      { principal: 'User:carol', resourceType: Res.GROUP, resourceName: 'bobs-share', operation: Op.DESCRIBE },
+      { principal: 'User:carol', resourceType: Res.TOPIC, resourceName: 'events', operation: Op.DESCRIBE },
     ]);
     await adminConnection.close();
     const superAdmin = new Admin({
@@ -326,5 +343,38 @@ describe('with ACLs', () => {
     expect(codeOf(deleted.errors().get('audit-0'))).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     const denied = await bob.deleteConsumerGroups(['others']);
     expect(denied.errors().get('others')).toBeInstanceOf(GroupAuthorizationError);
+  });
+  it('share-group offsets: GROUP READ to alter, DELETE to delete, DESCRIBE to list (else GroupAuthorizationError); a topic without READ (DESCRIBE to list) is TOPIC_AUTHORIZATION_FAILED', async () => {
+    const altered = await bob.alterShareGroupOffsets('bobs-share', [
+      { topic: 'events', partition: 0, offset: 0n },
+      { topic: 'audit', partition: 0, offset: 0n },
+    ]);
+    expect(altered.get('events-0')).toBeUndefined();
+    expect(codeOf(altered.errors().get('audit-0'))).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    expect((await bob.alterShareGroupOffsets('others', [{ topic: 'events', partition: 0, offset: 0n }])).errors().get('events-0')).toBeInstanceOf(
+      GroupAuthorizationError,
+    );
+    const carol = new Admin({
+      bootstrapServers: secure.bootstrap('SASL_PLAINTEXT'),
+      sasl: { mechanism: 'SCRAM-SHA-256', username: 'carol', password: USERS.carol },
+      logger: null,
+      defaultApiTimeoutMs: 5_000,
+    });
+    try {
+      const listed = await carol.listShareGroupOffsets({ 'bobs-share': { topicPartitions: [{ topic: 'events', partition: 0 }] } });
+      expect(listed.get('bobs-share').get('events-0')?.startOffset).toBe(0n);
+      expect((await carol.listShareGroupOffsets(['others'])).errors().get('others')).toBeInstanceOf(GroupAuthorizationError);
+      // Without READ on the group carol may not alter it, nor delete without DELETE.
+      expect((await carol.alterShareGroupOffsets('bobs-share', [{ topic: 'events', partition: 0, offset: 1n }])).errors().get('events-0')).toBeInstanceOf(
+        GroupAuthorizationError,
+      );
+      expect((await carol.deleteShareGroupOffsets('bobs-share', ['events'])).errors().get('events')).toBeInstanceOf(GroupAuthorizationError);
+    } finally {
+      await carol.close();
+    }
+    const deleted = await bob.deleteShareGroupOffsets('bobs-share', ['events', 'audit']);
+    expect(deleted.get('events')).toBeUndefined();
+    expect(codeOf(deleted.errors().get('audit'))).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    expect((await bob.deleteShareGroupOffsets('others', ['events'])).errors().get('events')).toBeInstanceOf(GroupAuthorizationError);
   });
 });

@@ -273,7 +273,7 @@ describe('share state persistence', () => {
     const file = tempFile();
     const { log, store } = await openStore(file);
     await store.writeChanges([{ key: KEY, startOffset: 0n, changes: [change(0n, 'AVAILABLE', 2)] }]);
-    await store.deleteState(KEY);
+    await store.deleteState([KEY]);
     expect(store.view(KEY)).toBeUndefined();
     const { recovered } = await reopen(file, log);
     expect(recovered).toEqual([]);

@@ -14,7 +14,7 @@
  * - Which versions the dissector knows is read from those very warnings
  *   ("Unsupported Fetch version. Supports v0-11."); PDUs of newer versions
  *   cannot be decoded by this Wireshark and are only checked for attribution.
- * - APIs Wireshark does not know (76–79, and KIP-1289's 95/96) are shown
+ * - APIs Wireshark does not know (76–79, KIP-932's 90–92, and KIP-1289's 95/96) are shown
  *   under their own API key, with only "Unknown N API key" and "Dissected
  *   message does not end at the pdu length offset" (the undissected body):
  *   never decoded as another API, never an exception.
@@ -166,11 +166,11 @@ describe(`Wireshark's Kafka dissector on a kipgen broker session`, () => {
       ).toBe(true);
   });
 
-  it('shows APIs it does not know (DescribeCluster 60, KIP-664’s 61/65/66, KIP-848’s 68/69, 76–79, KIP-1289’s 95 and 96) under their own key, never as another API, never an exception', () => {
+  it('shows APIs it does not know (DescribeCluster 60, KIP-664’s 61/65/66, KIP-848’s 68/69, 76–79, KIP-932’s 90–92, KIP-1289’s 95 and 96) under their own key, never as another API, never an exception', () => {
     for (const key of [95, 96]) expect(UNKNOWN_TO_WIRESHARK.has(key), `API ${key}`).toBe(true);
     const unknown = pdus.filter((p) => UNKNOWN_TO_WIRESHARK.has(p.apiKey));
     expect(new Set(unknown.map((p) => p.apiKey))).toEqual(
-      new Set([60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 95, 96].filter((k) => logged.some((r) => r.api === apiByKey(k)?.name))),
+      new Set([60, 61, 65, 66, 68, 69, 76, 77, 78, 79, 90, 91, 92, 95, 96].filter((k) => logged.some((r) => r.api === apiByKey(k)?.name))),
     );
     const sentKeys = new Set(logged.map((r) => apiKeyOf(r.api)));
     expect([...UNKNOWN_TO_WIRESHARK].every((k) => sentKeys.has(k))).toBe(true);

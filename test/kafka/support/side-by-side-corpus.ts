@@ -620,10 +620,49 @@ export const corpus: Sequence[] = [
         groupIds: [group, ctx.name('nogroup')],
         includeAuthorizedOperations: false,
       });
+      // KIP-932's share-group offsets (APIs 90-92): refused while the group has a member, then on the empty group.
+      const offsets = (label: string): Promise<any> =>
+        ctx.s.call(label, ApiKey.DescribeShareGroupOffsets, ctx.v(ApiKey.DescribeShareGroupOffsets), {
+          groups: [
+            {
+              groupId: group,
+              topics: [
+                { topicName: t.name, partitions: [0] },
+                { topicName: ctx.name('missing'), partitions: [0] },
+              ],
+            },
+            { groupId: group, topics: null },
+            { groupId: ctx.name('nogroup'), topics: null },
+          ],
+        });
+      const alter = (label: string, topics: unknown[]): Promise<any> =>
+        ctx.s.call(label, ApiKey.AlterShareGroupOffsets, ctx.v(ApiKey.AlterShareGroupOffsets), { groupId: group, topics });
+      const remove = (label: string, groupId: string, topicNames: string[]): Promise<any> =>
+        ctx.s.call(label, ApiKey.DeleteShareGroupOffsets, ctx.v(ApiKey.DeleteShareGroupOffsets), {
+          groupId,
+          topics: topicNames.map((topicName) => ({ topicName })),
+        });
+      await offsets('describe offsets');
+      await alter('alter offsets of a group with a member', [{ topicName: t.name, partitions: [{ partitionIndex: 0, startOffset: 1n }] }]);
+      await remove('delete offsets of a group with a member', group, [t.name]);
       await shareFetch('share fetch by an unknown member', 0, ctx.uuid('stranger'));
       await shareFetch('share fetch at a wrong session epoch', sessionEpoch + 5);
       await heartbeat('heartbeat with a wrong epoch', epoch + 9, {});
       await heartbeat('leave', -1, {});
+      await alter('alter offsets', [
+        {
+          topicName: t.name,
+          partitions: [
+            { partitionIndex: 0, startOffset: 1n },
+            { partitionIndex: 5, startOffset: 0n },
+          ],
+        },
+        { topicName: ctx.name('missing'), partitions: [{ partitionIndex: 0, startOffset: 0n }] },
+      ]);
+      await offsets('describe offsets after alter');
+      await remove('delete offsets', group, [t.name, ctx.name('missing')]);
+      await offsets('describe offsets after delete');
+      await remove('delete offsets of an unknown group', ctx.name('nogroup'), [t.name]);
     },
   },
   {
