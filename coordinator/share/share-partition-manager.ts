@@ -453,7 +453,6 @@ export class SharePartitionManager {
     }
   }
 
-  /** Writes, then changes memory; on a failed write rebuilds from the log and returns the error. */
   /**
    * Writes, then changes memory, the share partitions that hold no acknowledgements of an open transaction
    * (KIP-1289: their marker must apply to the state they were staged on); on a failed write rebuilds from the log.

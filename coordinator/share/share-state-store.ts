@@ -245,11 +245,6 @@ export class ShareStateStore {
     for (const { key, state } of next) this.views.set(sharePartitionKeyString(key), { key, state });
   }
 
-  /** The share partitions of `groupId` with committed state. */
-  keysOf(groupId: string): SharePartitionKey[] {
-    return [...this.views.values()].filter((v) => v.key.groupId === groupId).map((v) => v.key);
-  }
-
   // -------------------------------------------------------------------------
 
   /**
